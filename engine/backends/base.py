@@ -1,0 +1,87 @@
+"""The backend interface: terraform and pulumi map their own facts onto these
+shared shapes; only the deriver decides a status.
+
+Backends are imported lazily by name so ``status`` never pays for pulumi.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib import import_module
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from ..contract import Blocking, LockInfo, PlanCounts
+
+
+@dataclass(frozen=True)
+class InfraState:
+    """What the backend's state says, read without running the tool where possible.
+
+    ``present``: a state exists with at least one resource (infrastructure exists).
+    ``lock``: a held or stale lock / interrupted operation (→ applying).
+    ``plan_fresh``: a saved plan newer than every input, made against the current
+    state (→ ready), with its counts in ``plan``.
+    ``stale_hint``: a sentence when the state may not match the world without a refresh.
+    """
+
+    present: bool = False
+    resources: int = 0
+    outputs: dict[str, Any] = field(default_factory=dict)
+    lock: LockInfo | None = None
+    partial: bool = False
+    plan_fresh: bool = False
+    plan: PlanCounts | None = None
+    stale_hint: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PlanOutcome:
+    """``ok`` with counts, or ``needs_input`` with blocking, or an error raised as
+    a BackendError / BinaryMissing."""
+
+    result: Literal["ok", "needs_input"]
+    plan: PlanCounts | None = None
+    blocking: tuple[Blocking, ...] = ()
+    files: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ApplyOutcome:
+    """``applied``; ``applying`` (lock held / interrupted, with ``lock``); ``no_plan``
+    (missing or stale saved plan: not applied, run plan)."""
+
+    result: Literal["applied", "applying", "no_plan"]
+    lock: LockInfo | None = None
+    reason: str = ""
+    files: tuple[str, ...] = ()
+
+
+Progress = Callable[[str], None]
+
+
+class Backend(Protocol):
+    name: str
+
+    def observe_state(self, provider_dir: Path) -> InfraState: ...
+
+    def plan(self, provider_dir: Path, *, progress: Progress | None = None) -> PlanOutcome: ...
+
+    def apply(self, provider_dir: Path, *, progress: Progress | None = None) -> ApplyOutcome: ...
+
+    def outputs(self, provider_dir: Path) -> dict[str, Any]: ...
+
+
+_BACKENDS = {
+    "terraform": "dreamlake.engine.backends.terraform",
+    "pulumi": "dreamlake.engine.backends.pulumi",
+}
+
+
+def get_backend(name: str) -> Backend:
+    """The backend named in provider.json. Each backend package exposes ``BACKEND``."""
+    mod = import_module(_BACKENDS[name])
+    backend: Backend = mod.BACKEND
+    return backend

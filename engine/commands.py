@@ -1,0 +1,37 @@
+"""The exact command lines the engine hands to an agent in ``nextAction``."""
+
+from __future__ import annotations
+
+import shlex
+
+PROG = "dreamlake provider"
+
+
+def _dd(dream_dir: str | None) -> str:
+    return f" --dream-dir {shlex.quote(dream_dir)}" if dream_dir else ""
+
+
+def create_continue(name: str, dream_dir: str | None = None) -> str:
+    return f"{PROG} create -n {name} --continue{_dd(dream_dir)}"
+
+
+def plan(name: str, dream_dir: str | None = None) -> str:
+    return f"{PROG} plan -n {name}{_dd(dream_dir)}"
+
+
+def apply_yes(name: str, dream_dir: str | None = None) -> str:
+    return f"{PROG} apply -n {name} --yes{_dd(dream_dir)}"
+
+
+def connect(name: str, dream_dir: str | None = None, host: str | None = None) -> str:
+    h = f" --host {shlex.quote(host)}" if host else ""
+    return f"{PROG} connect -n {name}{h}{_dd(dream_dir)}"
+
+
+def status(name: str, dream_dir: str | None = None) -> str:
+    return f"{PROG} status -n {name}{_dd(dream_dir)}"
+
+
+def create(name: str, vendor: str, dream_dir: str | None = None, backend: str | None = None) -> str:
+    b = f" --backend {backend}" if backend and backend != "terraform" else ""
+    return f"{PROG} create -n {name} --provider {vendor}{b}{_dd(dream_dir)}"

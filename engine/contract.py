@@ -1,0 +1,190 @@
+"""The result contract: what every verb returns, the CLI prints and agents read.
+
+Wire format is camelCase JSON. ``nextAction`` is always present (``null`` only for
+``connected``); optional fields are omitted when unknown. The JSON Schema printed
+by ``dreamlake schema`` is generated from these models and snapshot-tested, so a
+contract change is always deliberate.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic.alias_generators import to_camel
+
+ProviderStatus = Literal[
+    "scaffolded",
+    "needs_input",
+    "ready",
+    "applying",
+    "applied",
+    "connecting",
+    "unclaimed",
+    "connected",
+    "exists",
+    "error",
+]
+"""The ten states. ``connected`` is the only one whose ``nextAction`` is null."""
+
+STATUSES: tuple[str, ...] = ProviderStatus.__args__  # type: ignore[attr-defined]
+
+BlockingReason = Literal["unset", "placeholder", "invalid", "conflict"]
+
+Degraded = Literal["no-credentials", "no-probe", "no-supervisor", "no-lakeshore"]
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        frozen=True,
+        extra="forbid",
+    )
+
+
+class Blocking(_Wire):
+    """One decision the engine could not make itself."""
+
+    key: str = Field(description="Stable, machine-branchable decision key. Not the prose label.")
+    reason: BlockingReason
+    file: str | None = Field(default=None, description="Absolute path. Where to go and fix it.")
+    line: int | None = Field(default=None, ge=1, description="1-based line in `file`.")
+    observed: list[str] | None = Field(
+        default=None,
+        description="Best-effort account probe. ABSENT is normal: see `degraded`.",
+    )
+    why: str | None = Field(default=None, description="How to choose, from TEMPLATE.json.")
+    message: str | None = Field(
+        default=None,
+        description="What is wrong with the current value (a validation's error message).",
+    )
+
+
+class EditThenContinue(_Wire):
+    kind: Literal["edit_then_continue"] = "edit_then_continue"
+    file: str
+    command: str
+
+
+class Run(_Wire):
+    kind: Literal["run"] = "run"
+    command: str
+
+
+class Shell(_Wire):
+    kind: Literal["shell"] = "shell"
+    command: str
+    host: str | None = None
+
+
+NextAction = Annotated[EditThenContinue | Run | Shell, Field(discriminator="kind")]
+
+
+class PlanCounts(_Wire):
+    add: int = Field(ge=0)
+    change: int = Field(ge=0)
+    destroy: int = Field(ge=0)
+
+
+class Claim(_Wire):
+    live: int = Field(ge=0)
+    gone: int = Field(ge=0)
+    instances: list[str] = Field(default_factory=list)
+
+
+class LockInfo(_Wire):
+    """A state lock seen in the world (terraform lock.info, a pulumi lock file,
+    pulumi pending operations, a partial state)."""
+
+    state: Literal["held", "stale"] = Field(
+        description="held: a live process holds it (in flight). stale: left by an interrupted run."
+    )
+    path: str | None = None
+    who: str | None = None
+    since: str | None = Field(default=None, description="RFC 3339 time the lock was taken.")
+    operation: str | None = None
+    detail: str | None = None
+
+
+class TemplateInfo(_Wire):
+    vendor: str
+    version: int
+    latest: int
+    backend: Literal["terraform", "pulumi", "none"] = "terraform"
+
+
+class ProviderLifecycleResult(_Wire):
+    """What one lifecycle verb found and did. Branch on ``status`` and ``nextAction``."""
+
+    status: ProviderStatus
+    provider: str
+    vendor: str | None = None
+    server: str = Field(description="The control plane URL consulted ('' if none is configured).")
+    namespace: str
+    dir: str | None = Field(default=None, description="Absolute. The one directory this provider owns.")
+    files: list[str] | None = Field(
+        default=None, description="Files written BY THIS RUN. `[]` proves a no-op."
+    )
+    blocking: list[Blocking] | None = None
+    plan: PlanCounts | None = None
+    claim: Claim | None = None
+    degraded: list[str] | None = Field(
+        default=None,
+        description='Unavailable but not fatal: "no-credentials", "no-probe", "no-supervisor", "no-lakeshore".',
+    )
+    next_action: NextAction | None = Field(
+        description="REQUIRED, nullable. An agent reads exactly one key."
+    )
+    error: str | None = None
+    kind: str | None = Field(
+        default=None, description="Machine-readable error kind when status is 'error'."
+    )
+    # Extensions beyond the spec's fields; optional and omitted when unknown.
+    root: str | None = Field(default=None, description="The folder holding .dream/.")
+    lock: LockInfo | None = None
+    template: TemplateInfo | None = None
+    supervisor: str | None = Field(
+        default=None, description="What runs the daemon: systemd-user, systemd-system or tmux."
+    )
+    host: str | None = Field(default=None, description="The host a daemon runs (or will run) on.")
+    resources: int | None = Field(default=None, ge=0, description="Resources in the infrastructure state.")
+    outputs: dict[str, Any] | None = Field(
+        default=None, description="Non-sensitive outputs of the infrastructure state."
+    )
+
+    # Prose-only detail lines (not on the wire); the CLI prints them.
+    _notes: list[str] = PrivateAttr(default_factory=list)
+
+    @property
+    def notes(self) -> list[str]:
+        return self._notes
+
+    def with_notes(self, *lines: str) -> ProviderLifecycleResult:
+        self._notes.extend(lines)
+        return self
+
+    @property
+    def exit_code(self) -> int:
+        """0 for every coherent state, 1 only when the tool could not do its job."""
+        return 1 if self.status == "error" else 0
+
+    def to_wire(self) -> dict[str, Any]:
+        data = self.model_dump(mode="json", by_alias=True, exclude_none=True)
+        data["nextAction"] = (
+            None
+            if self.next_action is None
+            else self.next_action.model_dump(mode="json", by_alias=True, exclude_none=True)
+        )
+        return data
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_wire(), indent=indent, ensure_ascii=False)
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of :class:`ProviderLifecycleResult`, as `dreamlake schema` prints it."""
+    schema = ProviderLifecycleResult.model_json_schema(by_alias=True, mode="serialization")
+    schema["required"] = sorted(set(schema.get("required", [])) | {"nextAction"})
+    return schema

@@ -1,0 +1,139 @@
+"""One place that reads the world: provider.json, the decision scan, backend state
+and locks, control-plane claims — in the spec's order — into an ``Observation``;
+and one place that turns an observation plus a verb's outcome into a result.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import lakeshore
+from .contract import Blocking, Claim, LockInfo, PlanCounts, ProviderLifecycleResult, TemplateInfo
+from .derive import Derived, Observation, derive
+from .errors import UnknownProvider
+from .paths import ProviderPaths, Root
+from .record import read_record
+from .vendors import all_templates
+
+
+def observe(
+    name: str,
+    root: Root,
+    dream_dir: str | None,
+    *,
+    probe: bool = True,
+    infra: bool = True,
+    claims: bool = True,
+    require: bool = True,
+) -> Observation:
+    """Read the world for provider ``name``. ``require``: raise UnknownProvider when
+    there is no provider.json."""
+    d = root.provider_dir(name)
+    paths = ProviderPaths(d)
+    record = read_record(paths.provider_json)
+    cp = lakeshore.resolve_control_plane(root.path)
+    if record is None:
+        if require:
+            raise unknown_provider(name, root)
+        return Observation(name, d, dream_dir, None, None, server=cp.url, namespace=cp.namespace)
+    template = all_templates().get(record.vendor)
+    blocking: tuple[Blocking, ...] = ()
+    degraded: list[str] = []
+    if template is not None:
+        from .scan import scan
+
+        s = scan(paths, template, record.backend, probe=probe)
+        blocking, degraded = s.blocking, list(s.degraded)
+    state = None
+    if infra and record.backend != "none":
+        from .backends import get_backend
+
+        state = get_backend(record.backend).observe_state(d)
+    claim: Claim | None = None
+    if claims:
+        claim = lakeshore.fetch_claims(cp, name)
+        if claim is None:
+            degraded.append("no-lakeshore")
+    return Observation(
+        name=name,
+        dir=d,
+        dream_dir=dream_dir,
+        record=record,
+        template=template,
+        blocking=blocking,
+        degraded=tuple(dict.fromkeys(degraded)),
+        infra=state,
+        claims=claim,
+        server=cp.url,
+        namespace=cp.namespace,
+    )
+
+
+def unknown_provider(name: str, root: Root) -> UnknownProvider:
+    from . import commands
+    from .contract import Run
+
+    known = root.known_providers()
+    where = f"{root.providers} (root chosen by {root.reason})"
+    if known:
+        msg = f"no provider named {name!r} under {where}. Providers there: {', '.join(known)}."
+        nxt = Run(command=commands.status(known[0]))
+    else:
+        msg = f"no provider named {name!r} under {where}; there are none yet."
+        nxt = Run(command=commands.create(name, "local"))
+    return UnknownProvider(msg, next_action=nxt)
+
+
+def template_info(obs: Observation) -> TemplateInfo | None:
+    if obs.record is None:
+        return None
+    latest = obs.template.version if obs.template else obs.record.template_version
+    return TemplateInfo(
+        vendor=obs.record.vendor,
+        version=obs.record.template_version,
+        latest=latest,
+        backend=obs.record.backend,
+    )
+
+
+def to_result(
+    obs: Observation,
+    derived: Derived | None = None,
+    *,
+    files: list[str] | None = None,
+    plan: PlanCounts | None = None,
+    lock: LockInfo | None = None,
+    extra_degraded: tuple[str, ...] = (),
+    **overrides: object,
+) -> ProviderLifecycleResult:
+    """The result for ``obs``: ``derived`` (default: ``derive(obs)``) plus what the verb adds."""
+    dv = derived or derive(obs)
+    infra = obs.infra
+    data: dict[str, object] = {
+        "status": dv.status,
+        "provider": obs.name,
+        "vendor": obs.record.vendor if obs.record else None,
+        "server": obs.server,
+        "namespace": obs.namespace,
+        "dir": str(obs.dir),
+        "files": files,
+        "blocking": list(dv.blocking),
+        "plan": plan if plan is not None else (infra.plan if infra and dv.status == "ready" else None),
+        "claim": obs.claims,
+        "degraded": list(dict.fromkeys((*obs.degraded, *extra_degraded))),
+        "next_action": dv.next_action,
+        "lock": lock if lock is not None else (infra.lock if infra else None),
+        "template": template_info(obs),
+        "resources": infra.resources if infra and (infra.present or infra.resources) else None,
+        "outputs": infra.outputs if infra and infra.outputs else None,
+    }
+    data.update(overrides)
+    res = ProviderLifecycleResult.model_validate(data)
+    notes = list(obs.notes) + (list(infra.notes) if infra else [])
+    if infra and infra.stale_hint:
+        notes.append(infra.stale_hint)
+    return res.with_notes(*notes)
+
+
+def provider_paths(root: Root, name: str) -> ProviderPaths:
+    return ProviderPaths(Path(root.provider_dir(name)))

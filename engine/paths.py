@@ -1,0 +1,98 @@
+"""Where ``.dream/`` lives and what a provider directory holds.
+
+``.dream/`` goes beside the nearest ``.dreamrc`` walking up from cwd; with none,
+beside cwd. ``--dream-dir`` overrides (it names the folder that holds ``.dream/``,
+or a folder literally named ``.dream``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import UsageError
+
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+DREAM = ".dream"
+DREAMRC = ".dreamrc"
+
+
+@dataclass(frozen=True)
+class Root:
+    """The folder holding ``.dream/`` and why it was chosen."""
+
+    path: Path
+    reason: str  # ".dreamrc", "cwd" or "--dream-dir"
+
+    @property
+    def dream(self) -> Path:
+        return self.path / DREAM
+
+    @property
+    def providers(self) -> Path:
+        return self.dream / "providers"
+
+    def provider_dir(self, name: str) -> Path:
+        return self.providers / name
+
+    def known_providers(self) -> list[str]:
+        try:
+            return sorted(
+                p.name for p in self.providers.iterdir() if (p / "provider.json").is_file()
+            )
+        except OSError:
+            return []
+
+
+def find_root(dream_dir: str | Path | None = None, cwd: Path | None = None) -> Root:
+    if dream_dir is not None:
+        p = Path(dream_dir).expanduser().absolute()
+        if p.name == DREAM:
+            p = p.parent
+        return Root(p, "--dream-dir")
+    here = (cwd or Path.cwd()).absolute()
+    for d in (here, *here.parents):
+        if (d / DREAMRC).is_file():
+            return Root(d, DREAMRC)
+    return Root(here, "cwd")
+
+
+def check_name(name: str) -> str:
+    if not NAME_RE.fullmatch(name or ""):
+        raise UsageError(
+            f"invalid provider name {name!r}: names must match ^[a-z0-9][a-z0-9-]*$ "
+            "(lowercase letters, digits and dashes, not starting with a dash)"
+        )
+    return name
+
+
+@dataclass(frozen=True)
+class ProviderPaths:
+    """The files of one provider directory."""
+
+    dir: Path
+
+    @property
+    def name(self) -> str:
+        return self.dir.name
+
+    @property
+    def provider_json(self) -> Path:
+        return self.dir / "provider.json"
+
+    @property
+    def terraform(self) -> Path:
+        return self.dir / "terraform"
+
+    @property
+    def pulumi(self) -> Path:
+        return self.dir / "pulumi"
+
+    @property
+    def adapt(self) -> Path:
+        return self.dir / "ADAPT.md"
+
+    @property
+    def adopt_json(self) -> Path:
+        return self.dir / "adopt.json"

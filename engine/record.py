@@ -1,0 +1,42 @@
+"""``provider.json``: identity and template provenance, written once, never a phase."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from .errors import DreamlakeError
+
+Backend = Literal["terraform", "pulumi", "none"]
+
+
+class ProviderRecord(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+
+    name: str
+    vendor: str
+    backend: Backend = "terraform"
+    template_version: int
+    engine_version: str
+    created_at: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
+    # Optional settings a user may add by hand (pulumi backend URL, endpoints, mirrors).
+    settings: dict[str, Any] = Field(default_factory=dict)
+
+    def to_json(self) -> str:
+        return json.dumps(self.model_dump(mode="json", by_alias=True), indent=2) + "\n"
+
+
+def read_record(path: Path) -> ProviderRecord | None:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    try:
+        return ProviderRecord.model_validate(json.loads(text))
+    except (ValueError, TypeError) as exc:
+        raise DreamlakeError(f"{path} is not a valid provider.json: {exc}", kind="bad_record") from exc

@@ -1,0 +1,59 @@
+"""Dispatch the scan to the backend's reader, then let probes fill ``observed``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..contract import Blocking
+from ..paths import ProviderPaths
+from ..vendors import Template
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    blocking: tuple[Blocking, ...] = ()
+    degraded: tuple[str, ...] = ()
+
+
+def _read(paths: ProviderPaths, template: Template, backend: str) -> list[Blocking]:
+    if backend == "pulumi":
+        from .pulumi import scan_pulumi
+
+        return scan_pulumi(paths, template)
+    if backend == "none":
+        from .adopt import scan_adopt
+
+        return scan_adopt(paths, template)
+    from .terraform import scan_terraform
+
+    return scan_terraform(paths, template)
+
+
+def scan(
+    paths: ProviderPaths, template: Template, backend: str, *, probe: bool = True
+) -> ScanResult:
+    blocking = _read(paths, template, backend)
+    probes = {d.probe for d in template.decisions if d.probe}
+    if not probes:
+        return ScanResult(tuple(blocking), ())
+    if not probe:
+        return ScanResult(tuple(blocking), ("no-probe",))
+    from ..probes import run_probes
+
+    needed = {d.probe for d in template.decisions if d.probe and any(b.key == d.key for b in blocking)}
+    observed, degraded = run_probes(needed, paths)
+    out = []
+    for b in blocking:
+        d = template.decision(b.key)
+        if d and d.probe and d.probe in observed:
+            out.append(replace_blocking(b, observed[d.probe]))
+        else:
+            out.append(b)
+    return ScanResult(tuple(out), tuple(degraded))
+
+
+def replace_blocking(b: Blocking, observed: list[str]) -> Blocking:
+    return b.model_copy(update={"observed": list(observed)})
+
+
+__all__ = ["ScanResult", "scan"]
