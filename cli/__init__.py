@@ -1,1 +1,1 @@
-"""cli."""
+"""dreamlake.cli — typer apps: parse flags, call the engine, render, exit."""

@@ -1,1 +1,63 @@
-"""engine."""
+"""dreamlake.engine — the core. The verbs return the same pydantic results the CLI prints.
+
+    from dreamlake.engine import create, status
+    result = create("lab", "local", dream_dir="/tmp/proj")
+    if result.status == "needs_input":
+        for b in result.blocking or []:
+            print(b.key, b.file, b.line, b.why)
+    print(result.to_json())
+
+Heavy backends (pulumi, fabric, cloud SDKs) load only inside the verb that needs them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .contract import (
+    Blocking,
+    Claim,
+    EditThenContinue,
+    PlanCounts,
+    ProviderLifecycleResult,
+    ProviderStatus,
+    Run,
+    Shell,
+    json_schema,
+)
+from .errors import DreamlakeError
+
+if TYPE_CHECKING:
+    from .verbs.apply import apply
+    from .verbs.connect import connect
+    from .verbs.create import create
+    from .verbs.plan import plan
+    from .verbs.status import status
+
+__all__ = [
+    "Blocking",
+    "Claim",
+    "DreamlakeError",
+    "EditThenContinue",
+    "PlanCounts",
+    "ProviderLifecycleResult",
+    "ProviderStatus",
+    "Run",
+    "Shell",
+    "apply",
+    "connect",
+    "create",
+    "json_schema",
+    "plan",
+    "status",
+]
+
+_VERBS = {"create", "status", "plan", "apply", "connect"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _VERBS:
+        from importlib import import_module
+
+        return getattr(import_module(f".verbs.{name}", __name__), name)
+    raise AttributeError(name)

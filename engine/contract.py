@@ -123,7 +123,9 @@ class ProviderLifecycleResult(_Wire):
     vendor: str | None = None
     server: str = Field(description="The control plane URL consulted ('' if none is configured).")
     namespace: str
-    dir: str | None = Field(default=None, description="Absolute. The one directory this provider owns.")
+    dir: str | None = Field(
+        default=None, description="Absolute. The one directory this provider owns."
+    )
     files: list[str] | None = Field(
         default=None, description="Files written BY THIS RUN. `[]` proves a no-op."
     )
@@ -149,7 +151,9 @@ class ProviderLifecycleResult(_Wire):
         default=None, description="What runs the daemon: systemd-user, systemd-system or tmux."
     )
     host: str | None = Field(default=None, description="The host a daemon runs (or will run) on.")
-    resources: int | None = Field(default=None, ge=0, description="Resources in the infrastructure state.")
+    resources: int | None = Field(
+        default=None, ge=0, description="Resources in the infrastructure state."
+    )
     outputs: dict[str, Any] | None = Field(
         default=None, description="Non-sensitive outputs of the infrastructure state."
     )

@@ -118,7 +118,9 @@ def to_result(
         "dir": str(obs.dir),
         "files": files,
         "blocking": list(dv.blocking),
-        "plan": plan if plan is not None else (infra.plan if infra and dv.status == "ready" else None),
+        "plan": plan
+        if plan is not None
+        else (infra.plan if infra and dv.status == "ready" else None),
         "claim": obs.claims,
         "degraded": list(dict.fromkeys((*obs.degraded, *extra_degraded))),
         "next_action": dv.next_action,

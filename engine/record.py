@@ -39,4 +39,6 @@ def read_record(path: Path) -> ProviderRecord | None:
     try:
         return ProviderRecord.model_validate(json.loads(text))
     except (ValueError, TypeError) as exc:
-        raise DreamlakeError(f"{path} is not a valid provider.json: {exc}", kind="bad_record") from exc
+        raise DreamlakeError(
+            f"{path} is not a valid provider.json: {exc}", kind="bad_record"
+        ) from exc

@@ -109,6 +109,4 @@ def get_template(vendor: str) -> Template:
         return all_templates()[vendor]
     except KeyError:
         known = ", ".join(known_vendors()) or "(none)"
-        raise UnknownVendor(
-            f"no vendor named {vendor!r}. Known vendors: {known}."
-        ) from None
+        raise UnknownVendor(f"no vendor named {vendor!r}. Known vendors: {known}.") from None

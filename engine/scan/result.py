@@ -40,7 +40,9 @@ def scan(
         return ScanResult(tuple(blocking), ("no-probe",))
     from ..probes import run_probes
 
-    needed = {d.probe for d in template.decisions if d.probe and any(b.key == d.key for b in blocking)}
+    needed = {
+        d.probe for d in template.decisions if d.probe and any(b.key == d.key for b in blocking)
+    }
     observed, degraded = run_probes(needed, paths)
     out = []
     for b in blocking:

@@ -1,0 +1,273 @@
+"""The ``dreamlake`` command: parse flags, call the engine, render, exit.
+
+Exit codes: 0 for every coherent state (needs_input included), 1 when the tool
+could not do its job — bad flags too. ``--json`` prints exactly one JSON document
+on stdout. Nothing here ever prompts.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from dreamlake.engine.contract import ProviderLifecycleResult
+
+app = typer.Typer(
+    name="dreamlake",
+    help="An agent-drivable provisioning engine. Every run prints where a provider stands "
+    "and the next action.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+provider_app = typer.Typer(
+    help="Lifecycle of one provider: create, plan, apply, connect, status.",
+    no_args_is_help=True,
+)
+app.add_typer(provider_app, name="provider")
+
+Name = Annotated[
+    str, typer.Option("-n", "--name", help="The provider's name (^[a-z0-9][a-z0-9-]*$).")
+]
+DreamDir = Annotated[
+    str | None,
+    typer.Option(
+        "--dream-dir",
+        help="Folder holding .dream/ (default: beside the nearest .dreamrc, else cwd).",
+    ),
+]
+Json = Annotated[
+    bool, typer.Option("--json", help="Print one JSON document on stdout, nothing else.")
+]
+
+
+def _call(
+    verb: str, name: str, fn: Callable[[], ProviderLifecycleResult]
+) -> ProviderLifecycleResult:
+    """Run an engine verb; an unexpected failure still becomes one error result."""
+    try:
+        return fn()
+    except Exception as exc:  # the engine's own errors are results already
+        from dreamlake.engine import commands, lakeshore
+        from dreamlake.engine.contract import Run
+
+        cp = lakeshore.resolve_control_plane(Path.cwd())
+        return ProviderLifecycleResult(
+            status="error",
+            provider=name,
+            server=cp.url,
+            namespace=cp.namespace,
+            error=f"{verb} failed unexpectedly: {type(exc).__name__}: {exc}",
+            kind="internal",
+            next_action=Run(command=commands.status(name)),
+        )
+
+
+def _emit(result: ProviderLifecycleResult, as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(result.to_json() + "\n")
+    else:
+        from .render import render
+
+        sys.stdout.write(render(result) + "\n")
+    sys.stdout.flush()
+    raise typer.Exit(result.exit_code)
+
+
+def _announce(verb: str, name: str, dream_dir: str | None, as_json: bool) -> None:
+    """The chosen root, printed before anything is written."""
+    if as_json:
+        return
+    from dreamlake.engine.paths import find_root
+
+    from .render import header
+
+    root = find_root(dream_dir)
+    sys.stdout.write(header(verb, name, root.path, root.reason) + "\n")
+    sys.stdout.flush()
+
+
+def _progress(as_json: bool) -> Callable[[str], None] | None:
+    if as_json:
+        return None
+
+    def say(line: str) -> None:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+    return say
+
+
+@provider_app.command("create")
+def create_cmd(
+    name: Name,
+    vendor: Annotated[
+        str, typer.Option("--provider", help="The vendor template: kube, ec2, gce, local, ssh.")
+    ],
+    backend: Annotated[
+        str | None, typer.Option("--backend", help="terraform (default) or pulumi.")
+    ] = None,
+    continue_: Annotated[
+        bool, typer.Option("--continue", help="The directory is expected: re-scan the decisions.")
+    ] = False,
+    dream_dir: DreamDir = None,
+    as_json: Json = False,
+) -> None:
+    """Scaffold a provider once and report every decision it cannot make itself."""
+    from dreamlake.engine.verbs.create import create
+
+    _announce("create", name, dream_dir, as_json)
+    _emit(
+        _call(
+            "create",
+            name,
+            lambda: create(name, vendor, backend=backend, continue_=continue_, dream_dir=dream_dir),
+        ),
+        as_json,
+    )
+
+
+@provider_app.command("status")
+def status_cmd(name: Name, dream_dir: DreamDir = None, as_json: Json = False) -> None:
+    """Where the provider stands, derived from the world."""
+    from dreamlake.engine.verbs.status import status
+
+    _announce("status", name, dream_dir, as_json)
+    _emit(_call("status", name, lambda: status(name, dream_dir=dream_dir)), as_json)
+
+
+@provider_app.command("plan")
+def plan_cmd(name: Name, dream_dir: DreamDir = None, as_json: Json = False) -> None:
+    """init + validate + plan into a saved plan. Reads and costs nothing."""
+    from dreamlake.engine.verbs.plan import plan
+
+    _announce("plan", name, dream_dir, as_json)
+    _emit(
+        _call("plan", name, lambda: plan(name, dream_dir=dream_dir, progress=_progress(as_json))),
+        as_json,
+    )
+
+
+@provider_app.command("apply")
+def apply_cmd(
+    name: Name,
+    yes: Annotated[
+        bool, typer.Option("--yes", help="Apply the saved plan. This spends money.")
+    ] = False,
+    dream_dir: DreamDir = None,
+    as_json: Json = False,
+) -> None:
+    """Apply exactly the saved plan — only with --yes."""
+    from dreamlake.engine.verbs.apply import apply
+
+    _announce("apply", name, dream_dir, as_json)
+    _emit(
+        _call(
+            "apply",
+            name,
+            lambda: apply(name, yes=yes, dream_dir=dream_dir, progress=_progress(as_json)),
+        ),
+        as_json,
+    )
+
+
+@provider_app.command("connect")
+def connect_cmd(
+    name: Name,
+    host: Annotated[str | None, typer.Option("--host", help="user@host to adopt over SSH.")] = None,
+    dream_dir: DreamDir = None,
+    as_json: Json = False,
+) -> None:
+    """Start a daemon that claims the provider, under the best supervisor the host has."""
+    from dreamlake.engine.verbs.connect import connect
+
+    _announce("connect", name, dream_dir, as_json)
+    _emit(
+        _call(
+            "connect",
+            name,
+            lambda: connect(name, host=host, dream_dir=dream_dir, progress=_progress(as_json)),
+        ),
+        as_json,
+    )
+
+
+@app.command("schema")
+def schema_cmd() -> None:
+    """Print the JSON Schema of the result every verb returns."""
+    import json
+
+    from dreamlake.engine.contract import json_schema
+
+    sys.stdout.write(json.dumps(json_schema(), indent=2, sort_keys=True) + "\n")
+
+
+@app.command("demo")
+def demo_cmd() -> None:
+    """Walk a `local` provider from create to connected on this machine, then clean up."""
+    from dreamlake.engine.demo import run_demo
+
+    raise typer.Exit(run_demo())
+
+
+@app.command("version")
+def version_cmd() -> None:
+    """Print the engine version."""
+    import dreamlake
+
+    sys.stdout.write(f"dreamlake {dreamlake.__version__}\n")
+
+
+def _usage_error(message: str, argv: list[str]) -> int:
+    """Bad flags: rc 1 and, with --json, still one JSON document with a nextAction."""
+    if "--json" in argv:
+        import json
+
+        from dreamlake.engine import lakeshore
+
+        cp = lakeshore.resolve_control_plane(Path.cwd())
+        name = ""
+        for flag in ("-n", "--name"):
+            if flag in argv and argv.index(flag) + 1 < len(argv):
+                name = argv[argv.index(flag) + 1]
+        doc = {
+            "status": "error",
+            "provider": name,
+            "server": cp.url,
+            "namespace": cp.namespace,
+            "error": message,
+            "kind": "usage",
+            "nextAction": {"kind": "run", "command": "dreamlake provider --help"},
+        }
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+    else:
+        sys.stderr.write(f"✗ {message}\nnext: dreamlake provider --help\n")
+    return 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        rv = app(args=args, prog_name="dreamlake", standalone_mode=False)
+    except typer.Exit as exc:
+        return int(exc.exit_code or 0)
+    except typer.Abort:
+        sys.stderr.write("✗ aborted\n")
+        return 1
+    except Exception as exc:
+        # typer's usage errors (click's UsageError family): bad or missing flags.
+        fmt = getattr(exc, "format_message", None)
+        if fmt is None or not any(c.__name__ == "UsageError" for c in type(exc).__mro__):
+            raise
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            sys.stdout.write(fmt() + "\n")
+            return 0
+        return _usage_error(fmt(), args)
+    return int(rv or 0) if isinstance(rv, int) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

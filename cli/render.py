@@ -1,0 +1,194 @@
+"""Prose for a person: ✓ / ⚠ / ✗ lines, then a ``next:`` line. Plain strings, no
+terminal library, so it is cheap and the same in a pipe."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+from dreamlake.engine.contract import (
+    Blocking,
+    EditThenContinue,
+    ProviderLifecycleResult,
+    Run,
+    Shell,
+)
+
+REASONS = {
+    "unset": "not set",
+    "placeholder": "still the template's placeholder",
+    "invalid": "invalid",
+    "conflict": "set twice with different values",
+}
+
+
+def show_path(p: str | Path, cwd: Path | None = None) -> str:
+    """A path relative to cwd when it lies below it, else absolute."""
+    path = Path(p)
+    base = cwd or Path.cwd()
+    try:
+        return os.path.relpath(path, base) if path.is_relative_to(base) else str(path)
+    except ValueError:
+        return str(path)
+
+
+def header(verb: str, name: str, root: Path, reason: str) -> str:
+    return f"provider {verb} {name}\nroot: {root} ({reason})"
+
+
+def _blocking_line(b: Blocking) -> str:
+    label = b.key.replace("_", " ")
+    text = f"   · {label} — {REASONS.get(b.reason, b.reason)}"
+    if b.message:
+        text += f": {b.message}"
+    if b.observed:
+        text += f". account has resources in {', '.join(b.observed)}"
+    where = (
+        f"{show_path(b.file)}:{b.line}"
+        if b.file and b.line
+        else (show_path(b.file) if b.file else "")
+    )
+    if where:
+        text += f"  ({where})"
+    if b.why:
+        text += f"\n       {b.why}"
+    return text
+
+
+def _next(r: ProviderLifecycleResult) -> str:
+    n = r.next_action
+    if n is None:
+        return "next: (none)"
+    if isinstance(n, EditThenContinue):
+        return f"next: edit {show_path(n.file)}, then {n.command}"
+    if isinstance(n, Run):
+        if r.status == "applying":
+            return f"next: {n.command}   # re-run; terraform resumes"
+        return f"next: {n.command}"
+    assert isinstance(n, Shell)
+    return f"next: {n.command}" + (f"   # on {n.host}" if n.host else "")
+
+
+def _age(since: str | None) -> str:
+    if not since:
+        return ""
+    try:
+        t = datetime.fromisoformat(since.replace("Z", "+00:00"))
+    except ValueError:
+        return ""
+    secs = max(0, int((datetime.now(UTC) - t).total_seconds()))
+    return f"{secs // 3600:02d}:{secs % 3600 // 60:02d}:{secs % 60:02d}"
+
+
+def _body(r: ProviderLifecycleResult) -> list[str]:
+    out: list[str] = []
+    d = show_path(r.dir) if r.dir else ""
+    s = r.status
+    if s in ("scaffolded", "needs_input") and r.files:
+        sub = "terraform/" if any("/terraform/" in f for f in r.files) else ""
+        sub = "pulumi/" if any("/pulumi/" in f for f in r.files) else sub
+        out.append(f"✓ scaffolded {d}/{sub}")
+        out.append(f"   wrote {r.files[0]}")
+        if len(r.files) > 1:
+            out.append(f"   … {len(r.files) - 1} more")
+    if s == "scaffolded":
+        if not r.files:
+            out.append(f"✓ scaffolded {d}/")
+        out.append("every decision in this template has a value.")
+    elif s == "needs_input":
+        if r.blocking:
+            out.append("⚠ needs decisions before it can apply:")
+            out.extend(_blocking_line(b) for b in r.blocking)
+        else:
+            out.append("⚠ needs your go-ahead: applying spends money")
+    elif s == "ready":
+        p = r.plan
+        counts = f" — {p.add} to add, {p.change} to change, {p.destroy} to destroy" if p else ""
+        out.append(f"✓ plan is clean{counts}")
+        out.append("nothing has been applied. The next command spends money.")
+    elif s == "applying":
+        out.append("⚠ an apply is in progress or was interrupted")
+        lk = r.lock
+        if lk:
+            who = f", by {lk.who}" if lk.who else ""
+            age = _age(lk.since)
+            where = show_path(lk.path) if lk.path else "the state"
+            if lk.state == "held":
+                out.append(
+                    f"a running process holds the state lock ({where}, held {age or '?'}{who})"
+                )
+            else:
+                out.append(
+                    f"an interrupted run left its lock or a partial state ({where}"
+                    f"{', since ' + age + ' ago' if age else ''}{who}); nothing holds it now"
+                )
+            if lk.detail:
+                out.append(lk.detail)
+    elif s == "applied":
+        out.append(f"✓ applied — {_infra(r)}")
+        out.append("no daemon claims it yet.")
+    elif s == "connected":
+        c = r.claim
+        n = c.live if c else 0
+        out.append(f"✓ connected — {n} live worker{'s' if n != 1 else ''} claiming '{r.provider}'")
+    elif s == "unclaimed":
+        out.append(f"⚠ unclaimed — no bridge is claiming '{r.provider}'")
+        out.append("this is a normal state, not a fault:")
+        out.append("it means nothing can launch into this account right now.")
+    elif s == "connecting":
+        out.append(
+            f"⚠ connecting — the daemon was started on {r.host or 'the host'}; no claim seen yet"
+        )
+    elif s == "exists":
+        vendor = f" from vendor '{r.vendor}'" if r.vendor else ""
+        out.append(f"⚠ {d}/ already exists{vendor} — nothing was overwritten")
+        if r.blocking:
+            out.append("⚠ still needs decisions:")
+            out.extend(_blocking_line(b) for b in r.blocking)
+    elif s == "error":
+        out.append(f"✗ {r.error or 'failed'}")
+    return out
+
+
+def _infra(r: ProviderLifecycleResult) -> str:
+    bits = []
+    if r.resources is not None:
+        bits.append(f"{r.resources} resource{'s' if r.resources != 1 else ''} in state")
+    if r.outputs:
+        host = r.outputs.get("worker_host")
+        if host:
+            bits.append(f"worker host {host}")
+    return ", ".join(bits) or "infrastructure exists"
+
+
+def render(r: ProviderLifecycleResult, *, with_identity: bool = True) -> str:
+    lines: list[str] = []
+    if with_identity and r.status != "error":
+        if r.dir:
+            lines.append(f"dir: {show_path(r.dir)}")
+        if r.vendor:
+            lines.append(f"vendor: {r.vendor}")
+    lines += _body(r)
+    if (
+        r.status in ("unclaimed", "connected", "applied")
+        and r.status != "applied"
+        and (r.resources is not None or r.outputs)
+    ):
+        lines.append(f"infrastructure: {_infra(r)}")
+    if r.supervisor:
+        lines.append(f"supervisor: {r.supervisor}" + (f" on {r.host}" if r.host else ""))
+    lines += list(r.notes)
+    if r.degraded:
+        lines.append("degraded: " + ", ".join(r.degraded) + _degraded_hint(r.degraded))
+    lines.append(_next(r))
+    return "\n".join(lines)
+
+
+def _degraded_hint(deg: list[str]) -> str:
+    hints = []
+    if "no-probe" in deg:
+        hints.append("no account probe ran, so no observed values")
+    if "no-lakeshore" in deg:
+        hints.append("control plane not reachable, claims unknown")
+    return f" ({'; '.join(hints)})" if hints else ""

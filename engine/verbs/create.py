@@ -1,0 +1,161 @@
+"""``dreamlake provider create``: scaffold once, then scan; never plan, never apply."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import commands
+from ..contract import ProviderLifecycleResult, Run
+from ..derive import Derived, derive, edit_action
+from ..errors import DreamlakeError, NotWritable, UsageError, VendorMismatch
+from ..observe import observe, to_result
+from ..paths import Root, check_name
+from ..record import read_record
+from ..scaffold import build, write_gitignore
+from ..vendors import Template, get_template
+from ._common import error_result, root_for
+
+
+def _backend_for(template: Template, backend: str | None) -> str:
+    if "none" in template.backends:
+        if backend not in (None, "none"):
+            raise UsageError(
+                f"vendor {template.vendor!r} adopts an existing host and has no "
+                f"infrastructure backend; drop --backend {backend}"
+            )
+        return "none"
+    chosen = backend or template.default_backend
+    if chosen not in template.backends:
+        raise UsageError(
+            f"vendor {template.vendor!r} supports the backends {', '.join(template.backends)}, "
+            f"not {chosen!r}"
+        )
+    return chosen
+
+
+def create(
+    name: str,
+    vendor: str,
+    *,
+    backend: str | None = None,
+    continue_: bool = False,
+    dream_dir: str | None = None,
+    cwd: Path | None = None,
+    probe: bool = True,
+) -> ProviderLifecycleResult:
+    root = root_for(dream_dir, cwd)
+    try:
+        check_name(name)
+        template = get_template(vendor)
+        chosen = _backend_for(template, backend)
+        return _create(root, name, template, chosen, continue_, dream_dir, probe)
+    except DreamlakeError as exc:
+        nxt = exc.next_action
+        if nxt is None and exc.kind == "unknown_vendor":
+            nxt = Run(
+                command=commands.create(name if _ok(name) else "my-provider", "local", dream_dir)
+            )
+        if nxt is None and exc.kind == "usage" and _ok(name) and vendor:
+            nxt = Run(command=commands.create(name, vendor, dream_dir))
+        if nxt is None and exc.kind == "usage":
+            nxt = Run(command=commands.create("my-provider", "local", dream_dir))
+        return error_result(
+            exc,
+            name,
+            root=root if _ok(name) else None,
+            vendor=vendor,
+            dream_dir=dream_dir,
+            default_next=nxt,
+        ).model_copy(update={"root": str(root.path)})
+
+
+def _ok(name: str) -> bool:
+    try:
+        check_name(name)
+        return True
+    except UsageError:
+        return False
+
+
+def _create(
+    root: Root,
+    name: str,
+    template: Template,
+    backend: str,
+    continue_: bool,
+    dream_dir: str | None,
+    probe: bool,
+) -> ProviderLifecycleResult:
+    pdir = root.provider_dir(name)
+    record = read_record(pdir / "provider.json")
+    files: list[str] = []
+    if record is None:
+        if pdir.exists() and any(pdir.iterdir()):
+            raise DreamlakeError(
+                f"{pdir} exists but holds no provider.json; refusing to write into it — "
+                "move it away or pick another name.",
+                kind="dir_not_ours",
+                next_action=Run(command=commands.create(f"{name}-2", template.vendor, dream_dir)),
+            )
+        try:
+            written = build(root, name, template, backend)
+            gi = write_gitignore(root)
+        except PermissionError as exc:
+            raise NotWritable(
+                f"cannot write under {root.dream}: {exc.strerror or exc}",
+                next_action=Run(
+                    command=commands.create(name, template.vendor, "<a writable folder>")
+                ),
+            ) from exc
+        if written is None:  # another run scaffolded it first
+            return _existing(root, name, template, backend, dream_dir, probe, continue_)
+        files = [str(p) for p in written] + ([str(gi)] if gi else [])
+        obs = observe(name, root, dream_dir, probe=probe, infra=False, claims=False)
+        return _scanned(obs, files)
+    return _existing(root, name, template, backend, dream_dir, probe, continue_)
+
+
+def _existing(
+    root: Root,
+    name: str,
+    template: Template,
+    backend: str,
+    dream_dir: str | None,
+    probe: bool,
+    continue_: bool,
+) -> ProviderLifecycleResult:
+    pdir = root.provider_dir(name)
+    record = read_record(pdir / "provider.json")
+    assert record is not None
+    if record.vendor != template.vendor or record.backend != backend:
+        what = (
+            f"vendor '{record.vendor}'. Refusing to overwrite it with '{template.vendor}'"
+            if record.vendor != template.vendor
+            else f"backend '{record.backend}'. Refusing to overwrite it with '{backend}'"
+        )
+        raise VendorMismatch(
+            f"'{name}' was scaffolded from {what} — delete the directory or pick another name.",
+            next_action=Run(command=commands.status(name, dream_dir)),
+        )
+    if continue_:
+        obs = observe(name, root, dream_dir, probe=probe, infra=False, claims=False)
+        return _scanned(obs, [])
+    obs = observe(name, root, dream_dir, probe=probe)
+    dv = derive(obs)
+    return to_result(obs, Derived("exists", dv.next_action, dv.blocking), files=[]).with_notes(
+        f"already exists from vendor '{record.vendor}' — nothing was overwritten"
+    )
+
+
+def _scanned(obs, files: list[str]) -> ProviderLifecycleResult:  # type: ignore[no-untyped-def]
+    if obs.blocking:
+        dv = Derived("needs_input", edit_action(obs, obs.blocking), obs.blocking)
+    else:
+        dv = Derived("scaffolded", Run(command=_after_scaffold(obs)), ())
+    return to_result(obs, dv, files=files)
+
+
+def _after_scaffold(obs) -> str:  # type: ignore[no-untyped-def]
+    if obs.adopt:
+        return commands.connect(obs.name, obs.dream_dir)
+    return commands.plan(obs.name, obs.dream_dir)

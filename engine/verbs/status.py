@@ -1,0 +1,30 @@
+"""``dreamlake provider status``: recomputed from the world on every run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import commands
+from ..contract import ProviderLifecycleResult
+from ..errors import DreamlakeError
+from ..observe import observe, to_result
+from ._common import error_result, root_for
+
+
+def status(
+    name: str, *, dream_dir: str | None = None, cwd: Path | None = None, probe: bool = True
+) -> ProviderLifecycleResult:
+    root = root_for(dream_dir, cwd)
+    try:
+        obs = observe(name, root, dream_dir, probe=probe)
+    except DreamlakeError as exc:
+        return error_result(exc, name, root=root, dream_dir=dream_dir)
+    res = to_result(obs)
+    t = res.template
+    if t and t.latest > t.version:
+        res.with_notes(
+            f"template: {t.vendor} v{t.version} (v{t.latest} available) — files are never edited "
+            f"under you; scaffold v{t.latest} beside it to compare: "
+            f"{commands.create(name + f'-v{t.latest}', t.vendor, dream_dir, t.backend)}"
+        )
+    return res
