@@ -1,0 +1,20 @@
+# Decisions for the kube (EKS) provider. Read ../ADAPT.md before choosing values.
+# Uncomment each key and give it a value from YOUR account, then re-run
+# `dreamlake provider create -n NAME --continue`.
+
+# AWS region every resource is created in.
+# region = "us-east-1"
+
+# EKS cluster name, unique per account and region.
+# cluster_name = "gpu-cluster"
+
+# CIDR of the new VPC; must not overlap networks you peer or VPN with.
+# vpc_cidr = "10.42.0.0/16"
+
+# Interchangeable GPU instance types for the node group.
+# gpu_instance_types = ["g5.xlarge", "g5.2xlarge"]
+
+# Optional settings (defaults in variables.tf):
+# kubernetes_version = "1.31"
+# capacity_type      = "SPOT"
+# node_max           = 4

@@ -1,0 +1,125 @@
+# Decisions: no defaults. Set them in terraform.tfvars (see ../ADAPT.md).
+
+variable "region" {
+  description = "AWS region every resource is created in."
+  type        = string
+
+  validation {
+    condition     = can(regex("^[a-z]{2}(-gov|-iso[a-z]*)?-[a-z]+-[0-9]+$", var.region))
+    error_message = "The region must be an AWS region name such as \"us-east-1\"."
+  }
+}
+
+variable "cluster_name" {
+  description = "Name of the EKS cluster (unique per account and region)."
+  type        = string
+
+  validation {
+    condition     = can(regex("^[a-zA-Z][a-zA-Z0-9-]{0,99}$", var.cluster_name))
+    error_message = "The cluster_name must start with a letter and hold only letters, digits and dashes (at most 100 characters)."
+  }
+}
+
+variable "vpc_cidr" {
+  description = "CIDR of the VPC this template creates; must not overlap networks you peer or VPN with."
+  type        = string
+
+  validation {
+    condition     = can(cidrhost(var.vpc_cidr, 0)) && can(regex("/(1[6-9]|20)$", var.vpc_cidr))
+    error_message = "The vpc_cidr must be a CIDR block from /16 to /20, such as \"10.42.0.0/16\"."
+  }
+}
+
+variable "gpu_instance_types" {
+  description = "Interchangeable GPU instance types for the node group."
+  type        = list(string)
+
+  validation {
+    condition     = length(var.gpu_instance_types) > 0 && alltrue([for t in var.gpu_instance_types : can(regex("^(g4dn|g5|g6|g6e|gr6|p3|p3dn|p4d|p4de|p5|p5e|p5en)\\.[0-9a-z]+$", t))])
+    error_message = "List at least one GPU instance type such as \"g5.xlarge\" (families g4dn, g5, g6, g6e, gr6, p3, p3dn, p4d, p4de, p5, p5e, p5en)."
+  }
+}
+
+# Settings with sensible defaults.
+
+variable "kubernetes_version" {
+  description = "EKS Kubernetes version."
+  type        = string
+  default     = "1.31"
+
+  validation {
+    condition     = can(regex("^1\\.[0-9]+$", var.kubernetes_version))
+    error_message = "The kubernetes_version must look like \"1.31\"."
+  }
+}
+
+variable "capacity_type" {
+  description = "ON_DEMAND or SPOT for the GPU node group."
+  type        = string
+  default     = "SPOT"
+
+  validation {
+    condition     = contains(["ON_DEMAND", "SPOT"], var.capacity_type)
+    error_message = "The capacity_type must be ON_DEMAND or SPOT."
+  }
+}
+
+variable "node_min" {
+  description = "Minimum GPU nodes."
+  type        = number
+  default     = 0
+}
+
+variable "node_desired" {
+  description = "Desired GPU nodes at creation (the autoscaler owns it afterwards)."
+  type        = number
+  default     = 1
+}
+
+variable "node_max" {
+  description = "Maximum GPU nodes."
+  type        = number
+  default     = 4
+
+  validation {
+    condition     = var.node_max >= 1 && var.node_max <= 100
+    error_message = "The node_max must be between 1 and 100."
+  }
+}
+
+variable "node_disk_gb" {
+  description = "Disk size of each GPU node, in GiB."
+  type        = number
+  default     = 100
+}
+
+variable "az_count" {
+  description = "How many availability zones the VPC spans."
+  type        = number
+  default     = 2
+
+  validation {
+    condition     = var.az_count >= 2 && var.az_count <= 4
+    error_message = "The az_count must be between 2 and 4 (EKS needs two zones)."
+  }
+}
+
+variable "tags" {
+  description = "Extra tags on every resource."
+  type        = map(string)
+  default     = {}
+}
+
+# Endpoint settings, set by the engine through TF_VAR_* (not decisions).
+
+variable "aws_endpoints" {
+  description = "Custom AWS API endpoints by service name (ec2, eks, iam, sts)."
+  type        = map(string)
+  default     = {}
+}
+
+variable "aws_skip_credentials_validation" {
+  description = "Skip the credential, account-ID and metadata-API checks (for local AWS API implementations)."
+  type        = bool
+  default     = false
+}
