@@ -269,5 +269,5 @@ def main(argv: list[str] | None = None) -> int:
     return int(rv or 0) if isinstance(rv, int) else 0
 
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # python -m dreamlake.cli.main
     raise SystemExit(main())

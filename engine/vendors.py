@@ -15,15 +15,20 @@ live in ``adopt.json`` and ``backends`` is ``["none"]``.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from importlib.resources.abc import Traversable
+from pathlib import Path
 from typing import Any
 
 from .errors import UnknownVendor
 
 TEMPLATES_PACKAGE = "dreamlake.templates"
+TEMPLATE_PATH_ENV = "DREAMLAKE_TEMPLATE_PATH"
+"""Extra folders (os.pathsep-separated) holding your own ``<vendor>/TEMPLATE.json``
+trees; a vendor found there takes precedence over the shipped one."""
 
 
 @dataclass(frozen=True)
@@ -50,10 +55,13 @@ class Template:
     files: tuple[str, ...]
     decisions: tuple[Decision, ...]
     raw: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
+    source: Traversable | None = field(default=None, repr=False, compare=False)
 
     @property
     def root(self) -> Traversable:
-        """The shipped template folder (read it with importlib.resources)."""
+        """The template folder (shipped: read it with importlib.resources)."""
+        if self.source is not None:
+            return self.source
         return resources.files(TEMPLATES_PACKAGE).joinpath(self.vendor)
 
     @property
@@ -64,7 +72,7 @@ class Template:
         return next((d for d in self.decisions if d.key == key), None)
 
 
-def _parse(data: dict[str, Any]) -> Template:
+def _parse(data: dict[str, Any], source: Traversable | None = None) -> Template:
     decisions = tuple(
         Decision(
             key=d["key"],
@@ -85,18 +93,28 @@ def _parse(data: dict[str, Any]) -> Template:
         files=tuple(data.get("files", [])),
         decisions=decisions,
         raw=data,
+        source=source,
     )
 
 
-@cache
 def all_templates() -> dict[str, Template]:
+    return _load(os.environ.get(TEMPLATE_PATH_ENV, ""))
+
+
+@cache
+def _load(extra_path: str) -> dict[str, Template]:
     out: dict[str, Template] = {}
-    base = resources.files(TEMPLATES_PACKAGE)
-    for entry in base.iterdir():
-        manifest = entry.joinpath("TEMPLATE.json")
-        if entry.is_dir() and manifest.is_file():
-            t = _parse(json.loads(manifest.read_text(encoding="utf-8")))
-            out[t.vendor] = t
+    bases: list[tuple[Traversable, bool]] = [(resources.files(TEMPLATES_PACKAGE), False)]
+    bases += [(Path(p), True) for p in extra_path.split(os.pathsep) if p]
+    for base, own in bases:
+        if not base.is_dir():
+            continue
+        for entry in base.iterdir():
+            manifest = entry.joinpath("TEMPLATE.json")
+            if entry.is_dir() and manifest.is_file():
+                data = json.loads(manifest.read_text(encoding="utf-8"))
+                t = _parse(data, entry if own else None)
+                out[t.vendor] = t
     return dict(sorted(out.items()))
 
 

@@ -100,7 +100,7 @@ def _create(
         try:
             written = build(root, name, template, backend)
             gi = write_gitignore(root)
-        except PermissionError as exc:
+        except OSError as exc:
             raise NotWritable(
                 f"cannot write under {root.dream}: {exc.strerror or exc}",
                 next_action=Run(

@@ -1,0 +1,89 @@
+"""The real `dreamlake` command as a subprocess, stdin closed: prose and JSON modes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+DREAMLAKE = [sys.executable, "-m", "dreamlake.cli.main"]
+
+
+def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*DREAMLAKE, *args], cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True,
+        text=True, timeout=120, env=os.environ.copy(),
+    )
+
+
+def test_json_mode_prints_one_document_only(project: Path) -> None:
+    p = run("provider", "create", "-n", "lab", "--provider", "local", "--json", cwd=project)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)  # the whole stdout is one JSON document
+    assert doc["status"] == "needs_input"
+    assert doc["nextAction"]["kind"] == "edit_then_continue"
+    assert doc["server"] and doc["namespace"]
+
+
+def test_prose_prints_root_first_then_state_and_next(project: Path) -> None:
+    p = run("provider", "create", "-n", "lab", "--provider", "local", cwd=project)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[0] == "provider create lab"
+    assert lines[1] == f"root: {project} (cwd)"
+    assert "✓ scaffolded .dream/providers/lab/terraform/" in p.stdout
+    assert "⚠ needs decisions before it can apply:" in p.stdout
+    assert "   · worker name — still the template's placeholder" in p.stdout
+    assert lines[-1] == (
+        "next: edit .dream/providers/lab/terraform/terraform.tfvars, "
+        "then dreamlake provider create -n lab --continue"
+    )
+
+
+def test_exists_prose_and_rc(project: Path) -> None:
+    run("provider", "create", "-n", "lab", "--provider", "local", cwd=project)
+    p = run("provider", "create", "-n", "lab", "--provider", "local", cwd=project)
+    assert p.returncode == 0
+    assert "⚠ .dream/providers/lab/ already exists from vendor 'local' — nothing was overwritten" in p.stdout
+
+
+def test_refusal_prose_and_rc(project: Path) -> None:
+    run("provider", "create", "-n", "lab", "--provider", "local", cwd=project)
+    p = run("provider", "create", "-n", "lab", "--provider", "ec2", cwd=project)
+    assert p.returncode == 1
+    assert (
+        "✗ 'lab' was scaffolded from vendor 'local'. Refusing to overwrite it with 'ec2' "
+        "— delete the directory or pick another name." in p.stdout
+    )
+
+
+def test_unknown_vendor_rc1_json(project: Path) -> None:
+    p = run("provider", "create", "-n", "x", "--provider", "nope", "--json", cwd=project)
+    assert p.returncode == 1
+    doc = json.loads(p.stdout)
+    assert doc["status"] == "error" and doc["nextAction"]["kind"] == "run"
+
+
+def test_bad_flags_rc1_with_next_action(project: Path) -> None:
+    p = run("provider", "create", "--bogus", "--json", cwd=project)
+    assert p.returncode == 1
+    doc = json.loads(p.stdout)
+    assert doc["status"] == "error" and doc["kind"] == "usage" and doc["nextAction"]
+    p = run("provider", "create", "-n", "x", cwd=project)  # --provider missing
+    assert p.returncode == 1 and "next:" in p.stderr
+
+
+def test_status_unknown_provider(project: Path) -> None:
+    p = run("provider", "status", "-n", "ghost", "--json", cwd=project)
+    assert p.returncode == 1
+    doc = json.loads(p.stdout)
+    assert doc["kind"] == "unknown_provider" and str(project) in doc["error"]
+
+
+def test_schema_command_prints_the_contract(project: Path) -> None:
+    p = run("schema", cwd=project)
+    assert p.returncode == 0
+    schema = json.loads(p.stdout)
+    assert "nextAction" in schema["required"]

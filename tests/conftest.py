@@ -1,0 +1,57 @@
+"""Shared fixtures. Every test runs with no control plane configured unless it starts
+one: LAKESHORE_URL points at a closed port so no test reaches a stray server."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    monkeypatch.setenv("LAKESHORE_URL", f"http://127.0.0.1:{_closed_port()}")
+    monkeypatch.delenv("LAKESHORE_TOKEN", raising=False)
+    monkeypatch.delenv("LAKESHORE_TOKEN_FILE", raising=False)
+    monkeypatch.delenv("DREAMRC", raising=False)
+    for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(k, raising=False)
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(home / "aws-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(home / "aws-credentials"))
+    yield
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """An empty project folder to run verbs in (pass it as cwd or --dream-dir)."""
+    p = tmp_path / "proj"
+    p.mkdir()
+    return p
+
+
+@pytest.fixture
+def own_templates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A user template folder (DREAMLAKE_TEMPLATE_PATH) with a vendor `bare` that has
+    no decisions, so create goes straight to `scaffolded`."""
+    base = tmp_path / "own-templates"
+    t = base / "bare"
+    (t / "terraform").mkdir(parents=True)
+    (t / "TEMPLATE.json").write_text(
+        json.dumps({"vendor": "bare", "version": 2, "kind": "test", "backends": ["terraform"],
+                    "files": ["terraform/*.tf"], "decisions": []})
+    )
+    (t / "terraform" / "main.tf").write_text('output "worker_host" {\n  value = "localhost"\n}\n')
+    (t / "terraform" / "terraform.tfvars").write_text("# nothing to decide\n")
+    (t / "ADAPT.md").write_text("# bare\nNothing to adapt.\n")
+    monkeypatch.setenv("DREAMLAKE_TEMPLATE_PATH", str(base))
+    return base
