@@ -1,0 +1,67 @@
+"""The shell of this machine: ``sh -c`` in a subprocess, stdin closed."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from ..errors import RemoteError
+from .base import CommandResult
+
+
+class LocalShell:
+    """Runs commands on this machine. No SSH, no network."""
+
+    is_local = True
+
+    def __init__(self, label: str = "this machine") -> None:
+        self.label = label
+
+    def run(self, command: str, *, timeout: float = 60.0) -> CommandResult:
+        try:
+            proc = subprocess.run(
+                ["/bin/sh", "-c", command],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise RemoteError(
+                f"{command!r} did not finish within {timeout:.0f}s on {self.label}",
+                kind="remote_timeout",
+            ) from exc
+        return CommandResult(command, proc.returncode, proc.stdout, proc.stderr)
+
+    def put_bytes(self, data: bytes, remote_path: str, *, mode: int = 0o644) -> None:
+        dest = Path(os.path.expanduser(remote_path))
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.")
+        try:
+            os.fchmod(fd, mode)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, dest)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def put_file(self, local_path: str, remote_path: str, *, mode: int = 0o644) -> None:
+        dest = Path(os.path.expanduser(remote_path))
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.")
+        os.close(fd)
+        try:
+            shutil.copyfile(local_path, tmp)
+            os.chmod(tmp, mode)
+            os.replace(tmp, dest)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    def close(self) -> None:
+        return None
