@@ -16,10 +16,10 @@ key) and ``ssh_unreachable``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import posixpath
 import shlex
-import socket
 import uuid
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -203,10 +203,8 @@ class SSHShell:
         self._finish(tmp, path, mode)
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(Exception):
             self._c.close()
-        except Exception:
-            pass
 
 
 def _unreachable(t: SSHTarget, exc: BaseException) -> RemoteError:
@@ -243,10 +241,8 @@ def open_ssh(target: SSHTarget) -> SSHShell:
     )
     client = conn.client
     if known.is_file():
-        try:
+        with contextlib.suppress(OSError, paramiko.SSHException):
             client.load_host_keys(str(known))
-        except (OSError, paramiko.SSHException):
-            pass
     client.set_missing_host_key_policy(_accept_new_policy(known))
     try:
         conn.open()
@@ -269,6 +265,6 @@ def open_ssh(target: SSHTarget) -> SSHShell:
             kind="ssh_auth",
             next_action=ShellAction(command=t.copy_id_command(), host=t.host),
         ) from exc
-    except (OSError, socket.timeout, EOFError, paramiko.SSHException) as exc:
+    except (TimeoutError, OSError, EOFError, paramiko.SSHException) as exc:
         raise _unreachable(t, exc) from exc
     return SSHShell(t, conn)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-import sshd as _sshd  # noqa: E402
+import sshd as _sshd
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,235 @@
+"""Start the daemon under the best supervisor a host actually has, and say which.
+
+| on the host                                  | supervisor       | degraded        |
+| -------------------------------------------- | ---------------- | --------------- |
+| ``systemctl --user`` + ``loginctl`` linger   | ``systemd-user``   | —               |
+| systemd + passwordless sudo (or root)        | ``systemd-system`` | —               |
+| neither                                      | ``tmux``           | ``no-supervisor`` |
+
+Detection is one probe command whose ``key=value`` output is parsed by a pure
+function; the choice and the unit text are pure values too. Starting returns as
+soon as ``systemctl restart`` / ``tmux new-session -d`` returns: the connection
+that started the daemon never supervises it.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from typing import Literal
+
+from .errors import RemoteError
+from .remote.base import Shell, check
+
+Supervisor = Literal["systemd-user", "systemd-system", "tmux"]
+
+PROBE = r"""
+echo "user=$(id -un)"
+echo "uid=$(id -u)"
+[ -d /run/systemd/system ] && echo systemd=yes
+if command -v systemctl >/dev/null 2>&1 && systemctl --user show-environment >/dev/null 2>&1; then
+  echo systemd_user=yes
+fi
+if [ -e "/var/lib/systemd/linger/$(id -un)" ]; then echo linger=yes
+elif command -v loginctl >/dev/null 2>&1 && loginctl show-user "$(id -un)" -p Linger 2>/dev/null | grep -qx 'Linger=yes'; then echo linger=yes
+fi
+if [ "$(id -u)" = 0 ] || sudo -n true >/dev/null 2>&1; then echo sudo=yes; fi
+command -v tmux >/dev/null 2>&1 && echo tmux=yes
+true
+"""
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a host offers for running a daemon, as the probe reported it."""
+
+    user: str = ""
+    uid: int = -1
+    systemd: bool = False  # systemd is PID 1 (/run/systemd/system exists)
+    systemd_user: bool = False  # a user manager answers systemctl --user
+    linger: bool = False  # the user manager survives logout
+    sudo: bool = False  # root, or sudo without a password
+    tmux: bool = False
+
+    @property
+    def root(self) -> bool:
+        return self.uid == 0
+
+
+def parse_capabilities(text: str) -> Capabilities:
+    kv = dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+    yes = {k for k, v in kv.items() if v.strip() == "yes"}
+    try:
+        uid = int(kv.get("uid", "-1"))
+    except ValueError:
+        uid = -1
+    return Capabilities(
+        user=kv.get("user", "").strip(),
+        uid=uid,
+        systemd="systemd" in yes,
+        systemd_user="systemd_user" in yes,
+        linger="linger" in yes,
+        sudo="sudo" in yes,
+        tmux="tmux" in yes,
+    )
+
+
+def choose(caps: Capabilities) -> Supervisor | None:
+    """The best supervisor ``caps`` allows; None when not even tmux is there."""
+    if caps.systemd_user and caps.linger:
+        return "systemd-user"
+    if caps.systemd and caps.sudo:
+        return "systemd-system"
+    if caps.tmux:
+        return "tmux"
+    return None
+
+
+def detect(shell: Shell) -> Capabilities:
+    res = shell.run(PROBE, timeout=30)
+    return parse_capabilities(res.stdout)
+
+
+@dataclass(frozen=True)
+class DaemonSpec:
+    """One provider's daemon on one host: ``run_script`` execs it in the foreground."""
+
+    provider: str
+    run_script: str
+    workdir: str
+    log: str
+    user: str = ""
+
+    @property
+    def session(self) -> str:
+        return f"nymph-{self.provider}"
+
+    @property
+    def unit_name(self) -> str:
+        return f"nymph-{self.provider}.service"
+
+
+def systemd_unit(spec: DaemonSpec, *, system: bool) -> str:
+    """The unit file text. ``system``: a system unit running as ``spec.user``."""
+    lines = [
+        "[Unit]",
+        f"Description=nymph daemon claiming provider {spec.provider}",
+        "Wants=network-online.target",
+        "After=network-online.target",
+        "",
+        "[Service]",
+        "Type=simple",
+        f"ExecStart={spec.run_script}",
+        f"WorkingDirectory={spec.workdir}",
+        "Restart=always",
+        "RestartSec=2",
+    ]
+    if system and spec.user:
+        lines.append(f"User={spec.user}")
+    lines += [
+        "",
+        "[Install]",
+        f"WantedBy={'multi-user.target' if system else 'default.target'}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def tmux_command(spec: DaemonSpec) -> str:
+    """The shell command that (re)starts the daemon in a detached tmux session."""
+    s = shlex.quote(spec.session)
+    inner = f"{shlex.quote(spec.run_script)} 2>&1 | tee -a {shlex.quote(spec.log)}"
+    return (
+        f"tmux kill-session -t ={s} >/dev/null 2>&1; "
+        f"tmux new-session -d -s {s} -c {shlex.quote(spec.workdir)} {shlex.quote(inner)}"
+    )
+
+
+def _systemctl(system: bool, caps: Capabilities) -> str:
+    if not system:
+        return "systemctl --user"
+    return "systemctl" if caps.root else "sudo -n systemctl"
+
+
+def start(shell: Shell, spec: DaemonSpec, supervisor: Supervisor, caps: Capabilities) -> None:
+    """(Re)start the daemon under ``supervisor``; returns once the start command does."""
+    if supervisor == "tmux":
+        check(shell, tmux_command(spec), timeout=30, what=f"starting tmux session {spec.session}")
+        return
+    system = supervisor == "systemd-system"
+    text = systemd_unit(spec, system=system).encode()
+    sc = _systemctl(system, caps)
+    unit = spec.unit_name
+    if system:
+        staged = f"{spec.workdir}/{unit}"
+        shell.put_bytes(text, staged, mode=0o644)
+        sudo = "" if caps.root else "sudo -n "
+        check(
+            shell,
+            f"{sudo}install -m 0644 {shlex.quote(staged)} /etc/systemd/system/{unit}",
+            what=f"installing /etc/systemd/system/{unit}",
+        )
+    else:
+        check(shell, "mkdir -p ~/.config/systemd/user", what="creating ~/.config/systemd/user")
+        path = check(shell, 'printf "%s" "$HOME"').stdout.strip() + f"/.config/systemd/user/{unit}"
+        shell.put_bytes(text, path, mode=0o644)
+    check(shell, f"{sc} daemon-reload", what=f"{sc} daemon-reload")
+    check(shell, f"{sc} enable {unit} >/dev/null 2>&1; {sc} restart {unit}", what=f"{sc} restart {unit}")
+
+
+def stop(shell: Shell, provider: str) -> None:
+    """Stop the provider's daemon under whichever supervisor runs it (best effort)."""
+    unit = f"nymph-{provider}.service"
+    session = shlex.quote(f"nymph-{provider}")
+    shell.run(
+        f"tmux kill-session -t ={session} >/dev/null 2>&1; "
+        f"if command -v systemctl >/dev/null 2>&1; then "
+        f"systemctl --user disable --now {unit} >/dev/null 2>&1; "
+        f"if [ \"$(id -u)\" = 0 ]; then systemctl disable --now {unit} >/dev/null 2>&1; "
+        f"else sudo -n systemctl disable --now {unit} >/dev/null 2>&1; fi; fi; true",
+        timeout=30,
+    )
+
+
+def running(shell: Shell, provider: str, supervisor: Supervisor, caps: Capabilities) -> bool:
+    """Whether the supervisor reports the daemon as running right now."""
+    if supervisor == "tmux":
+        return shell.run(f"tmux has-session -t ={shlex.quote('nymph-' + provider)}").ok
+    sc = _systemctl(supervisor == "systemd-system", caps)
+    return shell.run(f"{sc} is-active --quiet nymph-{provider}.service").ok
+
+
+def no_supervisor_error(shell: Shell, host: str | None) -> RemoteError:
+    from .contract import Shell as ShellAction
+
+    return RemoteError(
+        f"{shell.label} has no supervisor the daemon can run under: no systemd user "
+        "manager with linger, no systemd with passwordless sudo, and no tmux. "
+        "Install tmux there (or enable linger), then re-run connect.",
+        kind="no_supervisor",
+        next_action=ShellAction(command="sudo apt-get install -y tmux", host=host),
+    )
+
+
+def describe(
+    supervisor: Supervisor, spec: DaemonSpec, *, remote: bool, rerun: str | None = None
+) -> list[str]:
+    """Prose lines saying which supervisor runs the daemon (the tmux warning included)."""
+    if supervisor == "systemd-user":
+        return [
+            f"supervisor: systemd user unit {spec.unit_name} (Restart=always, linger on)",
+            f"logs: journalctl --user -u {spec.unit_name}",
+        ]
+    if supervisor == "systemd-system":
+        return [
+            f"supervisor: systemd unit {spec.unit_name} (Restart=always)",
+            f"logs: journalctl -u {spec.unit_name}",
+        ]
+    ends = "your ssh session ends" if remote else "this command returns"
+    return [
+        f"⚠ no supervisor on this host — the daemon is running under tmux (session {spec.session})",
+        f"tmux keeps it alive after {ends}.",
+        "It does NOT restart it. If this daemon dies, nothing brings it back:",
+        f"  {rerun or 'dreamlake provider connect -n ' + spec.provider}   # re-run to restart",
+        f"attach: tmux attach -t {spec.session}   log: {spec.log}",
+    ]

@@ -1,0 +1,107 @@
+"""Supervisor detection, the choice, the systemd unit as a value, and a real tmux start."""
+
+from __future__ import annotations
+
+import shutil
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from dreamlake.engine import supervise
+from dreamlake.engine.remote import LocalShell
+from dreamlake.engine.supervise import Capabilities, DaemonSpec
+
+SPEC = DaemonSpec(
+    provider="lab-box",
+    run_script="/home/u/.dreamlake/nymph/lab-box/run.sh",
+    workdir="/home/u/.dreamlake/nymph/lab-box",
+    log="/home/u/.dreamlake/nymph/lab-box/nymph.log",
+    user="u",
+)
+
+
+def test_parse_capabilities() -> None:
+    caps = supervise.parse_capabilities(
+        "user=u\nuid=1000\nsystemd=yes\nsystemd_user=yes\nlinger=yes\ntmux=yes\n"
+    )
+    assert caps == Capabilities("u", 1000, True, True, True, False, True)
+    assert supervise.parse_capabilities("garbage\n") == Capabilities()
+
+
+@pytest.mark.parametrize(
+    ("caps", "expected"),
+    [
+        (Capabilities(systemd=True, systemd_user=True, linger=True, tmux=True), "systemd-user"),
+        (Capabilities(systemd=True, systemd_user=True, linger=False, sudo=True), "systemd-system"),
+        (Capabilities(systemd=True, uid=0, sudo=True, tmux=True), "systemd-system"),
+        (Capabilities(systemd=True, systemd_user=True, tmux=True), "tmux"),
+        (Capabilities(systemd=False, sudo=True, tmux=True), "tmux"),
+        (Capabilities(), None),
+    ],
+)
+def test_choose_best_supervisor(caps: Capabilities, expected: str | None) -> None:
+    assert supervise.choose(caps) == expected
+
+
+def test_user_unit_text() -> None:
+    text = supervise.systemd_unit(SPEC, system=False)
+    assert text.splitlines()[0] == "[Unit]"
+    assert "ExecStart=/home/u/.dreamlake/nymph/lab-box/run.sh" in text
+    assert "Restart=always" in text
+    assert "WantedBy=default.target" in text
+    assert "User=" not in text
+
+
+def test_system_unit_text_runs_as_the_user() -> None:
+    text = supervise.systemd_unit(SPEC, system=True)
+    assert "Restart=always" in text and "User=u" in text
+    assert "WantedBy=multi-user.target" in text
+    assert SPEC.unit_name == "nymph-lab-box.service"
+
+
+def test_tmux_prose_says_it_does_not_restart() -> None:
+    lines = supervise.describe("tmux", SPEC, remote=True)
+    assert lines[0].startswith("⚠ no supervisor on this host — the daemon is running under tmux")
+    assert "(session nymph-lab-box)" in lines[0]
+    assert any("It does NOT restart it" in x for x in lines)
+    assert any("dreamlake provider connect -n lab-box" in x for x in lines)
+    assert supervise.describe("systemd-user", SPEC, remote=True)[0].startswith("supervisor: systemd")
+
+
+def test_detect_on_this_machine() -> None:
+    caps = supervise.detect(LocalShell())
+    assert caps.user and caps.uid >= 0
+    assert caps.tmux == (shutil.which("tmux") is not None)
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+def test_tmux_start_restart_stop(tmp_path: Path) -> None:
+    name = f"t-{uuid.uuid4().hex[:8]}"
+    run = tmp_path / "run.sh"
+    run.write_text("#!/bin/sh\necho started $$\nexec sleep 300\n")
+    run.chmod(0o755)
+    spec = DaemonSpec(name, str(run), str(tmp_path), str(tmp_path / "nymph.log"))
+    sh = LocalShell()
+    caps = Capabilities(tmux=True)
+    try:
+        t0 = time.monotonic()
+        supervise.start(sh, spec, "tmux", caps)
+        assert time.monotonic() - t0 < 10  # returns once tmux new-session -d does
+        assert supervise.running(sh, name, "tmux", caps)
+        supervise.start(sh, spec, "tmux", caps)  # a restart replaces the session
+        assert supervise.running(sh, name, "tmux", caps)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and "started" not in _read(spec.log):
+            time.sleep(0.1)
+        assert "started" in _read(spec.log)
+    finally:
+        supervise.stop(sh, name)
+    assert not supervise.running(sh, name, "tmux", caps)
+
+
+def _read(p: str) -> str:
+    try:
+        return Path(p).read_text()
+    except OSError:
+        return ""
