@@ -1,0 +1,260 @@
+"""The ``lakeshore`` command: run the control plane, and its admin path.
+
+    lakeshore serve [--host 127.0.0.1] [--port 7878] [--db URL] [--data-dir DIR]
+    lakeshore namespaces add NAME [--org ORG]
+    lakeshore namespaces list
+    lakeshore tokens create --namespace NS
+
+The admin commands talk to a running server: ``--server`` (or ``LAKESHORE_URL``,
+default http://127.0.0.1:7878) with ``--token-file`` (or ``LAKESHORE_TOKEN`` /
+``LAKESHORE_TOKEN_FILE``, default the admin token file ``serve`` wrote under
+``--data-dir``). Nothing here prompts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+
+import typer
+
+if TYPE_CHECKING:
+    from dreamlake.controlplane.client import Client
+
+app = typer.Typer(
+    name="lakeshore",
+    help="The lakeshore control plane: namespaces, tokens, workers and claims.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+namespaces_app = typer.Typer(help="Namespaces (admin).", no_args_is_help=True)
+tokens_app = typer.Typer(help="Namespace-scoped bearer tokens (admin).", no_args_is_help=True)
+app.add_typer(namespaces_app, name="namespaces")
+app.add_typer(tokens_app, name="tokens")
+
+# Sub-apps from other modules mount here, one line each, e.g.:
+#   from dreamlake.cli.lakeshore_registry import providers_app, secrets_app, modes_app
+#   app.add_typer(providers_app, name="providers")
+# --- registry sub-apps ---
+# --- end registry sub-apps ---
+
+# -- shared connection options (other sub-apps reuse these) ----------------------
+
+ServerOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--server", help="Control plane URL (default: LAKESHORE_URL, else http://127.0.0.1:7878)."
+    ),
+]
+TokenFileOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--token-file",
+        help="File holding a bearer token (default: LAKESHORE_TOKEN / LAKESHORE_TOKEN_FILE, "
+        "else the admin token under --data-dir).",
+    ),
+]
+DataDirOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--data-dir",
+        help="Server data directory (default: LAKESHORE_DATA_DIR, else the user data dir).",
+    ),
+]
+NamespaceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--namespace", "-N", help="Namespace (default: LAKESHORE_NAMESPACE, else 'default')."
+    ),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+
+
+def fail(message: str, next_action: str | None = None, code: int = 1) -> NoReturn:
+    typer.echo(f"error: {message}", err=True)
+    if next_action:
+        typer.echo(f"next: {next_action}", err=True)
+    raise typer.Exit(code)
+
+
+def make_client(
+    server: str | None = None,
+    token_file: Path | None = None,
+    data_dir: Path | None = None,
+    namespace: str | None = None,
+) -> Client:
+    """A client from flags, then the environment, then the embedded default."""
+    from dreamlake.controlplane.client import Client
+    from dreamlake.controlplane.server.settings import ADMIN_TOKEN_FILE, default_data_dir
+    from dreamlake.engine.lakeshore import DEFAULT_NAMESPACE, EMBEDDED_URL
+
+    url = server or os.environ.get("LAKESHORE_URL") or EMBEDDED_URL
+    token: str | None = None
+    if token_file is not None:
+        try:
+            token = token_file.expanduser().read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            fail(f"cannot read token file {token_file}: {exc.strerror}")
+    elif os.environ.get("LAKESHORE_TOKEN"):
+        token = os.environ["LAKESHORE_TOKEN"].strip()
+    elif os.environ.get("LAKESHORE_TOKEN_FILE"):
+        path = Path(os.environ["LAKESHORE_TOKEN_FILE"]).expanduser()
+        try:
+            token = path.read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            fail(f"cannot read LAKESHORE_TOKEN_FILE {path}: {exc.strerror}")
+    else:
+        admin = (data_dir.expanduser() if data_dir else default_data_dir()) / ADMIN_TOKEN_FILE
+        if admin.is_file():
+            token = admin.read_text(encoding="utf-8").strip()
+    ns = namespace or os.environ.get("LAKESHORE_NAMESPACE") or DEFAULT_NAMESPACE
+    return Client(url=url, token=token or None, namespace=ns)
+
+
+def call(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """Run a client call; turn control-plane errors into a message and exit 1."""
+    from dreamlake.controlplane.client import ApiFailure, Unreachable
+
+    try:
+        return fn(*args, **kwargs)
+    except Unreachable as exc:
+        fail(exc.message, "lakeshore serve   # or pass --server URL")
+    except ApiFailure as exc:
+        hint = None
+        if exc.status == 401:
+            hint = "pass --token-file with a valid token (the admin token is under --data-dir)"
+        elif exc.status == 403:
+            hint = "use an admin token, or a token of this namespace"
+        detail = exc.detail if isinstance(exc.detail, str) else json.dumps(exc.detail)
+        fail(f"{exc.status} {exc.error}: {detail}", hint)
+
+
+def emit(data: Any, as_json: bool, prose: str) -> None:
+    typer.echo(json.dumps(data, indent=2) if as_json else prose)
+
+
+# -- serve -------------------------------------------------------------------------
+
+
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to bind.")] = 7878,
+    db: Annotated[
+        str | None,
+        typer.Option(
+            "--db", help="Database URL (default: LAKESHORE_DB, else SQLite under --data-dir)."
+        ),
+    ] = None,
+    data_dir: DataDirOpt = None,
+    live_seconds: Annotated[
+        float | None,
+        typer.Option(
+            help="A worker is live while its last heartbeat is newer than this (default 30)."
+        ),
+    ] = None,
+    max_body_bytes: Annotated[
+        int, typer.Option(help="Largest request body accepted (413 above).")
+    ] = 1024 * 1024,
+    log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
+) -> None:
+    """Run the control plane (FastAPI under uvicorn); migrate the database first."""
+    from dreamlake.controlplane.server.settings import Settings
+
+    if live_seconds is not None and live_seconds <= 0:
+        fail("--live-seconds must be positive")
+    settings = Settings.from_env(
+        data_dir=data_dir, db_url=db, live_seconds=live_seconds, max_body_bytes=max_body_bytes
+    )
+    try:
+        from dreamlake.controlplane.server.app import create_app
+
+        application = create_app(settings)
+    except Exception as exc:
+        fail(
+            f"cannot start on {settings.database_url()!r}: {type(exc).__name__}: {exc}",
+            "check --db / LAKESHORE_DB and that --data-dir is writable",
+        )
+    import uvicorn
+
+    typer.echo(
+        f"lakeshore listening on http://{host}:{port} "
+        f"(database: {application.state.engine.dialect.name}, "
+        f"admin token: {application.state.admin_token_file})",
+        err=True,
+    )
+    uvicorn.run(
+        application,
+        host=host,
+        port=port,
+        log_level=log_level,
+        timeout_graceful_shutdown=2,
+        access_log=False,
+    )
+
+
+# -- namespaces and tokens -------------------------------------------------------
+
+
+@namespaces_app.command("add")
+def namespaces_add(
+    name: Annotated[str, typer.Argument(help="Namespace name (^[a-z0-9][a-z0-9-]*$).")],
+    org: Annotated[
+        str | None, typer.Option("--org", help="Org id shared by sibling namespaces.")
+    ] = None,
+    server: ServerOpt = None,
+    token_file: TokenFileOpt = None,
+    data_dir: DataDirOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Create a namespace (admin token)."""
+    client = make_client(server, token_file, data_dir)
+    out = call(client.create_namespace, name, org)
+    org_text = f" (org {out['orgId']})" if out.get("orgId") else ""
+    emit(out, as_json, f"created namespace {out['name']}{org_text}")
+
+
+@namespaces_app.command("list")
+def namespaces_list(
+    server: ServerOpt = None,
+    token_file: TokenFileOpt = None,
+    data_dir: DataDirOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List namespaces."""
+    client = make_client(server, token_file, data_dir)
+    rows = call(client.list_namespaces)
+    lines = [f"{r['name']}\t{r.get('orgId') or ''}".rstrip() for r in rows]
+    emit(rows, as_json, "\n".join(lines) if lines else "(no namespaces)")
+
+
+@tokens_app.command("create")
+def tokens_create(
+    namespace: Annotated[
+        str, typer.Option("--namespace", "-N", help="The namespace the token is scoped to.")
+    ],
+    label: Annotated[str | None, typer.Option(help="A note stored with the token.")] = None,
+    server: ServerOpt = None,
+    token_file: TokenFileOpt = None,
+    data_dir: DataDirOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Create a bearer token scoped to NAMESPACE; prints the token (shown once)."""
+    client = make_client(server, token_file, data_dir)
+    token = call(client.create_token, namespace, label)
+    emit({"token": token, "namespace": namespace, "label": label}, as_json, token)
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,205 @@
+"""A small client of the lakeshore API (standard library only, so it is cheap to
+import on a remote host): namespaces and tokens, worker register / heartbeat /
+poll / report / deregister, claims, submitting work and reading its result.
+
+Errors: :class:`Unreachable` when no answer came (connection refused, timeout,
+DNS); :class:`ApiFailure` when the server answered with an error status (its
+``status``, ``error`` and ``detail`` say which). Both are
+:class:`dreamlake.engine.errors.ControlPlaneError`.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from typing import Any
+
+from dreamlake.engine.errors import ControlPlaneError
+
+
+class Unreachable(ControlPlaneError):
+    """No answer from the control plane."""
+
+    kind = "lakeshore_unreachable"
+
+
+class ApiFailure(ControlPlaneError):
+    """The control plane answered with an error status."""
+
+    def __init__(self, status: int, error: str, detail: Any, url: str) -> None:
+        super().__init__(f"{status} {error}: {detail} ({url})")
+        self.status = status
+        self.error = error
+        self.detail = detail
+        self.url = url
+
+
+_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+@dataclass
+class Client:
+    url: str
+    token: str | None = None
+    namespace: str = "default"
+    timeout: float = 10.0
+
+    @classmethod
+    def from_control_plane(cls, cp: Any, *, timeout: float = 10.0) -> Client:
+        """From an ``engine.lakeshore.ControlPlane``."""
+        return cls(url=cp.url, token=cp.token, namespace=cp.namespace, timeout=timeout)
+
+    # -- plumbing ---------------------------------------------------------------
+
+    def _ns(self, namespace: str | None) -> str:
+        return urllib.parse.quote(namespace or self.namespace, safe="")
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        query: dict[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> Any:
+        """One HTTP call. Returns the decoded JSON body (None for 204)."""
+        url = self.url.rstrip("/") + path
+        if query:
+            url += "?" + urllib.parse.urlencode({k: v for k, v in query.items() if v is not None})
+        data = None if body is None else json.dumps(body).encode("utf-8")
+        req = urllib.request.Request(url, data=data, method=method)
+        req.add_header("Accept", "application/json")
+        if data is not None:
+            req.add_header("Content-Type", "application/json")
+        if self.token:
+            req.add_header("Authorization", f"Bearer {self.token}")
+        try:
+            with _NO_PROXY.open(req, timeout=timeout or self.timeout) as resp:
+                raw = resp.read()
+                if resp.status == 204 or not raw:
+                    return None
+                return json.loads(raw)
+        except urllib.error.HTTPError as exc:
+            raw = exc.read() or b""
+            try:
+                payload = json.loads(raw)
+            except ValueError:
+                payload = {"error": "http_error", "detail": raw.decode("utf-8", "replace")[:500]}
+            if not isinstance(payload, dict):
+                payload = {"error": "http_error", "detail": payload}
+            raise ApiFailure(
+                exc.code, str(payload.get("error", "error")), payload.get("detail"), url
+            ) from None
+        except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise Unreachable(f"lakeshore at {self.url} is unreachable: {reason}") from None
+        except ValueError as exc:
+            raise Unreachable(
+                f"lakeshore at {self.url} sent a body that is not JSON: {exc}"
+            ) from None
+
+    # -- server ---------------------------------------------------------------------
+
+    def healthz(self) -> dict[str, Any]:
+        return self.request("GET", "/healthz")  # type: ignore[no-any-return]
+
+    def whoami(self) -> dict[str, Any]:
+        return self.request("GET", "/api/whoami")  # type: ignore[no-any-return]
+
+    def create_namespace(self, name: str, org_id: str | None = None) -> dict[str, Any]:
+        body: dict[str, Any] = {"name": name}
+        if org_id is not None:
+            body["orgId"] = org_id
+        return self.request("POST", "/api/namespaces", body)  # type: ignore[no-any-return]
+
+    def list_namespaces(self) -> list[dict[str, Any]]:
+        return self.request("GET", "/api/namespaces")  # type: ignore[no-any-return]
+
+    def create_token(self, namespace: str, label: str | None = None) -> str:
+        body = {"label": label} if label else {}
+        out = self.request("POST", f"/api/namespaces/{self._ns(namespace)}/tokens", body)
+        return str(out["token"])
+
+    # -- workers (what a daemon calls) -------------------------------------------
+
+    def register(
+        self,
+        provider: str,
+        instance_id: str,
+        *,
+        host: str = "",
+        queues: list[str] | None = None,
+        version: str = "",
+    ) -> dict[str, Any]:
+        body = {
+            "providerName": provider,
+            "instanceId": instance_id,
+            "host": host,
+            "queues": list(queues or []),
+            "version": version,
+        }
+        return self.request("POST", f"/api/namespaces/{self._ns(None)}/workers", body)  # type: ignore[no-any-return]
+
+    def heartbeat(self, worker_id: str) -> dict[str, Any]:
+        path = f"/api/namespaces/{self._ns(None)}/workers/{urllib.parse.quote(worker_id)}/heartbeat"
+        return self.request("POST", path, {})  # type: ignore[no-any-return]
+
+    def poll_work(self, worker_id: str, wait: float = 0.0) -> dict[str, Any] | None:
+        """The next work item for this worker, or None after ``wait`` seconds."""
+        path = f"/api/namespaces/{self._ns(None)}/workers/{urllib.parse.quote(worker_id)}/work"
+        return self.request("GET", path, query={"wait": wait}, timeout=wait + self.timeout)  # type: ignore[no-any-return]
+
+    def report(
+        self,
+        worker_id: str,
+        work_id: str,
+        *,
+        exit_code: int | None,
+        output_tail: str = "",
+        error: str | None = None,
+    ) -> dict[str, Any]:
+        path = (
+            f"/api/namespaces/{self._ns(None)}/workers/{urllib.parse.quote(worker_id)}"
+            f"/work/{urllib.parse.quote(work_id)}/result"
+        )
+        body = {"exitCode": exit_code, "outputTail": output_tail, "error": error}
+        return self.request("POST", path, body)  # type: ignore[no-any-return]
+
+    def deregister(self, worker_id: str) -> None:
+        path = f"/api/namespaces/{self._ns(None)}/workers/{urllib.parse.quote(worker_id)}"
+        self.request("DELETE", path)
+
+    def workers(self, provider: str | None = None) -> list[dict[str, Any]]:
+        path = f"/api/namespaces/{self._ns(None)}/workers"
+        return self.request("GET", path, query={"provider": provider})  # type: ignore[no-any-return]
+
+    # -- claims and work (what the engine and people call) ------------------------
+
+    def claims(self, provider: str) -> dict[str, Any]:
+        path = f"/api/namespaces/{self._ns(None)}/providers/{urllib.parse.quote(provider)}/claims"
+        return self.request("GET", path)  # type: ignore[no-any-return]
+
+    def submit_work(
+        self,
+        provider: str,
+        command: str,
+        *,
+        queue: str | None = None,
+        timeout_seconds: float | None = None,
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {"command": command}
+        if queue is not None:
+            body["queue"] = queue
+        if timeout_seconds is not None:
+            body["timeoutSeconds"] = timeout_seconds
+        path = f"/api/namespaces/{self._ns(None)}/providers/{urllib.parse.quote(provider)}/work"
+        return self.request("POST", path, body)  # type: ignore[no-any-return]
+
+    def get_work(self, work_id: str, wait: float = 0.0) -> dict[str, Any]:
+        """A work item; with ``wait``, block until it has finished (or the wait ends)."""
+        path = f"/api/namespaces/{self._ns(None)}/work/{urllib.parse.quote(work_id)}"
+        return self.request("GET", path, query={"wait": wait}, timeout=wait + self.timeout)  # type: ignore[no-any-return]

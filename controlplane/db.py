@@ -1,0 +1,118 @@
+"""The SQL store: the declarative ``Base`` every table derives from, the engine and
+sessions, and the migration runner.
+
+SQLite (a file, WAL journal) by default; PostgreSQL by URL. Tables are created only
+by Alembic migrations (``controlplane/migrations/versions`` and, when present,
+``controlplane/registry/migrations``), never by ``metadata.create_all``.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import DateTime, Engine, create_engine, event
+from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
+from sqlalchemy.types import TypeDecorator
+
+MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+VERSIONS_DIR = MIGRATIONS_DIR / "versions"
+REGISTRY_VERSIONS_DIR = Path(__file__).parent / "registry" / "migrations"
+
+
+class Base(DeclarativeBase):
+    """The one metadata all control-plane tables share (core and registry)."""
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Aware UTC datetimes on every backend (SQLite stores them naive)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def sqlite_url(data_dir: Path) -> str:
+    return f"sqlite:///{(data_dir / 'lakeshore.db').as_posix()}"
+
+
+def normalize_url(url: str) -> str:
+    """``postgres://`` and ``postgresql://`` both mean psycopg2."""
+    for prefix in ("postgres://", "postgresql://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg2://" + url[len(prefix) :]
+    return url
+
+
+def make_engine(url: str) -> Engine:
+    url = normalize_url(url)
+    if url.startswith("sqlite"):
+        engine = create_engine(
+            url,
+            connect_args={"check_same_thread": False, "timeout": 30},
+            pool_size=8,
+            max_overflow=16,
+        )
+
+        @event.listens_for(engine, "connect")
+        def _pragmas(dbapi_conn: Any, _record: Any) -> None:
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA synchronous=NORMAL")
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.execute("PRAGMA busy_timeout=30000")
+            cur.close()
+
+        return engine
+    return create_engine(url, pool_pre_ping=True, pool_size=8, max_overflow=16)
+
+
+def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
+    return sessionmaker(engine, expire_on_commit=False)
+
+
+def version_locations() -> list[Path]:
+    locations = [VERSIONS_DIR]
+    if REGISTRY_VERSIONS_DIR.is_dir():
+        locations.append(REGISTRY_VERSIONS_DIR)
+    return locations
+
+
+def alembic_config(engine: Engine | None = None) -> Any:
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    cfg.set_main_option("path_separator", "os")
+    cfg.set_main_option("version_locations", os.pathsep.join(str(p) for p in version_locations()))
+    if engine is not None:
+        cfg.set_main_option("sqlalchemy.url", engine.url.render_as_string(hide_password=False))
+    return cfg
+
+
+def run_migrations(engine: Engine) -> None:
+    """Upgrade the database to every head (core and registry branches)."""
+    from alembic import command
+
+    cfg = alembic_config(engine)
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "heads")

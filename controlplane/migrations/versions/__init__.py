@@ -1,0 +1,1 @@
+"""Core revisions (namespaces, tokens, workers, work items)."""

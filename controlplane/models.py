@@ -1,0 +1,85 @@
+"""Core tables: namespaces, bearer tokens, workers (daemons claiming a provider)
+and work items. Registry tables (providers, secrets, modes) live in
+``controlplane/registry/models.py`` on the same :class:`~.db.Base`."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, Boolean, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from .db import Base, UTCDateTime, utcnow
+
+
+class Namespace(Base):
+    __tablename__ = "namespaces"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(63), unique=True, nullable=False)
+    org_id: Mapped[str | None] = mapped_column(String(128), index=True, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, nullable=False)
+
+
+class Token(Base):
+    """A bearer token. Only its SHA-256 is stored. ``admin`` tokens reach every
+    namespace; others reach their own namespace (and org siblings)."""
+
+    __tablename__ = "tokens"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True, nullable=False)
+    namespace_id: Mapped[int | None] = mapped_column(
+        ForeignKey("namespaces.id", ondelete="CASCADE"), index=True, nullable=True
+    )
+    admin: Mapped[bool] = mapped_column(Boolean, default=False, nullable=False)
+    label: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, nullable=False)
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+
+
+class Worker(Base):
+    """A daemon's claim on a provider. Live while its heartbeat is recent."""
+
+    __tablename__ = "workers"
+    __table_args__ = (UniqueConstraint("namespace_id", "provider_name", "instance_id"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    namespace_id: Mapped[int] = mapped_column(
+        ForeignKey("namespaces.id", ondelete="CASCADE"), index=True, nullable=False
+    )
+    provider_name: Mapped[str] = mapped_column(String(63), index=True, nullable=False)
+    instance_id: Mapped[str] = mapped_column(String(255), nullable=False)
+    host: Mapped[str] = mapped_column(String(255), default="", nullable=False)
+    queues: Mapped[list[Any]] = mapped_column(JSON, default=list, nullable=False)
+    version: Mapped[str] = mapped_column(String(64), default="", nullable=False)
+    registered_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, nullable=False)
+    last_seen: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, nullable=False)
+    polled_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    deregistered_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+
+
+class WorkItem(Base):
+    """A shell command for a provider (optionally one queue), run by one worker."""
+
+    __tablename__ = "work_items"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    namespace_id: Mapped[int] = mapped_column(
+        ForeignKey("namespaces.id", ondelete="CASCADE"), index=True, nullable=False
+    )
+    provider_name: Mapped[str] = mapped_column(String(63), index=True, nullable=False)
+    queue: Mapped[str | None] = mapped_column(String(63), nullable=True)
+    command: Mapped[str] = mapped_column(Text, nullable=False)
+    timeout_seconds: Mapped[float | None] = mapped_column(nullable=True)
+    state: Mapped[str] = mapped_column(String(16), index=True, default="queued", nullable=False)
+    worker_id: Mapped[str | None] = mapped_column(
+        ForeignKey("workers.id", ondelete="SET NULL"), nullable=True
+    )
+    exit_code: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    output_tail: Mapped[str | None] = mapped_column(Text, nullable=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, nullable=False)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)

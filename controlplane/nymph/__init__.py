@@ -1,0 +1,1 @@
+"""nymph: the host daemon that claims a provider in lakeshore and runs its work."""

@@ -1,0 +1,72 @@
+"""Every error leaves the API as JSON ``{"error": <code>, "detail": <text or list>}``
+with a proper status code. Routes raise :class:`ApiError`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    422: "validation_error",
+    429: "too_many_requests",
+    500: "internal_error",
+    503: "unavailable",
+}
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, error: str, detail: Any = None) -> None:
+        super().__init__(f"{status} {error}: {detail}")
+        self.status = status
+        self.error = error
+        self.detail = detail
+
+
+def not_found(what: str, name: str) -> ApiError:
+    return ApiError(404, "not_found", f"no {what} named {name!r}")
+
+
+def error_response(
+    status: int, error: str, detail: Any = None, headers: dict[str, str] | None = None
+) -> JSONResponse:
+    return JSONResponse({"error": error, "detail": detail}, status_code=status, headers=headers)
+
+
+def _validation_detail(exc: RequestValidationError) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for err in exc.errors():
+        loc = [str(p) for p in err.get("loc", ())]
+        out.append({"loc": loc, "msg": err.get("msg", ""), "type": err.get("type", "")})
+    return out
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ApiError)
+    async def _api_error(_request: Request, exc: ApiError) -> JSONResponse:
+        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+        return error_response(exc.status, exc.error, exc.detail, headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        return error_response(422, "validation_error", _validation_detail(exc))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = _CODES.get(exc.status_code, "error")
+        return error_response(exc.status_code, code, exc.detail, getattr(exc, "headers", None))
+
+    @app.exception_handler(Exception)
+    async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:
+        return error_response(500, "internal_error", f"{type(exc).__name__}: {exc}")

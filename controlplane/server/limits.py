@@ -1,0 +1,77 @@
+"""Request body size limit (413), checked on Content-Length and on the stream."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+Scope = dict[str, Any]
+Message = dict[str, Any]
+
+
+class BodySizeLimit:
+    """Pure ASGI middleware: refuse bodies larger than ``max_bytes`` with 413."""
+
+    def __init__(self, app: Any, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for key, value in scope.get("headers", []):
+            if key == b"content-length":
+                try:
+                    length = int(value)
+                except ValueError:
+                    length = 0
+                if length > self.max_bytes:
+                    await self._refuse(send)
+                    return
+        seen = 0
+        started = False
+        refused = False
+
+        async def limited_receive() -> Message:
+            nonlocal seen, refused
+            message: Message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_bytes and not refused:
+                    refused = True
+                    if not started:
+                        await self._refuse(send)
+                    return {"type": "http.disconnect"}
+            return message
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            if refused:
+                return
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, limited_receive, tracking_send)
+        except Exception:
+            if not refused:
+                raise
+
+    async def _refuse(self, send: Any) -> None:
+        body = json.dumps(
+            {"error": "payload_too_large", "detail": f"request body exceeds {self.max_bytes} bytes"}
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"connection", b"close"),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,1 @@
+"""Core routes: admin (health, namespaces, tokens), workers and claims, work."""

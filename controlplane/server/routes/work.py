@@ -1,0 +1,63 @@
+"""Submit a shell command for a provider (optionally a queue) and read its result."""
+
+from __future__ import annotations
+
+import time
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.concurrency import run_in_threadpool
+from sqlalchemy.orm import Session
+
+from ...names import is_name
+from .. import store
+from ..deps import Access, get_session, require_namespace
+from ..errors import ApiError
+from ..schemas import WorkIn, WorkOut
+from ..settings import MAX_WAIT_SECONDS
+
+router = APIRouter(prefix="/api/namespaces/{ns}")
+
+RECHECK_SECONDS = 1.0
+
+
+@router.post("/providers/{name}/work", response_model=WorkOut, status_code=201)
+def submit_work(
+    name: str,
+    body: WorkIn,
+    request: Request,
+    access: Access = Depends(require_namespace),
+    session: Session = Depends(get_session),
+) -> WorkOut:
+    if not is_name(name):
+        raise ApiError(422, "validation_error", f"invalid provider name {name!r}")
+    item = store.submit(session, access.namespace.id, name, body)
+    request.app.state.notifier.notify()
+    return store.work_out(session, item, request.app.state.settings.live_seconds)
+
+
+@router.get("/work/{work_id}", response_model=WorkOut)
+async def get_work(
+    work_id: str,
+    request: Request,
+    wait: float = Query(0.0, ge=0, le=MAX_WAIT_SECONDS),
+    access: Access = Depends(require_namespace),
+) -> WorkOut:
+    """One work item; with ``wait``, block until it finishes or the wait is over."""
+    make_session = request.app.state.sessionmaker
+    live = request.app.state.settings.live_seconds
+    ns_id = access.namespace.id
+    deadline = time.monotonic() + wait
+
+    def read() -> WorkOut:
+        with make_session() as session:
+            item = store.find_work(session, ns_id, work_id)
+            if item is None:
+                raise ApiError(404, "not_found", f"no work item {work_id!r}")
+            return store.work_out(session, item, live)
+
+    while True:
+        out = await run_in_threadpool(read)
+        remaining = deadline - time.monotonic()
+        if out.state in store.FINISHED or remaining <= 0 or await request.is_disconnected():
+            return out
+        await request.app.state.notifier.wait(min(remaining, RECHECK_SECONDS))

@@ -1,0 +1,230 @@
+"""Worker and work-item operations on a session. Pure SQL, no HTTP."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timedelta
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from ..db import utcnow
+from ..models import Worker, WorkItem
+from .schemas import ClaimInstance, Claims, WorkerIn, WorkerOut, WorkIn, WorkOut, WorkResultIn
+
+FINISHED = ("succeeded", "failed", "lost")
+
+
+def is_live(worker: Worker, live_seconds: float, now: datetime | None = None) -> bool:
+    now = now or utcnow()
+    return worker.deregistered_at is None and worker.last_seen >= now - timedelta(
+        seconds=live_seconds
+    )
+
+
+def worker_state(worker: Worker, live_seconds: float, now: datetime | None = None) -> str:
+    if not is_live(worker, live_seconds, now):
+        return "gone"
+    return "active" if worker.polled_at is not None else "joining"
+
+
+def register(session: Session, namespace_id: int, body: WorkerIn) -> tuple[Worker, bool]:
+    """Register (or re-register) a daemon. Returns (worker, created)."""
+    now = utcnow()
+    row = session.scalar(
+        select(Worker).where(
+            Worker.namespace_id == namespace_id,
+            Worker.provider_name == body.provider_name,
+            Worker.instance_id == body.instance_id,
+        )
+    )
+    created = row is None
+    if row is None:
+        row = Worker(
+            id=str(uuid.uuid4()),
+            namespace_id=namespace_id,
+            provider_name=body.provider_name,
+            instance_id=body.instance_id,
+            registered_at=now,
+        )
+        session.add(row)
+    else:
+        # A fresh process took over this instance id: its predecessor's runs are lost.
+        session.execute(
+            update(WorkItem)
+            .where(WorkItem.worker_id == row.id, WorkItem.state == "running")
+            .values(
+                state="lost", error="the worker re-registered; the run was lost", finished_at=now
+            )
+        )
+        row.registered_at = now
+    row.host = body.host
+    row.queues = list(dict.fromkeys(body.queues))
+    row.version = body.version
+    row.last_seen = now
+    row.polled_at = None
+    row.deregistered_at = None
+    session.commit()
+    return row, created
+
+
+def find_worker(session: Session, namespace_id: int, worker_id: str) -> Worker | None:
+    row = session.get(Worker, worker_id)
+    if row is None or row.namespace_id != namespace_id or row.deregistered_at is not None:
+        return None
+    return row
+
+
+def touch(session: Session, worker: Worker, *, polled: bool = False) -> None:
+    now = utcnow()
+    worker.last_seen = now
+    if polled:
+        worker.polled_at = now
+    session.commit()
+
+
+def deregister(session: Session, worker: Worker) -> None:
+    now = utcnow()
+    worker.deregistered_at = now
+    session.execute(
+        update(WorkItem)
+        .where(WorkItem.worker_id == worker.id, WorkItem.state == "running")
+        .values(state="lost", error="the worker deregistered before reporting", finished_at=now)
+    )
+    session.commit()
+
+
+def worker_out(worker: Worker, live_seconds: float) -> WorkerOut:
+    return WorkerOut(
+        worker_id=worker.id,
+        provider_name=worker.provider_name,
+        instance_id=worker.instance_id,
+        host=worker.host,
+        queues=list(worker.queues or []),
+        version=worker.version,
+        state=worker_state(worker, live_seconds),  # type: ignore[arg-type]
+        registered_at=worker.registered_at,
+        last_seen=worker.last_seen,
+    )
+
+
+def claims(session: Session, namespace_id: int, provider: str, live_seconds: float) -> Claims:
+    rows = session.scalars(
+        select(Worker)
+        .where(Worker.namespace_id == namespace_id, Worker.provider_name == provider)
+        .order_by(Worker.registered_at)
+    ).all()
+    now = utcnow()
+    instances: list[ClaimInstance] = []
+    gone = 0
+    for w in rows:
+        state = worker_state(w, live_seconds, now)
+        if state == "gone":
+            gone += 1
+            continue
+        instances.append(
+            ClaimInstance(
+                instance_id=w.instance_id,
+                host=w.host,
+                state=state,  # type: ignore[arg-type]
+                last_seen=w.last_seen,
+                queues=list(w.queues or []),
+            )
+        )
+    return Claims(live=len(instances), gone=gone, instances=instances)
+
+
+def submit(session: Session, namespace_id: int, provider: str, body: WorkIn) -> WorkItem:
+    item = WorkItem(
+        id=str(uuid.uuid4()),
+        namespace_id=namespace_id,
+        provider_name=provider,
+        queue=body.queue,
+        command=body.command,
+        timeout_seconds=body.timeout_seconds,
+        state="queued",
+        created_at=utcnow(),
+    )
+    session.add(item)
+    session.commit()
+    return item
+
+
+def try_claim(session: Session, worker: Worker) -> WorkItem | None:
+    """Atomically hand the oldest matching queued item to ``worker``."""
+    queues = set(worker.queues or [])
+    for _attempt in range(5):
+        candidates = session.scalars(
+            select(WorkItem)
+            .where(
+                WorkItem.namespace_id == worker.namespace_id,
+                WorkItem.provider_name == worker.provider_name,
+                WorkItem.state == "queued",
+            )
+            .order_by(WorkItem.created_at, WorkItem.id)
+            .limit(50)
+        ).all()
+        pick = next((c for c in candidates if c.queue is None or c.queue in queues), None)
+        if pick is None:
+            session.rollback()
+            return None
+        now = utcnow()
+        result = session.execute(
+            update(WorkItem)
+            .where(WorkItem.id == pick.id, WorkItem.state == "queued")
+            .values(state="running", worker_id=worker.id, started_at=now)
+            .execution_options(synchronize_session=False)
+        )
+        session.commit()
+        if result.rowcount == 1:  # type: ignore[attr-defined]
+            session.refresh(pick)
+            return pick
+    return None
+
+
+def find_work(session: Session, namespace_id: int, work_id: str) -> WorkItem | None:
+    item = session.get(WorkItem, work_id)
+    if item is None or item.namespace_id != namespace_id:
+        return None
+    return item
+
+
+def report(session: Session, item: WorkItem, body: WorkResultIn) -> WorkItem:
+    ok = body.error is None and body.exit_code == 0
+    item.state = "succeeded" if ok else "failed"
+    item.exit_code = body.exit_code
+    item.output_tail = body.output_tail
+    item.error = body.error
+    item.finished_at = utcnow()
+    session.commit()
+    return item
+
+
+def work_state(session: Session, item: WorkItem, live_seconds: float) -> str:
+    """A running item whose worker has gone reads as ``lost``."""
+    if item.state == "running" and item.worker_id is not None:
+        worker = session.get(Worker, item.worker_id)
+        if worker is None or not is_live(worker, live_seconds):
+            return "lost"
+    return item.state
+
+
+def work_out(session: Session, item: WorkItem, live_seconds: float) -> WorkOut:
+    state = work_state(session, item, live_seconds)
+    return WorkOut(
+        id=item.id,
+        provider_name=item.provider_name,
+        queue=item.queue,
+        command=item.command,
+        timeout_seconds=item.timeout_seconds,
+        state=state,  # type: ignore[arg-type]
+        worker_id=item.worker_id,
+        exit_code=item.exit_code,
+        output_tail=item.output_tail,
+        error=item.error
+        if state != "lost" or item.error
+        else "the worker went away before reporting",
+        created_at=item.created_at,
+        started_at=item.started_at,
+        finished_at=item.finished_at,
+    )
