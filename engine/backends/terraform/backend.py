@@ -1,0 +1,207 @@
+"""The terraform backend: ``plan``, ``apply``, ``observe_state`` and ``outputs``
+for one provider directory (its ``terraform/`` folder)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ...backends.base import ApplyOutcome, InfraState, PlanOutcome, Progress
+from ...contract import LockInfo
+from ...errors import BackendError
+from ...vendors import Template
+from . import planfile, uijson
+from .diagnostics import blocking_from_diagnostics
+from .lockinfo import LOCK_INFO, lock_from_diagnostic
+from .planjson import is_applyable, plan_counts
+from .runner import Completed, TerraformFailed, failed, run
+from .state import observe_state
+from .statefile import STATE_FILE, read_state
+from .tfexec import apply_args, init_args, plan_args, show_args, validate_args
+from .tfexec.plan import PLAN_FILE
+
+LOCK_SUMMARY = "Error acquiring the state lock"
+STALE_PLAN_SUMMARY = "Saved plan is stale"
+
+
+class StateLocked(BackendError):
+    """Another terraform run holds the state lock."""
+
+    def __init__(self, message: str, lock: LockInfo, completed: Completed | None = None) -> None:
+        super().__init__(
+            message,
+            argv=completed.argv if completed else None,
+            returncode=completed.returncode if completed else None,
+            stderr_tail=completed.stderr_tail if completed else "",
+            kind="terraform",
+        )
+        self.lock = lock
+
+
+def _template_for(provider_dir: Path) -> Template | None:
+    from ...record import read_record
+    from ...vendors import all_templates
+
+    try:
+        record = read_record(provider_dir / "provider.json")
+    except Exception:
+        return None
+    return all_templates().get(record.vendor) if record else None
+
+
+def _feed(progress: Progress | None):  # type: ignore[no-untyped-def]
+    if progress is None:
+        return None
+
+    def on_line(line: str) -> None:
+        msg = uijson.parse_line(line)
+        text = uijson.progress_message(msg) if msg else None
+        if text:
+            progress(text)
+
+    return on_line
+
+
+class TerraformBackend:
+    name = "terraform"
+
+    def observe_state(self, provider_dir: Path) -> InfraState:
+        return observe_state(provider_dir)
+
+    # -- plan ---------------------------------------------------------------
+
+    def plan(
+        self,
+        provider_dir: Path,
+        *,
+        progress: Progress | None = None,
+        template: Template | None = None,
+    ) -> PlanOutcome:
+        """init, validate, then ``plan -out=tfplan``; record the plan beside it."""
+        tf = provider_dir / "terraform"
+        if not tf.is_dir():
+            raise BackendError(f"{tf} does not exist: nothing to plan", kind="terraform")
+        had_lock_hcl = (tf / planfile.LOCK_HCL).exists()
+
+        done = run(init_args(), cwd=tf, provider_dir=provider_dir)
+        if done.returncode != 0:
+            raise failed(done, "init")
+
+        done = run(validate_args(), cwd=tf, provider_dir=provider_dir)
+        if done.returncode != 0:
+            diags = _validate_diagnostics(done.stdout)
+            raise failed(done, "validate", diags)
+
+        done = run(plan_args(), cwd=tf, provider_dir=provider_dir, on_line=_feed(progress))
+        messages = uijson.parse_stream(done.stdout)
+        summary = uijson.summarize(messages)
+        if done.returncode not in (0, 2) or summary.errors:
+            locked = [d for d in summary.errors if d.get("summary") == LOCK_SUMMARY]
+            if locked:
+                lock = lock_from_diagnostic(str(locked[0].get("detail", "")), tf / LOCK_INFO)
+                raise StateLocked("another terraform run holds the state lock", lock, done)
+            blocking = blocking_from_diagnostics(
+                summary.errors,
+                provider_dir=provider_dir,
+                template=template if template is not None else _template_for(provider_dir),
+                tf_dir=tf,
+            )
+            if blocking:
+                return PlanOutcome(result="needs_input", blocking=tuple(blocking))
+            raise failed(done, "plan", summary.errors)
+
+        shown = run(show_args(PLAN_FILE), cwd=tf, provider_dir=provider_dir)
+        if shown.returncode != 0:
+            raise failed(shown, "show")
+        try:
+            plan_json = json.loads(shown.stdout)
+        except ValueError as exc:
+            raise failed(shown, "show (no JSON)") from exc
+        counts = plan_counts(plan_json)
+        changes = done.returncode == 2 or is_applyable(plan_json, counts)
+        record = planfile.make_record(
+            tf, counts, changes=changes, terraform_version=summary.version
+        )
+        meta = planfile.write_record(tf, record)
+        files = [str(tf / PLAN_FILE), str(meta)]
+        if not had_lock_hcl and (tf / planfile.LOCK_HCL).exists():
+            files.append(str(tf / planfile.LOCK_HCL))
+        return PlanOutcome(result="ok", plan=counts, files=tuple(files))
+
+    # -- apply --------------------------------------------------------------
+
+    def apply(self, provider_dir: Path, *, progress: Progress | None = None) -> ApplyOutcome:
+        """Apply exactly the saved plan, if it is still fresh."""
+        tf = provider_dir / "terraform"
+        state = observe_state(provider_dir)
+        if state.lock is not None and state.lock.state == "held":
+            return ApplyOutcome(
+                result="applying", lock=state.lock, reason="another terraform run is in flight"
+            )
+        fresh = planfile.freshness(tf)
+        if not fresh.fresh:
+            return ApplyOutcome(result="no_plan", reason=f"not applied: {fresh.reason}")
+
+        before = {p: _mtime(tf / p) for p in (STATE_FILE, f"{STATE_FILE}.backup")}
+        done = run(apply_args(), cwd=tf, provider_dir=provider_dir, on_line=_feed(progress))
+        messages = uijson.parse_stream(done.stdout)
+        summary = uijson.summarize(messages)
+        written = [
+            str(tf / p) for p, m in before.items() if (tf / p).exists() and _mtime(tf / p) != m
+        ]
+        if done.returncode < 0:
+            after = observe_state(provider_dir)
+            lock = after.lock or LockInfo(
+                state="stale",
+                path=str(tf / STATE_FILE),
+                detail=f"terraform apply was stopped by signal {-done.returncode}",
+            )
+            return ApplyOutcome(
+                result="applying",
+                lock=lock,
+                reason="the apply was interrupted",
+                files=tuple(written),
+            )
+        if done.returncode != 0 or summary.errors:
+            for d in summary.errors:
+                if d.get("summary") == LOCK_SUMMARY:
+                    lock = lock_from_diagnostic(str(d.get("detail", "")), tf / LOCK_INFO)
+                    return ApplyOutcome(
+                        result="applying",
+                        lock=lock,
+                        reason="another terraform run holds the state lock",
+                    )
+                if d.get("summary") == STALE_PLAN_SUMMARY:
+                    planfile.discard(tf)
+                    return ApplyOutcome(
+                        result="no_plan",
+                        reason="not applied: terraform says the saved plan is stale (the state changed)",
+                    )
+            raise failed(done, "apply", summary.errors)
+        planfile.discard(tf)
+        return ApplyOutcome(result="applied", files=tuple(written))
+
+    # -- outputs ------------------------------------------------------------
+
+    def outputs(self, provider_dir: Path) -> dict[str, Any]:
+        return dict(observe_state(provider_dir).outputs)
+
+
+def _mtime(p: Path) -> float | None:
+    try:
+        return p.stat().st_mtime_ns
+    except OSError:
+        return None
+
+
+def _validate_diagnostics(stdout: str) -> list[dict[str, Any]]:
+    try:
+        data = json.loads(stdout)
+    except ValueError:
+        return []
+    diags = data.get("diagnostics") if isinstance(data, dict) else None
+    return [d for d in diags or [] if isinstance(d, dict) and d.get("severity") == "error"]
+
+
+__all__ = ["StateLocked", "TerraformBackend", "TerraformFailed", "read_state"]

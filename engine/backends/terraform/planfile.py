@@ -1,0 +1,181 @@
+"""The saved plan (``terraform/tfplan``) and its record (``terraform/tfplan.meta.json``).
+
+The record is written beside the plan when ``plan`` makes it: the plan file's
+hash, a hash of every input (``*.tf``, ``*.tf.json``, ``*.tfvars``,
+``*.tfvars.json``, ``.terraform.lock.hcl``), the state's fingerprint, serial and
+lineage, and the counts. A plan is *fresh* when the plan file is the one recorded,
+no input changed since, and the state is the one it was made against; ``status``
+decides ``ready`` from that without running terraform.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ...contract import PlanCounts
+from .statefile import STATE_FILE, read_state, state_fingerprint
+from .tfexec.plan import PLAN_FILE
+
+META_FILE = f"{PLAN_FILE}.meta.json"
+META_FORMAT = 1
+INPUT_SUFFIXES = (".tf", ".tf.json", ".tfvars", ".tfvars.json")
+LOCK_HCL = ".terraform.lock.hcl"
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 16), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def input_files(tf_dir: Path) -> list[Path]:
+    """Every file terraform reads as configuration or variables, skipping ``.terraform/``."""
+    out: list[Path] = []
+    for root, dirs, files in os.walk(tf_dir):
+        dirs[:] = sorted(
+            d for d in dirs if d != ".terraform" and not d.startswith("terraform.tfstate")
+        )
+        for name in sorted(files):
+            if name.endswith(INPUT_SUFFIXES) or (name == LOCK_HCL and Path(root) == tf_dir):
+                out.append(Path(root) / name)
+    return out
+
+
+def input_hashes(tf_dir: Path) -> dict[str, str]:
+    return {p.relative_to(tf_dir).as_posix(): _sha256(p) for p in input_files(tf_dir)}
+
+
+@dataclass(frozen=True)
+class PlanRecord:
+    plan_sha256: str
+    inputs: dict[str, str]
+    state: dict[str, Any]
+    plan: PlanCounts
+    changes: bool
+    created_at: str
+    terraform_version: str | None = None
+
+    def to_json(self) -> str:
+        data = {
+            "format": META_FORMAT,
+            "planFile": PLAN_FILE,
+            "planSha256": self.plan_sha256,
+            "createdAt": self.created_at,
+            "terraformVersion": self.terraform_version,
+            "changes": self.changes,
+            "plan": self.plan.model_dump(),
+            "state": self.state,
+            "inputs": self.inputs,
+        }
+        return json.dumps(data, indent=2, sort_keys=False) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str) -> PlanRecord:
+        data = json.loads(text)
+        if data.get("format") != META_FORMAT:
+            raise ValueError(f"unknown plan record format {data.get('format')!r}")
+        return cls(
+            plan_sha256=str(data["planSha256"]),
+            inputs=dict(data["inputs"]),
+            state=dict(data["state"]),
+            plan=PlanCounts.model_validate(data["plan"]),
+            changes=bool(data.get("changes", True)),
+            created_at=str(data.get("createdAt", "")),
+            terraform_version=data.get("terraformVersion"),
+        )
+
+
+def state_record(tf_dir: Path) -> dict[str, Any]:
+    st = read_state(tf_dir / STATE_FILE)
+    return {
+        "fingerprint": state_fingerprint(tf_dir / STATE_FILE),
+        "serial": st.serial,
+        "lineage": st.lineage,
+    }
+
+
+def make_record(
+    tf_dir: Path, plan: PlanCounts, *, changes: bool, terraform_version: str | None
+) -> PlanRecord:
+    return PlanRecord(
+        plan_sha256=_sha256(tf_dir / PLAN_FILE),
+        inputs=input_hashes(tf_dir),
+        state=state_record(tf_dir),
+        plan=plan,
+        changes=changes,
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        terraform_version=terraform_version,
+    )
+
+
+def write_atomic(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_record(tf_dir: Path, record: PlanRecord) -> Path:
+    path = tf_dir / META_FILE
+    write_atomic(path, record.to_json())
+    return path
+
+
+def read_record(tf_dir: Path) -> PlanRecord | None:
+    try:
+        return PlanRecord.from_json((tf_dir / META_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+@dataclass(frozen=True)
+class Freshness:
+    fresh: bool
+    reason: str  # why not fresh ("" when fresh)
+    record: PlanRecord | None = None
+
+
+def freshness(tf_dir: Path) -> Freshness:
+    """Is the saved plan the one ``plan`` made, for today's inputs and state?"""
+    plan_path = tf_dir / PLAN_FILE
+    if not plan_path.is_file():
+        return Freshness(False, "there is no saved plan")
+    record = read_record(tf_dir)
+    if record is None:
+        return Freshness(False, f"the saved plan has no readable {META_FILE} beside it")
+    try:
+        if _sha256(plan_path) != record.plan_sha256:
+            return Freshness(
+                False, "the saved plan file was replaced since plan recorded it", record
+            )
+    except OSError:
+        return Freshness(False, "the saved plan cannot be read", record)
+    now = input_hashes(tf_dir)
+    changed = sorted(k for k in set(now) | set(record.inputs) if now.get(k) != record.inputs.get(k))
+    if changed:
+        shown = ", ".join(changed[:3]) + (" …" if len(changed) > 3 else "")
+        return Freshness(False, f"the configuration changed since the plan ({shown})", record)
+    if state_fingerprint(tf_dir / STATE_FILE) != record.state.get("fingerprint"):
+        return Freshness(
+            False, "the state changed since the plan (an apply or refresh ran)", record
+        )
+    return Freshness(True, "", record)
+
+
+def discard(tf_dir: Path) -> None:
+    """Remove the saved plan and its record (after it was applied)."""
+    for name in (PLAN_FILE, META_FILE):
+        (tf_dir / name).unlink(missing_ok=True)

