@@ -1,0 +1,231 @@
+"""Read ``*.tfvars`` values and ``variable`` blocks with python-hcl2, as plain values.
+
+python-hcl2 (8.x) keeps HCL source for strings and expressions: ``"x"`` comes back
+as ``'"x"'`` (quotes and escapes included) and an expression as ``'${...}'``.
+:func:`decode` turns those into Python values, evaluating what it can with
+:mod:`.hcl_eval`; what it cannot becomes :data:`OPAQUE` (set, but not judged).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..commands import create_continue
+from ..contract import EditThenContinue
+from ..errors import DreamlakeError
+from .hcl_eval import EvalError, Unevaluable, evaluate, parse, parse_template
+from .lines import KeyLines, hcl_key_lines, json_key_lines
+
+
+class _Opaque:
+    def __repr__(self) -> str:
+        return "OPAQUE"
+
+
+OPAQUE: Any = _Opaque()
+"""A value that is set but that the scan cannot compute (left for plan)."""
+
+_HEREDOC_RE = re.compile(r"\A<<(-?)([A-Za-z_][A-Za-z0-9_]*)\n(.*?)\n?[ \t]*\2\Z", re.S)
+
+
+def _decode_heredoc(raw: str) -> Any:
+    m = _HEREDOC_RE.match(raw)
+    if not m:
+        return OPAQUE
+    body = m.group(3)
+    lines = body.split("\n")
+    if m.group(1):
+        indents = [len(ln) - len(ln.lstrip(" \t")) for ln in lines if ln.strip()]
+        cut = min(indents, default=0)
+        lines = [ln[cut:] for ln in lines]
+    text = "\n".join(lines) + "\n"
+    if "${" in text or "%{" in text:
+        return OPAQUE
+    return text
+
+
+def decode(value: Any) -> Any:
+    """A python-hcl2 value as a plain Python value (or :data:`OPAQUE`)."""
+    if isinstance(value, str):
+        try:
+            if len(value) >= 2 and value.startswith('"') and value.endswith('"'):
+                inner = value[1:-1]
+                if inner.startswith("<<"):
+                    return _decode_heredoc(inner)
+                return evaluate(parse_template(inner))
+            if value.startswith("${") and value.endswith("}"):
+                return evaluate(value[2:-1])
+            return evaluate(value)
+        except (Unevaluable, EvalError):
+            return OPAQUE
+    if isinstance(value, list):
+        items = [decode(v) for v in value]
+        return OPAQUE if any(v is OPAQUE for v in items) else items
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            if isinstance(k, str) and k.startswith("__") and k.endswith("__"):
+                continue
+            key = decode(k) if isinstance(k, str) and k.startswith('"') else k
+            dv = decode(v)
+            if key is OPAQUE or dv is OPAQUE:
+                return OPAQUE
+            out[str(key)] = dv
+        return out
+    return value
+
+
+def unquote(name: str) -> str:
+    """A block label as python-hcl2 gives it (``'"region"'``) without its quotes."""
+    return name[1:-1] if len(name) >= 2 and name[0] == name[-1] == '"' else name
+
+
+def _syntax_error(path: Path, line: int | None, detail: str, provider: str) -> DreamlakeError:
+    where = f"{path}:{line}" if line else str(path)
+    return DreamlakeError(
+        f"{where}: {path.name} does not parse: {detail}. Fix the syntax, then continue.",
+        kind="tfvars_syntax",
+        next_action=EditThenContinue(file=str(path), command=create_continue(provider)),
+    )
+
+
+@dataclass
+class VarFile:
+    """One variable-definitions file: its values and where each key sits."""
+
+    path: Path
+    values: dict[str, Any] = field(default_factory=dict)
+    lines: KeyLines = field(default_factory=KeyLines)
+    exists: bool = True
+
+
+def read_var_file(path: Path, provider: str) -> VarFile:
+    """Read a ``.tfvars`` or ``.tfvars.json`` file. A missing file reads as empty;
+    one that does not parse raises ``DreamlakeError(kind="tfvars_syntax")``."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return VarFile(path, exists=False)
+    except (OSError, UnicodeDecodeError) as e:
+        raise _syntax_error(path, None, f"cannot be read ({e})", provider) from None
+    if path.name.endswith(".json"):
+        try:
+            data = json.loads(text) if text.strip() else {}
+        except json.JSONDecodeError as e:
+            raise _syntax_error(path, e.lineno, e.msg, provider) from None
+        if not isinstance(data, dict):
+            raise _syntax_error(path, 1, "the top level must be an object", provider)
+        return VarFile(path, data, json_key_lines(text))
+    import hcl2
+
+    try:
+        raw = hcl2.loads(text)
+    except Exception as e:  # lark raises several unrelated exception types
+        line = getattr(e, "line", None)
+        detail = str(e).splitlines()[0] if str(e) else type(e).__name__
+        detail = re.sub(r"\s+at line \d+, column \d+\.?$", "", detail)
+        raise _syntax_error(
+            path, line if isinstance(line, int) and line > 0 else None, detail, provider
+        ) from None
+    values = {k: decode(v) for k, v in raw.items() if not (k.startswith("__") and k.endswith("__"))}
+    return VarFile(path, values, hcl_key_lines(text))
+
+
+# ----------------------------------------------------------------- variable blocks
+
+
+@dataclass
+class Validation:
+    condition: Any  # a parsed node, a literal, or OPAQUE
+    error_message: str
+    message_node: Any = None  # a template to render with the value, when it has one
+
+
+@dataclass
+class VariableSpec:
+    name: str
+    type: str | None = None
+    has_default: bool = False
+    default: Any = None
+    validations: list[Validation] = field(default_factory=list)
+
+
+def _expr_text(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value[2:-1] if value.startswith("${") and value.endswith("}") else value
+    return None
+
+
+def _validation(block: dict[str, Any]) -> Validation:
+    cond_raw = block.get("condition")
+    cond: Any
+    if isinstance(cond_raw, bool):
+        cond = ("lit", cond_raw)
+    else:
+        text = _expr_text(cond_raw)
+        try:
+            cond = parse(text) if text is not None else OPAQUE
+        except (Unevaluable, EvalError):
+            cond = OPAQUE
+    msg_raw = block.get("error_message")
+    message = ""
+    node = None
+    if isinstance(msg_raw, str) and msg_raw.startswith('"') and msg_raw.endswith('"'):
+        try:
+            node = parse_template(msg_raw[1:-1])
+            if all(isinstance(p, str) for p in node[1]):
+                message, node = "".join(node[1]), None
+            else:
+                message = msg_raw[1:-1]
+        except (Unevaluable, EvalError):
+            message = msg_raw[1:-1]
+    elif isinstance(msg_raw, str):
+        message = msg_raw
+    return Validation(cond, message, node)
+
+
+def read_variables(tf_dir: Path) -> dict[str, VariableSpec]:
+    """Every ``variable`` block in the ``*.tf`` files of ``tf_dir``. A file that
+    does not parse is skipped: plan reports it, the scan only judges values."""
+    import hcl2
+
+    out: dict[str, VariableSpec] = {}
+    try:
+        files = sorted(tf_dir.glob("*.tf"))
+    except OSError:
+        return out
+    for f in files:
+        try:
+            data = hcl2.loads(f.read_text(encoding="utf-8"))
+        except Exception:
+            continue
+        for entry in data.get("variable", []):
+            for label, body in entry.items():
+                name = unquote(label)
+                if not isinstance(body, dict):
+                    continue
+                spec = VariableSpec(name=name, type=_expr_text(body.get("type")))
+                if "default" in body:
+                    spec.has_default = True
+                    spec.default = decode(body["default"])
+                for block in body.get("validation", []) or []:
+                    if isinstance(block, dict):
+                        spec.validations.append(_validation(block))
+                out[name] = spec
+    return out
+
+
+__all__ = [
+    "OPAQUE",
+    "Validation",
+    "VarFile",
+    "VariableSpec",
+    "decode",
+    "read_var_file",
+    "read_variables",
+    "unquote",
+]
