@@ -1,0 +1,389 @@
+"""The Pulumi backend: the Backend protocol over Automation API stacks.
+
+* ``observe_state`` reads the file backend directly (``state``): no CLI, no import
+  of ``pulumi``.
+* ``plan`` scans the stack config first (missing / invalid → ``needs_input``, no CLI
+  needed), then runs ``stack.preview()`` — saving an update plan
+  (``--save-plan``) when the CLI supports it (``PULUMI_EXPERIMENTAL`` or
+  provider.json ``settings.pulumi.savePlan``) — and records the counts with a
+  digest of the inputs and the state in ``pulumi/summary.plan.json``. That file is
+  what makes ``ready`` derivable: it is fresh while neither changed.
+* ``apply`` runs ``stack.up()`` only on a fresh plan and only when no lock and no
+  pending operation is in the way; otherwise it reports ``applying`` (what holds
+  the stack and what clears it) or ``no_plan``. It never runs as a recovery.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ...contract import Blocking, LockInfo, PlanCounts
+from ...errors import BackendError, DreamlakeError
+from ...fsutil import atomic_write
+from ...paths import ProviderPaths
+from ...record import read_record
+from ..base import ApplyOutcome, InfraState, PlanOutcome, Progress
+from .automation import Automation, PulumiAutomation, StackRequest
+from .errors import command_result, config_problems, is_concurrent, lock_from_message, translate
+from .project import PulumiProject
+from .runtime import backend_url, cli_command, command_env, local_root, require_cli
+from .state import (
+    BackendFiles,
+    LockFile,
+    StateUnreadable,
+    counted_resources,
+    leftovers,
+    stack_outputs,
+)
+
+_TRUE = {"1", "true", "yes", "on"}
+
+
+def counts_from(changes: Mapping[str, int]) -> PlanCounts:
+    """Plan counts from Pulumi's change summary: a replace adds one and destroys one
+    (as terraform counts it); ``create-replacement`` / ``delete-replaced`` are the
+    steps of a ``replace`` and not counted again; ``same``, ``read``, ``refresh``
+    are not changes."""
+    c = {k: int(v) for k, v in changes.items()}
+    return PlanCounts(
+        add=c.get("create", 0) + c.get("replace", 0) + c.get("import", 0),
+        change=c.get("update", 0),
+        destroy=c.get("delete", 0) + c.get("replace", 0) + c.get("discard", 0),
+    )
+
+
+def inputs_digest(project: PulumiProject, url: str) -> str:
+    h = hashlib.sha256(url.encode())
+    for p in project.inputs():
+        h.update(p.relative_to(project.dir).as_posix().encode() + b"\0")
+        try:
+            h.update(p.read_bytes())
+        except OSError:
+            h.update(b"?")
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def read_summary(project: PulumiProject) -> dict[str, Any] | None:
+    try:
+        data = json.loads(project.summary.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _lock_info(
+    lock: LockFile, project: PulumiProject, environ: Mapping[str, str] | None
+) -> LockInfo:
+    who = f"{lock.username}@{lock.hostname or '?'}" + (f" (pid {lock.pid})" if lock.pid else "")
+    if lock.held:
+        detail = (
+            f"pulumi holds the stack lock: an update, refresh or destroy is in flight ({lock.detail}). "
+            "Wait for it to end, then re-run; if that process is gone, "
+            f"`{cli_command(project, 'cancel --yes', environ)}` removes the lock."
+        )
+    else:
+        detail = (
+            f"a stack lock was left by an interrupted update ({lock.detail}). "
+            f"`{cli_command(project, 'cancel --yes', environ)}` removes it; then "
+            f"`{cli_command(project, 'refresh --yes', environ)}` reconciles the state with "
+            "the cloud before planning again."
+        )
+    return LockInfo(
+        state="held" if lock.held else "stale",
+        path=str(lock.path),
+        who=who,
+        since=lock.timestamp,
+        operation="update",
+        detail=detail,
+    )
+
+
+def _pending_info(
+    ops: list[dict[str, Any]],
+    path: Path,
+    since: str | None,
+    project: PulumiProject,
+    environ: Mapping[str, str] | None,
+) -> LockInfo:
+    kinds = [str(o.get("type", "?")) for o in ops]
+    listed = "; ".join(
+        f"{(o.get('resource') or {}).get('urn', '?')} interrupted while {o.get('type', '?')}"
+        for o in ops[:5]
+    ) + ("; …" if len(ops) > 5 else "")
+    if "creating" in kinds:
+        fix = (
+            f"Check in the cloud account whether those resources exist, then "
+            f"`{cli_command(project, 'refresh --yes --clear-pending-creates', environ)}` clears "
+            "them (or `--import-pending-creates <urn> <id>` to keep one that was created)."
+        )
+    else:
+        fix = f"`{cli_command(project, 'refresh --yes', environ)}` reconciles and clears them."
+    return LockInfo(
+        state="stale",
+        path=str(path),
+        since=since,
+        operation=",".join(dict.fromkeys(kinds)),
+        detail=f"an update was interrupted with {len(ops)} pending operation(s): {listed}. {fix} "
+        "Re-running apply does not recover it.",
+    )
+
+
+class PulumiBackend:
+    """The ``pulumi`` backend. ``automation`` and ``environ`` are the seams."""
+
+    name = "pulumi"
+
+    def __init__(
+        self,
+        automation: Automation | None = None,
+        environ: Mapping[str, str] | None = None,
+        hostname: str | None = None,
+    ) -> None:
+        self._automation = automation
+        self._environ = environ
+        self._hostname = hostname
+
+    @property
+    def automation(self) -> Automation:
+        if self._automation is None:
+            self._automation = PulumiAutomation()
+        return self._automation
+
+    def _env(self) -> Mapping[str, str]:
+        return os.environ if self._environ is None else self._environ
+
+    # -- reading ---------------------------------------------------------------------
+
+    def observe_state(self, provider_dir: Path) -> InfraState:
+        project = PulumiProject.of(provider_dir)
+        env = self._env()
+        url = backend_url(project, env)
+        root = local_root(url, project)
+        summary = read_summary(project)
+        digest = inputs_digest(project, url) if summary else ""
+        if root is None:
+            fresh = bool(summary and summary.get("inputs") == digest)
+            return InfraState(
+                plan_fresh=fresh,
+                plan=_summary_counts(summary) if fresh else None,
+                notes=(
+                    f"pulumi state is kept in {url}; status reads file backends only, so it "
+                    "cannot tell from here whether the stack is deployed",
+                ),
+                stale_hint="run `dreamlake provider plan` to compare the stack with its config",
+            )
+        files = BackendFiles.open(root, project.name, project.stack)
+        notes = list(files.notes)
+        cp = None
+        try:
+            cp = files.checkpoint()
+        except StateUnreadable as exc:
+            notes.append(str(exc))
+        locks = files.locks(hostname=self._hostname)
+        lock: LockInfo | None = None
+        if locks:
+            chosen = next((lk for lk in locks if lk.held), locks[0])
+            lock = _lock_info(chosen, project, env)
+            if len(locks) > 1:
+                notes.append(f"{len(locks)} lock files in {files.lock_dir}")
+        pending = cp.pending_operations if cp else []
+        if cp is not None and pending:
+            info = _pending_info(pending, cp.path, cp.manifest_time, project, env)
+            if lock is None:
+                lock = info
+            else:
+                lock = lock.model_copy(update={"detail": f"{lock.detail} Also: {info.detail}"})
+        extra = leftovers(cp) if cp else []
+        notes += extra
+        fresh = bool(
+            summary
+            and lock is None
+            and summary.get("inputs") == digest
+            and summary.get("state") == files.state_digest()
+        )
+        return InfraState(
+            present=bool(cp and cp.resources),
+            resources=counted_resources(cp) if cp else 0,
+            outputs=stack_outputs(cp) if cp else {},
+            lock=lock,
+            partial=bool(pending or extra),
+            plan_fresh=fresh,
+            plan=_summary_counts(summary) if fresh else None,
+            notes=tuple(notes),
+        )
+
+    def outputs(self, provider_dir: Path) -> dict[str, Any]:
+        return dict(self.observe_state(provider_dir).outputs)
+
+    # -- acting ----------------------------------------------------------------------
+
+    def _request(self, provider_dir: Path) -> tuple[PulumiProject, StackRequest]:
+        project = PulumiProject.of(provider_dir)
+        if not project.main.is_file():
+            raise BackendError(
+                f"{project.main} is missing: the pulumi backend runs the program there",
+                argv=["pulumi"],
+                kind="pulumi",
+            )
+        env = self._env()
+        cli = require_cli(env)
+        request = StackRequest(
+            stack=project.stack,
+            project=project.name,
+            work_dir=project.dir.absolute(),
+            main=project.main.absolute(),
+            env=command_env(project, env),
+            cli=cli,
+        )
+        return project, request
+
+    def _scan(self, provider_dir: Path) -> list[Blocking]:
+        from ...scan.pulumi import scan_pulumi
+        from ...vendors import all_templates
+
+        record = read_record(provider_dir / "provider.json")
+        if record is None:
+            raise DreamlakeError(f"{provider_dir} holds no provider.json", kind="unknown_provider")
+        template = all_templates().get(record.vendor)
+        if template is None:
+            return []
+        return scan_pulumi(ProviderPaths(provider_dir), template)
+
+    def _save_plans(self, provider_dir: Path) -> bool:
+        if self._env().get("PULUMI_EXPERIMENTAL", "").lower() in _TRUE:
+            return True
+        try:
+            record = read_record(provider_dir / "provider.json")
+        except DreamlakeError:
+            return False
+        pul = record.settings.get("pulumi") if record else None
+        return bool(isinstance(pul, dict) and pul.get("savePlan"))
+
+    def plan(self, provider_dir: Path, *, progress: Progress | None = None) -> PlanOutcome:
+        blocking = self._scan(provider_dir)
+        if blocking:
+            return PlanOutcome("needs_input", blocking=tuple(blocking))
+        project, request = self._request(provider_dir)
+        for stale in (project.summary, project.update_plan):
+            stale.unlink(missing_ok=True)
+        save = str(project.update_plan.absolute()) if self._save_plans(provider_dir) else None
+        try:
+            session = self.automation.open(request)
+            result = session.preview(save_plan=save, on_output=progress)
+        except Exception as exc:
+            problems = config_problems(command_result(exc)) if _is_command_error(exc) else {}
+            if problems:
+                return PlanOutcome("needs_input", blocking=self._blocking(project, problems))
+            raise translate(exc, op="preview") from exc
+        counts = counts_from(result.changes)
+        url = request.env["PULUMI_BACKEND_URL"]
+        root = local_root(url, project)
+        state = (
+            BackendFiles.open(root, project.name, project.stack).state_digest()
+            if root
+            else "remote"
+        )
+        saved = save is not None and project.update_plan.is_file()
+        summary = {
+            "stack": project.stack,
+            "backendUrl": url,
+            "counts": counts.model_dump(),
+            "changes": result.changes,
+            "inputs": inputs_digest(project, url),
+            "state": state,
+            "savedPlan": project.update_plan.name if saved else None,
+            "createdAt": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+        atomic_write(project.summary, json.dumps(summary, indent=2) + "\n")
+        files = [str(project.summary.absolute())]
+        if saved:
+            files.append(str(project.update_plan.absolute()))
+        return PlanOutcome("ok", plan=counts, files=tuple(files))
+
+    def apply(self, provider_dir: Path, *, progress: Progress | None = None) -> ApplyOutcome:
+        state = self.observe_state(provider_dir)
+        if state.lock is not None:
+            return ApplyOutcome("applying", lock=state.lock, reason=state.lock.detail or "")
+        if not state.plan_fresh:
+            return ApplyOutcome(
+                "no_plan",
+                reason="no clean preview of the current config and state: run plan first "
+                "(the config, the program or the state changed since the last one)",
+            )
+        project, request = self._request(provider_dir)
+        summary = read_summary(project) or {}
+        plan = (
+            str(project.update_plan.absolute())
+            if summary.get("savedPlan") and project.update_plan.is_file()
+            else None
+        )
+        try:
+            session = self.automation.open(request)
+            session.up(plan=plan, on_output=progress)
+        except Exception as exc:
+            after = self.observe_state(provider_dir)
+            if _is_command_error(exc) and is_concurrent(exc):
+                lock = after.lock or lock_from_message(command_result(exc))
+                return ApplyOutcome("applying", lock=lock, reason=lock.detail or "")
+            if after.lock is not None:  # the failed update left pending operations
+                return ApplyOutcome("applying", lock=after.lock, reason=after.lock.detail or "")
+            problems = config_problems(command_result(exc)) if _is_command_error(exc) else {}
+            if problems:
+                keys = ", ".join(sorted(problems))
+                return ApplyOutcome(
+                    "no_plan", reason=f"the program rejected the stack config ({keys}): run plan"
+                )
+            raise translate(exc, op="up") from exc
+        finally:
+            for used in (project.summary, project.update_plan):
+                used.unlink(missing_ok=True)
+        return ApplyOutcome("applied")
+
+    def _blocking(self, project: PulumiProject, problems: dict[str, str]) -> tuple[Blocking, ...]:
+        from ...scan.pulumi import commented_lines, read_stack_config
+
+        file = project.stack_file.absolute()
+        try:
+            text = file.read_text(encoding="utf-8")
+            _, lines = read_stack_config(text, project.name)
+            commented = commented_lines(text, project.name)
+        except (OSError, ValueError):
+            lines, commented = {}, {}
+        out = []
+        for key, msg in problems.items():
+            unset = msg == "not set"
+            out.append(
+                Blocking(
+                    key=key,
+                    reason="unset" if unset else "invalid",
+                    file=str(file),
+                    line=lines.get(key) or (commented.get(key) if unset else None),
+                    message=None if unset else msg,
+                )
+            )
+        return tuple(out)
+
+
+def _is_command_error(exc: BaseException) -> bool:
+    try:
+        from pulumi.automation import errors as auto_errors
+    except ImportError:  # pragma: no cover - the SDK is a dependency
+        return False
+    return isinstance(exc, auto_errors.CommandError)
+
+
+def _summary_counts(summary: dict[str, Any] | None) -> PlanCounts | None:
+    try:
+        return PlanCounts.model_validate((summary or {}).get("counts"))
+    except ValueError:
+        return None
+
+
+BACKEND = PulumiBackend()

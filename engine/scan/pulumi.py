@@ -1,0 +1,201 @@
+"""The decision scan for the Pulumi backend: ``Pulumi.<name>.yaml`` against the
+vendor's config model (``dreamlake.stacks.<vendor>.Config``).
+
+For each decision of ``TEMPLATE.json``: the key ``<project>:<key>`` (a bare
+``<key>`` is read too) unset, still the template's placeholder, or failing the
+config model's validators (which mirror the terraform ``validation`` blocks) →
+a ``Blocking`` with the absolute stack file and the 1-based line of the key, or
+of its commented-out line when it is unset. A cross-field validator reports
+``conflict`` on every key it names. Settings that are not decisions block only
+when they are set to an invalid value. Secret values (``secure:``) cannot be read
+offline and count as set. Offline: no ``pulumi`` import, no CLI.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from ..backends.pulumi.project import PulumiProject, config_model
+from ..contract import Blocking
+from ..paths import ProviderPaths
+from ..vendors import Template
+
+
+def scan_pulumi(paths: ProviderPaths, template: Template) -> list[Blocking]:
+    project = PulumiProject.of(paths.dir)
+    stack_file = project.stack_file.absolute()
+    file = str(stack_file)
+    namespace = project.name
+    try:
+        text = stack_file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = None
+    if text is None:
+        return [
+            Blocking(
+                key=d.key,
+                reason="unset",
+                file=file,
+                why=d.why or None,
+                message=f"{stack_file.name} does not exist; create it with a "
+                f"'{namespace}:{d.key}' key under 'config:'.",
+            )
+            for d in template.decisions
+        ]
+    try:
+        config, lines = read_stack_config(text, namespace)
+    except ValueError as exc:
+        line = getattr(exc, "line", None)
+        return [
+            Blocking(
+                key=d.key,
+                reason="invalid",
+                file=file,
+                line=line,
+                why=d.why or None,
+                message=str(exc),
+            )
+            for d in template.decisions
+        ]
+    commented = commented_lines(text, namespace)
+    out: dict[str, Blocking] = {}
+
+    def add(key: str, reason: str, message: str | None) -> None:
+        d = template.decision(key)
+        prev = out.get(key)
+        if prev is not None:
+            if message and prev.message and message not in prev.message:
+                out[key] = prev.model_copy(update={"message": f"{prev.message} {message}"})
+            return
+        line = lines.get(key) or (commented.get(key) if reason == "unset" else None)
+        out[key] = Blocking(
+            key=key,
+            reason=reason,  # type: ignore[arg-type]
+            file=file,
+            line=line,
+            why=(d.why or None) if d else None,
+            message=message,
+        )
+
+    values: dict[str, Any] = {}
+    secure: set[str] = set()
+    for key, value in config.items():
+        if isinstance(value, dict) and set(value) == {"secure"}:
+            secure.add(key)
+            continue
+        values[key] = value
+    for d in template.decisions:
+        if d.key in secure:
+            continue
+        if d.key not in values or values[d.key] is None or values[d.key] == "":
+            values.pop(d.key, None)
+            add(d.key, "unset", None)
+        elif d.placeholder is not None and values[d.key] == d.placeholder:
+            values.pop(d.key)
+            add(d.key, "placeholder", f"{d.key} is still the placeholder {d.placeholder!r}.")
+
+    model = config_model(template.vendor)
+    if model is not None:
+        try:
+            model.model_validate(values)
+        except ValidationError as exc:
+            for err in exc.errors():
+                loc = err.get("loc") or ()
+                key = str(loc[0]) if loc else ""
+                msg = str(err.get("msg", "")).removeprefix("Value error, ")
+                if err.get("type") == "conflict":
+                    for k in (err.get("ctx") or {}).get("keys") or [key]:
+                        add(str(k), "conflict", msg)
+                    continue
+                if not key or key in secure or key in out:
+                    continue
+                if err.get("type") == "missing":
+                    if template.decision(key) is not None:
+                        add(key, "unset", None)
+                    else:  # a required setting without a default, outside the decisions
+                        add(key, "unset", f"{key} has no default; set it.")
+                    continue
+                add(key, "invalid", msg)
+    order = {d.key: i for i, d in enumerate(template.decisions)}
+    return sorted(out.values(), key=lambda b: (order.get(b.key, len(order)), b.key))
+
+
+class StackFileError(ValueError):
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+def read_stack_config(text: str, namespace: str) -> tuple[dict[str, Any], dict[str, int]]:
+    """The project's config values from a stack file and the 1-based line of each key.
+
+    Keys are ``<namespace>:<key>`` or bare ``<key>``; other namespaces are skipped.
+    """
+    try:
+        node = yaml.compose(text)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        raise StackFileError(f"the stack file is not valid YAML: {exc}", line) from None
+    if data is None:
+        return {}, {}
+    if not isinstance(data, dict):
+        raise StackFileError("the stack file must be a YAML mapping with a 'config:' key", 1)
+    raw = data.get("config")
+    if raw is None:
+        return {}, {}
+    if not isinstance(raw, dict):
+        raise StackFileError("'config:' must be a mapping of '<project>:<key>: value'", None)
+    lines: dict[str, int] = {}
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            if (
+                isinstance(k, yaml.ScalarNode)
+                and k.value == "config"
+                and isinstance(v, yaml.MappingNode)
+            ):
+                for ck, _ in v.value:
+                    key = _own_key(str(ck.value), namespace)
+                    if key is not None:
+                        lines.setdefault(key, ck.start_mark.line + 1)
+    values: dict[str, Any] = {}
+    for k, v in raw.items():
+        key = _own_key(str(k), namespace)
+        if key is not None and (key not in values or ":" in str(k)):
+            values[key] = v
+    return values, lines
+
+
+def _own_key(key: str, namespace: str) -> str | None:
+    if ":" not in key:
+        return key
+    ns, _, name = key.partition(":")
+    return name if ns == namespace else None
+
+
+def commented_lines(text: str, namespace: str) -> dict[str, int]:
+    """1-based lines of commented-out keys: ``# <namespace>:<key>: ...`` (a bare
+    ``# <key>: ...`` only when no namespaced line names the key)."""
+    full = re.compile(rf"^\s*#\s*{re.escape(namespace)}:([A-Za-z_][\w-]*)\s*:(?:\s|$)")
+    bare = re.compile(r"^\s*#\s*([A-Za-z_][\w-]*)\s*:(?:\s|$)")
+    out: dict[str, int] = {}
+    loose: dict[str, int] = {}
+    for i, line in enumerate(text.splitlines(), start=1):
+        m = full.match(line)
+        if m:
+            out.setdefault(m.group(1), i)
+            continue
+        m = bare.match(line)
+        if m:
+            loose.setdefault(m.group(1), i)
+    return {**loose, **out}
+
+
+def stack_file_for(paths: ProviderPaths) -> Path:
+    return PulumiProject.of(paths.dir).stack_file.absolute()
