@@ -1,0 +1,118 @@
+"""Plain-text renderings of registry rows for the CLI (pure)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .kwargs import is_secret_marker
+
+KWARGS_WIDTH = 60
+
+
+def flatten(value: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """Dotted ``(key, leaf)`` pairs; secret markers stay leaves."""
+    out: list[tuple[str, Any]] = []
+    for key, v in value.items():
+        dotted = f"{prefix}.{key}" if prefix else str(key)
+        if isinstance(v, Mapping) and v and not is_secret_marker(v):
+            out.extend(flatten(v, dotted))
+        else:
+            out.append((dotted, v))
+    return out
+
+
+def leaf_text(value: Any) -> str:
+    if is_secret_marker(value):
+        return f"$secret:{value['$secret']}"
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
+def kwargs_summary(kwargs: Mapping[str, Any], width: int = KWARGS_WIDTH) -> str:
+    text = " ".join(f"{k}={leaf_text(v)}" for k, v in flatten(kwargs))
+    if not text:
+        return "-"
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def display_name(row: Mapping[str, Any]) -> str:
+    """Bare name first so ``grep NAME`` keeps working: ``name  [H]``, ``name  [D <iso>]``."""
+    name = str(row["name"])
+    if row.get("deletedAt"):
+        return f"{name}  [D {row['deletedAt']}]"
+    if row.get("hidden"):
+        return f"{name}  [H]"
+    return name
+
+
+def table(headers: list[str], rows: Iterable[list[str]]) -> str:
+    body = [list(map(str, r)) for r in rows]
+    widths = [len(h) for h in headers]
+    for r in body:
+        for i, cell in enumerate(r):
+            widths[i] = max(widths[i], len(cell))
+    lines = []
+    for r in [headers, *body]:
+        cells = [c.ljust(widths[i]) for i, c in enumerate(r)]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def providers_table(rows: Iterable[Mapping[str, Any]]) -> str:
+    return table(
+        ["NAME", "LAUNCHER", "DISPATCH", "KWARGS"],
+        (
+            [display_name(r), str(r["launcher"]), str(r["dispatch"]), kwargs_summary(r.get("kwargs") or {})]
+            for r in rows
+        ),
+    )
+
+
+def provider_detail(row: Mapping[str, Any]) -> str:
+    lines = [
+        f"name:      {row['name']}",
+        f"namespace: {row.get('namespace', '-')}",
+        f"launcher:  {row['launcher']}",
+        f"dispatch:  {row['dispatch']}",
+    ]
+    if row.get("tunnel"):
+        lines.append(f"tunnel:    {row['tunnel']}")
+    state = "deleted " + str(row["deletedAt"]) if row.get("deletedAt") else (
+        "hidden" if row.get("hidden") else "active"
+    )
+    lines.append(f"state:     {state}")
+    pairs = flatten(row.get("kwargs") or {})
+    lines.append("kwargs:" + ("" if pairs else "    (none)"))
+    lines.extend(f"  {k} = {leaf_text(v)}" for k, v in pairs)
+    return "\n".join(lines)
+
+
+def secrets_table(rows: Iterable[Mapping[str, Any]]) -> str:
+    return table(
+        ["NAME", "KIND", "UPDATED"],
+        ([str(r["name"]), str(r["kind"]), str(r.get("updatedAt") or "-")] for r in rows),
+    )
+
+
+def modes_table(rows: Iterable[Mapping[str, Any]]) -> str:
+    def rest(r: Mapping[str, Any]) -> str:
+        other = {k: v for k, v in r.items() if k not in ("name", "provider", "backend", "runner", "namespace", "createdAt", "updatedAt")}
+        return kwargs_summary(other)
+
+    return table(
+        ["NAME", "PROVIDER", "BACKEND", "RUNNER", "FIELDS"],
+        (
+            [str(r["name"]), str(r.get("provider") or "-"), str(r.get("backend")), str(r.get("runner")), rest(r)]
+            for r in rows
+        ),
+    )
+
+
+def mode_detail(row: Mapping[str, Any]) -> str:
+    lines = [f"name: {row['name']}"]
+    fields = {k: v for k, v in row.items() if k not in ("name", "namespace", "createdAt", "updatedAt")}
+    lines.extend(f"  {k} = {leaf_text(v)}" for k, v in flatten(fields))
+    return "\n".join(lines)
