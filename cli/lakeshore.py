@@ -40,6 +40,11 @@ app.add_typer(tokens_app, name="tokens")
 #   from dreamlake.cli.lakeshore_registry import providers_app, secrets_app, modes_app
 #   app.add_typer(providers_app, name="providers")
 # --- registry sub-apps ---
+from dreamlake.cli.lakeshore_registry import modes_app, providers_app, secrets_app  # noqa: E402
+
+app.add_typer(providers_app, name="providers")
+app.add_typer(secrets_app, name="secrets")
+app.add_typer(modes_app, name="modes")
 # --- end registry sub-apps ---
 
 # -- shared connection options (other sub-apps reuse these) ----------------------
