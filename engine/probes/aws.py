@@ -15,10 +15,11 @@ implementation or a private endpoint asks the same API the apply will use.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..endpoints import Settings
@@ -54,6 +55,8 @@ class AwsContext:
     settings: Settings
     region: str | None  # the region the provider's decisions name, if any
     deadline: float  # time.monotonic() by which every call must be done
+    session: list[Any] = field(default_factory=list, compare=False)  # the one boto3 session
+    lock: threading.Lock = field(default_factory=threading.Lock, compare=False)
 
 
 class ProbeTimeout(Exception):
@@ -61,22 +64,29 @@ class ProbeTimeout(Exception):
 
 
 def _client(ctx: AwsContext, region: str) -> Any:
-    import boto3
+    """An EC2 client for ``region``. Clients are built one at a time from the
+    context's one session (which caches the service model) and may then be used
+    from several threads."""
     from botocore.config import Config
 
-    cfg = Config(
-        connect_timeout=CONNECT_TIMEOUT,
-        read_timeout=READ_TIMEOUT,
-        retries={"max_attempts": 1, "mode": "standard"},
-        user_agent_extra="dreamlake-probe",
-    )
-    session = boto3.session.Session()  # one per call: clients are built thread-safely
-    return session.client(
-        "ec2",
-        region_name=region,
-        endpoint_url=ctx.settings.aws.endpoint_for("ec2"),
-        config=cfg,
-    )
+    with ctx.lock:
+        if not ctx.session:
+            import boto3
+
+            ctx.session.append(boto3.session.Session())
+        session = ctx.session[0]
+        cfg = Config(
+            connect_timeout=CONNECT_TIMEOUT,
+            read_timeout=READ_TIMEOUT,
+            retries={"max_attempts": 1, "mode": "standard"},
+            user_agent_extra="dreamlake-probe",
+        )
+        return session.client(
+            "ec2",
+            region_name=region,
+            endpoint_url=ctx.settings.aws.endpoint_for("ec2"),
+            config=cfg,
+        )
 
 
 def _home_region(ctx: AwsContext) -> str:
@@ -97,8 +107,8 @@ def _probe_regions(ctx: AwsContext) -> list[str]:
     return sorted(r["RegionName"] for r in answer.get("Regions", []))
 
 
-def _region_in_use(ctx: AwsContext, region: str) -> bool:
-    answer = _client(ctx, region).describe_instances(
+def _region_in_use(client: Any) -> bool:
+    answer = client.describe_instances(
         Filters=[{"Name": "instance-state-name", "Values": IN_USE_STATES}],
         MaxResults=5,
     )
@@ -110,7 +120,7 @@ def regions_in_use(ctx: AwsContext) -> list[str]:
     found: list[str] = []
     pool = ThreadPoolExecutor(max_workers=min(8, max(1, len(regions))))
     try:
-        futures = {pool.submit(_region_in_use, ctx, r): r for r in regions}
+        futures = {pool.submit(_region_in_use, _client(ctx, r)): r for r in regions}
         done, pending = wait(futures, timeout=max(0.0, ctx.deadline - time.monotonic()))
         if pending:
             raise ProbeTimeout(f"{len(pending)} of {len(regions)} regions did not answer in time")

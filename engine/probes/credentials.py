@@ -53,15 +53,23 @@ def aws_credentials_available(env: Mapping[str, str] | None = None) -> bool:
     )
 
 
-def _section_has(path: Path, section: str, keys: tuple[str, ...]) -> bool:
+def _read_ini(path: Path) -> configparser.RawConfigParser | None:
+    """The sections of an INI file; a malformed line keeps what parsed around it."""
     if not path.is_file():
-        return False
+        return None
     parser = configparser.RawConfigParser(strict=False)
     try:
         parser.read(path, encoding="utf-8")
+    except configparser.ParsingError:
+        pass
     except (configparser.Error, OSError, UnicodeDecodeError):
-        return False
-    if not parser.has_section(section):
+        return None
+    return parser
+
+
+def _section_has(path: Path, section: str, keys: tuple[str, ...]) -> bool:
+    parser = _read_ini(path)
+    if parser is None or not parser.has_section(section):
         return False
     return any(parser.get(section, k, fallback="").strip() for k in keys)
 
@@ -74,12 +82,8 @@ def aws_session_region(env: Mapping[str, str] | None = None) -> str | None:
             return env[key].strip()
     profile = env.get("AWS_PROFILE") or env.get("AWS_DEFAULT_PROFILE") or "default"
     config = Path(env.get("AWS_CONFIG_FILE") or _home(env) / ".aws" / "config")
-    if not config.is_file():
-        return None
-    parser = configparser.RawConfigParser(strict=False)
-    try:
-        parser.read(config, encoding="utf-8")
-    except (configparser.Error, OSError, UnicodeDecodeError):
+    parser = _read_ini(config)
+    if parser is None:
         return None
     for section in (profile if profile == "default" else f"profile {profile}", "profile default"):
         if parser.has_section(section) and parser.get(section, "region", fallback="").strip():
@@ -112,11 +116,7 @@ def gcp_project_hints(env: Mapping[str, str] | None = None) -> list[str] | None:
     configs = gcloud / "configurations"
     if configs.is_dir():
         for f in sorted(configs.glob("config_*")):
-            parser = configparser.RawConfigParser(strict=False)
-            try:
-                parser.read(f, encoding="utf-8")
-            except (configparser.Error, OSError, UnicodeDecodeError):
-                continue
-            if parser.get("core", "project", fallback="").strip():
+            parser = _read_ini(f)
+            if parser is not None and parser.get("core", "project", fallback="").strip():
                 projects.append(parser.get("core", "project").strip())
     return list(dict.fromkeys(projects))
