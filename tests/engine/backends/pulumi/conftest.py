@@ -10,7 +10,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
 from dreamlake.engine.backends.pulumi.scaffold import scaffold_files
 from dreamlake.engine.record import ProviderRecord
 from dreamlake.engine.vendors import get_template

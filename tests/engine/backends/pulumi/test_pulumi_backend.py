@@ -20,9 +20,6 @@ from typing import Any
 
 import pytest
 from conftest import LOCAL_OK, lay_out
-from pulumi.automation import CommandResult
-from pulumi.automation.errors import create_command_error
-
 from dreamlake.engine.backends.pulumi import PulumiBackend, counts_from
 from dreamlake.engine.backends.pulumi.automation import (
     PreviewSummary,
@@ -31,6 +28,8 @@ from dreamlake.engine.backends.pulumi.automation import (
 )
 from dreamlake.engine.contract import PlanCounts, Shell
 from dreamlake.engine.errors import BackendError, BinaryMissing
+from pulumi.automation import CommandResult
+from pulumi.automation.errors import create_command_error
 
 LOCK_MSG = (
     "error: the stack is currently locked by 1 lock(s). Either wait for the other process(es) "

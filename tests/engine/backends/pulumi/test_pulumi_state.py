@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 from conftest import LOCAL_OK, lay_out
-
 from dreamlake.engine.backends.pulumi import PulumiBackend
 from dreamlake.engine.backends.pulumi.state import BackendFiles, read_checkpoint
 
