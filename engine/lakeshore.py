@@ -1,24 +1,37 @@
 """The engine's view of the control plane: where it is, and who claims a provider.
 
-Resolution (first hit wins): ``LAKESHORE_URL`` / ``LAKESHORE_NAMESPACE`` /
-``LAKESHORE_TOKEN`` / ``LAKESHORE_TOKEN_FILE`` from the environment, then the
-``lakeshore:`` section of ``.dreamrc``, then the embedded default
-(``http://127.0.0.1:7878``, namespace ``default``, the admin token file that
-``lakeshore serve`` writes under the user's data directory).
+Resolution, field by field, first hit wins:
 
-Asking for claims is bounded by a short timeout; an unreachable or unconfigured
-control plane returns ``None`` (the caller adds ``degraded: ["no-lakeshore"]``).
-Uses only the standard library so ``status`` stays fast.
+* url: ``LAKESHORE_URL``; the ``lakeshore:`` section of the nearest ``.dreamrc``
+  (``url``); the embedded default ``http://127.0.0.1:7878``.
+* namespace: ``LAKESHORE_NAMESPACE``; ``.dreamrc`` ``namespace``; ``default``.
+* token: ``LAKESHORE_TOKEN``; the file named by ``LAKESHORE_TOKEN_FILE``; the
+  ``.dreamrc`` ``token_file``; for a loopback url only, the admin token file that
+  ``lakeshore serve`` writes under its data directory (``LAKESHORE_DATA_DIR`` or
+  the user data directory).
+
+Asking for claims is bounded by a short timeout; an unreachable, unconfigured or
+refusing control plane returns ``None`` (the caller adds ``degraded:
+["no-lakeshore"]``). Standard library only, so ``status`` stays fast.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import urllib.error
+import urllib.parse
+import urllib.request
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from .contract import Claim
 
 EMBEDDED_URL = "http://127.0.0.1:7878"
 DEFAULT_NAMESPACE = "default"
+ADMIN_TOKEN_FILE = "admin.token"
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
 @dataclass(frozen=True)
@@ -29,11 +42,147 @@ class ControlPlane:
     source: str = "embedded default"
 
 
+def default_data_dir() -> Path:
+    """Where ``lakeshore serve`` keeps its SQLite file and admin token by default."""
+    env = os.environ.get("LAKESHORE_DATA_DIR", "").strip()
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("lakeshore"))
+
+
+def _read_token(path: Path) -> str | None:
+    try:
+        text = path.expanduser().read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text or None
+
+
+def is_loopback(url: str) -> bool:
+    host = urllib.parse.urlsplit(url).hostname or ""
+    return host in LOOPBACK_HOSTS
+
+
+def _tolerant_loader() -> type:
+    """A SafeLoader that reads any tag (``!providers.*`` and others) as plain data."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    def _any(loader: yaml.SafeLoader, _suffix: str, node: yaml.Node) -> Any:
+        if isinstance(node, yaml.MappingNode):
+            return loader.construct_mapping(node)
+        if isinstance(node, yaml.SequenceNode):
+            return loader.construct_sequence(node)
+        return loader.construct_scalar(node)  # type: ignore[arg-type]
+
+    Loader.add_multi_constructor("!", _any)
+    return Loader
+
+
+def _nearest_dreamrc(start: Path | None) -> Path | None:
+    env = os.environ.get("DREAMRC", "").strip()
+    if env:
+        p = Path(env).expanduser()
+        return p if p.is_file() else None
+    here = (start or Path.cwd()).absolute()
+    for d in (here, *here.parents):
+        if (d / ".dreamrc").is_file():
+            return d / ".dreamrc"
+    home = Path(os.path.expanduser("~")) / ".dreamrc"
+    return home if home.is_file() else None
+
+
+def _read_section(path: Path) -> dict[str, str]:
+    """Just the ``lakeshore:`` mapping of one file, tags ignored; ``{}`` when unusable."""
+    import yaml
+
+    try:
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_tolerant_loader())
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return {}
+    section = data.get("lakeshore") if isinstance(data, dict) else None
+    if not isinstance(section, dict):
+        return {}
+    out = {
+        str(k): str(v)
+        for k, v in section.items()
+        if v is not None and not isinstance(v, dict | list)
+    }
+    if "token_file" in out:
+        tf = Path(os.path.expanduser(out["token_file"]))
+        out["token_file"] = str(tf if tf.is_absolute() else path.parent / tf)
+    return out
+
+
+def dreamrc_section(start: Path | None) -> tuple[dict[str, str], Path | None]:
+    """The ``lakeshore:`` section of the nearest ``.dreamrc`` and that file's path."""
+    path = _nearest_dreamrc(start)
+    if path is None:
+        return {}, None
+    try:
+        from . import dreamrc
+
+        return dict(dreamrc.lakeshore_section(path, cwd=start)), path
+    except Exception:
+        # A .dreamrc broken elsewhere (or an older reader) still says where lakeshore is.
+        return _read_section(path), path
+
+
 def resolve_control_plane(start: object | None = None) -> ControlPlane:
-    # Filled in with the control plane: env, .dreamrc, embedded default.
-    return ControlPlane(url=EMBEDDED_URL)
+    """Where the control plane is for a project rooted at ``start`` (a path)."""
+    start_path = Path(str(start)) if start is not None else None
+    env = os.environ
+    section, rc_path = dreamrc_section(start_path)
+    rc_label = f".dreamrc ({rc_path})"
+
+    url, source = EMBEDDED_URL, "embedded default"
+    if env.get("LAKESHORE_URL", "").strip():
+        url, source = env["LAKESHORE_URL"].strip(), "env"
+    elif section.get("url"):
+        url, source = section["url"], rc_label
+
+    namespace = (
+        env.get("LAKESHORE_NAMESPACE", "").strip() or section.get("namespace") or DEFAULT_NAMESPACE
+    )
+
+    token: str | None = None
+    if env.get("LAKESHORE_TOKEN", "").strip():
+        token = env["LAKESHORE_TOKEN"].strip()
+    elif env.get("LAKESHORE_TOKEN_FILE", "").strip():
+        token = _read_token(Path(env["LAKESHORE_TOKEN_FILE"].strip()))
+    elif section.get("token_file"):
+        token = _read_token(Path(section["token_file"]))
+    elif is_loopback(url):
+        token = _read_token(default_data_dir() / ADMIN_TOKEN_FILE)
+    return ControlPlane(url=url.rstrip("/"), namespace=namespace, token=token, source=source)
 
 
 def fetch_claims(cp: ControlPlane, provider: str, *, timeout: float = 1.0) -> Claim | None:
-    """``GET {url}/api/namespaces/{ns}/providers/{provider}/claims``; None when unreachable."""
-    return None
+    """``GET {url}/api/namespaces/{ns}/providers/{provider}/claims``; None when
+    unreachable, unconfigured (no token) or refused — never raises, never hangs."""
+    if not cp.url or not cp.token:
+        return None
+    path = "/api/namespaces/{}/providers/{}/claims".format(
+        urllib.parse.quote(cp.namespace, safe=""), urllib.parse.quote(provider, safe="")
+    )
+    req = urllib.request.Request(cp.url.rstrip("/") + path, method="GET")
+    req.add_header("Accept", "application/json")
+    req.add_header("Authorization", f"Bearer {cp.token}")
+    handlers = [urllib.request.ProxyHandler({})] if is_loopback(cp.url) else []
+    opener = urllib.request.build_opener(*handlers)
+    try:
+        with opener.open(req, timeout=timeout) as resp:
+            if resp.status != 200:
+                return None
+            data = json.loads(resp.read(1024 * 1024))
+    except Exception:
+        return None
+    try:
+        instances = [str(i["instanceId"]) for i in data.get("instances", [])]
+        return Claim(live=int(data["live"]), gone=int(data["gone"]), instances=instances)
+    except Exception:
+        return None

@@ -1,0 +1,252 @@
+"""The daemon loop: register, heartbeat, long-poll for work, run it, report.
+
+It always initiates the connection. Every failure to reach the control plane is
+transient: it retries with jittered exponential backoff and never exits on one.
+A 404 for its worker (the server forgot it) means register again. On stop
+(SIGTERM/SIGINT) it kills a running command, deregisters and returns 0.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..client import ApiFailure, Client, Unreachable
+from .runner import ProcessRunner, RunResult
+
+
+def log(message: str) -> None:
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    print(f"{stamp} nymph: {message}", file=sys.stderr, flush=True)
+
+
+@dataclass
+class Backoff:
+    """Jittered exponential backoff: base·2ⁿ capped at ``cap``, times U(0.5, 1)."""
+
+    base: float = 0.5
+    cap: float = 15.0
+    failures: int = 0
+
+    def next_delay(self) -> float:
+        delay = min(self.cap, self.base * (2 ** min(self.failures, 16)))
+        self.failures += 1
+        return delay * random.uniform(0.5, 1.0)
+
+    def reset(self) -> None:
+        self.failures = 0
+
+
+@dataclass
+class DaemonConfig:
+    provider: str
+    queues: list[str]
+    instance_id: str
+    host: str
+    version: str
+    poll_wait: float = 20.0
+    max_backoff: float = 15.0
+    heartbeat_seconds: float | None = None  # None: what the server suggests
+
+
+@dataclass
+class Daemon:
+    client: Client
+    config: DaemonConfig
+    runner: ProcessRunner = field(default_factory=ProcessRunner)
+    token_loader: Callable[[], str | None] | None = None
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+        self._worker_id: str | None = None
+        self._heartbeat = self.config.heartbeat_seconds or 10.0
+        self._reachable: bool | None = None
+        self._busy = threading.Event()  # set while a command runs or its result is sent
+
+    # -- state --------------------------------------------------------------------
+
+    @property
+    def worker_id(self) -> str | None:
+        return self._worker_id
+
+    def _forget(self, worker_id: str) -> None:
+        with self._lock:
+            if self._worker_id == worker_id:
+                self._worker_id = None
+
+    def _mark(self, reachable: bool, why: str = "") -> None:
+        if reachable != self._reachable:
+            if reachable:
+                log(f"connected to {self.client.url} (namespace {self.client.namespace})")
+            else:
+                log(f"control plane unreachable, retrying: {why}")
+        self._reachable = reachable
+
+    def _refresh_token(self) -> None:
+        if self.token_loader is not None:
+            token = self.token_loader()
+            if token:
+                self.client.token = token
+
+    def ensure_registered(self) -> str:
+        with self._lock:
+            if self._worker_id is not None:
+                return self._worker_id
+            self._refresh_token()
+            c = self.config
+            out = self.client.register(
+                c.provider, c.instance_id, host=c.host, queues=c.queues, version=c.version
+            )
+            self._worker_id = str(out["workerId"])
+            if self.config.heartbeat_seconds is None:
+                self._heartbeat = float(out.get("heartbeatSeconds") or 10.0)
+            log(
+                f"registered worker {self._worker_id} claiming provider {c.provider!r} "
+                f"as {c.instance_id} (queues: {', '.join(c.queues) or '-'})"
+            )
+            return self._worker_id
+
+    def _failed(self, exc: Exception, backoff: Backoff, worker_id: str | None) -> float:
+        """Handle one failed call; returns how long to wait before the next."""
+        if isinstance(exc, Unreachable):
+            self._mark(False, exc.message)
+        elif isinstance(exc, ApiFailure):
+            self._mark(True)
+            if exc.status == 404 and worker_id is not None:
+                log("the control plane does not know this worker; registering again")
+                self._forget(worker_id)
+                return 0.0
+            if exc.status == 401:
+                log("the control plane refused the token (401); re-reading it and retrying")
+            else:
+                log(f"control plane answered {exc.status} {exc.error}: {exc.detail}")
+        else:
+            log(f"unexpected error: {type(exc).__name__}: {exc}")
+        return backoff.next_delay()
+
+    # -- loops ------------------------------------------------------------------------
+
+    def heartbeat_loop(self) -> None:
+        backoff = Backoff(cap=self.config.max_backoff)
+        while not self.stop.is_set():
+            worker_id: str | None = None
+            try:
+                worker_id = self.ensure_registered()
+                self.client.heartbeat(worker_id)
+                self._mark(True)
+                backoff.reset()
+                delay = self._heartbeat
+            except Exception as exc:
+                delay = self._failed(exc, backoff, worker_id)
+            self.stop.wait(delay)
+
+    def poll_loop(self) -> None:
+        backoff = Backoff(cap=self.config.max_backoff)
+        while not self.stop.is_set():
+            worker_id: str | None = None
+            try:
+                worker_id = self.ensure_registered()
+                item = self.client.poll_work(worker_id, wait=self.config.poll_wait)
+                self._mark(True)
+                backoff.reset()
+                if item is not None:
+                    self.execute(worker_id, item)
+                continue
+            except Exception as exc:
+                delay = self._failed(exc, backoff, worker_id)
+            self.stop.wait(delay)
+
+    def execute(self, worker_id: str, item: dict[str, Any]) -> None:
+        self._busy.set()
+        try:
+            self._execute(worker_id, item)
+        finally:
+            self._busy.clear()
+
+    def _execute(self, worker_id: str, item: dict[str, Any]) -> None:
+        work_id = str(item["id"])
+        log(f"running work {work_id}: {item['command']!r}")
+        result = self.runner.run(
+            str(item["command"]),
+            timeout=item.get("timeoutSeconds"),
+            stop=self.stop,
+            env={
+                "DREAMLAKE_WORK_ID": work_id,
+                "DREAMLAKE_PROVIDER": self.config.provider,
+                "DREAMLAKE_QUEUE": str(item.get("queue") or ""),
+            },
+        )
+        log(
+            f"work {work_id} finished: exit {result.exit_code}"
+            + (f" ({result.error})" if result.error else "")
+        )
+        self.deliver(worker_id, work_id, result)
+
+    def deliver(self, worker_id: str, work_id: str, result: RunResult) -> None:
+        """Report a result, retrying through outages; gives up only when the server
+        says the result can no longer be taken (404/409/422) or the daemon stops."""
+        backoff = Backoff(cap=self.config.max_backoff)
+        stopping_since: float | None = None
+        while True:
+            try:
+                self.client.report(
+                    worker_id,
+                    work_id,
+                    exit_code=result.exit_code,
+                    output_tail=result.output_tail,
+                    error=result.error,
+                )
+                return
+            except ApiFailure as exc:
+                if exc.status in (404, 409, 422):
+                    log(f"result of {work_id} not accepted: {exc.status} {exc.error}: {exc.detail}")
+                    return
+                delay = self._failed(exc, backoff, None)
+            except Exception as exc:
+                delay = self._failed(exc, backoff, None)
+            if self.stop.is_set():
+                stopping_since = stopping_since or time.monotonic()
+                if time.monotonic() - stopping_since > 5.0:
+                    log(f"giving up reporting {work_id}: stopping")
+                    return
+                time.sleep(min(delay, 1.0))
+            else:
+                self.stop.wait(delay)
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    def start(self) -> list[threading.Thread]:
+        threads = [
+            threading.Thread(target=self.heartbeat_loop, name="nymph-heartbeat", daemon=True),
+            threading.Thread(target=self.poll_loop, name="nymph-poll", daemon=True),
+        ]
+        for t in threads:
+            t.start()
+        return threads
+
+    def shutdown(self, threads: list[threading.Thread], grace: float = 8.0) -> None:
+        """Stop the loops (a running command is killed and reported), then deregister.
+        A long-poll in flight is not waited for: deregistering ends it."""
+        self.stop.set()
+        end = time.monotonic() + grace
+        time.sleep(0.05)  # let a poll that just returned an item mark itself busy
+        while self._busy.is_set() and time.monotonic() < end:
+            time.sleep(0.05)
+        worker_id = self._worker_id
+        if worker_id is None:
+            return
+        previous = self.client.timeout
+        self.client.timeout = min(previous, 5.0)
+        try:
+            self.client.deregister(worker_id)
+            log(f"deregistered worker {worker_id}")
+        except Exception as exc:
+            log(f"could not deregister worker {worker_id}: {exc}")
+        finally:
+            self.client.timeout = previous

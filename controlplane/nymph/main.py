@@ -1,0 +1,133 @@
+"""``nymph``: claim a provider in lakeshore from this host and run its work.
+
+    nymph --server URL --token-file F --provider NAME --queues gpu,cpu [--instance-id ID]
+
+``--server`` defaults to ``LAKESHORE_URL``; the token comes from ``--token-file``,
+else ``LAKESHORE_TOKEN``, else ``LAKESHORE_TOKEN_FILE``; ``--namespace`` defaults to
+``LAKESHORE_NAMESPACE`` or ``default``; ``--instance-id`` to ``NYMPH_INSTANCE_ID`` or
+the host name. Exit 0 on SIGTERM/SIGINT (after deregistering), 2 on bad flags.
+Runs with stdin closed and never prompts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import signal
+import socket
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import FrameType
+
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+
+
+def _name(value: str) -> str:
+    if len(value) > 63 or not NAME_RE.match(value):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a name (^[a-z0-9][a-z0-9-]*$, ≤63)")
+    return value
+
+
+def _queues(value: str) -> list[str]:
+    queues = [q.strip() for q in value.split(",") if q.strip()]
+    for q in queues:
+        _name(q)
+    return list(dict.fromkeys(queues))
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="nymph",
+        description="Claim a provider in the lakeshore control plane from this host and run "
+        "its work. Always initiates the connection; retries forever on outages.",
+    )
+    p.add_argument("--server", default=os.environ.get("LAKESHORE_URL"), help="Control plane URL.")
+    p.add_argument("--token-file", type=Path, help="File holding the bearer token.")
+    p.add_argument(
+        "--namespace", default=os.environ.get("LAKESHORE_NAMESPACE") or "default", type=_name
+    )
+    p.add_argument("--provider", required=True, type=_name, help="The provider this host claims.")
+    p.add_argument("--queues", default="", type=_queues, help="Comma-separated queues to serve.")
+    p.add_argument(
+        "--instance-id",
+        default=os.environ.get("NYMPH_INSTANCE_ID") or socket.gethostname(),
+        help="This host's id in the claim (default: the host name).",
+    )
+    p.add_argument("--poll-wait", type=float, default=20.0, help="Long-poll seconds (≤60).")
+    p.add_argument("--max-backoff", type=float, default=15.0, help="Longest retry delay.")
+    p.add_argument(
+        "--heartbeat", type=float, default=None, help="Heartbeat seconds (default: server's)."
+    )
+    p.add_argument("--workdir", default=None, help="Where commands run (default: cwd).")
+    return p
+
+
+def token_loader(args: argparse.Namespace) -> Callable[[], str | None]:
+    def load() -> str | None:
+        path: Path | None = args.token_file
+        if path is None and os.environ.get("LAKESHORE_TOKEN"):
+            return os.environ["LAKESHORE_TOKEN"].strip() or None
+        if path is None and os.environ.get("LAKESHORE_TOKEN_FILE"):
+            path = Path(os.environ["LAKESHORE_TOKEN_FILE"])
+        if path is None:
+            return None
+        try:
+            return path.expanduser().read_text(encoding="utf-8").strip() or None
+        except OSError:
+            return None
+
+    return load
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if not args.server:
+        print("nymph: error: --server (or LAKESHORE_URL) is required", file=sys.stderr)
+        return 2
+    if not 0 <= args.poll_wait <= 60:
+        print("nymph: error: --poll-wait must be between 0 and 60", file=sys.stderr)
+        return 2
+    load = token_loader(args)
+    token = load()
+    if token is None:
+        where = args.token_file or "LAKESHORE_TOKEN / LAKESHORE_TOKEN_FILE"
+        print(f"nymph: error: no token (read from {where})", file=sys.stderr)
+        return 2
+
+    from dreamlake import __version__
+
+    from ..client import Client
+    from .daemon import Daemon, DaemonConfig, log
+    from .runner import ProcessRunner
+
+    client = Client(url=args.server.rstrip("/"), token=token, namespace=args.namespace)
+    config = DaemonConfig(
+        provider=args.provider,
+        queues=args.queues,
+        instance_id=args.instance_id,
+        host=socket.gethostname(),
+        version=__version__,
+        poll_wait=args.poll_wait,
+        max_backoff=max(0.5, args.max_backoff),
+        heartbeat_seconds=args.heartbeat,
+    )
+    daemon = Daemon(client, config, ProcessRunner(args.workdir), token_loader=load)
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        daemon.stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    log(f"starting: provider {args.provider!r}, server {client.url}, instance {args.instance_id}")
+    threads = daemon.start()
+    while not daemon.stop.wait(0.5):
+        pass
+    log("stopping")
+    daemon.shutdown(threads)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,273 @@
+"""The lakeshore HTTP API against a real server subprocess (SQLite, and PostgreSQL
+when available): health, auth and namespace scoping, error shapes and limits,
+workers / heartbeats / claims, and work submission through the client."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from typing import Any
+
+import pytest
+from conftest import LIVE_SECONDS, ServerProc, clean_env, lakeshore_argv, wait_until
+
+from dreamlake.controlplane.client import ApiFailure, Client, Unreachable
+
+
+def raw(server: ServerProc, method: str, path: str, body: bytes | None = None,
+        token: str | None = None, content_type: str = "application/json") -> tuple[int, Any]:
+    req = urllib.request.Request(server.url + path, data=body, method=method)
+    if body is not None:
+        req.add_header("Content-Type", content_type)
+    if token:
+        req.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            data = r.read()
+            return r.status, json.loads(data) if data else None
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def test_healthz(server: ServerProc, lakeshore_backend: str) -> None:
+    status, body = raw(server, "GET", "/healthz")
+    assert status == 200
+    assert body["status"] == "ok"
+    assert body["database"] == ("sqlite" if lakeshore_backend == "sqlite" else "postgresql")
+
+
+def test_admin_token_file_is_private(server: ServerProc) -> None:
+    mode = (server.data_dir / "admin.token").stat().st_mode & 0o777
+    assert mode == 0o600
+    assert server.admin.whoami() == {"admin": True, "namespace": None}
+
+
+def test_missing_and_wrong_token_are_401(server: ServerProc) -> None:
+    status, body = raw(server, "GET", "/api/namespaces/default/providers/x/claims")
+    assert status == 401 and body["error"] == "unauthorized" and "bearer" in body["detail"]
+    status, body = raw(server, "GET", "/api/namespaces/default/providers/x/claims", token="lks_nope")
+    assert status == 401 and body == {"error": "unauthorized", "detail": "unknown or revoked token"}
+
+
+def test_token_of_one_namespace_cannot_read_another(server: ServerProc) -> None:
+    admin = server.admin
+    admin.create_namespace("team-a")
+    admin.create_namespace("team-b")
+    token_a = admin.create_token("team-a")
+    token_b = admin.create_token("team-b")
+    b = server.client(token_b, "team-b")
+    b.register("shared", "i-b")
+    a_on_b = server.client(token_a, "team-b")
+    with pytest.raises(ApiFailure) as err:
+        a_on_b.claims("shared")
+    assert err.value.status in (403, 404)
+    with pytest.raises(ApiFailure) as err:
+        a_on_b.register("shared", "i-a")
+    assert err.value.status in (403, 404)
+    # its own namespace works, and sees none of B's workers
+    assert server.client(token_a, "team-a").claims("shared")["live"] == 0
+    assert b.claims("shared")["live"] == 1
+    # a namespace token is not an admin token
+    with pytest.raises(ApiFailure) as err:
+        server.client(token_a).create_namespace("team-c")
+    assert err.value.status == 403
+
+
+def test_org_siblings_share_a_token(server: ServerProc) -> None:
+    admin = server.admin
+    admin.create_namespace("org-one", org_id="acme")
+    admin.create_namespace("org-two", org_id="acme")
+    admin.create_namespace("org-other", org_id="globex")
+    token = admin.create_token("org-one")
+    assert server.client(token, "org-two").claims("p")["live"] == 0
+    with pytest.raises(ApiFailure) as err:
+        server.client(token, "org-other").claims("p")
+    assert err.value.status == 403
+
+
+def test_unknown_namespace_is_404_for_admin(server: ServerProc) -> None:
+    with pytest.raises(ApiFailure) as err:
+        server.client(server.admin_token, "no-such-ns").claims("p")
+    assert err.value.status == 404 and err.value.error == "not_found"
+
+
+def test_duplicate_namespace_is_409(server: ServerProc) -> None:
+    server.admin.create_namespace("dup")
+    with pytest.raises(ApiFailure) as err:
+        server.admin.create_namespace("dup")
+    assert err.value.status == 409
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"{not json",
+        b"[]",
+        json.dumps({"providerName": "Bad Name", "instanceId": "i-1"}).encode(),
+        json.dumps({"instanceId": "i-1"}).encode(),
+        json.dumps({"providerName": "ok", "instanceId": "i-1", "surprise": 1}).encode(),
+        json.dumps({"providerName": "ok", "instanceId": "i-1", "queues": "gpu"}).encode(),
+    ],
+)
+def test_bad_bodies_are_422_json(server: ServerProc, body: bytes) -> None:
+    status, out = raw(server, "POST", "/api/namespaces/default/workers", body, server.admin_token)
+    assert status == 422
+    assert out["error"] == "validation_error"
+    assert isinstance(out["detail"], list) and out["detail"]
+    assert {"loc", "msg", "type"} <= set(out["detail"][0])
+
+
+def test_bad_query_is_422(server: ServerProc) -> None:
+    wid = server.admin.register("q-check", "i-1")["workerId"]
+    status, out = raw(server, "GET", f"/api/namespaces/default/workers/{wid}/work?wait=999",
+                      token=server.admin_token)
+    assert status == 422 and out["error"] == "validation_error"
+
+
+def test_oversized_body_is_413(server: ServerProc) -> None:
+    body = json.dumps({"command": "x" * (2 * 1024 * 1024)}).encode()
+    status, out = raw(server, "POST", "/api/namespaces/default/providers/p/work", body,
+                      server.admin_token)
+    assert status == 413 and out["error"] == "payload_too_large"
+
+
+def test_unknown_worker_and_work_are_404(server: ServerProc) -> None:
+    admin = server.admin
+    with pytest.raises(ApiFailure) as err:
+        admin.heartbeat("no-such-worker")
+    assert err.value.status == 404
+    with pytest.raises(ApiFailure) as err:
+        admin.get_work("no-such-work")
+    assert err.value.status == 404
+    status, out = raw(server, "GET", "/api/nothing-here")
+    assert status == 404 and out["error"] == "not_found"
+
+
+def test_register_heartbeat_claims_deregister(fresh_namespace: tuple[str, Client]) -> None:
+    _ns, c = fresh_namespace
+    assert c.claims("lab") == {"live": 0, "gone": 0, "instances": []}
+    reg = c.register("lab", "i-1", host="host-1", queues=["gpu", "cpu"], version="0.1.0")
+    assert reg["liveSeconds"] == LIVE_SECONDS and reg["heartbeatSeconds"] > 0
+    claims = c.claims("lab")
+    assert claims["live"] == 1 and claims["gone"] == 0
+    inst = claims["instances"][0]
+    assert inst["instanceId"] == "i-1" and inst["host"] == "host-1"
+    assert inst["state"] == "joining" and inst["queues"] == ["gpu", "cpu"]
+    assert c.poll_work(reg["workerId"], wait=0) is None  # asking for work makes it active
+    assert c.claims("lab")["instances"][0]["state"] == "active"
+    # re-registering the same instance keeps one row
+    again = c.register("lab", "i-1", host="host-1", queues=["gpu"])
+    assert again["workerId"] == reg["workerId"]
+    assert c.claims("lab")["live"] == 1
+    c.heartbeat(reg["workerId"])
+    c.deregister(reg["workerId"])
+    assert c.claims("lab") == {"live": 0, "gone": 1, "instances": []}
+    with pytest.raises(ApiFailure) as err:
+        c.heartbeat(reg["workerId"])
+    assert err.value.status == 404
+
+
+def test_live_becomes_gone_after_the_bound_and_back(fresh_namespace: tuple[str, Client]) -> None:
+    _ns, c = fresh_namespace
+    wid = c.register("fade", "i-1")["workerId"]
+    c.register("fade", "i-2")
+    assert c.claims("fade")["live"] == 2
+    # keep i-1 beating; let i-2 go silent past the bound
+    end = time.monotonic() + LIVE_SECONDS + 1.0
+    while time.monotonic() < end:
+        c.heartbeat(wid)
+        time.sleep(0.3)
+    claims = c.claims("fade")
+    assert (claims["live"], claims["gone"]) == (1, 1)
+    assert [i["instanceId"] for i in claims["instances"]] == ["i-1"]
+    # a heartbeat after the bound brings it back
+    c.heartbeat(wid)
+    assert c.claims("fade")["live"] == 1
+
+
+def test_work_runs_through_poll_and_report(fresh_namespace: tuple[str, Client]) -> None:
+    _ns, c = fresh_namespace
+    gpu = c.register("jobs", "i-gpu", queues=["gpu"])["workerId"]
+    cpu = c.register("jobs", "i-cpu", queues=["cpu"])["workerId"]
+    item = c.submit_work("jobs", "exit 3", queue="gpu", timeout_seconds=30)
+    assert item["state"] == "queued" and item["queue"] == "gpu"
+    assert c.poll_work(cpu, wait=0) is None  # not its queue
+    got = c.poll_work(gpu, wait=1)
+    assert got is not None and got["id"] == item["id"] and got["state"] == "running"
+    assert got["timeoutSeconds"] == 30
+    assert c.poll_work(gpu, wait=0) is None  # handed out once
+    done = c.report(gpu, item["id"], exit_code=3, output_tail="tail\n")
+    assert done["state"] == "failed" and done["exitCode"] == 3
+    out = c.get_work(item["id"])
+    assert out["exitCode"] == 3 and out["outputTail"] == "tail\n" and out["finishedAt"]
+    with pytest.raises(ApiFailure) as err:  # a second report is refused
+        c.report(gpu, item["id"], exit_code=0)
+    assert err.value.status == 409
+    ok = c.submit_work("jobs", "true")  # no queue: any worker of the provider
+    got = c.poll_work(cpu, wait=1)
+    assert got is not None and got["id"] == ok["id"]
+    assert c.report(cpu, ok["id"], exit_code=0)["state"] == "succeeded"
+
+
+def test_long_poll_wakes_on_submit(fresh_namespace: tuple[str, Client]) -> None:
+    import threading
+
+    _ns, c = fresh_namespace
+    wid = c.register("wake", "i-1")["workerId"]
+    got: list[Any] = []
+    t = threading.Thread(target=lambda: got.append(c.poll_work(wid, wait=10)))
+    started = time.monotonic()
+    t.start()
+    time.sleep(0.5)
+    item = c.submit_work("wake", "echo hi")
+    t.join(timeout=15)
+    assert got and got[0] is not None and got[0]["id"] == item["id"]
+    assert time.monotonic() - started < 5
+
+
+def test_waiting_for_a_result(fresh_namespace: tuple[str, Client]) -> None:
+    import threading
+
+    _ns, c = fresh_namespace
+    wid = c.register("res", "i-1")["workerId"]
+    item = c.submit_work("res", "echo hi")
+    c.poll_work(wid, wait=1)
+    threading.Timer(0.5, lambda: c.report(wid, item["id"], exit_code=0, output_tail="hi\n")).start()
+    out = c.get_work(item["id"], wait=10)
+    assert out["state"] == "succeeded" and out["outputTail"] == "hi\n"
+
+
+def test_running_work_of_a_gone_worker_reads_lost(fresh_namespace: tuple[str, Client]) -> None:
+    _ns, c = fresh_namespace
+    wid = c.register("lost", "i-1")["workerId"]
+    item = c.submit_work("lost", "sleep 100")
+    assert c.poll_work(wid, wait=1) is not None
+    assert wait_until(lambda: c.get_work(item["id"])["state"] == "lost", LIVE_SECONDS + 3)
+
+
+def test_unreachable_client_error() -> None:
+    from conftest import free_port
+
+    c = Client(f"http://127.0.0.1:{free_port()}", "t", timeout=2)
+    with pytest.raises(Unreachable):
+        c.claims("x")
+
+
+def test_cli_admin_path(server: ServerProc) -> None:
+    env = clean_env()
+    common = ["--server", server.url, "--data-dir", str(server.data_dir)]
+    out = subprocess.run([*lakeshore_argv(), "namespaces", "add", "cli-ns", "--org", "acme", *common],
+                         capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "cli-ns" in out.stdout
+    tok = subprocess.run([*lakeshore_argv(), "tokens", "create", "--namespace", "cli-ns", *common],
+                         capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=60)
+    assert tok.returncode == 0, tok.stderr
+    token = tok.stdout.strip()
+    assert server.client(token, "cli-ns").whoami() == {"admin": False, "namespace": "cli-ns"}
+    bad = subprocess.run([*lakeshore_argv(), "tokens", "create", "--namespace", "nope", *common],
+                         capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=60)
+    assert bad.returncode == 1 and "404" in bad.stderr
