@@ -17,8 +17,9 @@ class LocalShell:
 
     is_local = True
 
-    def __init__(self, label: str = "this machine") -> None:
+    def __init__(self, label: str = "this machine", env: dict[str, str] | None = None) -> None:
         self.label = label
+        self._env = {**os.environ, **env} if env else None
 
     def run(self, command: str, *, timeout: float = 60.0) -> CommandResult:
         try:
@@ -29,6 +30,7 @@ class LocalShell:
                 text=True,
                 timeout=timeout,
                 check=False,
+                env=self._env,
             )
         except subprocess.TimeoutExpired as exc:
             raise RemoteError(
@@ -38,7 +40,7 @@ class LocalShell:
         return CommandResult(command, proc.returncode, proc.stdout, proc.stderr)
 
     def put_bytes(self, data: bytes, remote_path: str, *, mode: int = 0o644) -> None:
-        dest = Path(os.path.expanduser(remote_path))
+        dest = Path(self._expand(remote_path))
         dest.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.")
         try:
@@ -51,7 +53,7 @@ class LocalShell:
             raise
 
     def put_file(self, local_path: str, remote_path: str, *, mode: int = 0o644) -> None:
-        dest = Path(os.path.expanduser(remote_path))
+        dest = Path(self._expand(remote_path))
         dest.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.")
         os.close(fd)
@@ -62,6 +64,11 @@ class LocalShell:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+
+    def _expand(self, path: str) -> str:
+        if path.startswith("~/") and self._env and "HOME" in self._env:
+            return self._env["HOME"] + path[1:]
+        return os.path.expanduser(path)
 
     def close(self) -> None:
         return None

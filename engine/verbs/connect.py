@@ -1,0 +1,335 @@
+"""``dreamlake provider connect``: put a daemon on the provider's host that claims it.
+
+In the spec's order:
+
+1. a live worker already claims the provider → ``exists``, and no SSH at all;
+2. the host: ``--host``, else ``adopt.json`` (ssh vendor), else the applied
+   infrastructure's ``worker_host`` output; the ``local`` vendor runs on this
+   machine without SSH; none → ``needs_input`` with a ``host`` blocking;
+3. SSH in batch mode (accept-new host keys, bounded): a refused key → ``error``
+   with ``ssh-copy-id``; unreachable → ``error``;
+4. install the daemon (:mod:`..install`);
+5. start it under the best supervisor the host has (:mod:`..supervise`), and say
+   which; return once the start returns, holding no connection;
+6. watch the control plane for a short bounded time: a claim → ``connected``,
+   none yet → ``connecting`` with a ``status`` next action.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .. import commands, lakeshore
+from ..contract import Blocking, EditThenContinue, ProviderLifecycleResult, Run
+from ..derive import Derived, Observation
+from ..errors import DreamlakeError, RemoteError
+from ..observe import observe, to_result
+from ..paths import ProviderPaths, check_name
+from ..remote.base import Shell
+from ._common import error_result, root_for
+
+Progress = Callable[[str], None]
+ShellFactory = Callable[[Any], Shell]
+"""Opens a shell for a target (an SSHTarget, or None for this machine)."""
+
+DEFAULT_WATCH = 20.0
+LOCAL_VENDORS = ("local",)
+HOST_WHY = (
+    "The machine the daemon runs on. Pass --host user@host, set host in adopt.json, "
+    "or give the infrastructure a worker_host output."
+)
+
+
+def _default_factory(target: Any) -> Shell:
+    from ..remote import LocalShell, open_ssh
+
+    if target is None:
+        return LocalShell()
+    return open_ssh(target)  # type: ignore[return-value]
+
+
+def _read_adopt(paths: ProviderPaths) -> dict[str, Any]:
+    try:
+        data = json.loads(paths.adopt_json.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _outputs(obs: Observation) -> dict[str, Any]:
+    infra = obs.infra
+    if infra is not None and infra.outputs:
+        return dict(infra.outputs)
+    if obs.record is None or obs.record.backend == "none":
+        return {}
+    try:
+        from ..backends import get_backend
+
+        return dict(get_backend(obs.record.backend).outputs(obs.dir))
+    except Exception:
+        return {}
+
+
+def _plain(v: Any) -> Any:
+    """A terraform/pulumi output value ({"value": ...} or the bare value)."""
+    if isinstance(v, dict) and "value" in v:
+        return v["value"]
+    return v
+
+
+def _queues(v: Any) -> tuple[str, ...]:
+    v = _plain(v)
+    if isinstance(v, str):
+        return tuple(q.strip() for q in v.split(",") if q.strip())
+    if isinstance(v, list):
+        return tuple(str(q) for q in v)
+    return ()
+
+
+def connect(
+    name: str,
+    *,
+    host: str | None = None,
+    dream_dir: str | None = None,
+    cwd: Path | None = None,
+    progress: Progress | None = None,
+    watch: float | None = None,
+    shell_factory: ShellFactory | None = None,
+) -> ProviderLifecycleResult:
+    """Connect provider ``name``: see the module docstring for the order of steps."""
+    root = root_for(dream_dir, cwd)
+    say = progress or (lambda _m: None)
+    try:
+        check_name(name)
+        obs = observe(name, root, dream_dir, probe=False)
+    except DreamlakeError as exc:
+        return error_result(exc, name, root=root, dream_dir=dream_dir)
+    try:
+        return _connect(obs, host, dream_dir, say, watch, shell_factory or _default_factory)
+    except DreamlakeError as exc:
+        vendor = obs.record.vendor if obs.record else None
+        res = error_result(
+            exc, name, root=root, vendor=vendor, dream_dir=dream_dir,
+            default_next=Run(command=commands.connect(name, dream_dir, host)),
+        )
+        extra = getattr(exc, "host_label", None)
+        return res.model_copy(update={"host": extra}) if extra else res
+
+
+def _connect(
+    obs: Observation,
+    host: str | None,
+    dd: str | None,
+    say: Progress,
+    watch: float | None,
+    factory: ShellFactory,
+) -> ProviderLifecycleResult:
+    from ..remote.ssh import SSHTarget, parse_host
+
+    name = obs.name
+    assert obs.record is not None
+    vendor = obs.record.vendor
+    paths = ProviderPaths(obs.dir)
+
+    # 1. Idempotence before action: a live claim means nothing to do, and no ssh.
+    if obs.claims is not None and obs.claims.live > 0:
+        n = obs.claims.live
+        return to_result(
+            obs, Derived("exists", Run(command=commands.status(name, dd)), obs.blocking), files=[]
+        ).with_notes(
+            f"⚠ {n} live worker{'s' if n != 1 else ''} already claim{'s' if n == 1 else ''} "
+            f"'{name}' — nothing was started, nothing was touched"
+        )
+
+    # 2. Is there something to connect to, and where?
+    queues: tuple[str, ...] = ()
+    worker_name: str | None = None
+    workdir: str | None = None
+    target: SSHTarget | None = None
+    local = False
+    if obs.adopt:
+        adopt = _read_adopt(paths)
+        blocking = tuple(b for b in obs.blocking if not (host and b.key in ("host", "user", "port")))
+        if blocking:
+            nxt = EditThenContinue(
+                file=next((b.file for b in blocking if b.file), str(paths.adopt_json)),
+                command=commands.connect(name, dd, host),
+            )
+            return to_result(obs, Derived("needs_input", nxt, blocking))
+        spec = host or adopt.get("host")
+        if not spec:  # the scan reports it; this guards a hand-edited record
+            return _needs_host(obs, dd, str(paths.adopt_json))
+        port = adopt.get("port") if isinstance(adopt.get("port"), int) else None
+        target = parse_host(str(spec), user=adopt.get("user") or None, port=port)
+        ident = adopt.get("identity_file")
+        if ident:
+            ident = os.path.expanduser(str(ident))
+            if not os.path.isabs(ident):
+                ident = str((obs.dir / ident).resolve())
+            target = SSHTarget(target.host, target.user, target.port, identity_file=ident)
+        queues = _queues(adopt.get("queues"))
+        worker_name = adopt.get("worker_name") or None
+    else:
+        infra = obs.infra
+        if infra is None or infra.lock is not None or not infra.present:
+            res = to_result(obs)
+            return res.with_notes(
+                "connect puts a daemon on applied infrastructure; "
+                f"'{name}' is {res.status}, so nothing was started."
+            )
+        outs = {k: _plain(v) for k, v in _outputs(obs).items()}
+        queues = _queues(outs.get("queues"))
+        worker_name = str(outs["worker_name"]) if outs.get("worker_name") else None
+        workdir = str(outs["workdir"]) if outs.get("workdir") else None
+        if host:
+            target = parse_host(host, user=outs.get("worker_user") or None)
+        elif vendor in LOCAL_VENDORS:
+            local = True
+        elif outs.get("worker_host"):
+            target = parse_host(str(outs["worker_host"]), user=outs.get("worker_user") or None)
+        else:
+            return _needs_host(obs, dd, str(paths.terraform / "outputs.tf"))
+
+    # 3. The shell: this machine, or ssh in batch mode.
+    label = "localhost" if local or target is None else target.label
+    say(f"connecting to {label}" + ("" if local else " over ssh (BatchMode=yes, accept-new)"))
+    try:
+        shell = factory(None if local else target)
+    except RemoteError as exc:
+        exc.host_label = label  # type: ignore[attr-defined]
+        raise
+    try:
+        return _install_and_start(obs, shell, label, local, dd, say, watch, queues, worker_name, workdir)
+    finally:
+        shell.close()
+
+
+def _needs_host(obs: Observation, dd: str | None, file: str) -> ProviderLifecycleResult:
+    b = Blocking(key="host", reason="unset", file=file, why=HOST_WHY)
+    nxt = EditThenContinue(file=file, command=commands.connect(obs.name, dd))
+    return to_result(obs, Derived("needs_input", nxt, (b,)))
+
+
+def _token(cp: lakeshore.ControlPlane, shell: Shell, name: str, label: str, existing: str) -> str:
+    """The daemon's token: the one already on the host, else a namespace token minted
+    for it, else the token this run uses."""
+    if existing:
+        return existing
+    try:
+        from ...controlplane.client import Client
+
+        return Client.from_control_plane(cp, timeout=5).create_token(
+            cp.namespace, label=f"nymph {name} on {label}"
+        )
+    except Exception:
+        return cp.token or ""
+
+
+def _install_and_start(
+    obs: Observation,
+    shell: Shell,
+    label: str,
+    local: bool,
+    dd: str | None,
+    say: Progress,
+    watch: float | None,
+    queues: tuple[str, ...],
+    worker_name: str | None,
+    workdir: str | None,
+) -> ProviderLifecycleResult:
+    from .. import install, supervise
+    from ..remote.base import home
+
+    name = obs.name
+    cp = lakeshore.resolve_control_plane(obs.dir.parent.parent.parent)
+    notes: list[str] = []
+    if not cp.token:
+        raise DreamlakeError(
+            f"no control-plane token for {cp.url} (source: {cp.source}): the daemon could not "
+            "claim the provider. Start the embedded control plane with `lakeshore serve`, or set "
+            "LAKESHORE_URL and LAKESHORE_TOKEN.",
+            kind="no_lakeshore",
+            next_action=Run(command="lakeshore serve"),
+        )
+    if not local and lakeshore.is_loopback(cp.url) and not _loopback_host(label):
+        notes.append(
+            f"⚠ the control plane is {cp.url}: the daemon on {label} reaches it only if that "
+            "address means this machine there. Set LAKESHORE_URL to an address the host can reach."
+        )
+
+    existing = shell.run(
+        f"cat {install.install_dir(home(shell), name)}/token 2>/dev/null", timeout=30
+    ).stdout.strip()
+    token = _token(cp, shell, name, label, existing)
+    cfg = install.DaemonConfig(
+        provider=name,
+        server=cp.url,
+        namespace=cp.namespace,
+        token=token,
+        queues=queues,
+        worker_name=worker_name,
+        workdir=workdir,
+    )
+    inst = install.install(shell, cfg, progress=say)
+    notes.extend(inst.notes)
+
+    caps = supervise.detect(shell)
+    sup = supervise.choose(caps)
+    if sup is None:
+        raise supervise.no_supervisor_error(shell, None if local else label)
+    spec = supervise.DaemonSpec(
+        provider=name, run_script=inst.run_script, workdir=inst.dir, log=inst.log, user=caps.user
+    )
+    say(f"starting the daemon under {sup}")
+    supervise.start(shell, spec, sup, caps)
+    shell.close()  # the connection is never the supervisor
+    notes = [
+        f"✓ daemon installed in {label}:{inst.dir}" + ("" if inst.changed else " (unchanged)"),
+        *supervise.describe(sup, spec, remote=not local, rerun=commands.connect(name, dd)),
+        *notes,
+    ]
+    degraded = ("no-supervisor",) if sup == "tmux" else ()
+
+    # 6. Watch the control plane for a short, bounded time.
+    limit = DEFAULT_WATCH if watch is None else watch
+    say(f"waiting up to {limit:.0f}s for the daemon to claim '{name}'")
+    deadline = time.monotonic() + limit
+    claim = lakeshore.fetch_claims(cp, name)
+    while (claim is None or claim.live == 0) and time.monotonic() < deadline:
+        time.sleep(0.5)
+        claim = lakeshore.fetch_claims(cp, name)
+    seen = Observation(
+        name=obs.name, dir=obs.dir, dream_dir=obs.dream_dir, record=obs.record,
+        template=obs.template, blocking=obs.blocking,
+        degraded=tuple(d for d in obs.degraded if d != "no-lakeshore" or claim is None),
+        infra=obs.infra, claims=claim, server=cp.url, namespace=cp.namespace,
+    )
+    if claim is not None and claim.live > 0:
+        dv = Derived("connected", None, obs.blocking)
+        n = claim.live
+        notes.insert(0, f"✓ connected — {n} live worker{'s' if n != 1 else ''} claiming '{name}'")
+    else:
+        dv = Derived("connecting", Run(command=commands.status(name, dd)), obs.blocking)
+        notes.insert(
+            0,
+            f"⚠ the daemon started on {label} but has not claimed '{name}' within {limit:.0f}s — "
+            f"check again with status (log: {inst.log})",
+        )
+    return to_result(seen, dv, extra_degraded=degraded, supervisor=sup, host=label).with_notes(*notes)
+
+
+def _loopback_host(label: str) -> bool:
+    h = label.rsplit("@", 1)[-1]
+    if h.startswith("["):
+        h = h[1:].split("]")[0]
+    elif h.count(":") == 1:
+        h = h.split(":")[0]
+    return h in lakeshore.LOOPBACK_HOSTS or h.startswith("127.")
+
+
+__all__ = ["connect"]
