@@ -217,9 +217,13 @@ def load_config(values: dict[str, Any]) -> Config:
     except ValidationError as exc:
         lines = []
         for err in exc.errors():
-            key = ".".join(str(p) for p in err["loc"]) or "(config)"
             msg = "not set" if err["type"] == "missing" else str(err["msg"])
-            lines.append(f"dreamlake config: {key}: {msg.removeprefix('Value error, ')}")
+            msg = msg.removeprefix("Value error, ")
+            if err["loc"]:
+                keys = [".".join(str(p) for p in err["loc"])]
+            else:  # a cross-field conflict names its keys
+                keys = [str(k) for k in (err.get("ctx") or {}).get("keys") or ["(config)"]]
+            lines += [f"dreamlake config: {key}: {msg}" for key in keys]
         raise ConfigError("\n".join(lines)) from None
 
 
