@@ -34,7 +34,7 @@ class ProviderRecord(BaseModel):
 def read_record(path: Path) -> ProviderRecord | None:
     try:
         text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return None
     try:
         return ProviderRecord.model_validate(json.loads(text))
