@@ -12,9 +12,8 @@ import urllib.request
 from typing import Any
 
 import pytest
-from conftest import LIVE_SECONDS, ServerProc, clean_env, lakeshore_argv, wait_until
-
 from dreamlake.controlplane.client import ApiFailure, Client, Unreachable
+from lakeshore_fixtures import LIVE_SECONDS, ServerProc, clean_env, lakeshore_argv, wait_until
 
 
 def raw(server: ServerProc, method: str, path: str, body: bytes | None = None,
@@ -249,7 +248,7 @@ def test_running_work_of_a_gone_worker_reads_lost(fresh_namespace: tuple[str, Cl
 
 
 def test_unreachable_client_error() -> None:
-    from conftest import free_port
+    from lakeshore_fixtures import free_port
 
     c = Client(f"http://127.0.0.1:{free_port()}", "t", timeout=2)
     with pytest.raises(Unreachable):
