@@ -1,0 +1,125 @@
+"""The Pulumi programs in dreamlake.stacks: config models mirroring the terraform
+validations, the self-contained program files, and the local program run for real
+by the Pulumi SDK with its own mock monitor (no CLI, no engine)."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from importlib import import_module, resources
+
+import pytest
+from dreamlake.engine.vendors import get_template
+from dreamlake.stacks import VENDORS
+from pydantic import ValidationError
+
+LOCAL = {"workdir": "/var/lib/nymph/", "queues": ["gpu", "gpu", "cpu"], "worker_name": "lab-box"}
+
+
+@pytest.mark.parametrize("vendor", VENDORS)
+def test_config_fields_are_the_template_decision_keys(vendor: str) -> None:
+    mod = import_module(f"dreamlake.stacks.{vendor}")
+    keys = tuple(d.key for d in get_template(vendor).decisions)
+    assert keys == mod.DECISIONS
+    fields = mod.Config.model_fields
+    assert all(fields[k].is_required() for k in keys)
+    assert all(not f.is_required() for k, f in fields.items() if k not in keys)
+
+
+@pytest.mark.parametrize("vendor", VENDORS)
+def test_program_file_is_self_contained(vendor: str) -> None:
+    """The scaffold copies program.py out of the package: it may import only the
+    standard library, pydantic and (inside functions) pulumi and its providers."""
+    src = resources.files("dreamlake.stacks").joinpath(vendor, "program.py").read_text()
+    tree = ast.parse(src)
+    top = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
+    names = {(n.module if isinstance(n, ast.ImportFrom) else n.names[0].name) or "" for n in top}
+    assert all(not n.startswith(("dreamlake", "pulumi", ".")) for n in names), names
+    assert all(n.level == 0 for n in top if isinstance(n, ast.ImportFrom))
+
+
+def test_config_models_load_without_pulumi() -> None:
+    code = (
+        "import sys\n"
+        "import dreamlake.stacks.local, dreamlake.stacks.ec2, dreamlake.stacks.gce, dreamlake.stacks.kube\n"
+        "assert not [m for m in sys.modules if m.startswith('pulumi')]\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize(
+    ("values", "key"),
+    [
+        ({**LOCAL, "workdir": "/"}, "workdir"),
+        ({**LOCAL, "workdir": "var/lib"}, "workdir"),
+        ({**LOCAL, "queues": []}, "queues"),
+        ({**LOCAL, "queues": ["GPU"]}, "queues"),
+        ({**LOCAL, "worker_name": "-box"}, "worker_name"),
+        ({**LOCAL, "worker_name": "a" * 64}, "worker_name"),
+    ],
+)
+def test_local_validators(values: dict, key: str) -> None:
+    from dreamlake.stacks.local import Config
+
+    with pytest.raises(ValidationError) as ei:
+        Config.model_validate(values)
+    assert [e["loc"][0] for e in ei.value.errors()] == [key]
+
+
+def test_local_config_error_names_each_key() -> None:
+    from dreamlake.stacks.local import ConfigError, load_config
+
+    with pytest.raises(ConfigError) as ei:
+        load_config({"workdir": "rel"})
+    lines = str(ei.value).splitlines()
+    assert lines[0].startswith("dreamlake config: workdir: The workdir must be")
+    assert "dreamlake config: queues: not set" in lines
+
+
+@pytest.mark.parametrize(
+    ("field", "bad", "good"),
+    [
+        ("region", "us-east", "us-gov-west-1"),
+        ("subnet", "subnet-XYZ", "subnet-0123456789abcdef0"),
+        ("instance_type", "m5.large", "p4d.24xlarge"),
+        ("ami", "ami-123", "ami-0123456789abcdef0"),
+        ("worker_count", 1.5, 20),
+        ("root_volume_gb", 29, 30),
+        ("ssh_ingress_cidrs", ["203.0.113.5"], ["203.0.113.0/24", "2001:db8::/32"]),
+        ("name_prefix", "Dream", "dream-1"),
+    ],
+)
+def test_ec2_validators(field: str, bad: object, good: object) -> None:
+    from dreamlake.stacks.ec2 import Config
+
+    base = {"region": "us-east-1", "subnet": "subnet-0123456789abcdef0",
+            "instance_type": "g5.xlarge", "ami": "ami-0123456789abcdef0"}
+    Config.model_validate({**base, field: good})
+    with pytest.raises(ValidationError):
+        Config.model_validate({**base, field: bad})
+
+
+def test_local_program_runs_under_the_sdk_mocks() -> None:
+    """Run the program through the Pulumi SDK's mock monitor in a child process
+    (the SDK keeps global runtime settings) and read back the stack outputs."""
+    code = r'''
+import json, pulumi
+from pulumi.runtime import Mocks, set_mocks
+class M(Mocks):
+    def new_resource(self, args): return [args.name + "_id", args.inputs]
+    def call(self, args): return {}
+set_mocks(M(), project="dreamlake", stack="lab", preview=False)
+from dreamlake.stacks.local import Config, program, daemon_args
+cfg = Config(workdir="/var/lib/nymph/", queues=["gpu", "gpu", "cpu"], worker_name="lab-box")
+@pulumi.runtime.test
+def check():
+    program(cfg)
+check()
+print(json.dumps(daemon_args(cfg)))
+'''
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    assert out.stdout.strip().splitlines()[-1] == (
+        '["nymph", "--name", "lab-box", "--workdir", "/var/lib/nymph", "--queue", "gpu", '
+        '"--queue", "cpu"]'
+    )
