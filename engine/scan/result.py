@@ -33,16 +33,16 @@ def scan(
     paths: ProviderPaths, template: Template, backend: str, *, probe: bool = True
 ) -> ScanResult:
     blocking = _read(paths, template, backend)
-    probes = {d.probe for d in template.decisions if d.probe}
-    if not probes:
+    # Only a blocking decision with a probe wants one; nothing to hint, nothing degraded.
+    needed = {
+        d.probe for d in template.decisions if d.probe and any(b.key == d.key for b in blocking)
+    }
+    if not needed:
         return ScanResult(tuple(blocking), ())
     if not probe:
         return ScanResult(tuple(blocking), ("no-probe",))
     from ..probes import run_probes
 
-    needed = {
-        d.probe for d in template.decisions if d.probe and any(b.key == d.key for b in blocking)
-    }
     observed, degraded = run_probes(needed, paths)
     out = []
     for b in blocking:
