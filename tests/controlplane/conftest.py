@@ -59,7 +59,9 @@ def postgres() -> Iterator[PgCluster]:
             )
             if made.returncode != 0 and "already exists" not in made.stderr:
                 shutil.rmtree(base, ignore_errors=True)
-                pytest.skip(f"needs an unprivileged user for PostgreSQL: useradd failed: {made.stderr.strip()}")
+                pytest.skip(
+                    f"needs an unprivileged user for PostgreSQL: useradd failed: {made.stderr.strip()}"
+                )
             pw = pwd.getpwnam(PG_USER)
         if not shutil.which("runuser"):
             shutil.rmtree(base, ignore_errors=True)
@@ -80,7 +82,20 @@ def postgres() -> Iterator[PgCluster]:
     port = free_port()
     opts = f"-p {port} -h 127.0.0.1 -k {base} -F -c max_connections=200"
     start = subprocess.run(
-        [*runas, pg_ctl, "-D", str(data), "-l", str(base / "log"), "-w", "-t", "60", "-o", opts, "start"],
+        [
+            *runas,
+            pg_ctl,
+            "-D",
+            str(data),
+            "-l",
+            str(base / "log"),
+            "-w",
+            "-t",
+            "60",
+            "-o",
+            opts,
+            "start",
+        ],
         capture_output=True,
         text=True,
         stdin=subprocess.DEVNULL,

@@ -47,7 +47,9 @@ def lakeshore_argv() -> list[str]:
 
 def nymph_argv() -> list[str]:
     exe = BIN / "nymph"
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "dreamlake.controlplane.nymph.main"]
+    return (
+        [str(exe)] if exe.exists() else [sys.executable, "-m", "dreamlake.controlplane.nymph.main"]
+    )
 
 
 def clean_env(**extra: str) -> dict[str, str]:
@@ -91,7 +93,9 @@ class PgCluster:
 
         self.counter += 1
         name = f"lakeshore_{self.counter}_{secrets.token_hex(3)}"
-        conn = psycopg2.connect(host="127.0.0.1", port=self.port, user="postgres", dbname="postgres")
+        conn = psycopg2.connect(
+            host="127.0.0.1", port=self.port, user="postgres", dbname="postgres"
+        )
         try:
             conn.autocommit = True
             with conn.cursor() as cur:
@@ -185,8 +189,6 @@ class ServerProc:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
-
-
 
 
 @dataclass

@@ -16,8 +16,14 @@ from dreamlake.controlplane.client import ApiFailure, Client, Unreachable
 from lakeshore_fixtures import LIVE_SECONDS, ServerProc, clean_env, lakeshore_argv, wait_until
 
 
-def raw(server: ServerProc, method: str, path: str, body: bytes | None = None,
-        token: str | None = None, content_type: str = "application/json") -> tuple[int, Any]:
+def raw(
+    server: ServerProc,
+    method: str,
+    path: str,
+    body: bytes | None = None,
+    token: str | None = None,
+    content_type: str = "application/json",
+) -> tuple[int, Any]:
     req = urllib.request.Request(server.url + path, data=body, method=method)
     if body is not None:
         req.add_header("Content-Type", content_type)
@@ -47,7 +53,9 @@ def test_admin_token_file_is_private(server: ServerProc) -> None:
 def test_missing_and_wrong_token_are_401(server: ServerProc) -> None:
     status, body = raw(server, "GET", "/api/namespaces/default/providers/x/claims")
     assert status == 401 and body["error"] == "unauthorized" and "bearer" in body["detail"]
-    status, body = raw(server, "GET", "/api/namespaces/default/providers/x/claims", token="lks_nope")
+    status, body = raw(
+        server, "GET", "/api/namespaces/default/providers/x/claims", token="lks_nope"
+    )
     assert status == 401 and body == {"error": "unauthorized", "detail": "unknown or revoked token"}
 
 
@@ -121,15 +129,20 @@ def test_bad_bodies_are_422_json(server: ServerProc, body: bytes) -> None:
 
 def test_bad_query_is_422(server: ServerProc) -> None:
     wid = server.admin.register("q-check", "i-1")["workerId"]
-    status, out = raw(server, "GET", f"/api/namespaces/default/workers/{wid}/work?wait=999",
-                      token=server.admin_token)
+    status, out = raw(
+        server,
+        "GET",
+        f"/api/namespaces/default/workers/{wid}/work?wait=999",
+        token=server.admin_token,
+    )
     assert status == 422 and out["error"] == "validation_error"
 
 
 def test_oversized_body_is_413(server: ServerProc) -> None:
     body = json.dumps({"command": "x" * (2 * 1024 * 1024)}).encode()
-    status, out = raw(server, "POST", "/api/namespaces/default/providers/p/work", body,
-                      server.admin_token)
+    status, out = raw(
+        server, "POST", "/api/namespaces/default/providers/p/work", body, server.admin_token
+    )
     assert status == 413 and out["error"] == "payload_too_large"
 
 
@@ -258,15 +271,33 @@ def test_unreachable_client_error() -> None:
 def test_cli_admin_path(server: ServerProc) -> None:
     env = clean_env()
     common = ["--server", server.url, "--data-dir", str(server.data_dir)]
-    out = subprocess.run([*lakeshore_argv(), "namespaces", "add", "cli-ns", "--org", "acme", *common],
-                         capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=60)
+    out = subprocess.run(
+        [*lakeshore_argv(), "namespaces", "add", "cli-ns", "--org", "acme", *common],
+        capture_output=True,
+        text=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
     assert out.returncode == 0, out.stderr
     assert "cli-ns" in out.stdout
-    tok = subprocess.run([*lakeshore_argv(), "tokens", "create", "--namespace", "cli-ns", *common],
-                         capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=60)
+    tok = subprocess.run(
+        [*lakeshore_argv(), "tokens", "create", "--namespace", "cli-ns", *common],
+        capture_output=True,
+        text=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
     assert tok.returncode == 0, tok.stderr
     token = tok.stdout.strip()
     assert server.client(token, "cli-ns").whoami() == {"admin": False, "namespace": "cli-ns"}
-    bad = subprocess.run([*lakeshore_argv(), "tokens", "create", "--namespace", "nope", *common],
-                         capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=60)
+    bad = subprocess.run(
+        [*lakeshore_argv(), "tokens", "create", "--namespace", "nope", *common],
+        capture_output=True,
+        text=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
     assert bad.returncode == 1 and "404" in bad.stderr
