@@ -19,7 +19,9 @@ Probes the templates name:
 
 Any other name (``gcp-gpu-zones`` among them) has no probe here: ``no-probe``.
 A probe that ran and found nothing returns ``[]`` — present and empty means
-"asked, and the account has none", unlike an absent ``observed``.
+"asked, and the account has none", unlike an absent ``observed``. A regional
+probe (subnets, VPCs, AMIs) is not asked until the provider's region is decided:
+its ``observed`` stays absent meanwhile, without ``no-probe``.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ def run_probes(names: set[str], paths: ProviderPaths) -> tuple[dict[str, list[st
         return {}, []
     observed: dict[str, list[str]] = {}
     failed = False
-    jobs: dict[str, Callable[[], list[str]]] = {}
+    jobs: dict[str, Callable[[], list[str] | None]] = {}
     for name in sorted(names):
         job = _job(name, paths)
         if job is None:
@@ -59,7 +61,9 @@ def run_probes(names: set[str], paths: ProviderPaths) -> tuple[dict[str, list[st
             failed = failed or bool(pending)
             for fut in done:
                 try:
-                    observed[futures[fut]] = list(fut.result())
+                    values = fut.result()
+                    if values is not None:  # None: not applicable yet (no region decided)
+                        observed[futures[fut]] = list(values)
                 except Exception:
                     failed = True  # a probe is a hint; its failure is reported as degraded
         finally:
@@ -67,7 +71,7 @@ def run_probes(names: set[str], paths: ProviderPaths) -> tuple[dict[str, list[st
     return observed, [NO_PROBE] if failed else []
 
 
-def _job(name: str, paths: ProviderPaths) -> Callable[[], list[str]] | None:
+def _job(name: str, paths: ProviderPaths) -> Callable[[], list[str] | None] | None:
     """A callable running probe ``name``, or None when it cannot run here."""
     if name.startswith("aws-"):
         return _aws_job(name, paths)
@@ -81,7 +85,7 @@ def _job(name: str, paths: ProviderPaths) -> Callable[[], list[str]] | None:
     return None
 
 
-def _aws_job(name: str, paths: ProviderPaths) -> Callable[[], list[str]] | None:
+def _aws_job(name: str, paths: ProviderPaths) -> Callable[[], list[str] | None] | None:
     from .credentials import aws_credentials_available
 
     if not aws_credentials_available():

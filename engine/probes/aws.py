@@ -10,7 +10,7 @@ implementation or a private endpoint asks the same API the apply will use.
   implementation answers for every region) only ``probeRegions`` or a small list
   of common regions is.
 * ``aws-subnets``, ``aws-vpcs``, ``aws-gpu-amis``: in the region the provider's
-  decisions name (else the session's region); nothing when neither is known.
+  decisions name; None (not asked, so no hint) until a region is decided.
 """
 
 from __future__ import annotations
@@ -132,9 +132,9 @@ def regions_in_use(ctx: AwsContext) -> list[str]:
     return sorted(found)
 
 
-def subnets(ctx: AwsContext) -> list[str]:
+def subnets(ctx: AwsContext) -> list[str] | None:
     if not ctx.region:
-        return []
+        return None
     answer = _client(ctx, ctx.region).describe_subnets(MaxResults=100)
     rows = answer.get("Subnets", [])
     # Non-default subnets first (a team's own network), then by VPC and zone.
@@ -142,10 +142,10 @@ def subnets(ctx: AwsContext) -> list[str]:
     return [s["SubnetId"] for s in rows][:LIST_LIMIT]
 
 
-def vpcs(ctx: AwsContext) -> list[str]:
+def vpcs(ctx: AwsContext) -> list[str] | None:
     region = ctx.region
     if not region:
-        return []
+        return None
     answer = _client(ctx, region).describe_vpcs(MaxResults=100)
     out = []
     for v in sorted(answer.get("Vpcs", []), key=lambda v: (bool(v.get("IsDefault")), v.get("VpcId", ""))):
@@ -153,9 +153,9 @@ def vpcs(ctx: AwsContext) -> list[str]:
     return out[:LIST_LIMIT]
 
 
-def gpu_amis(ctx: AwsContext) -> list[str]:
+def gpu_amis(ctx: AwsContext) -> list[str] | None:
     if not ctx.region:
-        return []
+        return None
     answer = _client(ctx, ctx.region).describe_images(
         Owners=["amazon"],
         Filters=[
@@ -167,7 +167,7 @@ def gpu_amis(ctx: AwsContext) -> list[str]:
     return [i["ImageId"] for i in images][:GPU_AMI_LIMIT]
 
 
-PROBES: dict[str, Callable[[AwsContext], list[str]]] = {
+PROBES: dict[str, Callable[[AwsContext], list[str] | None]] = {
     "aws-regions-in-use": regions_in_use,
     "aws-subnets": subnets,
     "aws-vpcs": vpcs,
