@@ -39,9 +39,12 @@ def header(verb: str, name: str, root: Path, reason: str) -> str:
 
 def _blocking_line(b: Blocking) -> str:
     label = b.key.replace("_", " ")
-    text = f"   · {label} — {REASONS.get(b.reason, b.reason)}"
-    if b.message:
-        text += f": {b.message}"
+    reason = REASONS.get(b.reason, b.reason)
+    if b.message and b.reason == "invalid":
+        reason = f"invalid: {b.message}"
+    elif b.message:
+        reason = b.message
+    text = f"   · {label} — {reason.rstrip('.')}"
     if b.observed:
         text += f". account has resources in {', '.join(b.observed)}"
     where = (
@@ -178,7 +181,7 @@ def render(r: ProviderLifecycleResult, *, with_identity: bool = True) -> str:
         lines.append(f"infrastructure: {_infra(r)}")
     if r.supervisor:
         lines.append(f"supervisor: {r.supervisor}" + (f" on {r.host}" if r.host else ""))
-    lines += list(r.notes)
+    lines += [n for n in dict.fromkeys(r.notes) if n not in lines]
     if r.degraded:
         lines.append("degraded: " + ", ".join(r.degraded) + _degraded_hint(r.degraded))
     lines.append(_next(r))

@@ -130,10 +130,9 @@ def _tfvars_value(path: Path, var: str) -> str | None:
     if not path.is_file():
         return None
     try:
-        import hcl2
+        from .. import hcl
 
-        with path.open(encoding="utf-8") as f:
-            data: Any = hcl2.load(f)
+        data: Any = hcl.loads(path.read_text(encoding="utf-8"))
     except Exception:
         return None
     value = data.get(var) if isinstance(data, dict) else None

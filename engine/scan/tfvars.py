@@ -120,10 +120,10 @@ def read_var_file(path: Path, provider: str) -> VarFile:
         if not isinstance(data, dict):
             raise _syntax_error(path, 1, "the top level must be an object", provider)
         return VarFile(path, data, json_key_lines(text))
-    import hcl2
+    from .. import hcl
 
     try:
-        raw = hcl2.loads(text)
+        raw = hcl.loads(text)
     except Exception as e:  # lark raises several unrelated exception types
         line = getattr(e, "line", None)
         detail = str(e).splitlines()[0] if str(e) else type(e).__name__
@@ -191,7 +191,7 @@ def _validation(block: dict[str, Any]) -> Validation:
 def read_variables(tf_dir: Path) -> dict[str, VariableSpec]:
     """Every ``variable`` block in the ``*.tf`` files of ``tf_dir``. A file that
     does not parse is skipped: plan reports it, the scan only judges values."""
-    import hcl2
+    from .. import hcl
 
     out: dict[str, VariableSpec] = {}
     try:
@@ -200,7 +200,7 @@ def read_variables(tf_dir: Path) -> dict[str, VariableSpec]:
         return out
     for f in files:
         try:
-            data = hcl2.loads(f.read_text(encoding="utf-8"))
+            data = hcl.loads(f.read_text(encoding="utf-8"))
         except Exception:
             continue
         for entry in data.get("variable", []):

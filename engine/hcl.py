@@ -1,0 +1,50 @@
+"""HCL parsing with a content-addressed cache.
+
+python-hcl2 costs close to a second per process (import plus grammar load), which
+``status`` would pay on every run. Parsed documents are plain JSON, so they are
+cached under the user's cache folder keyed by the SHA-256 of the text: an unchanged
+file is never parsed twice, and a changed one can never hit a stale entry.
+``DREAMLAKE_CACHE_DIR`` moves the cache; ``DREAMLAKE_CACHE_DIR=off`` disables it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+# Bump when the parser's output shape changes (python-hcl2 major versions differ).
+PARSER_TAG = "hcl2-8"
+
+
+def cache_dir() -> Path | None:
+    env = os.environ.get("DREAMLAKE_CACHE_DIR")
+    if env == "off":
+        return None
+    if env:
+        return Path(env) / "hcl"
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "dreamlake" / "hcl"
+
+
+def loads(text: str) -> dict[str, Any]:
+    """``hcl2.loads(text)``, memoized on disk by content."""
+    folder = cache_dir()
+    key = hashlib.sha256(f"{PARSER_TAG}\0{text}".encode()).hexdigest()
+    entry = folder / f"{key}.json" if folder else None
+    if entry is not None:
+        with contextlib.suppress(OSError, ValueError):
+            cached: dict[str, Any] = json.loads(entry.read_text(encoding="utf-8"))
+            return cached
+    import hcl2
+
+    data: dict[str, Any] = hcl2.loads(text)
+    if entry is not None:
+        with contextlib.suppress(OSError, TypeError, ValueError):
+            from .fsutil import atomic_write
+
+            atomic_write(entry, json.dumps(data))
+    return data
