@@ -1,0 +1,94 @@
+"""Wall time of `dreamlake provider status --json` next to `terraform show -json`
+on the same applied provider directory (the `local` vendor, offline).
+
+    .venv/bin/python benchmarks/status_vs_show.py [--runs 5]
+
+status reads terraform.tfstate, the lock files and the saved-plan record directly;
+`terraform show -json` is what it would cost to ask terraform instead. Also shown:
+the in-process `observe_state` call alone. Every terraform binary found is measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from dreamlake.engine.backends.terraform import observe_state
+from dreamlake.engine.backends.terraform.binaries import available
+from dreamlake.engine.verbs.apply import apply
+from dreamlake.engine.verbs.create import create
+from dreamlake.engine.verbs.plan import plan
+
+TFVARS = 'workdir = "/tmp/nymph-bench"\nqueues = ["default"]\nworker_name = "bench-1"\n'
+
+
+def timed(runs: int, fn: Callable[..., object], *fn_args: object) -> tuple[float, float]:
+    samples = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn(*fn_args)
+        samples.append(time.perf_counter() - t)
+    return statistics.median(samples), min(samples)
+
+
+def run(argv: list[str], cwd: Path, env: dict[str, str]) -> None:
+    subprocess.run(
+        argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, check=True
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=5)
+    args = ap.parse_args()
+    dreamlake = str(Path(sys.executable).parent / "dreamlake")
+    rows: list[tuple[str, str, float, float]] = []
+    for version, binary in available():
+        with tempfile.TemporaryDirectory(prefix="dl-bench-") as tmp:
+            proj = Path(tmp)
+            env = dict(os.environ, TERRAFORM_BINARY=binary, TF_CLI_CONFIG_FILE=os.devnull)
+            env.setdefault("LAKESHORE_URL", "http://127.0.0.1:9")  # no control plane: bounded
+            os.environ.update(TERRAFORM_BINARY=binary, TF_CLI_CONFIG_FILE=os.devnull)
+            create("bench", "local", dream_dir=str(proj), probe=False)
+            pdir = proj / ".dream/providers/bench"
+            (pdir / "terraform/terraform.tfvars").write_text(TFVARS)
+            assert plan("bench", dream_dir=str(proj)).status == "ready"
+            assert apply("bench", yes=True, dream_dir=str(proj)).status in ("applied", "unclaimed")
+            tf_dir = pdir / "terraform"
+            status_cmd = [dreamlake, "provider", "status", "-n", "bench", "--json"]
+            show_cmd = [binary, "show", "-json", "-no-color"]
+            rows.append(
+                (
+                    version,
+                    "dreamlake provider status --json",
+                    *timed(args.runs, run, status_cmd, proj, env),
+                )
+            )
+            rows.append(
+                (
+                    version,
+                    "terraform show -json",
+                    *timed(args.runs, run, show_cmd, tf_dir, env),
+                )
+            )
+            rows.append(
+                (
+                    version,
+                    "observe_state() in-process",
+                    *timed(args.runs, observe_state, pdir),
+                )
+            )
+    print(f"{'terraform':<10} {'command':<36} {'median s':>9} {'min s':>8}")
+    for version, what, med, low in rows:
+        print(f"{version:<10} {what:<36} {med:>9.3f} {low:>8.3f}")
+
+
+if __name__ == "__main__":
+    main()
