@@ -92,7 +92,11 @@ class Server:
         return env
 
     def cli(
-        self, *args: str, namespace: str | None = None, token: str | None = None, stdin: str | None = None
+        self,
+        *args: str,
+        namespace: str | None = None,
+        token: str | None = None,
+        stdin: str | None = None,
     ) -> subprocess.CompletedProcess[str]:
         proc = subprocess.run(
             [LAKESHORE, *args],
@@ -149,7 +153,9 @@ def _start(tmp: Path, db_url: str | None, label: str) -> Server:
     env.pop("LAKESHORE_SECRET_KEY", None)
     env.pop("LAKESHORE_DB", None)
     with log.open("wb") as fh:
-        proc = subprocess.Popen(argv, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
+        proc = subprocess.Popen(
+            argv, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env
+        )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
@@ -201,7 +207,9 @@ class Postgres:
         createdb = _pg_bin("createdb")
         assert createdb
         subprocess.run(
-            _as_pg([createdb, "-h", "127.0.0.1", "-p", str(self.port), name]), check=True, capture_output=True
+            _as_pg([createdb, "-h", "127.0.0.1", "-p", str(self.port), name]),
+            check=True,
+            capture_output=True,
         )
         return f"postgresql://{self.user}@127.0.0.1:{self.port}/{name}"
 
@@ -217,7 +225,10 @@ def postgres() -> Iterator[Postgres]:
     initdb, pg_ctl = _pg_bin("initdb"), _pg_bin("pg_ctl")
     if not initdb or not pg_ctl:
         pytest.skip("needs PostgreSQL server binaries (initdb, pg_ctl)")
-    if os.geteuid() == 0 and subprocess.run(["id", "postgres"], capture_output=True).returncode != 0:
+    if (
+        os.geteuid() == 0
+        and subprocess.run(["id", "postgres"], capture_output=True).returncode != 0
+    ):
         pytest.skip("running as root needs a 'postgres' user to run initdb as")
     import tempfile
 
@@ -229,7 +240,11 @@ def postgres() -> Iterator[Postgres]:
     if os.geteuid() == 0:
         shutil.chown(base, "postgres")
         shutil.chown(sock, "postgres")
-    subprocess.run(_as_pg([initdb, "-D", str(data), "-A", "trust", "-U", "postgres"]), check=True, capture_output=True)
+    subprocess.run(
+        _as_pg([initdb, "-D", str(data), "-A", "trust", "-U", "postgres"]),
+        check=True,
+        capture_output=True,
+    )
     port = free_port()
     opts = f"-k {sock} -p {port} -c listen_addresses=127.0.0.1 -c fsync=off"
     subprocess.run(
@@ -240,12 +255,22 @@ def postgres() -> Iterator[Postgres]:
     try:
         yield Postgres(host=str(sock), port=port, user="postgres")
     finally:
-        subprocess.run(_as_pg([pg_ctl, "-D", str(data), "-m", "immediate", "stop"]), capture_output=True)
+        subprocess.run(
+            _as_pg([pg_ctl, "-D", str(data), "-m", "immediate", "stop"]), capture_output=True
+        )
         shutil.rmtree(base, ignore_errors=True)
 
 
-@pytest.fixture(scope="module", params=["sqlite", pytest.param("postgres", marks=[pytest.mark.needs_postgres, pytest.mark.slow])])
-def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+@pytest.fixture(
+    scope="module",
+    params=[
+        "sqlite",
+        pytest.param("postgres", marks=[pytest.mark.needs_postgres, pytest.mark.slow]),
+    ],
+)
+def server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
     """A real ``lakeshore serve`` subprocess, once per test module and database."""
     db_url = None
     if request.param == "postgres":

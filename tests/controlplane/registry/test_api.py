@@ -16,16 +16,29 @@ def test_provider_round_trip_and_dispatch_defaults(server: Server) -> None:
     ns = server.namespace()
     api = server.client()
     kwargs = {"region": "us-east-1", "nested": {"a": [1, {"b": None}], "c": 1.5}, "flag": False}
-    r = api.post(_p(ns, "providers"), json={"name": "aws-us-east", "launcher": "EC2", "kwargs": kwargs})
+    r = api.post(
+        _p(ns, "providers"), json={"name": "aws-us-east", "launcher": "EC2", "kwargs": kwargs}
+    )
     assert r.status_code == 201, r.text
     row = r.json()
     assert row["kwargs"] == kwargs  # verbatim, nulls and all
     assert row["dispatch"] == "daemon" and row["launcher"] == "EC2" and row["name"] == "aws-us-east"
-    for launcher, default in (("GCE", "daemon"), ("Kube", "direct"), ("SSH", "direct"), ("SLURM", "direct")):
+    for launcher, default in (
+        ("GCE", "daemon"),
+        ("Kube", "direct"),
+        ("SSH", "direct"),
+        ("SLURM", "direct"),
+    ):
         name = f"p-{launcher.lower()}"
-        assert api.post(_p(ns, "providers"), json={"name": name, "launcher": launcher}).status_code == 201
+        assert (
+            api.post(_p(ns, "providers"), json={"name": name, "launcher": launcher}).status_code
+            == 201
+        )
         assert api.get(_p(ns, "providers", name)).json()["dispatch"] == default
-    r = api.post(_p(ns, "providers"), json={"name": "ec2-direct", "launcher": "EC2", "kwargs": {}, "dispatch": "direct"})
+    r = api.post(
+        _p(ns, "providers"),
+        json={"name": "ec2-direct", "launcher": "EC2", "kwargs": {}, "dispatch": "direct"},
+    )
     assert r.json()["dispatch"] == "direct"
     listed = {p["name"]: p for p in api.get(_p(ns, "providers")).json()}
     assert set(listed) == {"aws-us-east", "p-gce", "p-kube", "p-ssh", "p-slurm", "ec2-direct"}
@@ -38,7 +51,10 @@ def test_dispatch_lives_in_config_column(server: Server) -> None:
         return
     ns = server.namespace()
     api = server.client()
-    api.post(_p(ns, "providers"), json={"name": "col", "launcher": "Kube", "kwargs": {"context": "c"}, "dispatch": "daemon"})
+    api.post(
+        _p(ns, "providers"),
+        json={"name": "col", "launcher": "Kube", "kwargs": {"context": "c"}, "dispatch": "daemon"},
+    )
     con = sqlite3.connect(server.data_dir / "lakeshore.db")
     kind, config = con.execute("SELECT kind, config FROM providers WHERE name='col'").fetchone()
     con.close()
@@ -70,8 +86,17 @@ def test_validation(server: Server) -> None:
 def test_update_semantics(server: Server) -> None:
     ns = server.namespace()
     api = server.client()
-    api.post(_p(ns, "providers"), json={"name": "u", "launcher": "SSH", "kwargs": {"host": "h", "opts": {"a": 1, "b": 2}, "keep": 1}})
-    r = api.patch(_p(ns, "providers", "u"), json={"kwargsPatch": {"opts": {"a": None, "c": 3}, "host": "h2"}})
+    api.post(
+        _p(ns, "providers"),
+        json={
+            "name": "u",
+            "launcher": "SSH",
+            "kwargs": {"host": "h", "opts": {"a": 1, "b": 2}, "keep": 1},
+        },
+    )
+    r = api.patch(
+        _p(ns, "providers", "u"), json={"kwargsPatch": {"opts": {"a": None, "c": 3}, "host": "h2"}}
+    )
     assert r.json()["kwargs"] == {"host": "h2", "opts": {"b": 2, "c": 3}, "keep": 1}
     r = api.patch(_p(ns, "providers", "u"), json={"kwargs": {"only": True}})
     assert r.json()["kwargs"] == {"only": True}
@@ -97,7 +122,12 @@ def test_soft_delete_hide_restore(server: Server) -> None:
     assert names(deleted="true") == ["a"]
     assert names(all="true") == ["a", "h"]
     # the name is free again; the tombstone keeps the unique index intact
-    assert api.post(_p(ns, "providers"), json={"name": "a", "launcher": "GCE", "kwargs": {"v": 2}}).status_code == 201
+    assert (
+        api.post(
+            _p(ns, "providers"), json={"name": "a", "launcher": "GCE", "kwargs": {"v": 2}}
+        ).status_code
+        == 201
+    )
     assert api.delete(_p(ns, "providers", "a")).status_code == 200
     rows = api.get(_p(ns, "providers"), params={"deleted": "true"}).json()
     assert [r["name"] for r in rows] == ["a", "a"]  # responses strip the suffix
@@ -116,11 +146,15 @@ def test_org_scoping(server: Server) -> None:
     other = server.namespace()
     tok_a = server.token_for(a)
     api_a = server.client(tok_a)
-    assert api_a.post(_p(b, "providers"), json={"name": "in-b", "launcher": "SSH"}).status_code == 201
+    assert (
+        api_a.post(_p(b, "providers"), json={"name": "in-b", "launcher": "SSH"}).status_code == 201
+    )
     # listing, lookups and duplicate checks span the org
     assert [p["name"] for p in api_a.get(_p(a, "providers")).json()] == ["in-b"]
     assert api_a.get(_p(a, "providers", "in-b")).json()["namespace"] == b
-    assert api_a.post(_p(a, "providers"), json={"name": "in-b", "launcher": "EC2"}).status_code == 409
+    assert (
+        api_a.post(_p(a, "providers"), json={"name": "in-b", "launcher": "EC2"}).status_code == 409
+    )
     assert api_a.patch(_p(a, "providers", "in-b"), json={"hidden": True}).status_code == 200
     # a namespace outside the org sees none of it, and the token does not reach it
     assert server.client().get(_p(other, "providers")).json() == []
@@ -134,22 +168,49 @@ def test_no_org_listing_is_unscoped(server: Server) -> None:
     listed = api.get(_p(x, "providers")).json()
     assert any(p["name"] == f"from-{y}" and p["namespace"] == y for p in listed)
     # duplicate checks stay per namespace without an org
-    assert api.post(_p(x, "providers"), json={"name": f"from-{y}", "launcher": "SSH"}).status_code == 201
+    assert (
+        api.post(_p(x, "providers"), json={"name": f"from-{y}", "launcher": "SSH"}).status_code
+        == 201
+    )
 
 
 def test_secrets_never_come_back(server: Server) -> None:
     ns = server.namespace()
     api = server.client()
-    r = api.post(_p(ns, "secrets"), json={"name": "aws", "kind": "aws_keypair", "value": PLAINTEXTS["aws"]})
-    assert r.status_code == 201 and set(r.json()) == {"name", "namespace", "kind", "createdAt", "updatedAt"}
+    r = api.post(
+        _p(ns, "secrets"), json={"name": "aws", "kind": "aws_keypair", "value": PLAINTEXTS["aws"]}
+    )
+    assert r.status_code == 201 and set(r.json()) == {
+        "name",
+        "namespace",
+        "kind",
+        "createdAt",
+        "updatedAt",
+    }
     assert api.post(_p(ns, "secrets"), json={"name": "aws", "value": "x"}).status_code == 409
-    bad = api.post(_p(ns, "secrets"), json={"name": "kp", "kind": "aws_keypair", "value": PLAINTEXTS["token"]})
+    bad = api.post(
+        _p(ns, "secrets"), json={"name": "kp", "kind": "aws_keypair", "value": PLAINTEXTS["token"]}
+    )
     assert bad.status_code == 422 and PLAINTEXTS["token"] not in bad.text
-    assert api.put(_p(ns, "secrets", "tok"), json={"kind": "token", "value": PLAINTEXTS["token"]}).status_code == 201
-    assert api.put(_p(ns, "secrets", "tok"), json={"kind": "token", "value": PLAINTEXTS["token"]}).status_code == 200
+    assert (
+        api.put(
+            _p(ns, "secrets", "tok"), json={"kind": "token", "value": PLAINTEXTS["token"]}
+        ).status_code
+        == 201
+    )
+    assert (
+        api.put(
+            _p(ns, "secrets", "tok"), json={"kind": "token", "value": PLAINTEXTS["token"]}
+        ).status_code
+        == 200
+    )
     listed = api.get(_p(ns, "secrets")).json()
     assert [s["name"] for s in listed] == ["aws", "tok"] and all("value" not in s for s in listed)
-    body = {"name": "cloud", "launcher": "EC2", "kwargs": {"region": "r", "aws_credentials": {"$secret": "aws"}}}
+    body = {
+        "name": "cloud",
+        "launcher": "EC2",
+        "kwargs": {"region": "r", "aws_credentials": {"$secret": "aws"}},
+    }
     assert api.post(_p(ns, "providers"), json=body).status_code == 201
     assert api.delete(_p(ns, "secrets", "aws")).status_code == 409  # still referenced
     r = api.post(_p(ns, "providers", "cloud", "test"))
@@ -159,7 +220,9 @@ def test_secrets_never_come_back(server: Server) -> None:
         raw = (server.data_dir / "lakeshore.db").read_bytes()
         for wal in server.data_dir.glob("lakeshore.db-wal"):
             raw += wal.read_bytes()
-        assert PLAINTEXTS["aws_secret"].encode() not in raw and PLAINTEXTS["token"].encode() not in raw
+        assert (
+            PLAINTEXTS["aws_secret"].encode() not in raw and PLAINTEXTS["token"].encode() not in raw
+        )
     key = server.data_dir / "secret.key"
     assert key.is_file() and key.stat().st_mode & 0o777 == 0o600
 
@@ -167,14 +230,32 @@ def test_secrets_never_come_back(server: Server) -> None:
 def test_modes_and_extras(server: Server) -> None:
     ns = server.namespace()
     api = server.client()
-    r = api.post(_p(ns, "modes"), json={"name": "h100", "provider": "aws", "instance_type": "g5.xlarge", "resources": {"gpu": 1}, "timeout_s": 60})
+    r = api.post(
+        _p(ns, "modes"),
+        json={
+            "name": "h100",
+            "provider": "aws",
+            "instance_type": "g5.xlarge",
+            "resources": {"gpu": 1},
+            "timeout_s": 60,
+        },
+    )
     assert r.status_code == 201, r.text
     m = r.json()
     assert m["backend"] == "fabric" and m["runner"] == "process"
-    assert m["instance_type"] == "g5.xlarge" and m["resources"] == {"gpu": 1} and m["timeout_s"] == 60
+    assert (
+        m["instance_type"] == "g5.xlarge" and m["resources"] == {"gpu": 1} and m["timeout_s"] == 60
+    )
     assert api.post(_p(ns, "modes"), json={"name": "h100"}).status_code == 409
-    r = api.patch(_p(ns, "modes", "h100"), json={"instance_type": None, "image_id": "ami-1", "runner": "docker"})
-    assert r.json()["runner"] == "docker" and "instance_type" not in r.json() and r.json()["image_id"] == "ami-1"
+    r = api.patch(
+        _p(ns, "modes", "h100"),
+        json={"instance_type": None, "image_id": "ami-1", "runner": "docker"},
+    )
+    assert (
+        r.json()["runner"] == "docker"
+        and "instance_type" not in r.json()
+        and r.json()["image_id"] == "ami-1"
+    )
     assert api.post(_p(ns, "modes"), json={"name": "bad", "timeout_s": "soon"}).status_code == 422
     assert [x["name"] for x in api.get(_p(ns, "modes")).json()] == ["h100"]
     assert api.delete(_p(ns, "modes", "h100")).status_code == 200
@@ -184,13 +265,37 @@ def test_modes_and_extras(server: Server) -> None:
 def test_launch_preview(server: Server) -> None:
     ns = server.namespace()
     api = server.client()
-    api.post(_p(ns, "secrets"), json={"name": "aws", "kind": "aws_keypair", "value": PLAINTEXTS["aws"]})
-    api.post(_p(ns, "providers"), json={"name": "cloud", "launcher": "EC2", "kwargs": {
-        "region": "us-east-1", "security_group": ["sg-a"], "aws_credentials": {"$secret": "aws"},
-        "block": {"size": 10, "type": "gp3"}}})
-    api.post(_p(ns, "modes"), json={"name": "gpu", "provider": "cloud", "security_group": ["sg-a", "sg-b"],
-                                    "block": {"size": 100}, "runner": "docker", "image": "img", "env": {"A": "1"}})
-    r = api.post(_p(ns, "launch", "preview"), json={"mode": "gpu", "runConfig": {"region": "us-west-2"}})
+    api.post(
+        _p(ns, "secrets"), json={"name": "aws", "kind": "aws_keypair", "value": PLAINTEXTS["aws"]}
+    )
+    api.post(
+        _p(ns, "providers"),
+        json={
+            "name": "cloud",
+            "launcher": "EC2",
+            "kwargs": {
+                "region": "us-east-1",
+                "security_group": ["sg-a"],
+                "aws_credentials": {"$secret": "aws"},
+                "block": {"size": 10, "type": "gp3"},
+            },
+        },
+    )
+    api.post(
+        _p(ns, "modes"),
+        json={
+            "name": "gpu",
+            "provider": "cloud",
+            "security_group": ["sg-a", "sg-b"],
+            "block": {"size": 100},
+            "runner": "docker",
+            "image": "img",
+            "env": {"A": "1"},
+        },
+    )
+    r = api.post(
+        _p(ns, "launch", "preview"), json={"mode": "gpu", "runConfig": {"region": "us-west-2"}}
+    )
     assert r.status_code == 200, r.text
     out = r.json()
     assert out["kwargs"] == {
@@ -199,7 +304,11 @@ def test_launch_preview(server: Server) -> None:
         "aws_credentials": {"$secret": "aws"},
         "block": {"size": 100, "type": "gp3"},
     }
-    assert out["tags"] == {"lakeshore": "true", "lakeshore-namespace": ns, "lakeshore-provider": "cloud"}
+    assert out["tags"] == {
+        "lakeshore": "true",
+        "lakeshore-namespace": ns,
+        "lakeshore-provider": "cloud",
+    }
     assert out["run"] == {"runner": "docker", "image": "img", "env": {"A": "1"}}
     assert out["serverLaunch"] is True and out["dispatch"] == "daemon"
     assert api.post(_p(ns, "launch", "preview"), json={"runConfig": {}}).status_code == 422
