@@ -98,13 +98,19 @@ class _Session:
 
 
 class PulumiAutomation:
-    """The real Automation API (``pulumi.automation``), imported on first use."""
+    """The real Automation API (``pulumi.automation``), imported on first use.
+
+    ``pulumi_command``: a ``PulumiCommand`` to run instead of the one found at
+    ``request.cli`` (how tests put a double in place of the CLI binary)."""
+
+    def __init__(self, pulumi_command: Any | None = None) -> None:
+        self._command = pulumi_command
 
     def workspace_options(self, request: StackRequest) -> Any:
         from pulumi import automation as auto
 
-        command = None
-        if request.cli is not None:
+        command = self._command
+        if command is None and request.cli is not None:
             # PulumiCommand(root=R) runs R/bin/pulumi; it checks the version, too.
             command = auto.PulumiCommand(root=str(request.cli.parent.parent))
         return auto.LocalWorkspaceOptions(

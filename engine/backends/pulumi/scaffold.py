@@ -66,8 +66,8 @@ def project_yaml(template: Template, name: str) -> str:
         "# The project name namespaces the config keys in Pulumi.<stack>.yaml.\n"
         f"name: {PROJECT_DEFAULT}\n"
         f"description: dreamlake provider {name} (vendor {template.vendor})\n"
+        "# `pulumi up` in this folder runs __main__.py (the Python runtime's default entry).\n"
         "runtime: python\n"
-        f"main: {MAIN}\n"
     )
 
 

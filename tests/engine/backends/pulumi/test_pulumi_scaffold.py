@@ -22,7 +22,7 @@ def test_files_and_their_roles(vendor: str) -> None:
     assert all(isinstance(v, bytes) for v in files.values())
     project = yaml.safe_load(files["pulumi/Pulumi.yaml"])
     assert project["name"] == "dreamlake" and project["runtime"] == "python"
-    assert project["main"] == "__main__.py"
+    assert "main" not in project  # the default entry: __main__.py in the project folder
     program = resources.files("dreamlake.stacks").joinpath(vendor, "program.py").read_bytes()
     assert files["pulumi/__main__.py"] == program  # a copy: the user's to edit
     compile(files["pulumi/__main__.py"], "__main__.py", "exec")
