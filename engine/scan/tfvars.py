@@ -93,6 +93,22 @@ def _syntax_error(path: Path, line: int | None, detail: str, provider: str) -> D
     )
 
 
+def _describe(e: Exception) -> str:
+    """A parser error in words (lark's own text lists grammar terminals)."""
+    token = getattr(e, "token", None)
+    col = getattr(e, "column", None)
+    at = f" at column {col}" if isinstance(col, int) and col > 0 else ""
+    if token is not None:
+        if getattr(token, "type", "") == "$END":
+            return "the file ends in the middle of a value (an unclosed bracket or string?)"
+        return f"unexpected {str(token).strip()!r}{at}"
+    char = getattr(e, "char", None)
+    if isinstance(char, str):
+        return f"unexpected character {char!r}{at}"
+    first = str(e).splitlines()[0] if str(e) else type(e).__name__
+    return re.sub(r"\s+at line \d+, column \d+\.?$", "", first)
+
+
 @dataclass
 class VarFile:
     """One variable-definitions file: its values and where each key sits."""
@@ -126,11 +142,8 @@ def read_var_file(path: Path, provider: str) -> VarFile:
         raw = hcl.loads(text)
     except Exception as e:  # lark raises several unrelated exception types
         line = getattr(e, "line", None)
-        detail = str(e).splitlines()[0] if str(e) else type(e).__name__
-        detail = re.sub(r"\s+at line \d+, column \d+\.?$", "", detail)
-        raise _syntax_error(
-            path, line if isinstance(line, int) and line > 0 else None, detail, provider
-        ) from None
+        line = line if isinstance(line, int) and line > 0 else None
+        raise _syntax_error(path, line, _describe(e), provider) from None
     values = {k: decode(v) for k, v in raw.items() if not (k.startswith("__") and k.endswith("__"))}
     return VarFile(path, values, hcl_key_lines(text))
 
