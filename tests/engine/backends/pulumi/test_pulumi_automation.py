@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LOCAL_OK
 from dreamlake.engine.backends.pulumi import PulumiBackend
 from dreamlake.engine.backends.pulumi.automation import PulumiAutomation
 from dreamlake.engine.contract import PlanCounts
 from pulumi.automation import CommandResult, PulumiCommand
 from pulumi.automation.errors import create_command_error
+from pulumi_helpers import LOCAL_OK
 from semver import VersionInfo
 
 HISTORY = [{

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LOCAL_OK, lay_out
 from dreamlake.engine.backends.pulumi import PulumiBackend, counts_from
 from dreamlake.engine.backends.pulumi.automation import (
     PreviewSummary,
@@ -30,6 +29,7 @@ from dreamlake.engine.contract import PlanCounts, Shell
 from dreamlake.engine.errors import BackendError, BinaryMissing
 from pulumi.automation import CommandResult
 from pulumi.automation.errors import create_command_error
+from pulumi_helpers import LOCAL_OK, lay_out
 
 LOCK_MSG = (
     "error: the stack is currently locked by 1 lock(s). Either wait for the other process(es) "

@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import LOCAL_OK, lay_out
 from dreamlake.engine.backends.pulumi import PulumiBackend
 from dreamlake.engine.backends.pulumi.state import BackendFiles, read_checkpoint
+from pulumi_helpers import LOCAL_OK, lay_out
 
 
 def _state_dir(provider_dir: Path) -> Path:
