@@ -13,11 +13,12 @@ from ...errors import BackendError
 from ...vendors import Template
 from . import planfile, uijson
 from .diagnostics import blocking_from_diagnostics
-from .lockinfo import LOCK_INFO, lock_from_diagnostic
+from .location import state_location
+from .lockinfo import lock_from_diagnostic, lock_info_path
 from .planjson import is_applyable, plan_counts
 from .runner import Completed, TerraformFailed, failed, run
 from .state import observe_state
-from .statefile import STATE_FILE, read_state
+from .statefile import read_state
 from .tfexec import apply_args, init_args, plan_args, show_args, validate_args
 from .tfexec.plan import PLAN_FILE
 
@@ -99,7 +100,7 @@ class TerraformBackend:
         if done.returncode not in (0, 2) or summary.errors:
             locked = [d for d in summary.errors if d.get("summary") == LOCK_SUMMARY]
             if locked:
-                lock = lock_from_diagnostic(str(locked[0].get("detail", "")), tf / LOCK_INFO)
+                lock = lock_from_diagnostic(str(locked[0].get("detail", "")), _lock_path(tf))
                 raise StateLocked("another terraform run holds the state lock", lock, done)
             blocking = blocking_from_diagnostics(
                 summary.errors,
@@ -143,18 +144,18 @@ class TerraformBackend:
         if not fresh.fresh:
             return ApplyOutcome(result="no_plan", reason=f"not applied: {fresh.reason}")
 
-        before = {p: _mtime(tf / p) for p in (STATE_FILE, f"{STATE_FILE}.backup")}
+        state_path = state_location(tf).path
+        watched = (state_path, state_path.with_name(state_path.name + ".backup"))
+        before = {p: _mtime(p) for p in watched}
         done = run(apply_args(), cwd=tf, provider_dir=provider_dir, on_line=_feed(progress))
         messages = uijson.parse_stream(done.stdout)
         summary = uijson.summarize(messages)
-        written = [
-            str(tf / p) for p, m in before.items() if (tf / p).exists() and _mtime(tf / p) != m
-        ]
+        written = [str(p) for p, m in before.items() if p.exists() and _mtime(p) != m]
         if done.returncode < 0:
             after = observe_state(provider_dir)
             lock = after.lock or LockInfo(
                 state="stale",
-                path=str(tf / STATE_FILE),
+                path=str(state_path),
                 detail=f"terraform apply was stopped by signal {-done.returncode}",
             )
             return ApplyOutcome(
@@ -166,7 +167,7 @@ class TerraformBackend:
         if done.returncode != 0 or summary.errors:
             for d in summary.errors:
                 if d.get("summary") == LOCK_SUMMARY:
-                    lock = lock_from_diagnostic(str(d.get("detail", "")), tf / LOCK_INFO)
+                    lock = lock_from_diagnostic(str(d.get("detail", "")), _lock_path(tf))
                     return ApplyOutcome(
                         result="applying",
                         lock=lock,
@@ -186,6 +187,10 @@ class TerraformBackend:
 
     def outputs(self, provider_dir: Path) -> dict[str, Any]:
         return dict(observe_state(provider_dir).outputs)
+
+
+def _lock_path(tf: Path) -> Path:
+    return lock_info_path(state_location(tf).path)
 
 
 def _mtime(p: Path) -> float | None:

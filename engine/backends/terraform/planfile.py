@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from ...contract import PlanCounts
-from .statefile import STATE_FILE, read_state, state_fingerprint
+from .location import state_location
+from .statefile import read_state, state_fingerprint
 from .tfexec.plan import PLAN_FILE
 
 META_FILE = f"{PLAN_FILE}.meta.json"
@@ -94,10 +95,18 @@ class PlanRecord:
         )
 
 
+def _fingerprint(tf_dir: Path) -> str:
+    """The local state's fingerprint; remote state is left to terraform, which
+    refuses a saved plan whose state changed ("Saved plan is stale")."""
+    where = state_location(tf_dir)
+    return "remote" if where.remote else state_fingerprint(where.path)
+
+
 def state_record(tf_dir: Path) -> dict[str, Any]:
-    st = read_state(tf_dir / STATE_FILE)
+    where = state_location(tf_dir)
+    st = read_state(where.path)
     return {
-        "fingerprint": state_fingerprint(tf_dir / STATE_FILE),
+        "fingerprint": _fingerprint(tf_dir),
         "serial": st.serial,
         "lineage": st.lineage,
     }
@@ -168,7 +177,7 @@ def freshness(tf_dir: Path) -> Freshness:
     if changed:
         shown = ", ".join(changed[:3]) + (" …" if len(changed) > 3 else "")
         return Freshness(False, f"the configuration changed since the plan ({shown})", record)
-    if state_fingerprint(tf_dir / STATE_FILE) != record.state.get("fingerprint"):
+    if _fingerprint(tf_dir) != record.state.get("fingerprint"):
         return Freshness(
             False, "the state changed since the plan (an apply or refresh ran)", record
         )

@@ -9,18 +9,17 @@ Only a configured remote backend (a ``backend``/``cloud`` block, or
 from __future__ import annotations
 
 import json
-import re
 import time
 from pathlib import Path
 from typing import Any
 
 from ...backends.base import InfraState
 from ...contract import LockInfo
-from .lockinfo import LOCK_INFO, probe_fcntl, read_lock_info, to_lock
+from .location import state_location
+from .lockinfo import lock_info_path, probe_fcntl, read_lock_info, to_lock
 from .planfile import freshness
 from .statefile import (
     ERRORED_STATE,
-    STATE_FILE,
     StateFile,
     cloud_providers,
     parse_state,
@@ -28,28 +27,11 @@ from .statefile import (
 )
 
 STALE_AFTER_HOURS = 24
-_BACKEND_BLOCK = re.compile(r'^\s*(?:backend\s+"([\w-]+)"|cloud)\s*\{', re.MULTILINE)
 
 
 def remote_backend(tf_dir: Path) -> str | None:
     """The configured non-local backend type, or None for local state."""
-    try:
-        data = json.loads((tf_dir / ".terraform" / "terraform.tfstate").read_text(encoding="utf-8"))
-        kind = (data.get("backend") or {}).get("type")
-        if kind:
-            return None if kind == "local" else str(kind)
-    except (OSError, ValueError, AttributeError):
-        pass
-    for tf in sorted(tf_dir.glob("*.tf")):
-        try:
-            text = tf.read_text(encoding="utf-8")
-        except OSError:
-            continue
-        for m in _BACKEND_BLOCK.finditer(text):
-            kind = m.group(1) or "cloud"
-            if kind != "local":
-                return kind
-    return None
+    return state_location(tf_dir).remote
 
 
 def _age(seconds: float) -> str:
@@ -101,9 +83,9 @@ def observe_state(provider_dir: Path) -> InfraState:
     if not tf.is_dir():
         return InfraState()
     notes: list[str] = []
-    state_path = tf / STATE_FILE
-    remote = remote_backend(tf)
-    if remote:
+    where = state_location(tf)
+    state_path = where.path
+    if where.remote:
         pulled, note = _pull_remote(tf, provider_dir)
         if note:
             notes.append(note)
@@ -113,7 +95,7 @@ def observe_state(provider_dir: Path) -> InfraState:
         if state.error:
             notes.append(state.error)
 
-    lock = _lock(tf, state_path, state, notes)
+    lock = None if where.remote else _lock(tf, state_path, state, notes)
     partial = lock is not None and lock.state == "stale" and _is_partial(tf, state)
 
     fresh = freshness(tf)
@@ -140,7 +122,7 @@ def _lock(tf: Path, state_path: Path, state: StateFile, notes: list[str]) -> Loc
 
     A running or killed ``plan`` only reads, so its lock is a note, not a lock.
     """
-    info_path = tf / LOCK_INFO
+    info_path = lock_info_path(state_path)
     info: dict[str, Any] | None = read_lock_info(info_path)
     probe = probe_fcntl(state_path)
     errored = tf / ERRORED_STATE

@@ -1,0 +1,66 @@
+"""Where this configuration's state lives, from files alone (no init, no process).
+
+``.terraform/terraform.tfstate`` (written by ``init``) names the backend and its
+config; ``.terraform/environment`` the selected workspace. Without them, a
+``backend``/``cloud`` block in the ``*.tf`` files is looked for. The local
+backend keeps ``terraform.tfstate`` (or its ``path``) for the default workspace
+and ``terraform.tfstate.d/<ws>/terraform.tfstate`` for the others.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .statefile import STATE_FILE
+
+_BACKEND_BLOCK = re.compile(r'^\s*(?:backend\s+"([\w-]+)"|cloud)\s*\{', re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class StateLocation:
+    path: Path  # the local state file (meaningful when ``remote`` is None)
+    remote: str | None = None  # the backend type when state is not in a local file
+    workspace: str = "default"
+
+
+def _init_backend(tf_dir: Path) -> tuple[str | None, dict[str, Any]]:
+    try:
+        data = json.loads((tf_dir / ".terraform" / "terraform.tfstate").read_text(encoding="utf-8"))
+        backend = data.get("backend") or {}
+        return backend.get("type"), dict(backend.get("config") or {})
+    except (OSError, ValueError, AttributeError, TypeError):
+        return None, {}
+
+
+def _declared_backend(tf_dir: Path) -> str | None:
+    for tf in sorted(tf_dir.glob("*.tf")):
+        try:
+            text = tf.read_text(encoding="utf-8")
+        except OSError:
+            continue
+        m = _BACKEND_BLOCK.search(text)
+        if m:
+            return m.group(1) or "cloud"
+    return None
+
+
+def state_location(tf_dir: Path) -> StateLocation:
+    try:
+        workspace = (tf_dir / ".terraform" / "environment").read_text(encoding="utf-8").strip()
+    except OSError:
+        workspace = ""
+    workspace = workspace or "default"
+    kind, config = _init_backend(tf_dir)
+    if kind is None:
+        kind = _declared_backend(tf_dir)
+    if kind not in (None, "local"):
+        return StateLocation(tf_dir / STATE_FILE, remote=kind, workspace=workspace)
+    if workspace != "default":
+        ws_dir = config.get("workspace_dir") or "terraform.tfstate.d"
+        return StateLocation(tf_dir / ws_dir / workspace / STATE_FILE, workspace=workspace)
+    path = config.get("path")
+    return StateLocation(tf_dir / path if path else tf_dir / STATE_FILE)
