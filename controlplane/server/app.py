@@ -8,6 +8,7 @@ from fastapi import FastAPI
 
 from ..db import make_engine, make_sessionmaker, run_migrations
 from .bootstrap import bootstrap
+from .deps import TokenCache
 from .errors import install_error_handlers
 from .limits import BodySizeLimit
 from .notify import Notifier
@@ -54,6 +55,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.engine = engine
     app.state.sessionmaker = make_session
     app.state.notifier = Notifier()
+    app.state.token_cache = TokenCache()
     app.state.admin_token_file = admin_file
     install_error_handlers(app)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)

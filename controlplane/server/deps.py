@@ -17,6 +17,8 @@ unknown namespace → 404.
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -59,12 +61,42 @@ def _bearer(request: Request) -> str:
     return value.strip()
 
 
+class TokenCache:
+    """Known-good tokens for a few seconds, so a heartbeat costs one write, not a
+    lookup too. Unknown tokens are never cached."""
+
+    def __init__(self, ttl: float = 5.0, size: int = 10000) -> None:
+        self.ttl = ttl
+        self.size = size
+        self._items: dict[str, tuple[float, Caller]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> Caller | None:
+        with self._lock:
+            hit = self._items.get(key)
+        if hit is None or hit[0] < time.monotonic():
+            return None
+        return hit[1]
+
+    def put(self, key: str, caller: Caller) -> None:
+        with self._lock:
+            if len(self._items) >= self.size:
+                self._items.clear()
+            self._items[key] = (time.monotonic() + self.ttl, caller)
+
+
 def require_caller(request: Request, session: Session = Depends(get_session)) -> Caller:
-    token = _bearer(request)
-    row = session.scalar(select(Token).where(Token.token_hash == hash_token(token)))
+    digest = hash_token(_bearer(request))
+    cache: TokenCache | None = getattr(request.app.state, "token_cache", None)
+    if cache is not None and (hit := cache.get(digest)) is not None:
+        return hit
+    row = session.scalar(select(Token).where(Token.token_hash == digest))
     if row is None or row.revoked_at is not None:
         raise ApiError(401, "unauthorized", "unknown or revoked token")
-    return Caller(token_id=row.id, admin=row.admin, namespace_id=row.namespace_id)
+    caller = Caller(token_id=row.id, admin=row.admin, namespace_id=row.namespace_id)
+    if cache is not None:
+        cache.put(digest, caller)
+    return caller
 
 
 def require_admin(caller: Caller = Depends(require_caller)) -> Caller:

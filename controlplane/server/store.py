@@ -75,6 +75,23 @@ def find_worker(session: Session, namespace_id: int, worker_id: str) -> Worker |
     return row
 
 
+def beat(session: Session, namespace_id: int, worker_id: str) -> datetime | None:
+    """One heartbeat as a single UPDATE. None when the worker is unknown/deregistered."""
+    now = utcnow()
+    result = session.execute(
+        update(Worker)
+        .where(
+            Worker.id == worker_id,
+            Worker.namespace_id == namespace_id,
+            Worker.deregistered_at.is_(None),
+        )
+        .values(last_seen=now)
+        .execution_options(synchronize_session=False)
+    )
+    session.commit()
+    return now if result.rowcount == 1 else None  # type: ignore[attr-defined]
+
+
 def touch(session: Session, worker: Worker, *, polled: bool = False) -> None:
     now = utcnow()
     worker.last_seen = now

@@ -90,11 +90,12 @@ def heartbeat(
     session: Session = Depends(get_session),
 ) -> HeartbeatOut:
     settings = request.app.state.settings
-    row = _worker(session, access, worker_id)
-    store.touch(session, row)
+    seen = store.beat(session, access.namespace.id, worker_id)
+    if seen is None:
+        raise _unknown_worker(worker_id)
     return HeartbeatOut(
-        worker_id=row.id,
-        last_seen=row.last_seen,
+        worker_id=worker_id,
+        last_seen=seen,
         heartbeat_seconds=settings.heartbeat_seconds,
         live_seconds=settings.live_seconds,
     )

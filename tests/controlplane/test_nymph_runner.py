@@ -1,0 +1,59 @@
+"""The nymph ``process`` runner: exit codes, merged output tail, timeouts and stop
+requests kill the whole process group."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from dreamlake.controlplane.nymph.daemon import Backoff
+from dreamlake.controlplane.nymph.runner import ProcessRunner
+
+
+def test_exit_code_and_output_tail() -> None:
+    r = ProcessRunner().run("echo out; echo err >&2; exit 5")
+    assert r.exit_code == 5 and r.error is None
+    assert r.output_tail == "out\nerr\n"
+
+
+def test_tail_keeps_the_end() -> None:
+    r = ProcessRunner(tail_chars=100).run("seq 1 20000")
+    assert r.exit_code == 0
+    assert len(r.output_tail) <= 100 and r.output_tail.endswith("19999\n20000\n")
+
+
+def test_stdin_is_closed_and_env_is_passed(tmp_path: object) -> None:
+    r = ProcessRunner().run('cat; printf %s "$X"', env={"X": "value"})
+    assert r.exit_code == 0 and r.output_tail == "value"
+
+
+def test_timeout_kills_the_group() -> None:
+    started = time.monotonic()
+    r = ProcessRunner().run("sleep 30 & sleep 30; echo never", timeout=0.5)
+    assert time.monotonic() - started < 10
+    assert r.error is not None and "timed out" in r.error
+    assert r.exit_code is not None and r.exit_code != 0
+    assert "never" not in r.output_tail
+
+
+def test_stop_request_kills_the_command() -> None:
+    stop = threading.Event()
+    threading.Timer(0.3, stop.set).start()
+    started = time.monotonic()
+    r = ProcessRunner().run("sleep 30", stop=stop)
+    assert time.monotonic() - started < 10
+    assert r.error is not None and "stopped" in r.error
+
+
+def test_unstartable_workdir_is_an_error_not_a_crash(tmp_path: object) -> None:
+    r = ProcessRunner(workdir="/nonexistent/dir").run("true")
+    assert r.exit_code is None and r.error and "cannot start" in r.error
+
+
+def test_backoff_is_jittered_and_capped() -> None:
+    b = Backoff(base=0.5, cap=4.0)
+    delays = [b.next_delay() for _ in range(10)]
+    assert all(0.25 <= d <= 4.0 for d in delays)
+    assert max(delays[-3:]) > 1.0
+    b.reset()
+    assert b.next_delay() <= 0.5
