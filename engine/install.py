@@ -46,7 +46,8 @@ from typing import Any
 from .errors import DreamlakeError, RemoteError
 from .remote.base import Shell, check, home
 
-DAEMON_MODULE = "dreamlake.controlplane.nymph.main"
+DAEMON_MODULE = "dreamlake.controlplane.nymph"
+"""The daemon's package: it and every module in it are what the host must import."""
 PROJECT = "dreamlake"
 SOURCE_FOLDERS = ("dreamlake", "engine", "stacks", "templates", "cli", "controlplane")
 SOURCE_FILES = ("pyproject.toml", "setup.py", "README.md", "MANIFEST.in", "LICENSE")
@@ -156,9 +157,12 @@ def build_project_wheel(cache: Path | None = None, progress: Progress | None = N
 
 _PROBE = r"""
 import importlib, importlib.metadata as md, json, sys
+import pkgutil
 before = set(sys.modules)
 try:
-    importlib.import_module(sys.argv[1])
+    pkg = importlib.import_module(sys.argv[1])
+    for info in pkgutil.walk_packages(getattr(pkg, "__path__", []), pkg.__name__ + "."):
+        importlib.import_module(info.name)
 except Exception as exc:
     print(json.dumps({"error": repr(exc)})); raise SystemExit(0)
 tops = {m.split(".")[0] for m in set(sys.modules) - before} - set(sys.stdlib_module_names)
@@ -172,7 +176,8 @@ def _norm(name: str) -> str:
 
 
 def imported_distributions(module: str = DAEMON_MODULE) -> list[str]:
-    """Distributions a fresh interpreter loads to import ``module``."""
+    """Distributions a fresh interpreter loads to import ``module`` and, for a package,
+    every module in it (so imports done lazily inside functions are counted too)."""
     proc = subprocess.run(
         [sys.executable, "-c", _PROBE, module], stdin=subprocess.DEVNULL,
         capture_output=True, text=True, check=False, timeout=120,
@@ -422,6 +427,12 @@ def install(
     if changed:
         say(f"installing the daemon into {venv} (python {pyver})")
         _install_into_venv(shell, python, venv, wd, [w.name for w in deps], project.name, notes)
+        smoke = shell.run(f"cd / && {shlex.quote(vpy)} -c {shlex.quote(_SMOKE)} {module}", timeout=120)
+        if not smoke.ok:
+            raise InstallError(
+                f"the daemon was installed into {venv} on {shell.label} but does not import: "
+                f"{smoke.tail(4)}"
+            )
         shell.put_bytes(stamp_want.encode(), f"{d}/installed.json", mode=0o644)
 
     token_file = f"{d}/token"
@@ -443,6 +454,13 @@ def install(
         notes=tuple(notes),
     )
 
+
+_SMOKE = r"""
+import importlib, pkgutil, sys
+pkg = importlib.import_module(sys.argv[1])
+for info in pkgutil.walk_packages(getattr(pkg, "__path__", []), pkg.__name__ + "."):
+    importlib.import_module(info.name)
+"""
 
 _UNPACK = r"""
 import sys, sysconfig, zipfile

@@ -199,6 +199,16 @@ def running(shell: Shell, provider: str, supervisor: Supervisor, caps: Capabilit
     return shell.run(f"{sc} is-active --quiet nymph-{provider}.service").ok
 
 
+def log_tail(shell: Shell, spec: DaemonSpec, supervisor: Supervisor, lines: int = 12) -> str:
+    """The last lines the daemon printed (its log file, or the journal under systemd)."""
+    if supervisor == "tmux":
+        cmd = f"tail -n {lines} {shlex.quote(spec.log)} 2>/dev/null"
+    else:
+        user = "--user " if supervisor == "systemd-user" else ""
+        cmd = f"journalctl {user}-u {spec.unit_name} -n {lines} --no-pager 2>/dev/null"
+    return shell.run(cmd, timeout=30).stdout.strip()
+
+
 def no_supervisor_error(shell: Shell, host: str | None) -> RemoteError:
     from .contract import Shell as ShellAction
 

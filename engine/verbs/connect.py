@@ -38,6 +38,7 @@ ShellFactory = Callable[[Any], Shell]
 """Opens a shell for a target (an SSHTarget, or None for this machine)."""
 
 DEFAULT_WATCH = 20.0
+START_GRACE = 1.0
 LOCAL_VENDORS = ("local",)
 HOST_WHY = (
     "The machine the daemon runs on. Pass --host user@host, set host in adopt.json, "
@@ -287,6 +288,15 @@ def _install_and_start(
     )
     say(f"starting the daemon under {sup}")
     supervise.start(shell, spec, sup, caps)
+    time.sleep(START_GRACE)
+    if not supervise.running(shell, name, sup, caps):
+        tail = supervise.log_tail(shell, spec, sup)
+        raise DreamlakeError(
+            f"the daemon exited right after it was started under {sup} on {label}"
+            + (f":\n{tail}" if tail else f"; see {inst.log}"),
+            kind="daemon_exited",
+            next_action=Run(command=commands.connect(name, dd)),
+        )
     shell.close()  # the connection is never the supervisor
     notes = [
         f"✓ daemon installed in {label}:{inst.dir}" + ("" if inst.changed else " (unchanged)"),
@@ -311,8 +321,6 @@ def _install_and_start(
     )
     if claim is not None and claim.live > 0:
         dv = Derived("connected", None, obs.blocking)
-        n = claim.live
-        notes.insert(0, f"✓ connected — {n} live worker{'s' if n != 1 else ''} claiming '{name}'")
     else:
         dv = Derived("connecting", Run(command=commands.status(name, dd)), obs.blocking)
         notes.insert(
