@@ -4,6 +4,7 @@ for one provider directory (its ``terraform/`` folder)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +52,8 @@ def _template_for(provider_dir: Path) -> Template | None:
     return all_templates().get(record.vendor) if record else None
 
 
-def _feed(progress: Progress | None):  # type: ignore[no-untyped-def]
+def _feed(progress: Progress | None) -> Callable[[str], None] | None:
+    """A stdout line handler that hands each resource event's prose to ``progress``."""
     if progress is None:
         return None
 

@@ -14,6 +14,7 @@ diagnostics terraform printed in ``-json`` mode.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -182,13 +183,26 @@ def failed(
     """A ``TerraformFailed`` whose message names the command and its first errors."""
     from .uijson import diagnostic_text
 
-    lines = [diagnostic_text(d) for d in diagnostics]
-    if not lines:
-        tail = [ln.strip(" │╷╵") for ln in completed.stderr.splitlines()]
-        tail = [ln for ln in tail if ln]
-        errors = [ln for ln in tail if ln.startswith("Error")]
-        lines = errors[:3] or tail[-3:]
+    lines = [diagnostic_text(d) for d in diagnostics] or stderr_errors(completed.stderr)
     detail = "; ".join(lines) if lines else "no error output"
     return TerraformFailed(
         f"terraform {what} failed (exit {completed.returncode}): {detail}", completed, diagnostics
     )
+
+
+_WHERE = re.compile(r"^on (\S+) line (\d+)")
+_GENERIC = ("Terraform encountered problems during initialisation",)
+
+
+def stderr_errors(stderr: str, limit: int = 3) -> list[str]:
+    """``Error: <summary> (<file>:<line>)`` from terraform's human error output,
+    or its last lines when it printed no ``Error:`` block."""
+    lines = [ln.strip(" │╷╵") for ln in stderr.splitlines()]
+    lines = [ln for ln in lines if ln]
+    out: list[str] = []
+    for i, ln in enumerate(lines):
+        if not ln.startswith("Error:") or any(g in ln for g in _GENERIC):
+            continue
+        where = next((m for m in (_WHERE.match(x) for x in lines[i + 1 : i + 3]) if m), None)
+        out.append(ln + (f" ({where.group(1)}:{where.group(2)})" if where else ""))
+    return out[:limit] or lines[-limit:]

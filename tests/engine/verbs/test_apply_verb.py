@@ -11,6 +11,7 @@ from dreamlake.engine.contract import EditThenContinue, Run
 from dreamlake.engine.verbs.apply import apply
 from dreamlake.engine.verbs.create import create
 from dreamlake.engine.verbs.plan import plan
+from dreamlake.engine.verbs.status import status
 
 BINARIES = available()
 GOOD = 'workdir = "/tmp/nymph-work"\nqueues = ["default"]\nworker_name = "lab-1"\n'
@@ -103,3 +104,24 @@ def test_failed_apply_is_error_with_plan_recovery(tf: str, project: Path) -> Non
         file=str(pdir / "terraform"), command=cmd("plan", project)
     )
     assert "local-exec provisioner error" in (res.error or "")
+
+
+@pytest.mark.slow
+def test_an_apply_run_by_hand_is_reflected(tf: str, project: Path) -> None:
+    import subprocess
+
+    pdir = scaffold(project)
+    assert plan("lab", dream_dir=str(project)).status == "ready"
+    subprocess.run(
+        [os.environ["TERRAFORM_BINARY"], "apply", "-input=false", "-no-color", "-auto-approve"],
+        cwd=pdir / "terraform",
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        check=True,
+    )
+    st = status("lab", dream_dir=str(project))
+    assert st.status == "applied" and st.outputs and st.outputs["worker_name"] == "lab-1"
+    # The saved plan was made against an empty state: never applied now.
+    res = apply("lab", yes=True, dream_dir=str(project))
+    assert res.next_action == Run(command=cmd("plan", project))
+    assert res.error and "state changed" in res.error

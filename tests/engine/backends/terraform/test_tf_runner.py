@@ -57,3 +57,13 @@ def test_streaming_delivers_each_line(terraform_binary: str, tmp_path: Path) -> 
     assert done.returncode == 0 and "".join(lines).replace(" ", "") == done.stdout.replace(
         "\n", ""
     ).replace(" ", "")
+
+
+def test_stderr_errors_name_the_file_and_line() -> None:
+    stderr = (
+        "\n│ Error: Terraform encountered problems during initialisation, including problems\n"
+        "│ with the configuration, described below.\n│\n"
+        '╷\n│ Error: Invalid expression\n│\n│   on broken.tf line 2, in output "x":\n│    2:   value =\n╵\n'
+    )
+    assert runner.stderr_errors(stderr) == ["Error: Invalid expression (broken.tf:2)"]
+    assert runner.stderr_errors("just\nsome\nlines\nhere\n") == ["some", "lines", "here"]
