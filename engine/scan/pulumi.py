@@ -24,6 +24,7 @@ from ..backends.pulumi.project import PulumiProject, config_model
 from ..contract import Blocking
 from ..paths import ProviderPaths
 from ..vendors import Template
+from .placeholder import is_placeholder
 
 
 def scan_pulumi(paths: ProviderPaths, template: Template) -> list[Blocking]:
@@ -48,7 +49,7 @@ def scan_pulumi(paths: ProviderPaths, template: Template) -> list[Blocking]:
             for d in template.decisions
         ]
     try:
-        config, lines = read_stack_config(text, namespace)
+        config, lines, issues = read_stack_config(text, namespace)
     except ValueError as exc:
         line = getattr(exc, "line", None)
         return [
@@ -65,14 +66,14 @@ def scan_pulumi(paths: ProviderPaths, template: Template) -> list[Blocking]:
     commented = commented_lines(text, namespace)
     out: dict[str, Blocking] = {}
 
-    def add(key: str, reason: str, message: str | None) -> None:
+    def add(key: str, reason: str, message: str | None, at: int | None = None) -> None:
         d = template.decision(key)
         prev = out.get(key)
         if prev is not None:
             if message and prev.message and message not in prev.message:
                 out[key] = prev.model_copy(update={"message": f"{prev.message} {message}"})
             return
-        line = lines.get(key) or (commented.get(key) if reason == "unset" else None)
+        line = at or lines.get(key) or (commented.get(key) if reason == "unset" else None)
         out[key] = Blocking(
             key=key,
             reason=reason,  # type: ignore[arg-type]
@@ -82,6 +83,8 @@ def scan_pulumi(paths: ProviderPaths, template: Template) -> list[Blocking]:
             message=message,
         )
 
+    for key, (reason, at, message) in issues.items():
+        add(key, reason, message, at)
     values: dict[str, Any] = {}
     secure: set[str] = set()
     for key, value in config.items():
@@ -90,14 +93,15 @@ def scan_pulumi(paths: ProviderPaths, template: Template) -> list[Blocking]:
             continue
         values[key] = value
     for d in template.decisions:
-        if d.key in secure:
+        if d.key in secure or d.key in out:
+            values.pop(d.key, None)
             continue
         if d.key not in values or values[d.key] is None or values[d.key] == "":
             values.pop(d.key, None)
             add(d.key, "unset", None)
-        elif d.placeholder is not None and values[d.key] == d.placeholder:
-            values.pop(d.key)
-            add(d.key, "placeholder", f"{d.key} is still the placeholder {d.placeholder!r}.")
+        elif is_placeholder(values[d.key], d.placeholder):
+            value = values.pop(d.key)
+            add(d.key, "placeholder", f"{d.key} is still the template's placeholder {value!r}.")
 
     model = config_model(template.vendor)
     if model is not None:
@@ -131,52 +135,87 @@ class StackFileError(ValueError):
         self.line = line
 
 
-def read_stack_config(text: str, namespace: str) -> tuple[dict[str, Any], dict[str, int]]:
-    """The project's config values from a stack file and the 1-based line of each key.
+Issue = tuple[str, int | None, str]
+"""(reason, line, message) for a key written the wrong way."""
 
-    Keys are ``<namespace>:<key>`` or bare ``<key>``; other namespaces are skipped.
+
+def read_stack_config(
+    text: str, namespace: str
+) -> tuple[dict[str, Any], dict[str, int], dict[str, Issue]]:
+    """The project's config values from a stack file, the 1-based line of each key,
+    and the keys written in a way Pulumi refuses.
+
+    Values come from ``<namespace>:<key>``; other namespaces are skipped. A bare
+    ``<key>`` is not read as config by Pulumi: it is reported (``invalid``, or
+    ``conflict`` beside the namespaced key), as is a key given twice (``conflict``).
     """
     try:
         node = yaml.compose(text)
-        data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         raise StackFileError(f"the stack file is not valid YAML: {exc}", line) from None
-    if data is None:
-        return {}, {}
-    if not isinstance(data, dict):
+    if node is None:
+        return {}, {}, {}
+    if not isinstance(node, yaml.MappingNode):
         raise StackFileError("the stack file must be a YAML mapping with a 'config:' key", 1)
-    raw = data.get("config")
-    if raw is None:
-        return {}, {}
-    if not isinstance(raw, dict):
-        raise StackFileError("'config:' must be a mapping of '<project>:<key>: value'", None)
-    lines: dict[str, int] = {}
-    if isinstance(node, yaml.MappingNode):
-        for k, v in node.value:
-            if (
-                isinstance(k, yaml.ScalarNode)
-                and k.value == "config"
-                and isinstance(v, yaml.MappingNode)
-            ):
-                for ck, _ in v.value:
-                    key = _own_key(str(ck.value), namespace)
-                    if key is not None:
-                        lines.setdefault(key, ck.start_mark.line + 1)
+    config = next(
+        (v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == "config"),
+        None,
+    )
+    if config is None or (
+        isinstance(config, yaml.ScalarNode) and config.value in ("", "~", "null")
+    ):
+        return {}, {}, {}
+    if not isinstance(config, yaml.MappingNode):
+        line = config.start_mark.line + 1
+        raise StackFileError("'config:' must be a mapping of '<project>:<key>: value'", line)
+    build = yaml.SafeLoader("")
     values: dict[str, Any] = {}
-    for k, v in raw.items():
-        key = _own_key(str(k), namespace)
-        if key is not None and (key not in values or ":" in str(k)):
-            values[key] = v
-    return values, lines
-
-
-def _own_key(key: str, namespace: str) -> str | None:
-    if ":" not in key:
-        return key
-    ns, _, name = key.partition(":")
-    return name if ns == namespace else None
+    lines: dict[str, int] = {}
+    bare: dict[str, int] = {}
+    issues: dict[str, Issue] = {}
+    for k, v in config.value:
+        name = str(k.value)
+        line = k.start_mark.line + 1
+        if ":" not in name:
+            bare.setdefault(name, line)
+            continue
+        ns, _, key = name.partition(":")
+        if ns != namespace:
+            continue
+        value = build.construct_object(v, deep=True)
+        if key in values:
+            if value != values[key]:
+                issues[key] = (
+                    "conflict",
+                    line,
+                    f"{name} is set twice (lines {lines[key]} and {line}) with different "
+                    "values; keep one.",
+                )
+            continue
+        values[key] = value
+        lines[key] = line
+    for key, line in bare.items():
+        if key in values:
+            issues.setdefault(
+                key,
+                (
+                    "conflict",
+                    line,
+                    f"{key} (line {line}) and {namespace}:{key} (line "
+                    f"{lines[key]}) both name this setting; delete the bare {key}.",
+                ),
+            )
+        else:
+            lines[key] = line
+            issues[key] = (
+                "invalid",
+                line,
+                f"Pulumi reads stack config keys as <project>:<key>; rename {key} to "
+                f"{namespace}:{key}.",
+            )
+    return values, lines, issues
 
 
 def commented_lines(text: str, namespace: str) -> dict[str, int]:

@@ -352,7 +352,7 @@ class PulumiBackend:
         file = project.stack_file.absolute()
         try:
             text = file.read_text(encoding="utf-8")
-            _, lines = read_stack_config(text, project.name)
+            _, lines, _issues = read_stack_config(text, project.name)
             commented = commented_lines(text, project.name)
         except (OSError, ValueError):
             lines, commented = {}, {}

@@ -140,21 +140,40 @@ def test_project_name_namespaces_the_keys(tmp_path: Path) -> None:
     f = paths.dir / "pulumi" / "Pulumi.lab.yaml"
     f.write_text(
         "config:\n  dreamlake:workdir: /ignored\n  lab-infra:workdir: /srv/n\n"
-        "  lab-infra:queues: [a]\n  worker_name: box\n  aws:region: us-east-1\n"
+        "  lab-infra:queues: [a]\n  lab-infra:worker_name: box\n  aws:region: us-east-1\n"
     )
     assert scan_pulumi(paths, get_template("local")) == []
+
+
+def test_bare_and_duplicate_keys(tmp_path: Path) -> None:
+    paths = _scaffold(tmp_path, "local")
+    f = paths.dir / "pulumi" / "Pulumi.lab.yaml"
+    f.write_text(
+        "config:\n"
+        "  workdir: /srv/n\n"              # line 2: bare, Pulumi does not read it
+        "  dreamlake:queues: [a]\n"        # line 3
+        "  queues: [b]\n"                  # line 4: bare beside the namespaced key
+        "  dreamlake:worker_name: box\n"   # line 5
+        "  dreamlake:worker_name: box2\n"  # line 6: given twice
+    )
+    out = {b.key: (b.reason, b.line) for b in scan_pulumi(paths, get_template("local"))}
+    assert out == {"workdir": ("invalid", 2), "queues": ("conflict", 4),
+                   "worker_name": ("conflict", 6)}
 
 
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("config:\n  dreamlake:a: 1\n  other:b: 2\n  c: x\n", ({"a": 1, "c": "x"}, {"a": 2, "c": 4})),
+        ("config:\n  dreamlake:a: 1\n  other:b: 2\n  dreamlake:c: [x]\n",
+         ({"a": 1, "c": ["x"]}, {"a": 2, "c": 4})),
         ("config:\n", ({}, {})),
+        ("encryptionsalt: v1:x\n", ({}, {})),
         ("", ({}, {})),
     ],
 )
 def test_read_stack_config(text: str, expected: tuple[dict, dict]) -> None:
-    assert read_stack_config(text, "dreamlake") == expected
+    values, lines, issues = read_stack_config(text, "dreamlake")
+    assert (values, lines) == expected and issues == {}
 
 
 def test_commented_lines_prefer_the_namespaced_key() -> None:
