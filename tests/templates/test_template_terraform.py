@@ -117,3 +117,53 @@ def test_aws_templates_validate_from_the_mirror(tmp_path: Path, vendor: str) -> 
     run(tf, ["init", "-input=false", "-backend=false", "-no-color"], work, env)
     out = json.loads(run(tf, ["validate", "-json", "-no-color"], work, env).stdout)
     assert out["valid"], out
+
+
+@pytest.mark.slow
+@pytest.mark.needs_aws_mirror
+def test_ec2_plans_against_a_local_aws_api(tmp_path: Path) -> None:
+    """The ec2 template's endpoint settings reach a real local AWS API (moto's
+    server on 127.0.0.1): plan reads the chosen subnet and plans the workers."""
+    if not (AWS_MIRROR / "registry.terraform.io" / "hashicorp" / "aws").is_dir():
+        pytest.skip(f"needs a terraform filesystem mirror holding hashicorp/aws at {AWS_MIRROR}")
+    tf = next(iter(candidates()), None)
+    if tf is None:
+        pytest.skip("needs a terraform binary (TERRAFORM_BINARY or on PATH)")
+    boto3 = pytest.importorskip("boto3")
+    server_mod = pytest.importorskip("moto.server")
+    server = server_mod.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    try:
+        host, port = server.get_host_and_port()
+        url = f"http://{host}:{port}"
+        creds = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
+        ec2 = boto3.client("ec2", region_name="us-east-1", endpoint_url=url, **creds)
+        vpc = ec2.create_vpc(CidrBlock="10.9.0.0/16")["Vpc"]["VpcId"]
+        subnet = ec2.create_subnet(VpcId=vpc, CidrBlock="10.9.1.0/24")["Subnet"]["SubnetId"]
+
+        work = tmp_path / "terraform"
+        shutil.copytree(TEMPLATES / "ec2" / "terraform", work)
+        (work / "terraform.tfvars").write_text(
+            f'region = "us-east-1"\nsubnet_id = "{subnet}"\n'
+            'instance_type = "g5.xlarge"\nami_id = "ami-0123456789abcdef0"\nworker_count = 2\n'
+        )
+        env = tf_env(tmp_path, AWS_MIRROR)
+        env.update(
+            AWS_ACCESS_KEY_ID="testing",
+            AWS_SECRET_ACCESS_KEY="testing",
+            AWS_EC2_METADATA_DISABLED="true",
+            TF_VAR_aws_endpoints=json.dumps({"ec2": url, "iam": url, "sts": url}),
+            TF_VAR_aws_skip_credentials_validation="true",
+        )
+        run(tf, ["init", "-input=false", "-no-color"], work, env)
+        out = run(tf, ["plan", "-input=false", "-no-color"], work, env).stdout
+    finally:
+        server.stop()
+    assert "Plan: 3 to add, 0 to change, 0 to destroy." in out
+    for address in (
+        "aws_instance.worker[0]",
+        "aws_instance.worker[1]",
+        "aws_security_group.worker",
+    ):
+        assert f"# {address} will be created" in out
+    assert f'vpc_id                 = "{vpc}"' in out or f'"{vpc}"' in out
