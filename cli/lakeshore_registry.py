@@ -298,6 +298,8 @@ providers_app.command("unhide", help="Show a hidden provider in default listings
 @providers_app.command("test")
 def providers_test(
     name: Annotated[str, typer.Argument(help="Provider name.")],
+    local: Annotated[bool, typer.Option("--local", help="Check the provider as the resolved .dreamrc defines it; no server.")] = False,
+    dreamrc: Annotated[Path | None, typer.Option("--dreamrc", help="Check the provider as this .dreamrc defines it; no server.")] = None,
     server: ServerOpt = None,
     namespace: NamespaceOpt = None,
     token_file: TokenFileOpt = None,
@@ -305,8 +307,11 @@ def providers_test(
     as_json: JsonOpt = False,
 ) -> None:
     """Check a provider offline: required kwargs, types, secrets. Says what was not checked."""
-    client = _client(server, namespace, token_file, data_dir)
-    report = _call(client, "POST", "providers", name, "test")
+    if local or dreamrc is not None:
+        report = _local_report(name, dreamrc)
+    else:
+        client = _client(server, namespace, token_file, data_dir)
+        report = _call(client, "POST", "providers", name, "test")
     lines = [f"provider {report['provider']} ({report['launcher']}): {'ok' if report['ok'] else 'FAILED'}"]
     for c in report["checks"]:
         lines.append(f"  {'ok  ' if c['ok'] else 'FAIL'} {c['check']}: {c['detail']}")
@@ -317,6 +322,30 @@ def providers_test(
     _emit(report, as_json, "\n".join(lines))
     if not report["ok"]:
         raise typer.Exit(1)
+
+
+def _local_report(name: str, dreamrc: Path | None) -> dict[str, Any]:
+    from dreamlake.controlplane.registry.check import check_provider
+    from dreamlake.engine.dreamrc import DreamrcError, load_dreamrc
+
+    try:
+        rc = load_dreamrc(dreamrc, pull=False)
+    except DreamrcError as exc:
+        fail(exc.message, "fix the .dreamrc at the file and line above")
+    spec = rc.provider(name)
+    if spec is None:
+        known = ", ".join(sorted(rc.providers)) or "none"
+        fail(f"no provider {name!r} in {rc.where()} (known: {known})", "lakeshore providers test NAME  # without --local asks the server")
+
+    def probe(secret: str) -> str | None:
+        return (
+            f"secret {secret!r} is a control-plane marker; a local .dreamrc cannot resolve it "
+            "(credentials in .dreamrc are inline) — test it without --local against the server"
+        )
+
+    report = check_provider(name, spec.launcher, spec.kwargs, probe).to_wire()
+    report["notChecked"].append(f"read from {rc.where()}; the control plane was not asked")
+    return report
 
 
 # --- the interactive editor ----------------------------------------------------
@@ -391,6 +420,7 @@ def _act(client: Client, row: dict[str, Any]) -> str:
     from dreamlake.controlplane.registry.render import display_name
 
     name = row["name"]
+    actions: list[tuple[str, str, tuple[str, ...], dict[str, Any] | None]]
     if row.get("deletedAt"):
         actions = [("restore", "POST", ("providers", name, "restore"), None)]
     elif row.get("hidden"):

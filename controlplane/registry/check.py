@@ -79,8 +79,8 @@ def check_provider(
             Check(
                 f"required:{key}",
                 present,
-                f"{key} is set" if present else f"{launcher} needs kwarg {key!r}; "
-                f"run: lakeshore providers update {name} --kwarg {key}=<value>",
+                f"{key} is set" if present else f"{launcher} needs kwarg {key!r} (set it with "
+                f"--kwarg {key}=<value>)",
             )
         )
     for key, types in KWARG_TYPES.get(launcher, {}).items():

@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from registry_harness import Server, free_port, record
-
 from dreamlake.engine.dreamrc import cache_path, load_dreamrc, resolve_provider
+from registry_harness import Server, free_port, record
 
 
 def test_pull_composes_providers_and_modes_then_cache_answers(
