@@ -5,6 +5,7 @@ by the Pulumi SDK with its own mock monitor (no CLI, no engine)."""
 from __future__ import annotations
 
 import ast
+import json
 import subprocess
 import sys
 from importlib import import_module, resources
@@ -123,3 +124,49 @@ print(json.dumps(daemon_args(cfg)))
         '["nymph", "--name", "lab-box", "--workdir", "/var/lib/nymph", "--queue", "gpu", '
         '"--queue", "cpu"]'
     )
+
+
+_INLINE = r'''
+import json, sys, pulumi
+from pathlib import Path
+from pulumi.runtime import Mocks, set_mocks
+class M(Mocks):
+    def new_resource(self, args): return [args.name + "_id", args.inputs]
+    def call(self, args): return {}
+set_mocks(M(), project="dreamlake", stack="lab", preview=False)
+cfg = json.loads(sys.argv[2])
+pulumi.runtime.set_all_config(
+    {f"dreamlake:{k}": (v if isinstance(v, str) else json.dumps(v)) for k, v in cfg.items()})
+from dreamlake.engine.backends.pulumi.automation import inline_program
+prog = inline_program(Path(sys.argv[1]))
+@pulumi.runtime.test
+def check():
+    prog()
+try:
+    check()
+    print("OK")
+except Exception as e:
+    print("ERR", type(e).__name__, str(e).replace("\n", " | "))
+'''
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        ({"workdir": "/srv/n", "queues": ["a", "b"], "worker_name": "box"}, "OK"),
+        (
+            {"workdir": "srv", "queues": ["a"]},
+            "ERR ConfigError dreamlake config: workdir: The workdir must be an absolute path "
+            'other than /, e.g. "/var/lib/nymph". | dreamlake config: worker_name: not set',
+        ),
+    ],
+)
+def test_scaffolded_main_runs_inline_with_stack_config(config: dict, expected: str) -> None:
+    """The local program file, run the way plan/apply run it (``inline_program``: as
+    ``__main__``), reads its Config from the stack config under the Pulumi SDK's mocks."""
+    main = resources.files("dreamlake.stacks").joinpath("local", "program.py")
+    out = subprocess.run(
+        [sys.executable, "-c", _INLINE, str(main), json.dumps(config)],
+        check=True, capture_output=True, text=True,
+    )
+    assert out.stdout.strip().splitlines()[-1] == expected
