@@ -478,11 +478,47 @@ def equal(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+def _from_re2(pattern: str) -> str:
+    """Terraform's RE2 syntax as Python's, where they differ in meaning.
+
+    RE2's ``$`` (without the ``m`` flag) matches only at the very end, Python's
+    also before a final newline; ``\\z`` is Python's ``\\Z``. POSIX classes
+    (``[[:alpha:]]``) mean something else to Python, so they are not guessed."""
+    if "[:" in pattern:
+        raise Unevaluable("POSIX character classes are not supported")
+    multiline = re.search(r"\(\?[a-zA-Z]*m[a-zA-Z]*[):]", pattern) is not None
+    out: list[str] = []
+    i, n, in_class = 0, len(pattern), False
+    while i < n:
+        c = pattern[i]
+        if c == "\\" and i + 1 < n:
+            nxt = pattern[i + 1]
+            out.append("\\Z" if nxt == "z" else c + nxt)
+            i += 2
+            continue
+        if in_class:
+            if c == "]":
+                in_class = False
+        elif c == "[":
+            in_class = True
+            if pattern.startswith("[^]", i) or pattern.startswith("[]", i):
+                out.append(pattern[i : i + (3 if pattern[i + 1] == "^" else 2)])
+                i += 3 if pattern[i + 1] == "^" else 2
+                continue
+        elif c == "$" and not multiline:
+            out.append("\\Z")
+            i += 1
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
 def _regex(pattern: Any, s: Any) -> re.Pattern[str]:
     if not isinstance(pattern, str) or not isinstance(s, str):
         raise EvalError("regex needs a string pattern and a string")
     try:
-        return re.compile(pattern)
+        return re.compile(_from_re2(pattern))
     except re.error as e:
         raise Unevaluable(f"pattern {pattern!r} is not understood: {e}") from None
 

@@ -93,3 +93,13 @@ def test_equality_keeps_types_apart() -> None:
     assert equal(1, 1.0)
     assert equal(["a", {"k": 1}], ["a", {"k": 1}])
     assert not equal(["a"], ["a", "b"])
+
+
+def test_regex_follows_re2_not_python() -> None:
+    # RE2's "$" does not match before a final newline; Python's does.
+    scope = {"var": {"s": "abc\n"}}
+    assert evaluate('can(regex("^[a-z]+$", var.s))', scope) is False
+    assert evaluate('can(regex("(?m)^[a-z]+$", var.s))', scope) is True
+    assert evaluate('can(regex("^[$a-c]+\\\\z", "a$"))', scope) is True
+    with pytest.raises(Unevaluable):
+        evaluate('can(regex("^[[:alpha:]]+$", "abc"))')
