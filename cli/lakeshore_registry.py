@@ -81,9 +81,17 @@ def fail(message: str, next_action: str | None = None, code: int = 1) -> NoRetur
 def _client(
     server: str | None, namespace: str | None, token_file: Path | None, data_dir: Path | None
 ) -> Client:
+    """Flags first; otherwise the engine's resolution (env, the ``.dreamrc``
+    ``lakeshore:`` section, the embedded default and its admin token)."""
     from dreamlake.cli.lakeshore import make_client
 
-    return make_client(server, token_file, data_dir, namespace)
+    if token_file is not None or data_dir is not None:
+        return make_client(server, token_file, data_dir, namespace)
+    from dreamlake.controlplane.client import Client
+    from dreamlake.engine.lakeshore import resolve_control_plane
+
+    cp = resolve_control_plane(Path.cwd())
+    return Client(url=server or cp.url, token=cp.token, namespace=namespace or cp.namespace)
 
 
 def _ns_path(client: Client, *parts: str) -> str:

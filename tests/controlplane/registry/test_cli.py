@@ -281,3 +281,27 @@ def test_org_sibling_token_and_unreachable(sqlite_server: Server) -> None:
     assert denied.returncode == 1 and "403" in denied.stderr
     down = s.cli("providers", "list", "--server", "http://127.0.0.1:9", namespace=a)
     assert down.returncode == 1 and "unreachable" in down.stderr and "next:" in down.stderr
+
+
+def test_dreamrc_lakeshore_section_drives_the_cli(sqlite_server: Server, tmp_path: Path) -> None:
+    import os
+    import subprocess
+
+    from registry_harness import LAKESHORE
+
+    s = sqlite_server
+    ns = s.namespace()
+    s.client().post(f"/api/namespaces/{ns}/providers", json={"name": "from-rc", "launcher": "Kube"})
+    (tmp_path / "tok").write_text(s.token_for(ns) + "\n")
+    project = tmp_path / "proj" / "sub"
+    project.mkdir(parents=True)
+    (tmp_path / "proj" / ".dreamrc").write_text(
+        f"lakeshore:\n  url: {s.url}\n  namespace: {ns}\n  token_file: ../tok\n"
+        "providers:\n  local: !providers.SSH {host: h}\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LAKESHORE_", "DREAMRC"))}
+    env["HOME"] = str(tmp_path)
+    out = subprocess.run([LAKESHORE, "providers", "list"], cwd=project, env=env, capture_output=True,
+                         text=True, stdin=subprocess.DEVNULL, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[1].split()[:3] == ["from-rc", "Kube", "direct"]
