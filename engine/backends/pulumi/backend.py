@@ -30,7 +30,7 @@ from ...paths import ProviderPaths
 from ...record import read_record
 from ..base import ApplyOutcome, InfraState, PlanOutcome, Progress
 from .automation import Automation, PulumiAutomation, StackRequest
-from .errors import command_result, config_problems, is_concurrent, lock_from_message, translate
+from .errors import classify
 from .project import PulumiProject
 from .runtime import backend_url, cli_command, command_env, local_root, require_cli
 from .state import (
@@ -278,10 +278,18 @@ class PulumiBackend:
             session = self.automation.open(request)
             result = session.preview(save_plan=save, on_output=progress)
         except Exception as exc:
-            problems = config_problems(command_result(exc)) if _is_command_error(exc) else {}
-            if problems:
-                return PlanOutcome("needs_input", blocking=self._blocking(project, problems))
-            raise translate(exc, op="preview") from exc
+            failure = classify(exc, op="preview")
+            if failure.kind == "config":
+                return PlanOutcome(
+                    "needs_input", blocking=self._blocking(project, failure.problems)
+                )
+            if failure.kind == "lock":  # preview takes no lock; a stack operation did
+                raise BackendError(
+                    "pulumi preview: another operation holds the stack; wait for it to end",
+                    argv=["pulumi", "preview"],
+                    kind="pulumi",
+                ) from exc
+            raise failure.error or exc from exc
         counts = counts_from(result.changes)
         url = request.env["PULUMI_BACKEND_URL"]
         root = local_root(url, project)
@@ -328,19 +336,20 @@ class PulumiBackend:
             session = self.automation.open(request)
             session.up(plan=plan, on_output=progress)
         except Exception as exc:
+            failure = classify(exc, op="up")
             after = self.observe_state(provider_dir)
-            if _is_command_error(exc) and is_concurrent(exc):
-                lock = after.lock or lock_from_message(command_result(exc))
+            if failure.kind == "lock":
+                lock = after.lock or failure.lock
+                assert lock is not None
                 return ApplyOutcome("applying", lock=lock, reason=lock.detail or "")
             if after.lock is not None:  # the failed update left pending operations
                 return ApplyOutcome("applying", lock=after.lock, reason=after.lock.detail or "")
-            problems = config_problems(command_result(exc)) if _is_command_error(exc) else {}
-            if problems:
-                keys = ", ".join(sorted(problems))
+            if failure.kind == "config":
+                keys = ", ".join(sorted(failure.problems))
                 return ApplyOutcome(
                     "no_plan", reason=f"the program rejected the stack config ({keys}): run plan"
                 )
-            raise translate(exc, op="up") from exc
+            raise failure.error or exc from exc
         finally:
             for used in (project.summary, project.update_plan):
                 used.unlink(missing_ok=True)
@@ -369,14 +378,6 @@ class PulumiBackend:
                 )
             )
         return tuple(out)
-
-
-def _is_command_error(exc: BaseException) -> bool:
-    try:
-        from pulumi.automation import errors as auto_errors
-    except ImportError:  # pragma: no cover - the SDK is a dependency
-        return False
-    return isinstance(exc, auto_errors.CommandError)
 
 
 def _summary_counts(summary: dict[str, Any] | None) -> PlanCounts | None:

@@ -18,7 +18,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Literal
 
 from ...contract import LockInfo, Shell
 from ...errors import BackendError, BinaryMissing
@@ -82,15 +83,37 @@ def lock_from_message(out: CommandOutput) -> LockInfo:
     )
 
 
-def is_concurrent(exc: BaseException) -> bool:
+@dataclass(frozen=True)
+class Failure:
+    """What a failed ``pulumi <op>`` means for the engine.
+
+    ``lock``: another update holds the stack (``lock`` says who, when known);
+    ``config``: the stack config is missing or rejected (``problems``: key → what);
+    ``other``: ``error`` is the engine exception to raise.
+    """
+
+    kind: Literal["lock", "config", "other"]
+    lock: LockInfo | None = None
+    problems: dict[str, str] = field(default_factory=dict)
+    error: BaseException | None = None
+
+
+def classify(exc: BaseException, *, op: str) -> Failure:
+    """The one mapping from the Automation API's exceptions (see the module docstring)."""
     from pulumi.automation import errors as auto_errors
 
-    return isinstance(exc, auto_errors.ConcurrentUpdateError)
+    if isinstance(exc, auto_errors.ConcurrentUpdateError):
+        return Failure("lock", lock=lock_from_message(command_result(exc)))
+    if isinstance(exc, auto_errors.CommandError):
+        problems = config_problems(command_result(exc))
+        if problems:
+            return Failure("config", problems=problems)
+    return Failure("other", error=translate(exc, op=op))
 
 
 def translate(exc: BaseException, *, op: str) -> BaseException:
     """The engine error for a failure of ``pulumi <op>`` that is not a lock or config
-    problem (the backend handles those first). Returns the exception to raise."""
+    problem. Returns the exception to raise."""
     from pulumi.automation import errors as auto_errors
 
     if isinstance(exc, auto_errors.InvalidVersionError):

@@ -315,3 +315,20 @@ def test_backend_is_registered() -> None:
     from dreamlake.engine.backends import get_backend
 
     assert get_backend("pulumi").name == "pulumi"
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [
+        pytest.param(None, id="InvalidVersionError"),
+        pytest.param(FileNotFoundError(2, "No such file or directory", "pulumi"), id="no-binary"),
+    ],
+)
+def test_cli_that_cannot_run_is_binary_missing(exc: Exception | None) -> None:
+    from dreamlake.engine.backends.pulumi.errors import classify
+    from pulumi.automation.errors import InvalidVersionError
+
+    err = exc or InvalidVersionError("Minimum version requirement failed: 3.0.0 < 3.100.0")
+    failure = classify(err, op="preview")
+    assert failure.kind == "other" and isinstance(failure.error, BinaryMissing)
+    assert failure.error.next_action == Shell(command="curl -fsSL https://get.pulumi.com | sh")
