@@ -18,7 +18,7 @@ resource "aws_eks_node_group" "gpu" {
   node_role_arn   = aws_iam_role.node.arn
   subnet_ids      = aws_subnet.public[*].id
 
-  ami_type       = "AL2_x86_64_GPU"
+  ami_type       = var.node_ami_type
   capacity_type  = var.capacity_type
   instance_types = var.gpu_instance_types
   disk_size      = var.node_disk_gb

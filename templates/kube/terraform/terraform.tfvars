@@ -15,6 +15,6 @@
 # gpu_instance_types = ["g5.xlarge", "g5.2xlarge"]
 
 # Optional settings (defaults in variables.tf):
-# kubernetes_version = "1.31"
+# kubernetes_version = "1.33"
 # capacity_type      = "SPOT"
 # node_max           = 4

@@ -45,11 +45,22 @@ variable "gpu_instance_types" {
 variable "kubernetes_version" {
   description = "EKS Kubernetes version."
   type        = string
-  default     = "1.31"
+  default     = "1.33"
 
   validation {
     condition     = can(regex("^1\\.[0-9]+$", var.kubernetes_version))
     error_message = "The kubernetes_version must look like \"1.31\"."
+  }
+}
+
+variable "node_ami_type" {
+  description = "EKS-optimized AMI type of the GPU nodes (NVIDIA driver and container toolkit included)."
+  type        = string
+  default     = "AL2023_x86_64_NVIDIA"
+
+  validation {
+    condition     = contains(["AL2023_x86_64_NVIDIA", "AL2023_ARM_64_NVIDIA", "BOTTLEROCKET_x86_64_NVIDIA", "BOTTLEROCKET_ARM_64_NVIDIA", "AL2_x86_64_GPU"], var.node_ami_type)
+    error_message = "The node_ami_type must be a GPU AMI type: AL2023_x86_64_NVIDIA, AL2023_ARM_64_NVIDIA, BOTTLEROCKET_x86_64_NVIDIA, BOTTLEROCKET_ARM_64_NVIDIA or AL2_x86_64_GPU."
   }
 }
 
