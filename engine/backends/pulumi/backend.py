@@ -79,7 +79,11 @@ def read_summary(project: PulumiProject) -> dict[str, Any] | None:
 
 
 def _lock_info(
-    lock: LockFile, project: PulumiProject, environ: Mapping[str, str] | None
+    lock: LockFile,
+    project: PulumiProject,
+    environ: Mapping[str, str] | None,
+    *,
+    refresh: bool = True,
 ) -> LockInfo:
     who = f"{lock.username}@{lock.hostname or '?'}" + (f" (pid {lock.pid})" if lock.pid else "")
     if lock.held:
@@ -91,9 +95,13 @@ def _lock_info(
     else:
         detail = (
             f"a stack lock was left by an interrupted update ({lock.detail}). "
-            f"`{cli_command(project, 'cancel --yes', environ)}` removes it; then "
-            f"`{cli_command(project, 'refresh --yes', environ)}` reconciles the state with "
-            "the cloud before planning again."
+            f"`{cli_command(project, 'cancel --yes', environ)}` removes it"
+            + (
+                f"; then `{cli_command(project, 'refresh --yes', environ)}` reconciles the "
+                "state with the cloud before planning again."
+                if refresh
+                else "."
+            )
         )
     return LockInfo(
         state="held" if lock.held else "stale",
@@ -188,12 +196,12 @@ class PulumiBackend:
             notes.append(str(exc))
         locks = files.locks(hostname=self._hostname)
         lock: LockInfo | None = None
+        pending = cp.pending_operations if cp else []
         if locks:
             chosen = next((lk for lk in locks if lk.held), locks[0])
-            lock = _lock_info(chosen, project, env)
+            lock = _lock_info(chosen, project, env, refresh=not pending)
             if len(locks) > 1:
                 notes.append(f"{len(locks)} lock files in {files.lock_dir}")
-        pending = cp.pending_operations if cp else []
         if cp is not None and pending:
             info = _pending_info(pending, cp.path, cp.manifest_time, project, env)
             if lock is None:
