@@ -765,6 +765,18 @@ class Evaluator:
     def __init__(self, scope: dict[str, Any]) -> None:
         self.scope = scope
 
+    def run(self, node: Any) -> Any:
+        """:meth:`eval`, where any failure that is not a Terraform-like
+        :class:`EvalError` counts as :class:`Unevaluable` (left for plan)."""
+        try:
+            return self.eval(node)
+        except (EvalError, Unevaluable):
+            raise
+        except RecursionError:
+            raise Unevaluable("expression is too deep") from None
+        except Exception as e:
+            raise Unevaluable(f"cannot evaluate: {e}") from None
+
     def eval(self, node: Any, local: dict[str, Any] | None = None) -> Any:
         local = local or {}
         kind = node[0]
@@ -921,11 +933,11 @@ class Evaluator:
 
 def evaluate(node_or_src: Any, scope: dict[str, Any] | None = None) -> Any:
     """Evaluate an expression (source text or a parsed node) in ``scope``."""
-    node = parse(node_or_src) if isinstance(node_or_src, str) else node_or_src
     try:
-        return Evaluator(scope or {}).eval(node)
+        node = parse(node_or_src) if isinstance(node_or_src, str) else node_or_src
     except RecursionError:
         raise Unevaluable("expression is too deep") from None
+    return Evaluator(scope or {}).run(node)
 
 
 __all__ = [

@@ -235,7 +235,7 @@ class _Scanner:
             if validation.condition is OPAQUE:
                 continue
             try:
-                ok = ev.eval(validation.condition)
+                ok = ev.run(validation.condition)
             except Unevaluable:
                 continue
             except EvalError:
@@ -248,7 +248,7 @@ class _Scanner:
     def _message(ev: Evaluator, spec: VariableSpec, text: str, node: Any) -> str:
         if node is not None:
             try:
-                return str(ev.eval(node))
+                return str(ev.run(node))
             except (Unevaluable, EvalError):
                 pass
         return text or f"{spec.name} fails its validation."

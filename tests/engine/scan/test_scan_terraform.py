@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -11,6 +12,8 @@ from dreamlake.engine.errors import DreamlakeError
 from dreamlake.engine.paths import ProviderPaths
 from dreamlake.engine.scan.terraform import scan_terraform
 from dreamlake.engine.vendors import Decision, Template, get_template
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 TEMPLATES = Path(__file__).resolve().parents[3] / "templates"
 
@@ -270,3 +273,52 @@ def test_template_and_heredoc_values_are_evaluated(tmp_path: Path) -> None:
     assert _custom(tmp_path, variables, 'a = "${"x"}"\n', [dec("a")]) == []
     (b,) = _custom(tmp_path / "2", variables, "a = <<EOT\ny\nEOT\n", [dec("a")])
     assert (b.reason, b.message) == ("invalid", "Must be x.")
+
+
+def _fuzz_paths(tmp_path: Path) -> ProviderPaths:
+    d = tmp_path / "fuzz"
+    if not d.exists():
+        shutil.copytree(TEMPLATES / "local", d, ignore=shutil.ignore_patterns("TEMPLATE.json"))
+    return ProviderPaths(d)
+
+
+_VALUE = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-(10**6), 10**6),
+        st.text(max_size=12).map(lambda s: json.dumps(s)),
+        st.sampled_from(['"/srv"', '"CHANGE-ME"', '"${1+1}"', '"a\\\\b"', "<<EOT\nx\nEOT", "1.5"]),
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3).map(lambda xs: "[" + ", ".join(map(str, xs)) + "]"),
+        st.dictionaries(st.sampled_from(["a", "b"]), inner, max_size=2).map(
+            lambda m: "{" + ", ".join(f"{k} = {v}" for k, v in m.items()) + "}"
+        ),
+    ),
+    max_leaves=4,
+).map(lambda v: "null" if v is None else str(v).lower() if isinstance(v, bool) else str(v))
+
+
+@pytest.mark.slow
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    values=st.dictionaries(st.sampled_from(["workdir", "queues", "worker_name", "other"]), _VALUE),
+    junk=st.text(max_size=20),
+)
+def test_scan_never_crashes(tmp_path: Path, values: dict[str, str], junk: str) -> None:
+    """Any tfvars text gives blockings or a tfvars_syntax error, nothing else."""
+    paths = _fuzz_paths(tmp_path)
+    text = "".join(f"{k} = {v}\n" for k, v in values.items())
+    for body in (text, text + junk):
+        write_tfvars(paths, body)
+        try:
+            got = scan_terraform(paths, get_template("local"))
+        except DreamlakeError as e:
+            assert e.kind == "tfvars_syntax"
+            continue
+        assert {b.key for b in got} <= {"workdir", "queues", "worker_name"}
+        for b in got:
+            assert b.line is None or b.line >= 1
