@@ -88,10 +88,19 @@ def blocked(
 
 
 def applying(obs: Observation, lock: LockInfo, command: str) -> ProviderLifecycleResult:
-    what = "in flight" if lock.state == "held" else "was interrupted"
+    """An apply in flight (held lock) or interrupted (stale lock / partial state)."""
+    if lock.state == "held":
+        first = "an apply is in progress: terraform holds the state lock"
+    else:
+        first = "an apply was interrupted: terraform left its lock or a partial state behind"
+    then = (
+        "re-run the same command; terraform resumes"
+        if " apply " in f"{command} "
+        else "re-run it when the apply has finished"
+    )
     return to_result(
         obs, Derived("applying", Run(command=command), obs.blocking), lock=lock
-    ).with_notes(f"an apply {what}; re-run `{command}` — terraform resumes")
+    ).with_notes(first, f"{then}: {command}")
 
 
 def _plan(obs: Observation, root: Root, progress: Progress | None) -> ProviderLifecycleResult:
