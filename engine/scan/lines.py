@@ -21,6 +21,8 @@ class KeyLines:
 
     assigned: dict[str, int] = field(default_factory=dict)
     commented: dict[str, int] = field(default_factory=dict)
+    repeated: dict[str, int] = field(default_factory=dict)
+    """Keys assigned more than once: the line of the second assignment."""
 
     def line_of(self, key: str) -> int | None:
         return self.assigned.get(key) or self.commented.get(key)
@@ -94,6 +96,8 @@ def hcl_key_lines(text: str) -> KeyLines:
         if depth == 0 and not in_comment:
             m = _ASSIGN_RE.match(line)
             if m:
+                if m.group(1) in out.assigned:
+                    out.repeated.setdefault(m.group(1), lineno)
                 out.assigned.setdefault(m.group(1), lineno)
             else:
                 m = _COMMENTED_RE.match(line)

@@ -145,7 +145,15 @@ def read_var_file(path: Path, provider: str) -> VarFile:
         line = line if isinstance(line, int) and line > 0 else None
         raise _syntax_error(path, line, _describe(e), provider) from None
     values = {k: decode(v) for k, v in raw.items() if not (k.startswith("__") and k.endswith("__"))}
-    return VarFile(path, values, hcl_key_lines(text))
+    lines = hcl_key_lines(text)
+    for key, line in sorted(lines.repeated.items(), key=lambda kv: kv[1]):
+        raise _syntax_error(
+            path,
+            line,
+            f"{key} is set twice (first on line {lines.assigned[key]}); each may be set only once",
+            provider,
+        )
+    return VarFile(path, values, lines)
 
 
 # ----------------------------------------------------------------- variable blocks

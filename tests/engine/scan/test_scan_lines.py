@@ -45,3 +45,9 @@ def test_json_lines() -> None:
     )
     lines = json_key_lines(text)
     assert lines.assigned == {"host": 2, "nested": 3, "user": 4, "q": 6}
+
+
+def test_repeated_assignment() -> None:
+    lines = hcl_key_lines("a = 1\nb = 2\n# a = 0\na = 3\n")
+    assert lines.repeated == {"a": 4}
+    assert lines.line_of("a") == 1

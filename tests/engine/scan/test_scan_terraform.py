@@ -322,3 +322,12 @@ def test_scan_never_crashes(tmp_path: Path, values: dict[str, str], junk: str) -
         assert {b.key for b in got} <= {"workdir", "queues", "worker_name"}
         for b in got:
             assert b.line is None or b.line >= 1
+
+
+def test_a_key_set_twice_is_a_syntax_error(tmp_path: Path) -> None:
+    paths = scaffold(tmp_path, "local")
+    tfvars = write_tfvars(paths, GOOD_LOCAL + 'workdir = "/other"\n')
+    with pytest.raises(DreamlakeError) as info:
+        scan_terraform(paths, get_template("local"))
+    assert info.value.kind == "tfvars_syntax"
+    assert f"{tfvars}:4" in info.value.message and "line 1" in info.value.message
