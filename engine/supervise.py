@@ -23,7 +23,10 @@ from .remote.base import Shell, check
 
 Supervisor = Literal["systemd-user", "systemd-system", "tmux"]
 
-PROBE = r"""
+# A user manager is reached through XDG_RUNTIME_DIR; a non-PAM ssh session may lack it.
+USER_ENV = 'export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/run/user/$(id -u)}"; '
+
+PROBE = USER_ENV + r"""
 echo "user=$(id -un)"
 echo "uid=$(id -u)"
 [ -d /run/systemd/system ] && echo systemd=yes
@@ -147,7 +150,7 @@ def tmux_command(spec: DaemonSpec) -> str:
 
 def _systemctl(system: bool, caps: Capabilities) -> str:
     if not system:
-        return "systemctl --user"
+        return USER_ENV + "systemctl --user"
     return "systemctl" if caps.root else "sudo -n systemctl"
 
 
@@ -173,8 +176,10 @@ def start(shell: Shell, spec: DaemonSpec, supervisor: Supervisor, caps: Capabili
         check(shell, "mkdir -p ~/.config/systemd/user", what="creating ~/.config/systemd/user")
         path = check(shell, 'printf "%s" "$HOME"').stdout.strip() + f"/.config/systemd/user/{unit}"
         shell.put_bytes(text, path, mode=0o644)
-    check(shell, f"{sc} daemon-reload", what=f"{sc} daemon-reload")
-    check(shell, f"{sc} enable {unit} >/dev/null 2>&1; {sc} restart {unit}", what=f"{sc} restart {unit}")
+    what = "systemctl --user" if not system else "systemctl"
+    check(shell, f"{sc} daemon-reload", what=f"{what} daemon-reload")
+    check(shell, f"{sc} enable {unit} >/dev/null 2>&1; {sc} restart {unit}",
+          what=f"{what} restart {unit}")
 
 
 def stop(shell: Shell, provider: str) -> None:
@@ -184,7 +189,7 @@ def stop(shell: Shell, provider: str) -> None:
     shell.run(
         f"tmux kill-session -t ={session} >/dev/null 2>&1; "
         f"if command -v systemctl >/dev/null 2>&1; then "
-        f"systemctl --user disable --now {unit} >/dev/null 2>&1; "
+        f"{USER_ENV}systemctl --user disable --now {unit} >/dev/null 2>&1; "
         f"if [ \"$(id -u)\" = 0 ]; then systemctl disable --now {unit} >/dev/null 2>&1; "
         f"else sudo -n systemctl disable --now {unit} >/dev/null 2>&1; fi; fi; true",
         timeout=30,
@@ -205,7 +210,7 @@ def log_tail(shell: Shell, spec: DaemonSpec, supervisor: Supervisor, lines: int 
         cmd = f"tail -n {lines} {shlex.quote(spec.log)} 2>/dev/null"
     else:
         user = "--user " if supervisor == "systemd-user" else ""
-        cmd = f"journalctl {user}-u {spec.unit_name} -n {lines} --no-pager 2>/dev/null"
+        cmd = f"{USER_ENV}journalctl {user}-u {spec.unit_name} -n {lines} --no-pager 2>/dev/null"
     return shell.run(cmd, timeout=30).stdout.strip()
 
 

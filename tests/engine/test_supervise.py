@@ -105,3 +105,57 @@ def _read(p: str) -> str:
         return Path(p).read_text()
     except OSError:
         return ""
+
+
+class RecordingShell:
+    """A stand-in for a host with systemd, which cannot run here: records every
+    command and file, answers success."""
+
+    label = "test-host"
+    is_local = False
+
+    def __init__(self, home: str = "/home/u") -> None:
+        self.commands: list[str] = []
+        self.files: dict[str, tuple[bytes, int]] = {}
+        self.home = home
+
+    def run(self, command: str, *, timeout: float = 60.0):  # type: ignore[no-untyped-def]
+        from dreamlake.engine.remote import CommandResult
+
+        self.commands.append(command)
+        out = self.home if "$HOME" in command else ""
+        return CommandResult(command, 0, out, "")
+
+    def put_bytes(self, data: bytes, remote_path: str, *, mode: int = 0o644) -> None:
+        self.files[remote_path] = (data, mode)
+
+    def put_file(self, local_path: str, remote_path: str, *, mode: int = 0o644) -> None:
+        self.files[remote_path] = (Path(local_path).read_bytes(), mode)
+
+    def close(self) -> None:
+        pass
+
+
+def test_systemd_user_start_writes_the_unit_and_restarts() -> None:
+    sh = RecordingShell()
+    supervise.start(sh, SPEC, "systemd-user", Capabilities(user="u", uid=1000, systemd_user=True, linger=True))
+    path = "/home/u/.config/systemd/user/nymph-lab-box.service"
+    assert sh.files[path][0].decode() == supervise.systemd_unit(SPEC, system=False)
+    joined = "\n".join(sh.commands)
+    assert "systemctl --user daemon-reload" in joined
+    assert "systemctl --user restart nymph-lab-box.service" in joined
+    assert "XDG_RUNTIME_DIR" in joined
+    assert "sudo" not in joined
+
+
+def test_systemd_system_start_uses_passwordless_sudo() -> None:
+    sh = RecordingShell()
+    supervise.start(sh, SPEC, "systemd-system", Capabilities(user="u", uid=1000, systemd=True, sudo=True))
+    staged = f"{SPEC.workdir}/nymph-lab-box.service"
+    assert "User=u" in sh.files[staged][0].decode()
+    joined = "\n".join(sh.commands)
+    assert f"sudo -n install -m 0644 {staged} /etc/systemd/system/nymph-lab-box.service" in joined
+    assert "sudo -n systemctl restart nymph-lab-box.service" in joined
+    root = RecordingShell("/root")
+    supervise.start(root, SPEC, "systemd-system", Capabilities(user="root", uid=0, systemd=True, sudo=True))
+    assert not any("sudo" in c for c in root.commands)
