@@ -88,7 +88,13 @@ def read_adopt(path: Path, provider: str) -> tuple[dict[str, Any], KeyLines, boo
         raise _syntax_error(path, e.lineno, e.msg, provider) from None
     if not isinstance(data, dict):
         raise _syntax_error(path, 1, "the top level must be a JSON object", provider)
-    return data, json_key_lines(text), True
+    lines = json_key_lines(text)
+    if lines.repeated:
+        key, line = min(lines.repeated.items(), key=lambda kv: kv[1])
+        raise _syntax_error(
+            path, line, f'"{key}" is given twice (first on line {lines.assigned[key]})', provider
+        )
+    return data, lines, True
 
 
 def _syntax_error(path: Path, line: int | None, detail: str, provider: str) -> DreamlakeError:

@@ -126,7 +126,10 @@ def json_key_lines(text: str) -> KeyLines:
             while k < n and text[k] in " \t\r\n":
                 k += 1
             if depth == 1 and k < n and text[k] == ":":
-                out.assigned.setdefault(_json_unescape(key), lineno)
+                name = _json_unescape(key)
+                if name in out.assigned:
+                    out.repeated.setdefault(name, lineno)
+                out.assigned.setdefault(name, lineno)
             lineno += text.count("\n", i, j)
             i = j
         elif c in "[{":

@@ -87,3 +87,11 @@ def test_not_json_raises_with_line(paths: ProviderPaths) -> None:
     assert info.value.next_action == EditThenContinue(
         file=str(paths.adopt_json), command="dreamlake provider create -n lab --continue"
     )
+
+
+def test_a_key_given_twice_is_refused(paths: ProviderPaths) -> None:
+    paths.adopt_json.write_text('{\n  "host": "a",\n  "user": "u",\n  "host": "b"\n}\n')
+    with pytest.raises(DreamlakeError) as info:
+        scan_adopt(paths, get_template("ssh"))
+    assert info.value.kind == "adopt_syntax"
+    assert f"{paths.adopt_json}:4" in info.value.message
