@@ -136,12 +136,8 @@ def _lock(tf: Path, state_path: Path, state: StateFile, notes: list[str]) -> Loc
             ),
         )
     if info is None and not probe.held:
-        if state.empty:
-            return LockInfo(
-                state="stale",
-                path=str(state_path),
-                detail="an empty state file left by an interrupted first apply",
-            )
+        # A 0-byte state alone is "no state" to terraform (a plan after a killed
+        # first apply removes the lock.info but keeps the empty file).
         if not state.readable and state.exists:
             return LockInfo(state="stale", path=str(state_path), detail=state.error)
         return None

@@ -120,3 +120,23 @@ def test_missing_binary_is_error_with_an_install_command(
 def test_unknown_provider(project: Path) -> None:
     res = plan("nope", dream_dir=str(project))
     assert res.status == "error" and res.exit_code == 1 and res.next_action is not None
+
+
+@pytest.mark.slow
+def test_plan_after_a_killed_first_apply(tf: str, project: Path) -> None:
+    """The leftovers of a `kill -9` during a first apply (shared fixture): applying,
+    stale; plan takes the lock over and the provider is ready again."""
+    import shutil
+
+    crash = Path("/work/shared/fixtures/terraform/generated-locally/crash-first-apply")
+    if not crash.is_dir():
+        pytest.skip(f"needs the shared fixture {crash}")
+    pdir = scaffold(project)
+    for name in ("terraform.tfstate", ".terraform.tfstate.lock.info"):
+        shutil.copy(crash / name, pdir / "terraform" / name)
+        (pdir / "terraform" / name).chmod(0o600)
+    st = status("lab", dream_dir=str(project))
+    assert st.status == "applying" and st.lock is not None and st.lock.state == "stale"
+    assert plan("lab", dream_dir=str(project)).status == "ready"
+    assert not (pdir / "terraform/.terraform.tfstate.lock.info").exists()
+    assert status("lab", dream_dir=str(project)).status == "ready"

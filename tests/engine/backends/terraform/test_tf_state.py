@@ -71,7 +71,7 @@ def test_empty_state_without_lock_info_and_errored_state(tmp_path: Path) -> None
     pdir, tf = _provider(tmp_path)
     (tf / "terraform.tfstate").write_text("")
     s = observe_state(pdir)
-    assert s.lock is not None and s.lock.state == "stale" and s.partial
+    assert s.lock is None and not s.partial and not s.present  # terraform: "no state"
     (tf / "terraform.tfstate").unlink()
     (tf / "errored.tfstate").write_text("{}")
     s = observe_state(pdir)
