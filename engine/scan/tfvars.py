@@ -135,7 +135,16 @@ def read_var_file(path: Path, provider: str) -> VarFile:
             raise _syntax_error(path, e.lineno, e.msg, provider) from None
         if not isinstance(data, dict):
             raise _syntax_error(path, 1, "the top level must be an object", provider)
-        return VarFile(path, data, json_key_lines(text))
+        jlines = json_key_lines(text)
+        if jlines.repeated:
+            key, line = min(jlines.repeated.items(), key=lambda kv: kv[1])
+            raise _syntax_error(
+                path,
+                line,
+                f'"{key}" is given twice (first on line {jlines.assigned[key]})',
+                provider,
+            )
+        return VarFile(path, data, jlines)
     from .. import hcl
 
     try:
