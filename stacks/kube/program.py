@@ -36,6 +36,13 @@ _CLUSTER = re.compile(r"^[a-zA-Z][a-zA-Z0-9-]{0,99}$")
 _CIDR_SIZE = re.compile(r"/(1[6-9]|20)$")
 _GPU = re.compile(r"^(g4dn|g5|g6|g6e|gr6|p3|p3dn|p4d|p4de|p5|p5e|p5en)\.[0-9a-z]+$")
 _K8S = re.compile(r"^1\.[0-9]+$")
+NODE_AMI_TYPES = (
+    "AL2023_x86_64_NVIDIA",
+    "AL2023_ARM_64_NVIDIA",
+    "BOTTLEROCKET_x86_64_NVIDIA",
+    "BOTTLEROCKET_ARM_64_NVIDIA",
+    "AL2_x86_64_GPU",
+)
 
 
 class Config(BaseModel):
@@ -52,7 +59,8 @@ class Config(BaseModel):
     vpc: str
     node_type: list[str]
     # Settings with sensible defaults.
-    kubernetes_version: str = "1.31"
+    kubernetes_version: str = "1.33"
+    node_ami_type: str = "AL2023_x86_64_NVIDIA"
     capacity_type: str = "SPOT"
     node_min: int = 0
     node_desired: int = 1
@@ -110,6 +118,17 @@ class Config(BaseModel):
     def _kubernetes_version(cls, v: str) -> str:
         if not _K8S.match(v):
             raise ValueError('The kubernetes_version must look like "1.31".')
+        return v
+
+    @field_validator("node_ami_type")
+    @classmethod
+    def _node_ami_type(cls, v: str) -> str:
+        if v not in NODE_AMI_TYPES:
+            raise ValueError(
+                "The node_ami_type must be a GPU AMI type: AL2023_x86_64_NVIDIA, "
+                "AL2023_ARM_64_NVIDIA, BOTTLEROCKET_x86_64_NVIDIA, BOTTLEROCKET_ARM_64_NVIDIA "
+                "or AL2_x86_64_GPU."
+            )
         return v
 
     @field_validator("capacity_type")
@@ -263,7 +282,7 @@ def program(config: Config) -> None:
         node_group_name=f"{name}-gpu",
         node_role_arn=node_role.arn,
         subnet_ids=[s.id for s in subnets],
-        ami_type="AL2_x86_64_GPU",
+        ami_type=config.node_ami_type,
         capacity_type=config.capacity_type,
         instance_types=config.node_type,
         disk_size=config.node_disk_gb,
