@@ -120,7 +120,7 @@ async def poll_work(
     access: Access = Depends(require_namespace),
 ) -> WorkOut | Response:
     """Long-poll: the oldest queued item for this worker's provider and queues, or
-    204 after ``wait`` seconds. Polling counts as a heartbeat."""
+    204 after ``wait`` seconds. Starting a poll counts as a heartbeat."""
     make_session = request.app.state.sessionmaker
     notifier = request.app.state.notifier
     live = _live(request)
@@ -132,7 +132,8 @@ async def poll_work(
             row = store.find_worker(session, ns_id, worker_id)
             if row is None:
                 raise _unknown_worker(worker_id)
-            store.touch(session, row, polled=first)
+            if first:  # asking for work is a sign of life and makes the worker active
+                store.touch(session, row, polled=True)
             item = store.try_claim(session, row)
             return store.work_out(session, item, live) if item is not None else None
 
