@@ -267,6 +267,14 @@ def repack(dist: metadata.Distribution, out_dir: Path) -> Path:
     return final
 
 
+def pip_wheel(cache: Path | None = None) -> Path | None:
+    """pip itself as a wheel (run from the wheel on the host: ``python pip.whl/pip``)."""
+    try:
+        return repack(metadata.distribution("pip"), (cache or cache_dir()) / "tools")
+    except metadata.PackageNotFoundError:
+        return None
+
+
 def dependency_wheels(cache: Path | None = None, module: str = DAEMON_MODULE) -> list[Path]:
     cache = cache or cache_dir()
     pyver = f"py{sys.version_info.major}{sys.version_info.minor}"
@@ -399,7 +407,8 @@ def install(
     say = progress or (lambda _m: None)
     project = build_project_wheel(cache, progress)
     deps = dependency_wheels(cache, module)
-    wheels = [*deps, project]
+    pip = pip_wheel(cache)
+    wheels = [*deps, project, *([pip] if pip else [])]
 
     d = install_dir(home(shell), cfg.provider)
     wd = f"{d}/wheels"
@@ -426,7 +435,10 @@ def install(
     changed = not (venv_ok and stamp == stamp_want)
     if changed:
         say(f"installing the daemon into {venv} (python {pyver})")
-        _install_into_venv(shell, python, venv, wd, [w.name for w in deps], project.name, notes)
+        _install_into_venv(
+            shell, python, venv, wd, [w.name for w in deps], project.name,
+            pip.name if pip else None, notes,
+        )
         smoke = shell.run(f"cd / && {shlex.quote(vpy)} -c {shlex.quote(_SMOKE)} {module}", timeout=120)
         if not smoke.ok:
             raise InstallError(
@@ -471,23 +483,37 @@ for w in sys.argv[1:]:
 
 
 def _install_into_venv(
-    shell: Shell, python: str, venv: str, wd: str, deps: list[str], project: str, notes: list[str]
+    shell: Shell,
+    python: str,
+    venv: str,
+    wd: str,
+    deps: list[str],
+    project: str,
+    pip_whl: str | None,
+    notes: list[str],
 ) -> None:
+    """A fresh venv (no ensurepip: seconds saved, and hosts without python3-venv's pip
+    work too), then pip run from the uploaded pip wheel; ensurepip, then unpacking the
+    wheels, when that cannot run."""
     qv, qw = shlex.quote(venv), shlex.quote(wd)
-    made = shell.run(f"{shlex.quote(python)} -m venv --clear {qv}", timeout=180)
-    has_pip = made.ok and shell.run(f"{qv}/bin/python -m pip --version", timeout=60).ok
-    if not made.ok:
-        check(shell, f"{shlex.quote(python)} -m venv --clear --without-pip {qv}", timeout=180,
-              what=f"creating the venv {venv}")
+    check(shell, f"{shlex.quote(python)} -m venv --clear --without-pip {qv}", timeout=180,
+          what=f"creating the venv {venv}")
     vpy = f"{qv}/bin/python"
-    if not has_pip:
-        # No ensurepip on the host: unpack the wheels straight into the venv's site-packages.
+    pip = ""
+    if pip_whl and shell.run(f"{vpy} {qw}/{pip_whl}/pip --version", timeout=60).ok:
+        pip = f"{vpy} {qw}/{pip_whl}/pip"
+    elif shell.run(f"{vpy} -m ensurepip --default-pip >/dev/null 2>&1", timeout=300).ok:
+        pip = f"{vpy} -m pip"
+    if not pip:
         files = " ".join(shlex.quote(f"{wd}/{n}") for n in [*deps, project])
         check(shell, f"{vpy} -c {shlex.quote(_UNPACK)} {files}", timeout=300,
               what="unpacking the daemon's wheels")
-        notes.append("the host's python has no pip: the wheels were unpacked into the venv")
+        notes.append("no pip could run on the host: the wheels were unpacked into the venv")
         return
-    pip = f"{vpy} -m pip install --quiet --disable-pip-version-check --no-input"
+    pip += (
+        " install --quiet --disable-pip-version-check --no-input --no-warn-script-location"
+        " --no-compile"
+    )
     if deps:
         files = " ".join(shlex.quote(f"{wd}/{n}") for n in deps)
         res = shell.run(f"{pip} --no-index --find-links {qw} --no-deps {files}", timeout=600)
