@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from importlib import import_module
 
-VENDORS = ("local", "ec2", "gce", "kube")
+from dreamlake.stacks import VENDORS
 
 
 def run() -> None:

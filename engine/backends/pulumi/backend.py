@@ -242,12 +242,15 @@ class PulumiBackend:
             )
         env = self._env()
         cli = require_cli(env)
+        run_env = command_env(project, env)
+        if self._save_plans(provider_dir):  # update plans are behind the experimental flag
+            run_env["PULUMI_EXPERIMENTAL"] = "true"
         request = StackRequest(
             stack=project.stack,
             project=project.name,
             work_dir=project.dir.absolute(),
             main=project.main.absolute(),
-            env=command_env(project, env),
+            env=run_env,
             cli=cli,
         )
         return project, request

@@ -139,6 +139,7 @@ def test_plan_ok_builds_the_request_and_records_a_fresh_plan(provider, cli_env) 
     assert stat.S_IMODE(pp.stat().st_mode) == 0o600 and len(pp.read_text().strip()) >= 32
     assert (d / "pulumi" / ".state").is_dir()
     assert fake.calls == [("preview", {"save_plan": None})]  # no experimental CLI: no --save-plan
+    assert "PULUMI_EXPERIMENTAL" not in req.env
     assert out.files == (str(d / "pulumi" / "summary.plan.json"),)
     st = backend.observe_state(d)
     assert st.plan_fresh and st.plan == out.plan
@@ -163,6 +164,7 @@ def test_plan_saves_an_update_plan_when_the_cli_supports_it(provider, cli_env) -
     out = backend.plan(d)
     saved = str(d / "pulumi" / "update.plan.json")
     assert fake.calls == [("preview", {"save_plan": saved})]
+    assert fake.requests[-1].env["PULUMI_EXPERIMENTAL"] == "true"
     assert saved in out.files
     assert backend.apply(d).result == "applied"
     assert fake.calls[-1] == ("up", {"plan": saved})
@@ -332,3 +334,11 @@ def test_cli_that_cannot_run_is_binary_missing(exc: Exception | None) -> None:
     failure = classify(err, op="preview")
     assert failure.kind == "other" and isinstance(failure.error, BinaryMissing)
     assert failure.error.next_action == Shell(command="curl -fsSL https://get.pulumi.com | sh")
+
+
+def test_save_plan_setting_in_provider_json(provider, cli_env) -> None:
+    d = provider(config=LOCAL_OK, settings={"pulumi": {"savePlan": True}})
+    fake = FakeAutomation()
+    PulumiBackend(fake, environ=cli_env).plan(d)
+    assert fake.calls == [("preview", {"save_plan": str(d / "pulumi" / "update.plan.json")})]
+    assert fake.requests[-1].env["PULUMI_EXPERIMENTAL"] == "true"
