@@ -31,6 +31,7 @@ from . import tombstone
 from .check import CheckReport, check_provider
 from .crypto import SecretBox, SecretDecryptError
 from .kwargs import apply_patch, secret_refs
+from .launch import Launcher, scrub
 from .launchers import (
     DISPATCHES,
     LAUNCHERS,
@@ -594,13 +595,30 @@ def _merge_for(session: Session, scope: Scope, body: Mapping[str, Any]) -> tuple
     return spec, row
 
 
-def resolve_launch(session: Session, scope: Scope, box: SecretBox, body: Mapping[str, Any]) -> LaunchSpec:
+def resolve_launch(
+    session: Session,
+    scope: Scope,
+    box: SecretBox,
+    body: Mapping[str, Any],
+    *,
+    plaintexts: list[str] | None = None,
+) -> LaunchSpec:
     """The launch handler's merge with secrets decrypted in memory. In-process only:
-    never return its result from a route, log it, or put it in an error."""
+    never return its result from a route, log it, or put it in an error.
+    ``plaintexts`` (when given) collects every decrypted value, for scrubbing."""
     spec, row = _merge_for(session, scope, body)
     ns_name = spec.namespace
+    base_lookup = _secret_lookup(session, box, row.namespace_id, ns_name)
+
+    def lookup(name: str) -> tuple[str, str] | None:
+        found = base_lookup(name)
+        if found is not None and plaintexts is not None:
+            plaintexts.append(found[1])
+            plaintexts.extend(p for p in found[1].split(":") if p)
+        return found
+
     try:
-        kwargs = resolve_markers(spec.kwargs, _secret_lookup(session, box, row.namespace_id, ns_name))
+        kwargs = resolve_markers(spec.kwargs, lookup)
     except UnknownSecret as exc:
         raise _unprocessable(str(exc)) from None
     except SecretDecryptError as exc:
@@ -637,3 +655,45 @@ def check_provider_row(session: Session, scope: Scope, box: SecretBox, name: str
 
     config = row.config or {}
     return check_provider(tombstone.strip(row.name), row.kind, config.get("kwargs") or {}, probe)
+
+
+def launch(
+    session: Session,
+    scope: Scope,
+    box: SecretBox,
+    body: Mapping[str, Any],
+    launchers: Mapping[str, Launcher],
+) -> dict[str, Any]:
+    """Merge, check the launcher may launch server-side, resolve secrets in memory,
+    call the installed launcher, and return its answer scrubbed of secret values."""
+    spec, _row = _merge_for(session, scope, body)
+    if spec.launcher not in SERVER_LAUNCHABLE:
+        why = (
+            "SSH has no server-side launch route; the CLI drives SSH directly"
+            if spec.launcher == "SSH"
+            else "SLURM launch is a stub; the sbatch submit path is not built yet"
+        )
+        raise _unprocessable(
+            f"provider {spec.provider!r} uses {spec.launcher}: {why}. "
+            f"The launch routes accept only {', '.join(SERVER_LAUNCHABLE)}"
+        )
+    fn = launchers.get(spec.launcher)
+    if fn is None:
+        raise RegistryError(
+            501,
+            "not_implemented",
+            f"no {spec.launcher} launcher is installed on this control plane; nothing was launched. "
+            f"See what would be sent with: POST .../launch/preview",
+        )
+    plaintexts: list[str] = []
+    resolved = resolve_launch(session, scope, box, body, plaintexts=plaintexts)
+    try:
+        result = dict(fn(resolved))
+    except Exception as exc:
+        message = scrub(f"{type(exc).__name__}: {exc}", plaintexts)
+        raise RegistryError(502, "launch_failed", f"the {spec.launcher} launcher failed: {message}") from None
+    finally:
+        del resolved
+    out = spec.to_wire()
+    out["result"] = scrub(result, plaintexts)
+    return out

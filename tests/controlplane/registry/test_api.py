@@ -313,3 +313,15 @@ def test_launch_preview(server: Server) -> None:
     assert out["serverLaunch"] is True and out["dispatch"] == "daemon"
     assert api.post(_p(ns, "launch", "preview"), json={"runConfig": {}}).status_code == 422
     assert api.post(_p(ns, "launch", "preview"), json={"provider": "ghost"}).status_code == 404
+
+
+def test_launch_route_accepts_only_three(server: Server) -> None:
+    ns = server.namespace()
+    api = server.client()
+    for name, launcher in (("s", "SSH"), ("l", "SLURM"), ("e", "EC2")):
+        api.post(_p(ns, "providers"), json={"name": name, "launcher": launcher})
+    for name, word in (("s", "CLI drives SSH"), ("l", "stub")):
+        r = api.post(_p(ns, "launch"), json={"provider": name})
+        assert r.status_code == 422 and word in r.json()["detail"] and "EC2, GCE, Kube" in r.json()["detail"]
+    r = api.post(_p(ns, "launch"), json={"provider": "e"})
+    assert r.status_code == 501 and "nothing was launched" in r.json()["detail"]
