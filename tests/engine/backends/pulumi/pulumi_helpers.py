@@ -1,13 +1,23 @@
 """Helpers for the pulumi backend tests: the shared fixture files laid out as a
-file backend, and scaffolded provider directories."""
+file backend, scaffolded provider directories, and ``FakeAutomation``.
+
+``FakeAutomation`` is a TEST DOUBLE for the pulumi CLI, which cannot be installed
+here: it stands in for ``PulumiAutomation`` (``create_or_select_stack`` + preview/up),
+records every ``StackRequest`` it is given, and fails with the Automation API's own
+exception types (see :func:`error`). On ``up`` it writes a checkpoint into the file
+backend, as the CLI would, so ``observe_state`` reads it.
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import shutil
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from dreamlake.engine.backends.pulumi.automation import PreviewSummary, StackRequest, UpSummary
 from dreamlake.engine.backends.pulumi.scaffold import scaffold_files
 from dreamlake.engine.record import ProviderRecord
 from dreamlake.engine.vendors import get_template
@@ -38,9 +48,7 @@ def write_provider(
     )
     (d / "provider.json").write_text(rec.to_json())
     if config is not None:
-        lines = ["config:"] + [
-            f"  dreamlake:{k}: {json.dumps(v)}" for k, v in config.items()
-        ]
+        lines = ["config:"] + [f"  dreamlake:{k}: {json.dumps(v)}" for k, v in config.items()]
         (d / "pulumi" / f"Pulumi.{name}.yaml").write_text("\n".join(lines) + "\n")
     return d
 
@@ -73,3 +81,77 @@ def lay_out(
         shutil.copyfile(source, dest)
         dest.chmod(0o644)
     return dest
+
+
+def error(stderr: str = "", stdout: str = "", code: int = 255) -> Exception:
+    """A failure as the Automation API raises it: its own classification of the
+    CLI's result (``create_command_error``), built for real."""
+    from pulumi.automation import CommandResult
+    from pulumi.automation.errors import create_command_error
+
+    return create_command_error(CommandResult(stdout=stdout, stderr=stderr, code=code))
+
+
+@dataclass
+class FakeAutomation:
+    """TEST DOUBLE for the pulumi CLI behind the Automation API (see module docstring)."""
+
+    changes: dict[str, int] = field(default_factory=lambda: {"same": 1, "create": 0})
+    preview_error: Exception | None = None
+    up_error: Exception | None = None
+    pending_on_failure: bool = False
+    requests: list[StackRequest] = field(default_factory=list)
+    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+    def open(self, request: StackRequest) -> FakeAutomation:
+        self.requests.append(request)
+        return self
+
+    def preview(self, *, save_plan: str | None = None, on_output: Any = None) -> PreviewSummary:
+        self.calls.append(("preview", {"save_plan": save_plan}))
+        if on_output:
+            on_output("Previewing update (lab):\n")
+        if self.preview_error:
+            raise self.preview_error
+        if save_plan:
+            Path(save_plan).write_text("{}")
+        return PreviewSummary(dict(self.changes))
+
+    def up(self, *, plan: str | None = None, on_output: Any = None) -> UpSummary:
+        self.calls.append(("up", {"plan": plan}))
+        req = self.requests[-1]
+        root = Path(req.env["PULUMI_BACKEND_URL"].removeprefix("file://"))
+        stack_res = {
+            "urn": "urn:pulumi:lab::dreamlake::pulumi:pulumi:Stack::dreamlake-lab",
+            "custom": False,
+            "type": "pulumi:pulumi:Stack",
+            "outputs": {"worker_host": "localhost"},
+        }
+        latest: dict[str, Any] = {"manifest": {}, "resources": [stack_res]}
+        if self.up_error:
+            if self.pending_on_failure:
+                latest["pending_operations"] = [
+                    {"resource": {"urn": "urn:pulumi:lab::dreamlake::x:y:Z::w"}, "type": "creating"}
+                ]
+                lay_out(
+                    root,
+                    Path("x"),
+                    data=json.dumps(
+                        {
+                            "version": 3,
+                            "checkpoint": {"stack": "organization/dreamlake/lab", "latest": latest},
+                        }
+                    ).encode(),
+                )
+            raise self.up_error
+        lay_out(
+            root,
+            Path("x"),
+            data=json.dumps(
+                {
+                    "version": 3,
+                    "checkpoint": {"stack": "organization/dreamlake/lab", "latest": latest},
+                }
+            ).encode(),
+        )
+        return UpSummary({"create": 0, "same": 1}, {"worker_host": "localhost"})

@@ -1,4 +1,5 @@
-"""plan / apply through the Automation API seam, with ``FakeAutomation``.
+"""plan / apply through the Automation API seam, with ``FakeAutomation``
+(defined in ``pulumi_helpers``).
 
 ``FakeAutomation`` is a TEST DOUBLE for the pulumi CLI, which cannot be installed
 here: it stands in for ``PulumiAutomation`` (``create_or_select_stack`` + preview/up),
@@ -14,22 +15,13 @@ import json
 import os
 import socket
 import stat
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
 from dreamlake.engine.backends.pulumi import PulumiBackend, counts_from
-from dreamlake.engine.backends.pulumi.automation import (
-    PreviewSummary,
-    StackRequest,
-    UpSummary,
-)
 from dreamlake.engine.contract import PlanCounts, Shell
 from dreamlake.engine.errors import BackendError, BinaryMissing
-from pulumi.automation import CommandResult
-from pulumi.automation.errors import create_command_error
-from pulumi_helpers import LOCAL_OK, lay_out
+from pulumi_helpers import LOCAL_OK, FakeAutomation, error
 
 LOCK_MSG = (
     "error: the stack is currently locked by 1 lock(s). Either wait for the other process(es) "
@@ -37,58 +29,6 @@ LOCK_MSG = (
     "  file:///x/.pulumi/locks/organization/dreamlake/lab/0b9e.json: created by bob@box "
     "(pid 4242) at 2026-11-29T10:00:00Z\n"
 )
-
-
-def _error(stderr: str = "", stdout: str = "", code: int = 255) -> Exception:
-    return create_command_error(CommandResult(stdout=stdout, stderr=stderr, code=code))
-
-
-@dataclass
-class FakeAutomation:
-    """TEST DOUBLE for the pulumi CLI behind the Automation API (see module docstring)."""
-
-    changes: dict[str, int] = field(default_factory=lambda: {"same": 1, "create": 0})
-    preview_error: Exception | None = None
-    up_error: Exception | None = None
-    pending_on_failure: bool = False
-    requests: list[StackRequest] = field(default_factory=list)
-    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-
-    def open(self, request: StackRequest) -> FakeAutomation:
-        self.requests.append(request)
-        return self
-
-    def preview(self, *, save_plan: str | None = None, on_output: Any = None) -> PreviewSummary:
-        self.calls.append(("preview", {"save_plan": save_plan}))
-        if on_output:
-            on_output("Previewing update (lab):\n")
-        if self.preview_error:
-            raise self.preview_error
-        if save_plan:
-            Path(save_plan).write_text("{}")
-        return PreviewSummary(dict(self.changes))
-
-    def up(self, *, plan: str | None = None, on_output: Any = None) -> UpSummary:
-        self.calls.append(("up", {"plan": plan}))
-        req = self.requests[-1]
-        root = Path(req.env["PULUMI_BACKEND_URL"].removeprefix("file://"))
-        stack_res = {"urn": "urn:pulumi:lab::dreamlake::pulumi:pulumi:Stack::dreamlake-lab",
-                     "custom": False, "type": "pulumi:pulumi:Stack",
-                     "outputs": {"worker_host": "localhost"}}
-        latest: dict[str, Any] = {"manifest": {}, "resources": [stack_res]}
-        if self.up_error:
-            if self.pending_on_failure:
-                latest["pending_operations"] = [
-                    {"resource": {"urn": "urn:pulumi:lab::dreamlake::x:y:Z::w"}, "type": "creating"}
-                ]
-                lay_out(root, Path("x"), data=json.dumps(
-                    {"version": 3, "checkpoint": {"stack": "organization/dreamlake/lab",
-                                                  "latest": latest}}).encode())
-            raise self.up_error
-        lay_out(root, Path("x"), data=json.dumps(
-            {"version": 3, "checkpoint": {"stack": "organization/dreamlake/lab",
-                                          "latest": latest}}).encode())
-        return UpSummary({"create": 0, "same": 1}, {"worker_host": "localhost"})
 
 
 @pytest.fixture
@@ -189,7 +129,7 @@ def test_counts_from_change_summary() -> None:
 
 def test_missing_config_reported_by_the_cli_is_needs_input(provider, cli_env) -> None:
     d = provider(config=LOCAL_OK)
-    err = _error(stderr="error: Missing required configuration variable 'dreamlake:workdir'\n"
+    err = error(stderr="error: Missing required configuration variable 'dreamlake:workdir'\n"
                  "    please set a value using the command `pulumi config set dreamlake:workdir <value>`")
     out = PulumiBackend(FakeAutomation(preview_error=err), environ=cli_env).plan(d)
     assert out.result == "needs_input"
@@ -199,7 +139,7 @@ def test_missing_config_reported_by_the_cli_is_needs_input(provider, cli_env) ->
 
 def test_program_config_error_is_needs_input(provider, cli_env) -> None:
     d = provider(config=LOCAL_OK)
-    err = _error(stdout="python inline source runtime error: dreamlake config: queues: "
+    err = error(stdout="python inline source runtime error: dreamlake config: queues: "
                  "List at least one queue\n")
     assert type(err).__name__ == "InlineSourceRuntimeError"
     out = PulumiBackend(FakeAutomation(preview_error=err), environ=cli_env).plan(d)
@@ -219,7 +159,7 @@ def test_program_config_error_is_needs_input(provider, cli_env) -> None:
 )
 def test_other_failures_are_backend_errors(provider, cli_env, result, name) -> None:
     d = provider(config=LOCAL_OK)
-    err = _error(**result)
+    err = error(**result)
     assert type(err).__name__ == name
     with pytest.raises(BackendError) as ei:
         PulumiBackend(FakeAutomation(preview_error=err), environ=cli_env).plan(d)
@@ -254,7 +194,7 @@ def test_apply_after_plan_is_applied_and_state_is_present(provider, cli_env) -> 
 
 def test_concurrent_update_is_applying_with_the_lock(provider, cli_env) -> None:
     d = provider(config=LOCAL_OK)
-    err = _error(stderr=LOCK_MSG)
+    err = error(stderr=LOCK_MSG)
     assert type(err).__name__ == "ConcurrentUpdateError"
     fake = FakeAutomation(up_error=err)
     backend = PulumiBackend(fake, environ=cli_env)
@@ -267,7 +207,7 @@ def test_concurrent_update_is_applying_with_the_lock(provider, cli_env) -> None:
 
 def test_conflict_409_from_the_service_is_applying(provider, cli_env) -> None:
     d = provider(config=LOCAL_OK)
-    err = _error(stderr="error: [409] Conflict: Another update is currently in progress.")
+    err = error(stderr="error: [409] Conflict: Another update is currently in progress.")
     backend = PulumiBackend(FakeAutomation(up_error=err), environ=cli_env)
     backend.plan(d)
     out = backend.apply(d)
@@ -276,7 +216,7 @@ def test_conflict_409_from_the_service_is_applying(provider, cli_env) -> None:
 
 def test_failed_up_leaving_pending_operations_is_applying(provider, cli_env) -> None:
     d = provider(config=LOCAL_OK)
-    fake = FakeAutomation(up_error=_error(stderr="error: update failed"), pending_on_failure=True)
+    fake = FakeAutomation(up_error=error(stderr="error: update failed"), pending_on_failure=True)
     backend = PulumiBackend(fake, environ=cli_env)
     backend.plan(d)
     out = backend.apply(d)
@@ -289,7 +229,7 @@ def test_failed_up_leaving_pending_operations_is_applying(provider, cli_env) -> 
 
 def test_failed_up_otherwise_is_a_backend_error(provider, cli_env) -> None:
     d = provider(config=LOCAL_OK)
-    backend = PulumiBackend(FakeAutomation(up_error=_error(stderr="error: quota")), environ=cli_env)
+    backend = PulumiBackend(FakeAutomation(up_error=error(stderr="error: quota")), environ=cli_env)
     backend.plan(d)
     with pytest.raises(BackendError) as ei:
         backend.apply(d)
