@@ -141,7 +141,7 @@ def scan_adopt(paths: ProviderPaths, template: Template) -> list[Blocking]:
                     "placeholder",
                     path,
                     line,
-                    f"{d.var} is still the template's placeholder {json.dumps(value)}.",
+                    f"still the template's placeholder {json.dumps(value)}",
                 )
             )
             continue

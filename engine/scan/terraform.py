@@ -166,7 +166,7 @@ class _Scanner:
             return blocking(
                 "placeholder",
                 source,
-                f"{d.var} is still the template's placeholder {_render(value)}.",
+                f"still the template's placeholder {_render(value)}",
             )
         if value is OPAQUE:
             return None
@@ -204,7 +204,7 @@ class _Scanner:
                     line=b_line,
                     why=d.why or None,
                     message=(
-                        f"{d.var} is {_render(first)} in {where_a} but {_render(other)} in "
+                        f"set to {_render(first)} in {where_a} but to {_render(other)} in "
                         f"{where_b}, which Terraform loads later and which wins. "
                         "Keep one value and delete the other."
                     ),
