@@ -18,7 +18,9 @@ def _closed_port() -> int:
 
 
 @pytest.fixture(autouse=True)
-def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+def _isolated_env(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
     monkeypatch.setenv("LAKESHORE_URL", f"http://127.0.0.1:{_closed_port()}")
     monkeypatch.delenv("LAKESHORE_TOKEN", raising=False)
     monkeypatch.delenv("LAKESHORE_TOKEN_FILE", raising=False)
@@ -47,8 +49,16 @@ def own_templates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     t = base / "bare"
     (t / "terraform").mkdir(parents=True)
     (t / "TEMPLATE.json").write_text(
-        json.dumps({"vendor": "bare", "version": 2, "kind": "test", "backends": ["terraform"],
-                    "files": ["terraform/*.tf"], "decisions": []})
+        json.dumps(
+            {
+                "vendor": "bare",
+                "version": 2,
+                "kind": "test",
+                "backends": ["terraform"],
+                "files": ["terraform/*.tf"],
+                "decisions": [],
+            }
+        )
     )
     (t / "terraform" / "main.tf").write_text('output "worker_host" {\n  value = "localhost"\n}\n')
     (t / "terraform" / "terraform.tfvars").write_text("# nothing to decide\n")

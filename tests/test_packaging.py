@@ -16,9 +16,21 @@ REPO = Path(__file__).resolve().parents[1]
 def test_wheel_installs_and_runs_from_elsewhere(tmp_path: Path) -> None:
     wheels = tmp_path / "wheels"
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(wheels), str(REPO)],
-        check=True, stdin=subprocess.DEVNULL, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(wheels),
+            str(REPO),
+        ],
+        check=True,
+        stdin=subprocess.DEVNULL,
+        timeout=300,
     )
     (wheel,) = wheels.glob("dreamlake-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
@@ -30,8 +42,20 @@ def test_wheel_installs_and_runs_from_elsewhere(tmp_path: Path) -> None:
 
     target = tmp_path / "site"
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
-        check=True, stdin=subprocess.DEVNULL, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "-q",
+            "--target",
+            str(target),
+            str(wheel),
+        ],
+        check=True,
+        stdin=subprocess.DEVNULL,
+        timeout=300,
     )
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -42,9 +66,17 @@ def test_wheel_installs_and_runs_from_elsewhere(tmp_path: Path) -> None:
         "print(dreamlake.__file__); print(r.status)"
     )
     p = subprocess.run(
-        [sys.executable, "-c", code], cwd=elsewhere, capture_output=True, text=True,
-        env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin", "LAKESHORE_URL": "http://127.0.0.1:9"},
-        stdin=subprocess.DEVNULL, timeout=120,
+        [sys.executable, "-c", code],
+        cwd=elsewhere,
+        capture_output=True,
+        text=True,
+        env={
+            "PYTHONPATH": str(target),
+            "PATH": "/usr/bin:/bin",
+            "LAKESHORE_URL": "http://127.0.0.1:9",
+        },
+        stdin=subprocess.DEVNULL,
+        timeout=120,
     )
     assert p.returncode == 0, p.stderr
     where, status = p.stdout.split()

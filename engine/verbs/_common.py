@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import commands, lakeshore
-from ..contract import ProviderLifecycleResult, Run
+from ..contract import EditThenContinue, ProviderLifecycleResult, Run, Shell
 from ..errors import DreamlakeError
 from ..paths import Root, find_root
 
@@ -21,7 +21,7 @@ def error_result(
     root: Root | None = None,
     vendor: str | None = None,
     dream_dir: str | None = None,
-    default_next: Run | None = None,
+    default_next: EditThenContinue | Run | Shell | None = None,
 ) -> ProviderLifecycleResult:
     """The one failure shape. It always carries a nextAction an agent can follow."""
     cp = lakeshore.resolve_control_plane(root.path if root else None)

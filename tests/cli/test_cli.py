@@ -13,8 +13,13 @@ DREAMLAKE = [sys.executable, "-m", "dreamlake.cli.main"]
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [*DREAMLAKE, *args], cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True,
-        text=True, timeout=120, env=os.environ.copy(),
+        [*DREAMLAKE, *args],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=os.environ.copy(),
     )
 
 
@@ -46,7 +51,10 @@ def test_exists_prose_and_rc(project: Path) -> None:
     run("provider", "create", "-n", "lab", "--provider", "local", cwd=project)
     p = run("provider", "create", "-n", "lab", "--provider", "local", cwd=project)
     assert p.returncode == 0
-    assert "⚠ .dream/providers/lab/ already exists from vendor 'local' — nothing was overwritten" in p.stdout
+    assert (
+        "⚠ .dream/providers/lab/ already exists from vendor 'local' — nothing was overwritten"
+        in p.stdout
+    )
 
 
 def test_refusal_prose_and_rc(project: Path) -> None:

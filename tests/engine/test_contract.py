@@ -7,8 +7,6 @@ import os
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
-
 from dreamlake.engine.contract import (
     STATUSES,
     Blocking,
@@ -18,6 +16,7 @@ from dreamlake.engine.contract import (
     Shell,
     json_schema,
 )
+from pydantic import ValidationError
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "result.schema.json"
 
@@ -36,8 +35,16 @@ def _result(**kw: object) -> ProviderLifecycleResult:
 
 def test_ten_states() -> None:
     assert STATUSES == (
-        "scaffolded", "needs_input", "ready", "applying", "applied",
-        "connecting", "unclaimed", "connected", "exists", "error",
+        "scaffolded",
+        "needs_input",
+        "ready",
+        "applying",
+        "applied",
+        "connecting",
+        "unclaimed",
+        "connected",
+        "exists",
+        "error",
     )
 
 
@@ -49,8 +56,12 @@ def test_next_action_always_serialized_even_when_null() -> None:
 def test_camel_case_and_omitted_optionals() -> None:
     r = _result(
         status="needs_input",
-        next_action=EditThenContinue(file="/a/terraform.tfvars", command="dreamlake provider create -n p --continue"),
-        blocking=[Blocking(key="region", reason="unset", file="/a/terraform.tfvars", line=3, why="w")],
+        next_action=EditThenContinue(
+            file="/a/terraform.tfvars", command="dreamlake provider create -n p --continue"
+        ),
+        blocking=[
+            Blocking(key="region", reason="unset", file="/a/terraform.tfvars", line=3, why="w")
+        ],
         files=[],
     )
     wire = r.to_wire()
@@ -91,7 +102,9 @@ def test_exit_code_only_error_is_one() -> None:
 
 
 def test_round_trip_from_wire() -> None:
-    r = _result(status="ready", plan={"add": 1, "change": 0, "destroy": 2}, next_action=Run(command="c"))
+    r = _result(
+        status="ready", plan={"add": 1, "change": 0, "destroy": 2}, next_action=Run(command="c")
+    )
     again = ProviderLifecycleResult.model_validate(json.loads(r.to_json()))
     assert again == r
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from dreamlake.engine.backends.base import InfraState
 from dreamlake.engine.contract import Blocking, Claim, EditThenContinue, LockInfo, PlanCounts, Run
 from dreamlake.engine.derive import Observation, derive
@@ -22,7 +21,9 @@ def obs(
     claims: Claim | None = None,
     dream_dir: str | None = None,
 ) -> Observation:
-    rec = ProviderRecord(name="demo", vendor="local", backend=backend, template_version=1, engine_version="0")  # type: ignore[arg-type]
+    rec = ProviderRecord(
+        name="demo", vendor="local", backend=backend, template_version=1, engine_version="0"
+    )  # type: ignore[arg-type]
     return Observation(
         name="demo",
         dir=Path("/p/.dream/providers/demo"),
@@ -57,8 +58,16 @@ STALE = LockInfo(state="stale", path="x")
             "dreamlake provider apply -n demo --yes",
         ),
         (obs(infra=InfraState(lock=HELD)), "applying", "dreamlake provider apply -n demo --yes"),
-        (obs(infra=InfraState(lock=STALE, present=True)), "applying", "dreamlake provider apply -n demo --yes"),
-        (obs(infra=InfraState(present=True, resources=3)), "applied", "dreamlake provider connect -n demo"),
+        (
+            obs(infra=InfraState(lock=STALE, present=True)),
+            "applying",
+            "dreamlake provider apply -n demo --yes",
+        ),
+        (
+            obs(infra=InfraState(present=True, resources=3)),
+            "applied",
+            "dreamlake provider connect -n demo",
+        ),
         (
             obs(infra=InfraState(present=True), claims=NONE_LIVE),
             "unclaimed",
@@ -68,7 +77,11 @@ STALE = LockInfo(state="stale", path="x")
         (obs(backend="none"), "scaffolded", "dreamlake provider connect -n demo"),
         (obs(backend="none", claims=NONE_LIVE), "unclaimed", "dreamlake provider connect -n demo"),
         (obs(backend="none", claims=LIVE), "connected", None),
-        (obs(backend="none", blocking=(UNSET,)), "needs_input", "dreamlake provider create -n demo --continue"),
+        (
+            obs(backend="none", blocking=(UNSET,)),
+            "needs_input",
+            "dreamlake provider create -n demo --continue",
+        ),
     ],
 )
 def test_status_rows(world: Observation, status: str, next_cmd: str | None) -> None:

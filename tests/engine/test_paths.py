@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from dreamlake.engine.errors import UsageError
 from dreamlake.engine.paths import check_name, find_root
 

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from dreamlake.engine.contract import EditThenContinue, Run
 from dreamlake.engine.verbs.create import create
 from dreamlake.engine.verbs.status import status
@@ -20,9 +19,7 @@ def _mtimes(d: Path) -> dict[str, int]:
 
 
 def _resolve_local(tfvars: Path) -> None:
-    tfvars.write_text(
-        'workdir = "/tmp/nymph-work"\nqueues = ["cpu"]\nworker_name = "lab-box"\n'
-    )
+    tfvars.write_text('workdir = "/tmp/nymph-work"\nqueues = ["cpu"]\nworker_name = "lab-box"\n')
 
 
 def test_absent_dir_no_decisions_is_scaffolded(project: Path, own_templates: Path) -> None:
@@ -191,8 +188,13 @@ def test_concurrent_creates_scaffold_exactly_once(project: Path) -> None:
     )
     env = {**os.environ}
     procs = [
-        subprocess.Popen([sys.executable, "-c", code, str(project)], stdout=subprocess.PIPE,
-                         stdin=subprocess.DEVNULL, env=env, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", code, str(project)],
+            stdout=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            text=True,
+        )
         for _ in range(6)
     ]
     outs = [json.loads(p.communicate(timeout=120)[0]) for p in procs]
