@@ -80,6 +80,10 @@ def test_held_then_interrupted_then_applied(tf: str, project: Path) -> None:
     finally:
         os.killpg(by_hand.pid, signal.SIGKILL)
         by_hand.wait()
+    # The binary may sit under a wrapper process: wait for the whole group to be gone.
+    deadline = time.monotonic() + 30
+    while probe_fcntl(tf_dir / "terraform.tfstate").held and time.monotonic() < deadline:
+        time.sleep(0.1)
 
     assert (tf_dir / LOCK_INFO).exists()  # kill -9 leaves the metadata behind
     st = status("lab", dream_dir=str(project))
