@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 
 def _run(project: Path, *args: str, path: str) -> tuple[int, dict]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PULUMI_")}
