@@ -19,6 +19,8 @@ from typing import Any
 from ..client import ApiFailure, Client, Unreachable
 from .runner import ProcessRunner, RunResult
 
+MIN_POLL_INTERVAL = 1.0
+
 
 def log(message: str) -> None:
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -124,6 +126,7 @@ class Daemon:
                 return 0.0
             if exc.status == 401:
                 log("the control plane refused the token (401); re-reading it and retrying")
+                self._refresh_token()
             else:
                 log(f"control plane answered {exc.status} {exc.error}: {exc.detail}")
         else:
@@ -152,12 +155,15 @@ class Daemon:
             worker_id: str | None = None
             try:
                 worker_id = self.ensure_registered()
+                asked = time.monotonic()
                 item = self.client.poll_work(worker_id, wait=self.config.poll_wait)
                 self._mark(True)
                 backoff.reset()
                 if item is not None:
                     self.execute(worker_id, item)
-                continue
+                    continue
+                # never spin: a short (or zero) long-poll still paces itself
+                delay = max(0.0, MIN_POLL_INTERVAL - (time.monotonic() - asked))
             except Exception as exc:
                 delay = self._failed(exc, backoff, worker_id)
             self.stop.wait(delay)
