@@ -40,7 +40,7 @@ def apply(
     try:
         return _apply(obs, root, yes, progress)
     except DreamlakeError as exc:
-        return failure(obs, root, exc, verb="apply")
+        return failure(obs, root, exc)
 
 
 def _apply(

@@ -47,7 +47,7 @@ def plan(
     try:
         return _plan(obs, root, progress)
     except DreamlakeError as exc:
-        return failure(obs, root, exc, verb="plan")
+        return failure(obs, root, exc)
 
 
 def backend_dir(obs: Observation) -> Path:
@@ -55,9 +55,7 @@ def backend_dir(obs: Observation) -> Path:
     return obs.dir / ("pulumi" if obs.backend == "pulumi" else "terraform")
 
 
-def failure(
-    obs: Observation, root: Root, exc: DreamlakeError, *, verb: str
-) -> ProviderLifecycleResult:
+def failure(obs: Observation, root: Root, exc: DreamlakeError) -> ProviderLifecycleResult:
     """The one failure shape for plan/apply. Recovery is always ``plan``, never ``apply``."""
     dd = obs.dream_dir
     nxt: EditThenContinue | Run | Shell

@@ -19,7 +19,6 @@ from .lockinfo import lock_from_diagnostic, lock_info_path
 from .planjson import is_applyable, plan_counts
 from .runner import Completed, TerraformFailed, failed, run
 from .state import observe_state
-from .statefile import read_state
 from .tfexec import apply_args, init_args, plan_args, show_args, validate_args
 from .tfexec.plan import PLAN_FILE
 
@@ -211,4 +210,4 @@ def _validate_diagnostics(stdout: str) -> list[dict[str, Any]]:
     return [d for d in diags or [] if isinstance(d, dict) and d.get("severity") == "error"]
 
 
-__all__ = ["StateLocked", "TerraformBackend", "TerraformFailed", "read_state"]
+__all__ = ["StateLocked", "TerraformBackend", "TerraformFailed"]
