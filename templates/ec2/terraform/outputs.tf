@@ -3,6 +3,11 @@ output "worker_host" {
   value       = try(coalesce(aws_instance.worker[0].public_ip, aws_instance.worker[0].private_ip), "")
 }
 
+output "worker_user" {
+  description = "The login user on the workers."
+  value       = var.ssh_user
+}
+
 output "worker_hosts" {
   description = "Every worker's host (public IP, else private IP)."
   value       = [for i in aws_instance.worker : i.public_ip != "" ? i.public_ip : i.private_ip]

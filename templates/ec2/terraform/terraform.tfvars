@@ -17,4 +17,5 @@
 # Optional settings (defaults in variables.tf):
 # worker_count      = 1
 # key_name          = "ops"
+# ssh_user          = "ubuntu"
 # ssh_ingress_cidrs = ["203.0.113.0/24"]

@@ -81,6 +81,12 @@ variable "associate_public_ip" {
   default     = true
 }
 
+variable "ssh_user" {
+  description = "Login user of the AMI, used by `dreamlake provider connect` (ubuntu for Ubuntu AMIs, ec2-user for Amazon Linux)."
+  type        = string
+  default     = "ubuntu"
+}
+
 variable "key_name" {
   description = "Name of an existing EC2 key pair for ssh access, or null for none."
   type        = string

@@ -3,6 +3,11 @@ output "worker_host" {
   value       = try(google_compute_instance.worker.network_interface[0].access_config[0].nat_ip, google_compute_instance.worker.network_interface[0].network_ip)
 }
 
+output "worker_user" {
+  description = "The login user on the VM (null: your local user name)."
+  value       = var.ssh_user
+}
+
 output "internal_ip" {
   description = "The VM's internal IP."
   value       = google_compute_instance.worker.network_interface[0].network_ip

@@ -84,6 +84,12 @@ variable "spot" {
   default     = false
 }
 
+variable "ssh_user" {
+  description = "Login user on the VM for `dreamlake provider connect`; null for your local user name."
+  type        = string
+  default     = null
+}
+
 variable "labels" {
   description = "Extra labels on the VM."
   type        = map(string)
