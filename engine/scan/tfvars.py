@@ -29,6 +29,7 @@ class _Opaque:
 OPAQUE: Any = _Opaque()
 """A value that is set but that the scan cannot compute (left for plan)."""
 
+_VARIABLE_BLOCK_RE = re.compile(r"^\s*variable\s", re.M)
 _HEREDOC_RE = re.compile(r"\A<<(-?)([A-Za-z_][A-Za-z0-9_]*)\n(.*?)\n?[ \t]*\2\Z", re.S)
 
 
@@ -230,7 +231,10 @@ def read_variables(tf_dir: Path) -> dict[str, VariableSpec]:
         return out
     for f in files:
         try:
-            data = hcl.loads(f.read_text(encoding="utf-8"))
+            text = f.read_text(encoding="utf-8")
+            if not _VARIABLE_BLOCK_RE.search(text):
+                continue  # parsing costs; only files declaring variables matter here
+            data = hcl.loads(text)
         except Exception:
             continue
         for entry in data.get("variable", []):
