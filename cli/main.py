@@ -105,8 +105,12 @@ def _progress(as_json: bool) -> Callable[[str], None] | None:
 def create_cmd(
     name: Name,
     vendor: Annotated[
-        str, typer.Option("--provider", help="The vendor template: kube, ec2, gce, local, ssh.")
-    ],
+        str | None,
+        typer.Option(
+            "--provider",
+            help="The vendor template: kube, ec2, gce, local, ssh (an existing provider keeps its own).",
+        ),
+    ] = None,
     backend: Annotated[
         str | None, typer.Option("--backend", help="terraform (default) or pulumi.")
     ] = None,

@@ -66,7 +66,7 @@ def _next(r: ProviderLifecycleResult) -> str:
     if isinstance(n, EditThenContinue):
         return f"next: edit {show_path(n.file)}, then {n.command}"
     if isinstance(n, Run):
-        if r.status == "applying":
+        if r.status == "applying" and (r.template is None or r.template.backend == "terraform"):
             return f"next: {n.command}   # re-run; terraform resumes"
         return f"next: {n.command}"
     assert isinstance(n, Shell)

@@ -12,11 +12,11 @@ from pathlib import Path
 
 from . import commands
 from .backends.base import InfraState
-from .contract import Blocking, Claim, EditThenContinue, ProviderStatus, Run
+from .contract import Blocking, Claim, EditThenContinue, ProviderStatus, Run, Shell
 from .record import ProviderRecord
 from .vendors import Template
 
-NextAction = EditThenContinue | Run | None
+NextAction = EditThenContinue | Run | Shell | None
 
 
 @dataclass(frozen=True)
@@ -68,6 +68,9 @@ def derive(obs: Observation) -> Derived:
         return Derived("applying", Run(command=commands.apply_yes(name, dd)), obs.blocking)
     if claims is not None and claims.live > 0:
         return Derived("connected", None, obs.blocking)
+    if infra.plan_fresh and infra.plan_changes and not obs.blocking and not obs.adopt:
+        # A saved plan that would change the infrastructure: applied or not, it is ready.
+        return Derived("ready", Run(command=commands.apply_yes(name, dd)), ())
     adopted = obs.adopt and claims is not None and claims.gone > 0
     if infra.present or adopted:
         connect = Run(command=commands.connect(name, dd))

@@ -33,6 +33,7 @@ class InfraState:
     partial: bool = False
     plan_fresh: bool = False
     plan: PlanCounts | None = None
+    plan_changes: bool = True
     stale_hint: str | None = None
     notes: tuple[str, ...] = ()
 

@@ -83,7 +83,11 @@ def _apply(
             after, Derived(dv.status, nxt, dv.blocking), files=files, error=outcome.reason
         ).with_notes(f"{outcome.reason}; run plan, then apply --yes")
     final = observe(name, root, dd, probe=False, claims=True)
-    return to_result(final, derive(final), files=files).with_notes("apply complete")
+    dv = derive(final)
+    if dv.status in ("unclaimed", "applied"):
+        # The table's row: apply exits 0 -> applied (status says unclaimed next).
+        dv = Derived("applied", Run(command=commands.connect(name, dd)), dv.blocking)
+    return to_result(final, dv, files=files).with_notes("apply complete")
 
 
 __all__ = ["apply"]

@@ -35,7 +35,7 @@ def _backend_for(template: Template, backend: str | None) -> str:
 
 def create(
     name: str,
-    vendor: str,
+    vendor: str | None = None,
     *,
     backend: str | None = None,
     continue_: bool = False,
@@ -43,9 +43,23 @@ def create(
     cwd: Path | None = None,
     probe: bool = True,
 ) -> ProviderLifecycleResult:
+    """Scaffold ``name`` from ``vendor`` once; on an existing provider ``vendor`` and
+    ``backend`` default to what its provider.json records (so ``--continue`` needs
+    neither)."""
     root = root_for(dream_dir, cwd)
     try:
         check_name(name)
+        record = read_record(root.provider_dir(name) / "provider.json")
+        if vendor is None:
+            if record is None:
+                raise UsageError(
+                    f"no provider named {name!r} under {root.providers} yet: "
+                    "--provider names the vendor to scaffold it from",
+                    next_action=Run(command=commands.create(name, "local", dream_dir)),
+                )
+            vendor = record.vendor
+        if backend is None and record is not None and record.vendor == vendor:
+            backend = record.backend
         template = get_template(vendor)
         chosen = _backend_for(template, backend)
         return _create(root, name, template, chosen, continue_, dream_dir, probe)

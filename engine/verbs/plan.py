@@ -87,15 +87,17 @@ def blocked(
 
 def applying(obs: Observation, lock: LockInfo, command: str) -> ProviderLifecycleResult:
     """An apply in flight (held lock) or interrupted (stale lock / partial state)."""
+    tool = obs.backend
     if lock.state == "held":
-        first = "an apply is in progress: terraform holds the state lock"
+        first = f"an apply is in progress: {tool} holds the state lock"
     else:
-        first = "an apply was interrupted: terraform left its lock or a partial state behind"
-    then = (
-        "re-run the same command; terraform resumes"
-        if " apply " in f"{command} "
-        else "re-run it when the apply has finished"
-    )
+        first = f"an apply was interrupted: {tool} left its lock or a partial state behind"
+    if " apply " not in f"{command} ":
+        then = "re-run it when the apply has finished"
+    elif tool == "terraform":
+        then = "re-run the same command; terraform resumes"
+    else:
+        then = "clear what holds the stack (see above), then re-run the same command"
     return to_result(
         obs, Derived("applying", Run(command=command), obs.blocking), lock=lock
     ).with_notes(first, f"{then}: {command}")
@@ -146,12 +148,9 @@ def _plan(obs: Observation, root: Root, progress: Progress | None) -> ProviderLi
 
 
 def _no_changes(obs: Observation) -> bool:
-    from ..backends.terraform.planfile import read_record
-
-    if obs.backend != "terraform":
-        return False
-    record = read_record(obs.dir / "terraform")
-    return record is not None and not record.changes
+    """The fresh saved plan would change nothing (terraform counts output changes too)."""
+    infra = obs.infra
+    return infra is not None and infra.plan_fresh and not infra.plan_changes
 
 
 __all__ = ["SPENDS_MONEY", "plan"]

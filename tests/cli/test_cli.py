@@ -79,7 +79,7 @@ def test_bad_flags_rc1_with_next_action(project: Path) -> None:
     assert p.returncode == 1
     doc = json.loads(p.stdout)
     assert doc["status"] == "error" and doc["kind"] == "usage" and doc["nextAction"]
-    p = run("provider", "create", "-n", "x", cwd=project)  # --provider missing
+    p = run("provider", "create", "--provider", "local", cwd=project)  # -n missing
     assert p.returncode == 1 and "next:" in p.stderr
 
 
@@ -95,3 +95,18 @@ def test_schema_command_prints_the_contract(project: Path) -> None:
     assert p.returncode == 0
     schema = json.loads(p.stdout)
     assert "nextAction" in schema["required"]
+
+
+def test_continue_as_printed_in_next_action_runs(project: Path) -> None:
+    """The nextAction command is run verbatim, as an agent would."""
+    doc = json.loads(
+        run("provider", "create", "-n", "lab", "--provider", "local", "--json", cwd=project).stdout
+    )
+    Path(doc["nextAction"]["file"]).write_text(
+        'workdir = "/tmp/w"\nqueues = ["cpu"]\nworker_name = "box"\n'
+    )
+    argv = doc["nextAction"]["command"].split()
+    assert argv[:2] == ["dreamlake", "provider"]
+    p = run(*argv[1:], "--json", cwd=project)
+    assert p.returncode == 0, p.stdout
+    assert json.loads(p.stdout)["status"] == "scaffolded"

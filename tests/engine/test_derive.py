@@ -123,3 +123,26 @@ def test_lock_wins_over_a_present_state_and_claims() -> None:
 
 def test_stale_plan_is_not_ready() -> None:
     assert derive(obs(infra=InfraState(plan_fresh=False))).status == "scaffolded"
+
+
+def test_fresh_plan_with_changes_over_applied_infra_is_ready() -> None:
+    infra = InfraState(present=True, plan_fresh=True, plan=PlanCounts(add=1, change=0, destroy=0))
+    d = derive(obs(infra=infra, claims=NONE_LIVE))
+    assert d.status == "ready"
+    assert d.next_action is not None and d.next_action.command.endswith("apply -n demo --yes")
+
+
+def test_fresh_noop_plan_over_applied_infra_stays_applied() -> None:
+    infra = InfraState(
+        present=True,
+        plan_fresh=True,
+        plan_changes=False,
+        plan=PlanCounts(add=0, change=0, destroy=0),
+    )
+    assert derive(obs(infra=infra)).status == "applied"
+    assert derive(obs(infra=infra, claims=NONE_LIVE)).status == "unclaimed"
+
+
+def test_connected_stays_terminal_over_a_pending_plan() -> None:
+    infra = InfraState(present=True, plan_fresh=True, plan=PlanCounts(add=1, change=0, destroy=0))
+    assert derive(obs(infra=infra, claims=LIVE)).status == "connected"

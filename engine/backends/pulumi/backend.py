@@ -181,6 +181,7 @@ class PulumiBackend:
             return InfraState(
                 plan_fresh=fresh,
                 plan=_summary_counts(summary) if fresh else None,
+                plan_changes=_has_changes(summary) if fresh else True,
                 notes=(
                     f"pulumi state is kept in {url}; status reads file backends only, so it "
                     "cannot tell from here whether the stack is deployed",
@@ -224,6 +225,7 @@ class PulumiBackend:
             partial=bool(pending or extra),
             plan_fresh=fresh,
             plan=_summary_counts(summary) if fresh else None,
+            plan_changes=_has_changes(summary) if fresh else True,
             notes=tuple(notes),
         )
 
@@ -396,6 +398,12 @@ def _summary_counts(summary: dict[str, Any] | None) -> PlanCounts | None:
         return PlanCounts.model_validate((summary or {}).get("counts"))
     except ValueError:
         return None
+
+
+def _has_changes(summary: dict[str, Any] | None) -> bool:
+    """Whether a saved preview would change anything (unknown counts: assume so)."""
+    counts = _summary_counts(summary)
+    return counts is None or (counts.add + counts.change + counts.destroy) > 0
 
 
 BACKEND = PulumiBackend()

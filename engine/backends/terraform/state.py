@@ -108,6 +108,7 @@ def observe_state(provider_dir: Path) -> InfraState:
         partial=partial,
         plan_fresh=fresh.fresh,
         plan=plan,
+        plan_changes=bool(fresh.record.changes) if fresh.fresh and fresh.record else True,
         stale_hint=stale_hint(state),
         notes=tuple(notes),
     )

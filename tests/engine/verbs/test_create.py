@@ -230,3 +230,24 @@ def test_status_reports_newer_template(project: Path, own_templates: Path) -> No
     r = status("b", cwd=project)
     assert r.template is not None and (r.template.version, r.template.latest) == (1, 2)
     assert any("template: bare v1 (v2 available)" in n for n in r.notes)
+
+
+def test_continue_needs_no_provider_flag(project: Path) -> None:
+    create("lab", "local", cwd=project)
+    _resolve_local(project / ".dream/providers/lab/terraform/terraform.tfvars")
+    r = create("lab", None, continue_=True, cwd=project)
+    assert r.status == "scaffolded" and r.vendor == "local"
+
+
+def test_continue_keeps_the_recorded_backend(project: Path) -> None:
+    create("pl", "local", backend="pulumi", cwd=project)
+    r = create("pl", None, continue_=True, cwd=project)
+    assert r.status in ("needs_input", "scaffolded"), r.error
+    r = create("pl", "local", continue_=True, cwd=project)
+    assert r.status in ("needs_input", "scaffolded"), r.error
+
+
+def test_new_provider_without_vendor_is_usage_error(project: Path) -> None:
+    r = create("fresh", None, cwd=project)
+    assert r.status == "error" and r.kind == "usage" and r.exit_code == 1
+    assert isinstance(r.next_action, Run) and "--provider local" in r.next_action.command
