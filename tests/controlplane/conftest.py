@@ -18,11 +18,17 @@ import pwd
 import secrets
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+# The helpers sit beside this file; make them importable whatever the import mode.
+if str(Path(__file__).parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).parent))
+
 from dreamlake.controlplane.client import Client
 from lakeshore_fixtures import (
     LIVE_SECONDS,
