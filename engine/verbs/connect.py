@@ -216,14 +216,20 @@ def _needs_host(obs: Observation, dd: str | None, file: str) -> ProviderLifecycl
     return to_result(obs, Derived("needs_input", nxt, (b,)))
 
 
-def _token(cp: lakeshore.ControlPlane, shell: Shell, name: str, label: str, existing: str) -> str:
-    """The daemon's token: the one already on the host, else a namespace token minted
-    for it, else the token this run uses."""
-    if existing:
-        return existing
-    try:
-        from ...controlplane.client import Client
+def _token(cp: lakeshore.ControlPlane, name: str, label: str, existing: str) -> str:
+    """The daemon's token: the one already on the host while the control plane still
+    accepts it, else a namespace token minted for this daemon, else this run's token."""
+    from ...controlplane.client import ApiFailure, Client
 
+    if existing:
+        try:
+            Client(cp.url, existing, cp.namespace, timeout=5).whoami()
+            return existing
+        except ApiFailure:
+            pass  # revoked, or another control plane: mint a fresh one
+        except Exception:
+            return existing  # unreachable now: keep what the daemon has
+    try:
         return Client.from_control_plane(cp, timeout=5).create_token(
             cp.namespace, label=f"nymph {name} on {label}"
         )
@@ -266,7 +272,7 @@ def _install_and_start(
     existing = shell.run(
         f"cat {install.install_dir(home(shell), name)}/token 2>/dev/null", timeout=30
     ).stdout.strip()
-    token = _token(cp, shell, name, label, existing)
+    token = _token(cp, name, label, existing)
     cfg = install.DaemonConfig(
         provider=name,
         server=cp.url,

@@ -1,0 +1,61 @@
+"""connect on applied terraform: the host comes from the ``worker_host`` output (real
+terraform, a template with no provider plugins so it runs offline); with no such
+output, ``needs_input`` with a ``host`` blocking. The shell factory records the target
+and refuses, a stand-in for SSH so no install happens."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dreamlake.engine.errors import RemoteError
+from dreamlake.engine.remote.ssh import SSHTarget
+from dreamlake.engine.verbs.apply import apply
+from dreamlake.engine.verbs.connect import connect
+from dreamlake.engine.verbs.create import create
+from dreamlake.engine.verbs.plan import plan
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("terraform") is None, reason="needs a terraform binary"),
+]
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.targets: list[Any] = []
+
+    def __call__(self, target: Any) -> Any:
+        self.targets.append(target)
+        raise RemoteError("unreachable (recorded)", kind="ssh_unreachable")
+
+
+def _applied(project: Path, name: str) -> None:
+    assert create(name, "bare", cwd=project).status == "scaffolded"
+    assert plan(name, cwd=project).status == "ready"
+    assert apply(name, yes=True, cwd=project).status in ("applied", "unclaimed")
+
+
+def test_worker_host_output_names_the_host(own_templates: Path, project: Path) -> None:
+    _applied(project, "box")
+    rec = Recorder()
+    res = connect("box", cwd=project, shell_factory=rec)
+    assert rec.targets == [SSHTarget("localhost")]
+    assert (res.status, res.kind, res.host) == ("error", "ssh_unreachable", "localhost")
+    rec = Recorder()
+    connect("box", host="me@other:2022", cwd=project, shell_factory=rec)
+    assert rec.targets == [SSHTarget("other", "me", 2022)]
+
+
+def test_no_worker_host_output_needs_input(own_templates: Path, project: Path) -> None:
+    main = own_templates / "bare" / "terraform" / "main.tf"
+    main.write_text('output "something_else" {\n  value = "x"\n}\n')
+    _applied(project, "nohost")
+    rec = Recorder()
+    res = connect("nohost", cwd=project, shell_factory=rec)
+    assert (res.status, res.exit_code) == ("needs_input", 0)
+    assert [b.key for b in res.blocking or []] == ["host"]
+    assert res.next_action is not None and res.next_action.kind == "edit_then_continue"
+    assert rec.targets == []
