@@ -138,10 +138,10 @@ def read_var_file(path: Path, provider: str) -> VarFile:
             raise _syntax_error(path, 1, "the top level must be an object", provider)
         jlines = json_key_lines(text)
         if jlines.repeated:
-            key, line = min(jlines.repeated.items(), key=lambda kv: kv[1])
+            key, twice = min(jlines.repeated.items(), key=lambda kv: kv[1])
             raise _syntax_error(
                 path,
-                line,
+                twice,
                 f'"{key}" is given twice (first on line {jlines.assigned[key]})',
                 provider,
             )
@@ -151,9 +151,9 @@ def read_var_file(path: Path, provider: str) -> VarFile:
     try:
         raw = hcl.loads(text)
     except Exception as e:  # lark raises several unrelated exception types
-        line = getattr(e, "line", None)
-        line = line if isinstance(line, int) and line > 0 else None
-        raise _syntax_error(path, line, _describe(e), provider) from None
+        at = getattr(e, "line", None)
+        at_line = at if isinstance(at, int) and at > 0 else None
+        raise _syntax_error(path, at_line, _describe(e), provider) from None
     values = {k: decode(v) for k, v in raw.items() if not (k.startswith("__") and k.endswith("__"))}
     lines = hcl_key_lines(text)
     for key, line in sorted(lines.repeated.items(), key=lambda kv: kv[1]):
