@@ -7,10 +7,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import lakeshore
-from .contract import Blocking, Claim, LockInfo, PlanCounts, ProviderLifecycleResult, TemplateInfo
+from . import commands, lakeshore
+from .contract import (
+    Blocking,
+    Claim,
+    EditThenContinue,
+    LockInfo,
+    PlanCounts,
+    ProviderLifecycleResult,
+    TemplateInfo,
+)
 from .derive import Derived, Observation, derive
-from .errors import UnknownProvider
+from .errors import DreamlakeError, UnknownProvider
 from .paths import ProviderPaths, Root
 from .record import read_record
 from .vendors import all_templates
@@ -42,7 +50,16 @@ def observe(
     if template is not None:
         from .scan import scan
 
-        s = scan(paths, template, record.backend, probe=probe)
+        try:
+            s = scan(paths, template, record.backend, probe=probe)
+        except DreamlakeError as exc:
+            # The scan does not know the flags this run was given: repeat --dream-dir.
+            if isinstance(exc.next_action, EditThenContinue):
+                exc.next_action = EditThenContinue(
+                    file=exc.next_action.file,
+                    command=commands.create_continue(name, dream_dir),
+                )
+            raise
         blocking, degraded = s.blocking, list(s.degraded)
     state = None
     if infra and record.backend != "none":
@@ -70,7 +87,6 @@ def observe(
 
 
 def unknown_provider(name: str, root: Root) -> UnknownProvider:
-    from . import commands
     from .contract import Run
 
     known = root.known_providers()

@@ -251,3 +251,17 @@ def test_new_provider_without_vendor_is_usage_error(project: Path) -> None:
     r = create("fresh", None, cwd=project)
     assert r.status == "error" and r.kind == "usage" and r.exit_code == 1
     assert isinstance(r.next_action, Run) and "--provider local" in r.next_action.command
+
+
+def test_tfvars_syntax_error_is_error_with_edit_action_carrying_dream_dir(tmp_path: Path) -> None:
+    dd = str(tmp_path / "dd")
+    create("lab", "local", dream_dir=dd)
+    tfvars = tmp_path / "dd/.dream/providers/lab/terraform/terraform.tfvars"
+    tfvars.write_text('workdir = "/tmp/x"\nqueues = [\n')
+    r = create("lab", None, continue_=True, dream_dir=dd)
+    assert r.status == "error" and r.exit_code == 1
+    assert isinstance(r.next_action, EditThenContinue)
+    assert r.next_action.file == str(tfvars)
+    assert r.next_action.command == f"dreamlake provider create -n lab --continue --dream-dir {dd}"
+    s = status("lab", dream_dir=dd)
+    assert s.status == "error" and isinstance(s.next_action, EditThenContinue)
