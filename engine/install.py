@@ -150,7 +150,17 @@ def build_project_wheel(cache: Path | None = None, progress: Progress | None = N
         tmpf = out / f".{built[0].name}.tmp"
         shutil.copyfile(built[0], tmpf)
         os.replace(tmpf, final)
-        return final
+    _prune(out.parent, keep=3)
+    return final
+
+
+def _prune(folder: Path, keep: int) -> None:
+    """Drop all but the ``keep`` newest builds (one folder per source key)."""
+    builds = sorted(
+        (d for d in folder.iterdir() if d.is_dir()), key=lambda d: d.stat().st_mtime, reverse=True
+    )
+    for old in builds[keep:]:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 # -- the daemon's dependencies ------------------------------------------------------
