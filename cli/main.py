@@ -199,6 +199,67 @@ def connect_cmd(
     )
 
 
+@app.command("providers")
+def providers_cmd(
+    name: Annotated[str | None, typer.Argument(help="Show one provider.")] = None,
+    dreamrc: Annotated[
+        str | None, typer.Option("--dreamrc", help="Read this file instead of resolving one.")
+    ] = None,
+    pull: Annotated[
+        bool, typer.Option("--pull", help="Allow a control-plane pull when no local file exists.")
+    ] = False,
+    as_json: Json = False,
+) -> None:
+    """Providers from .dreamrc (--dreamrc, $DREAMRC, walking up from cwd, ~/.dreamrc,
+    then the last pull's cache): no control-plane round trip unless --pull."""
+    import json
+
+    from dreamlake.engine.dreamrc import load_dreamrc
+    from dreamlake.engine.errors import DreamlakeError
+
+    try:
+        rc = load_dreamrc(dreamrc, pull=pull)
+    except DreamlakeError as exc:
+        if as_json:
+            doc = {
+                "error": exc.message,
+                "kind": exc.kind,
+                "nextAction": {"kind": "run", "command": "dreamlake providers --help"},
+            }
+            sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+        else:
+            sys.stderr.write(f"✗ {exc.message}\n")
+        raise typer.Exit(1) from None
+    specs = [rc.providers[name]] if name and name in rc.providers else list(rc.providers.values())
+    if name and name not in rc.providers:
+        msg = f"no provider {name!r} in {rc.where()}"
+        if as_json:
+            sys.stdout.write(
+                json.dumps(
+                    {"error": msg, "kind": "unknown_provider", "source": rc.source}, indent=2
+                )
+                + "\n"
+            )
+        else:
+            sys.stderr.write(f"✗ {msg}\n")
+        raise typer.Exit(1)
+    if as_json:
+        doc = {
+            "source": rc.source,
+            "path": str(rc.path) if rc.path else None,
+            "providers": [s.to_dict() for s in specs],
+        }
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+        return
+    sys.stdout.write(f"dreamrc: {rc.where()} ({rc.source})\n")
+    if not specs:
+        sys.stdout.write("no providers defined\n")
+    for s in specs:
+        sys.stdout.write(
+            f"{s.name}  {s.launcher}  {s.dispatch}  {json.dumps(s.kwargs, sort_keys=True)}\n"
+        )
+
+
 @app.command("schema")
 def schema_cmd() -> None:
     """Print the JSON Schema of the result every verb returns."""

@@ -110,3 +110,28 @@ def test_continue_as_printed_in_next_action_runs(project: Path) -> None:
     p = run(*argv[1:], "--json", cwd=project)
     assert p.returncode == 0, p.stdout
     assert json.loads(p.stdout)["status"] == "scaffolded"
+
+
+def test_providers_from_dreamrc_without_a_round_trip(project: Path) -> None:
+    (project / ".dreamrc").write_text(
+        "providers:\n  lab: !providers.SSH\n    host: lab.internal\n    user: ops\n"
+        "  aws: !providers.EC2\n    region: us-east-1\n"
+    )
+    p = run("providers", "--json", cwd=project)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["source"] == "cwd" and doc["path"] == str(project / ".dreamrc")
+    by_name = {d["name"]: d for d in doc["providers"]}
+    assert (
+        by_name["lab"]["launcher"] == "SSH" and by_name["lab"]["kwargs"]["host"] == "lab.internal"
+    )
+    assert by_name["aws"]["dispatch"] == "daemon"
+    p = run("providers", "lab", cwd=project)
+    assert p.returncode == 0 and p.stdout.splitlines()[1].startswith("lab  SSH  direct")
+
+
+def test_providers_bad_tag_is_error_with_line(project: Path) -> None:
+    (project / ".dreamrc").write_text("providers:\n  x: !providers.Nope\n    a: 1\n")
+    p = run("providers", cwd=project)
+    assert p.returncode == 1
+    assert f"{project / '.dreamrc'}:2" in p.stderr
