@@ -20,6 +20,7 @@ import contextlib
 import os
 import posixpath
 import shlex
+import socket
 import uuid
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -207,12 +208,26 @@ class SSHShell:
             self._c.close()
 
 
+def _reason(t: SSHTarget, exc: BaseException) -> str:
+    from paramiko.ssh_exception import NoValidConnectionsError
+
+    if isinstance(exc, NoValidConnectionsError):
+        return f"connection refused on port {t.port}"
+    if isinstance(exc, TimeoutError):
+        return f"no answer within {t.connect_timeout:.0f}s"
+    if isinstance(exc, socket.gaierror):
+        return f"unknown host name {t.host!r}"
+    text = str(exc).replace("[Errno None] ", "").strip()
+    return text or type(exc).__name__
+
+
 def _unreachable(t: SSHTarget, exc: BaseException) -> RemoteError:
+    # The suggested command runs here (it is ssh itself), so the action names no host.
     return RemoteError(
-        f"cannot reach {t.label} over ssh: {exc or type(exc).__name__}. "
+        f"cannot reach {t.label} over ssh: {_reason(t, exc)}. "
         "Check the host name, the port and that sshd is running.",
         kind="ssh_unreachable",
-        next_action=ShellAction(command=t.ssh_command("true"), host=t.host),
+        next_action=ShellAction(command=t.ssh_command("true")),
     )
 
 
@@ -254,7 +269,6 @@ def open_ssh(target: SSHTarget) -> SSHShell:
             next_action=ShellAction(
                 command=f"ssh-keygen -f {shlex.quote(str(known))} -R "
                 + shlex.quote(t.host if t.port == 22 else f"[{t.host}]:{t.port}"),
-                host=t.host,
             ),
         ) from exc
     except (paramiko.AuthenticationException, paramiko.PasswordRequiredException) as exc:
@@ -263,7 +277,7 @@ def open_ssh(target: SSHTarget) -> SSHShell:
             f"{t.label} refused the ssh key{which}: key authentication failed and "
             "no password prompt is ever tried. Install your public key on the host, then re-run.",
             kind="ssh_auth",
-            next_action=ShellAction(command=t.copy_id_command(), host=t.host),
+            next_action=ShellAction(command=t.copy_id_command()),
         ) from exc
     except (TimeoutError, OSError, EOFError, paramiko.SSHException) as exc:
         raise _unreachable(t, exc) from exc
