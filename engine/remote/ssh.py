@@ -250,7 +250,7 @@ def open_ssh(target: SSHTarget) -> SSHShell:
     conn = fabric.Connection(
         t.host,
         user=t.user,
-        port=t.port,
+        port=t.port if t.port != 22 else None,  # 22: let ~/.ssh/config say otherwise
         connect_timeout=int(max(1, t.connect_timeout)),
         connect_kwargs=connect_kwargs,
     )
