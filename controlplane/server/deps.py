@@ -86,6 +86,11 @@ class TokenCache:
 
 
 def require_caller(request: Request, session: Session = Depends(get_session)) -> Caller:
+    return caller_of(request, session)
+
+
+def caller_of(request: Request, session: Session) -> Caller:
+    """Who sent ``request`` (plain function form of :func:`require_caller`)."""
     digest = hash_token(_bearer(request))
     cache: TokenCache | None = getattr(request.app.state, "token_cache", None)
     if cache is not None and (hit := cache.get(digest)) is not None:
@@ -115,6 +120,11 @@ def org_namespace_ids(session: Session, ns: Namespace) -> tuple[int, ...]:
 def require_namespace(
     ns: str, caller: Caller = Depends(require_caller), session: Session = Depends(get_session)
 ) -> Access:
+    return access_to(ns, caller, session)
+
+
+def access_to(ns: str, caller: Caller, session: Session) -> Access:
+    """What ``caller`` may do in namespace ``ns`` (plain form of :func:`require_namespace`)."""
     row = session.scalar(select(Namespace).where(Namespace.name == ns))
     if caller.admin:
         if row is None:
