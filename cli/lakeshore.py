@@ -187,6 +187,12 @@ def serve(
         )
     import uvicorn
 
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        typer.echo(
+            f"warning: listening on {host} without TLS; bearer tokens cross the network in "
+            "clear text (put a TLS proxy in front)",
+            err=True,
+        )
     typer.echo(
         f"lakeshore listening on http://{host}:{port} "
         f"(database: {application.state.engine.dialect.name}, "

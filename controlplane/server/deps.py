@@ -12,7 +12,8 @@ Use in a route::
 
 Order of checks: missing/unknown/revoked token → 401; a namespace-scoped token
 naming a namespace outside its own (or its org) → 403; an admin token naming an
-unknown namespace → 404.
+unknown namespace → 404. Known-good tokens are cached for a few seconds
+(:class:`TokenCache`), so a revocation takes that long to bite.
 """
 
 from __future__ import annotations
