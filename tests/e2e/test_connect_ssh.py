@@ -165,3 +165,25 @@ def test_missing_host_needs_input_without_ssh(sshd, control_plane, tmp_path: Pat
     assert out["nextAction"]["kind"] == "edit_then_continue"
     assert out["nextAction"]["file"].endswith("adopt.json")
     assert sshd.connections() == before
+
+
+def test_connecting_until_the_claim_is_seen(adopted, sshd, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """No watch at all: connect returns as soon as tmux started the daemon, before it
+    could claim → connecting with a status next action; status then sees connected."""
+    import dreamlake.engine.verbs.connect as connect_mod
+
+    name, project = adopted
+    monkeypatch.setattr(connect_mod, "START_GRACE", 0.0)
+    res = connect(name, cwd=project, watch=0)
+    assert res.status == "connecting", (res, res.notes)
+    assert res.exit_code == 0
+    assert res.next_action is not None
+    assert res.next_action.command == f"dreamlake provider status -n {name}"
+    assert res.supervisor == "tmux" and res.host == f"root@{sshd.host}:{sshd.port}"
+    deadline = time.monotonic() + 30
+    while True:
+        rc, out = dl("status", "-n", name, cwd=project)
+        if out["status"] == "connected" or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert (rc, out["status"]) == (0, "connected"), out
