@@ -120,6 +120,17 @@ def connect(
         )
         extra = getattr(exc, "host_label", None)
         return res.model_copy(update={"host": extra}) if extra else res
+    except (OSError, EOFError) as exc:  # a transfer or connection that broke mid-way
+        vendor = obs.record.vendor if obs.record else None
+        wrapped = RemoteError(
+            f"connect could not finish: {exc or type(exc).__name__}. Re-run it; what was "
+            "installed is kept and the daemon is (re)started.",
+            kind="remote_io",
+        )
+        return error_result(
+            wrapped, name, root=root, vendor=vendor, dream_dir=dream_dir,
+            default_next=Run(command=commands.connect(name, dream_dir, host)),
+        )
 
 
 def _connect(
@@ -194,7 +205,8 @@ def _connect(
         elif outs.get("worker_host"):
             target = parse_host(str(outs["worker_host"]), user=outs.get("worker_user") or None)
         else:
-            return _needs_host(obs, dd, str(paths.terraform / "outputs.tf"))
+            where = paths.pulumi if obs.backend == "pulumi" else paths.terraform / "outputs.tf"
+            return _needs_host(obs, dd, str(where))
 
     # 3. The shell: this machine, or ssh in batch mode.
     label = "localhost" if local or target is None else target.label
