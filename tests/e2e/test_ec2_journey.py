@@ -30,7 +30,14 @@ DREAMLAKE = BIN / "dreamlake"
 MOTO_SERVER = BIN / "moto_server"
 MIRROR = Path(os.environ.get("DREAMLAKE_TF_PLUGIN_MIRROR") or "/opt/tf-plugins")
 AWS_IN_MIRROR = MIRROR / "registry.terraform.io" / "hashicorp" / "aws"
-BINARIES = available()  # (version, path), oldest first
+
+def _at_least_1_0(version: str) -> bool:
+    major = version.split(".")[0]
+    return major.isdigit() and int(major) >= 1
+
+
+# (version, path), oldest first; the template and the aws provider need terraform >= 1.0
+BINARIES = [(v, p) for v, p in available() if _at_least_1_0(v)]
 
 pytestmark = [
     pytest.mark.slow,
