@@ -163,6 +163,7 @@ class TerraformSettings:
     plugin_mirror: str | None = None
     plugin_cache_dir: Path | None = None
     mirror_source: str | None = None
+    cache_source: str | None = None
 
     @property
     def mirror_is_network(self) -> bool:
@@ -201,13 +202,14 @@ def resolve(
             layers.append(_from_mapping(raw, rc, rc.parent))
     layers = [x for x in layers if _says_anything(x)]
     mirror_layer = next((x for x in layers if x.plugin_mirror), None)
-    cache = next((x.plugin_cache_dir for x in layers if x.plugin_cache_dir), None)
+    cache_layer = next((x for x in layers if x.plugin_cache_dir), None)
     return Settings(
         aws=AwsSettings(tuple(layers)),
         terraform=TerraformSettings(
             plugin_mirror=mirror_layer.plugin_mirror if mirror_layer else None,
-            plugin_cache_dir=cache,
+            plugin_cache_dir=cache_layer.plugin_cache_dir if cache_layer else None,
             mirror_source=mirror_layer.where if mirror_layer else None,
+            cache_source=cache_layer.where if cache_layer else None,
         ),
         sources=tuple(x.where for x in layers),
     )

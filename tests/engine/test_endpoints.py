@@ -168,6 +168,16 @@ def test_mirror_and_cache_generate_a_cli_config(tmp_path: Path) -> None:
     assert path.stat().st_mtime_ns == mtime
 
 
+def test_cache_dir_from_terraforms_own_variable_needs_no_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TF_PLUGIN_CACHE_DIR", str(tmp_path / "cache"))
+    d = _provider(tmp_path)
+    assert endpoints.resolve(d).terraform.plugin_cache_dir == tmp_path / "cache"
+    assert cliconfig.cli_env(d) == {}  # terraform reads TF_PLUGIN_CACHE_DIR itself
+    assert not cliconfig.config_path(d).exists()
+
+
 def test_network_mirror(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DREAMLAKE_TF_PLUGIN_MIRROR", "https://mirror.internal/providers")
     d = _provider(tmp_path)
