@@ -124,12 +124,39 @@ def regions_in_use(ctx: AwsContext) -> list[str]:
         done, pending = wait(futures, timeout=max(0.0, ctx.deadline - time.monotonic()))
         if pending:
             raise ProbeTimeout(f"{len(pending)} of {len(regions)} regions did not answer in time")
+        denied = 0
         for fut in done:
-            if fut.result():  # re-raises the region's error: a partial list would mislead
+            try:
+                in_use = fut.result()
+            except Exception as exc:
+                if not _denied(exc):
+                    raise  # a partial list would mislead: the probe fails as a whole
+                denied += 1  # a region closed to these credentials (policy, opt-in)
+                continue
+            if in_use:
                 found.append(futures[fut])
+        if regions and denied == len(regions):
+            raise PermissionError("every region refused these credentials")
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
     return sorted(found)
+
+
+# Error codes meaning "these credentials may not look at this region".
+_DENIED = {
+    "AccessDenied",
+    "AccessDeniedException",
+    "AuthFailure",
+    "OptInRequired",
+    "UnauthorizedOperation",
+}
+
+
+def _denied(exc: Exception) -> bool:
+    response = getattr(exc, "response", None)
+    if not isinstance(response, dict):
+        return False
+    return response.get("Error", {}).get("Code") in _DENIED
 
 
 def subnets(ctx: AwsContext) -> list[str] | None:

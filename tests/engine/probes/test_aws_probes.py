@@ -135,3 +135,16 @@ def test_ssh_config_hosts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     observed, degraded = run_probes({"ssh-config-hosts"}, _provider(tmp_path))
     assert observed == {"ssh-config-hosts": ["lab-box", "ops.internal"]}
     assert degraded == []
+
+
+def test_a_region_closed_to_the_credentials_is_not_a_failure() -> None:
+    from botocore.exceptions import ClientError, EndpointConnectionError
+    from dreamlake.engine.probes.aws import _denied
+
+    def err(code: str) -> ClientError:
+        return ClientError({"Error": {"Code": code, "Message": "no"}}, "DescribeInstances")
+
+    assert _denied(err("UnauthorizedOperation"))
+    assert _denied(err("OptInRequired"))
+    assert not _denied(err("RequestLimitExceeded"))
+    assert not _denied(EndpointConnectionError(endpoint_url="http://127.0.0.1:1"))
