@@ -104,7 +104,10 @@ def alembic_config(engine: Engine | None = None) -> Any:
     cfg.set_main_option("path_separator", "os")
     cfg.set_main_option("version_locations", os.pathsep.join(str(p) for p in version_locations()))
     if engine is not None:
-        cfg.set_main_option("sqlalchemy.url", engine.url.render_as_string(hide_password=False))
+        # Alembic's config goes through configparser, where % starts an interpolation:
+        # escape it, or URL-encoded passwords and socket paths break `serve`.
+        url = engine.url.render_as_string(hide_password=False)
+        cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
     return cfg
 
 
