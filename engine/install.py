@@ -439,15 +439,22 @@ def install(
     venv = f"{d}/venv"
     vpy = f"{venv}/bin/python"
     stamp_want = json.dumps({"python": python, "wheels": sums}, sort_keys=True)
-    stamp = shell.run(f"cat {shlex.quote(d)}/installed.json 2>/dev/null").stdout.strip()
+    try:
+        had = json.loads(shell.run(f"cat {shlex.quote(d)}/installed.json 2>/dev/null").stdout)
+    except ValueError:
+        had = {}
     venv_ok = shell.run(f"{shlex.quote(vpy)} -c 'import sys' 2>/dev/null").ok
     notes: list[str] = []
-    changed = not (venv_ok and stamp == stamp_want)
+    fresh = not (venv_ok and isinstance(had, dict) and had.get("python") == python)
+    old_sums = {} if fresh else dict(had.get("wheels") or {})
+    dep_names = [w.name for w in deps if fresh or old_sums.get(w.name) != sums[w.name]]
+    project_changed = fresh or old_sums.get(project.name) != sums[project.name]
+    changed = bool(dep_names) or project_changed
     if changed:
         say(f"installing the daemon into {venv} (python {pyver})")
         _install_into_venv(
-            shell, python, venv, wd, [w.name for w in deps], project.name,
-            pip.name if pip else None, notes,
+            shell, python, venv, wd, dep_names, project.name if project_changed else None,
+            pip.name if pip else None, notes, fresh=fresh,
         )
         smoke = shell.run(f"cd / && {shlex.quote(vpy)} -c {shlex.quote(_SMOKE)} {module}", timeout=120)
         if not smoke.ok:
@@ -498,24 +505,29 @@ def _install_into_venv(
     venv: str,
     wd: str,
     deps: list[str],
-    project: str,
+    project: str | None,
     pip_whl: str | None,
     notes: list[str],
+    *,
+    fresh: bool,
 ) -> None:
-    """A fresh venv (no ensurepip: seconds saved, and hosts without python3-venv's pip
-    work too), then pip run from the uploaded pip wheel; ensurepip, then unpacking the
-    wheels, when that cannot run."""
+    """Install ``deps`` and ``project`` (wheel file names in ``wd``) into the venv,
+    creating it first when ``fresh``. The venv has no ensurepip pip (seconds saved,
+    and hosts without python3-venv's pip work too): pip runs from the uploaded pip
+    wheel; else ensurepip; else the wheels are unpacked into site-packages."""
     qv, qw = shlex.quote(venv), shlex.quote(wd)
-    check(shell, f"{shlex.quote(python)} -m venv --clear --without-pip {qv}", timeout=180,
-          what=f"creating the venv {venv}")
+    if fresh:
+        check(shell, f"{shlex.quote(python)} -m venv --clear --without-pip {qv}", timeout=180,
+              what=f"creating the venv {venv}")
     vpy = f"{qv}/bin/python"
     pip = ""
     if pip_whl and shell.run(f"{vpy} {qw}/{pip_whl}/pip --version", timeout=60).ok:
         pip = f"{vpy} {qw}/{pip_whl}/pip"
-    elif shell.run(f"{vpy} -m ensurepip --default-pip >/dev/null 2>&1", timeout=300).ok:
+    elif shell.run(f"{vpy} -m pip --version >/dev/null 2>&1 || "
+                   f"{vpy} -m ensurepip --default-pip >/dev/null 2>&1", timeout=300).ok:
         pip = f"{vpy} -m pip"
     if not pip:
-        files = " ".join(shlex.quote(f"{wd}/{n}") for n in [*deps, project])
+        files = " ".join(shlex.quote(f"{wd}/{n}") for n in [*deps, *([project] if project else [])])
         check(shell, f"{vpy} -c {shlex.quote(_UNPACK)} {files}", timeout=300,
               what="unpacking the daemon's wheels")
         notes.append("no pip could run on the host: the wheels were unpacked into the venv")
@@ -534,5 +546,6 @@ def _install_into_venv(
             check(shell, f"{pip} --find-links {qw} {names}", timeout=900,
                   what="installing the daemon's dependencies")
             notes.append("the host differs from this machine: pip fetched some dependencies from its index")
-    check(shell, f"{pip} --no-index --no-deps --force-reinstall {shlex.quote(wd + '/' + project)}",
-          timeout=300, what="installing the dreamlake wheel")
+    if project:
+        check(shell, f"{pip} --no-index --no-deps --force-reinstall {shlex.quote(wd + '/' + project)}",
+              timeout=300, what="installing the dreamlake wheel")

@@ -8,11 +8,14 @@ import csv
 import hashlib
 import io
 import json
+import stat
 import zipfile
 from importlib import metadata
 from pathlib import Path
 
+import pytest
 from dreamlake.engine import install
+from dreamlake.engine.remote import LocalShell
 
 
 def test_repack_makes_a_valid_wheel(tmp_path: Path) -> None:
@@ -56,3 +59,42 @@ def test_daemon_command_line() -> None:
     assert install.install_dir("/home/u", "lab") == "/home/u/.dreamlake/nymph/lab"
     conf = json.loads(install.daemon_config_json(cfg, "/tok"))
     assert conf["tokenFile"] == "/tok" and "token" not in conf  # the secret stays in its 0600 file
+
+
+@pytest.mark.slow
+def test_install_on_this_machine_then_refresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A real install through the local shell into a temp HOME: the venv imports the
+    daemon, the token is 0600; a second run changes nothing; a changed project wheel
+    is reinstalled into the same venv without recreating it."""
+    home = tmp_path / "home"
+    home.mkdir()
+    sh = LocalShell(env={"HOME": str(home)})
+    cfg = install.DaemonConfig("lab", "http://127.0.0.1:9", "default", "s3cret", ("q",))
+    said: list[str] = []
+    first = install.install(sh, cfg, progress=said.append)
+    d = Path(first.dir)
+    assert d == home / ".dreamlake" / "nymph" / "lab" and first.changed
+    assert (d / "token").read_text() == "s3cret"
+    assert stat.S_IMODE((d / "token").stat().st_mode) == 0o600
+    assert stat.S_IMODE((d / "run.sh").stat().st_mode) == 0o700
+    assert "--token-file" in (d / "run.sh").read_text() and "s3cret" not in (d / "run.sh").read_text()
+    ok = sh.run(f"cd / && {first.python} -c 'import dreamlake.controlplane.nymph.daemon'")
+    assert ok.ok, ok.stderr
+
+    # Pin the project wheel: the checkout may change under a running suite.
+    built = install.build_project_wheel()
+    monkeypatch.setattr(install, "build_project_wheel", lambda *a, **k: built)
+    again = install.install(sh, cfg)
+    again = install.install(sh, cfg)
+    assert not again.changed
+
+    stamp = json.loads((d / "installed.json").read_text())
+    project = next(n for n in stamp["wheels"] if n.startswith("dreamlake-"))
+    stamp["wheels"][project] = "0" * 64
+    (d / "installed.json").write_text(json.dumps(stamp, sort_keys=True))
+    marker = d / "venv" / "marker"
+    marker.write_text("kept")
+    said.clear()
+    third = install.install(sh, cfg, progress=said.append)
+    assert third.changed and marker.exists()  # refreshed in place, not recreated
+    assert any("installing the daemon" in s for s in said)
