@@ -9,6 +9,7 @@ from pathlib import Path
 
 from dreamlake.engine.contract import (
     Blocking,
+    ClaimWorker,
     EditThenContinue,
     ProviderLifecycleResult,
     Run,
@@ -135,6 +136,7 @@ def _body(r: ProviderLifecycleResult) -> list[str]:
         c = r.claim
         n = c.live if c else 0
         out.append(f"✓ connected — {n} live worker{'s' if n != 1 else ''} claiming '{r.provider}'")
+        out.extend(_worker_line(w) for w in (c.workers or []) if c)
     elif s == "unclaimed":
         out.append(f"⚠ unclaimed — no bridge is claiming '{r.provider}'")
         out.append("this is a normal state, not a fault:")
@@ -152,6 +154,24 @@ def _body(r: ProviderLifecycleResult) -> list[str]:
     elif s == "error":
         out.append(f"✗ {r.error or 'failed'}")
     return out
+
+
+def _worker_line(w: ClaimWorker) -> str:
+    """``i-0abc… active 12s ago queues: gpu, cpu``, as the spec prints a worker."""
+    wid = w.instance_id if len(w.instance_id) <= 14 else w.instance_id[:12] + "…"
+    ago = _age(w.last_seen)
+    since = ""
+    if ago:
+        h, m, s = (int(x) for x in ago.split(":"))
+        secs = h * 3600 + m * 60 + s
+        since = (
+            f" {secs}s ago"
+            if secs < 120
+            else (f" {secs // 60}m ago" if secs < 7200 else f" {h}h ago")
+        )
+    host = f" on {w.host}" if w.host else ""
+    queues = f" queues: {', '.join(w.queues)}" if w.queues else ""
+    return f"{wid} {w.state or 'live'}{since}{host}{queues}"
 
 
 def _infra(r: ProviderLifecycleResult) -> str:

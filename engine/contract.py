@@ -88,10 +88,25 @@ class PlanCounts(_Wire):
     destroy: int = Field(ge=0)
 
 
+class ClaimWorker(_Wire):
+    """One live worker claiming the provider (an extension beside ``instances``)."""
+
+    instance_id: str
+    host: str | None = None
+    state: Literal["joining", "active"] | None = None
+    last_seen: str | None = Field(default=None, description="RFC 3339 time of the last heartbeat.")
+    queues: list[str] = Field(default_factory=list)
+
+
 class Claim(_Wire):
     live: int = Field(ge=0)
     gone: int = Field(ge=0)
-    instances: list[str] = Field(default_factory=list)
+    instances: list[str] = Field(
+        default_factory=list, description="Instance ids of the live workers."
+    )
+    workers: list[ClaimWorker] | None = Field(
+        default=None, description="The live workers in detail: state, last heartbeat, queues."
+    )
 
 
 class LockInfo(_Wire):

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .contract import Claim
+from .contract import Claim, ClaimWorker
 
 EMBEDDED_URL = "http://127.0.0.1:7878"
 DEFAULT_NAMESPACE = "default"
@@ -182,7 +182,22 @@ def fetch_claims(cp: ControlPlane, provider: str, *, timeout: float = 1.0) -> Cl
     except Exception:
         return None
     try:
-        instances = [str(i["instanceId"]) for i in data.get("instances", [])]
-        return Claim(live=int(data["live"]), gone=int(data["gone"]), instances=instances)
+        raw = list(data.get("instances", []))
+        workers = [
+            ClaimWorker(
+                instance_id=str(i["instanceId"]),
+                host=i.get("host"),
+                state=i.get("state") if i.get("state") in ("joining", "active") else None,
+                last_seen=i.get("lastSeen"),
+                queues=[str(q) for q in i.get("queues") or []],
+            )
+            for i in raw
+        ]
+        return Claim(
+            live=int(data["live"]),
+            gone=int(data["gone"]),
+            instances=[w.instance_id for w in workers],
+            workers=workers,
+        )
     except Exception:
         return None

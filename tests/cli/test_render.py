@@ -1,0 +1,152 @@
+"""Prose in the spirit of the spec's samples, state by state."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from dreamlake.cli.render import render
+from dreamlake.engine.contract import ProviderLifecycleResult
+
+
+def result(**kw: Any) -> ProviderLifecycleResult:
+    base: dict[str, Any] = {"provider": "aws-demo", "server": "", "namespace": "default"}
+    base.update(kw)
+    return ProviderLifecycleResult.model_validate(base)
+
+
+def test_ready() -> None:
+    text = render(
+        result(
+            status="ready",
+            plan={"add": 14, "change": 0, "destroy": 0},
+            next_action={"kind": "run", "command": "dreamlake provider apply -n aws-demo --yes"},
+        )
+    )
+    assert "✓ plan is clean — 14 to add, 0 to change, 0 to destroy" in text
+    assert "nothing has been applied. The next command spends money." in text
+    assert text.endswith("next: dreamlake provider apply -n aws-demo --yes")
+
+
+def test_applying_held_and_interrupted() -> None:
+    since = (datetime.now(UTC) - timedelta(minutes=4, seconds=12)).isoformat()
+    held = render(
+        result(
+            status="applying",
+            lock={"state": "held", "since": since, "who": "me@box"},
+            next_action={"kind": "run", "command": "dreamlake provider apply -n aws-demo --yes"},
+        )
+    )
+    assert "⚠ an apply is in progress or was interrupted" in held
+    assert "held 00:04:1" in held
+    assert held.endswith(
+        "next: dreamlake provider apply -n aws-demo --yes   # re-run; terraform resumes"
+    )
+    stale = render(
+        result(
+            status="applying", lock={"state": "stale"}, next_action={"kind": "run", "command": "x"}
+        )
+    )
+    assert "interrupted" in stale and "nothing holds it now" in stale
+
+
+def test_connected_lists_workers_and_next_none() -> None:
+    seen = (datetime.now(UTC) - timedelta(seconds=12)).isoformat()
+    text = render(
+        result(
+            status="connected",
+            next_action=None,
+            claim={
+                "live": 2,
+                "gone": 0,
+                "instances": ["i-0abc", "i-0def"],
+                "workers": [
+                    {
+                        "instanceId": "i-0abc",
+                        "state": "active",
+                        "lastSeen": seen,
+                        "queues": ["gpu", "cpu"],
+                    },
+                    {"instanceId": "i-0def", "state": "joining", "queues": ["gpu"]},
+                ],
+            },
+        )
+    )
+    assert "✓ connected — 2 live workers claiming 'aws-demo'" in text
+    assert any(
+        line.startswith("i-0abc active 1") and line.endswith("queues: gpu, cpu")
+        for line in text.splitlines()
+    )
+    assert "i-0def joining queues: gpu" in text
+    assert text.endswith("next: (none)")
+
+
+def test_unclaimed_is_not_a_fault() -> None:
+    text = render(
+        result(
+            status="unclaimed",
+            claim={"live": 0, "gone": 1, "instances": []},
+            next_action={"kind": "run", "command": "dreamlake provider connect -n aws-demo"},
+        )
+    )
+    assert "⚠ unclaimed — no bridge is claiming 'aws-demo'" in text
+    assert "this is a normal state, not a fault:" in text
+    assert "it means nothing can launch into this account right now." in text
+    assert "✗" not in text
+    assert text.endswith("next: dreamlake provider connect -n aws-demo")
+
+
+def test_needs_input_lines() -> None:
+    text = render(
+        result(
+            status="needs_input",
+            dir="/p/.dream/providers/aws-demo",
+            blocking=[
+                {
+                    "key": "region",
+                    "reason": "unset",
+                    "file": "/p/t.tfvars",
+                    "line": 3,
+                    "observed": ["us-east-1", "us-west-2"],
+                    "why": "Pick the region.",
+                },
+                {"key": "node_type", "reason": "invalid", "message": "must be a GPU type"},
+            ],
+            next_action={
+                "kind": "edit_then_continue",
+                "file": "/p/t.tfvars",
+                "command": "dreamlake provider create -n aws-demo --continue",
+            },
+        )
+    )
+    assert "⚠ needs decisions before it can apply:" in text
+    assert "   · region — not set. account has resources in us-east-1, us-west-2" in text
+    assert "   · node type — invalid: must be a GPU type" in text
+    assert text.endswith(
+        "next: edit /p/t.tfvars, then dreamlake provider create -n aws-demo --continue"
+    )
+
+
+def test_error_and_shell_next() -> None:
+    text = render(
+        result(
+            status="error",
+            error="ssh refused the key",
+            next_action={"kind": "shell", "command": "ssh-copy-id you@ops.internal"},
+        )
+    )
+    assert text.startswith("✗ ssh refused the key")
+    assert text.endswith("next: ssh-copy-id you@ops.internal")
+
+
+def test_degraded_is_explained() -> None:
+    text = render(
+        result(
+            status="applied",
+            degraded=["no-probe", "no-lakeshore"],
+            resources=3,
+            next_action={"kind": "run", "command": "c"},
+        )
+    )
+    assert "✓ applied — 3 resources in state" in text
+    assert "degraded: no-probe, no-lakeshore" in text
