@@ -53,7 +53,7 @@ DEFAULT_DISPATCH: dict[str, str] = {
     "SSH": "direct",
     "SLURM": "direct",
 }
-RESERVED_ROOT_KEYS: tuple[str, ...] = ("modes", "mode", "providers", "lakeshore")
+RESERVED_ROOT_KEYS: tuple[str, ...] = ("modes", "mode", "providers", "lakeshore", "settings")
 LAKESHORE_KEYS: tuple[str, ...] = ("url", "namespace", "token_file")
 CACHE_APP = "lakeshore"
 
