@@ -71,9 +71,14 @@ def test_one_endpoint_for_every_service_fills_the_map(tmp_path: Path, monkeypatc
     monkeypatch.setenv("DREAMLAKE_AWS_ENDPOINT_URL", "http://localhost:4566")
     s = endpoints.resolve(d)
     assert s.aws.endpoint_for("ec2") == s.aws.endpoint_for("sts") == "http://localhost:4566"
-    eps = json.loads(cliconfig.cli_env(d)["TF_VAR_aws_endpoints"])
+    env = cliconfig.cli_env(d)
+    eps = json.loads(env["TF_VAR_aws_endpoints"])
     assert {"ec2", "sts", "iam"} <= set(eps)
     assert set(eps.values()) == {"http://localhost:4566"}
+    assert env["AWS_ENDPOINT_URL"] == "http://localhost:4566"
+    # Ours beats AWS's every-service variable, for terraform's own reading of it too.
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://elsewhere:1")
+    assert cliconfig.cli_env(d)["AWS_ENDPOINT_URL"] == "http://localhost:4566"
 
 
 def test_precedence_env_over_provider_json_over_dreamrc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

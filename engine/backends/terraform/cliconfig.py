@@ -11,7 +11,8 @@ From the settings in force (see ``dreamlake.engine.endpoints``):
   config for these runs, and holds paths only: registry tokens keep working
   through terraform's ``TF_TOKEN_<host>`` variables.
 * AWS endpoints → ``TF_VAR_aws_endpoints`` (a service → URL map) and, when one
-  endpoint serves every service, ``AWS_ENDPOINT_URL`` for the AWS provider itself.
+  endpoint serves every service, that endpoint as ``AWS_ENDPOINT_URL`` for the AWS
+  provider itself.
 * ``skipCredentialsValidation`` → ``TF_VAR_aws_skip_credentials_validation``.
 
 Credentials are never written anywhere: they stay in the environment or the
@@ -58,8 +59,10 @@ def cli_env(provider_dir: Path) -> dict[str, str]:
     eps = aws.endpoints
     if eps:
         env["TF_VAR_aws_endpoints"] = json.dumps(eps, sort_keys=True)
+        # The every-service endpoint in force also reaches services the template
+        # does not name (the AWS provider reads AWS_ENDPOINT_URL itself).
         every = next((layer.endpoint for layer in aws.layers if layer.endpoint), None)
-        if every and "AWS_ENDPOINT_URL" not in os.environ:
+        if every:
             env["AWS_ENDPOINT_URL"] = every
     skip = aws.skip_credentials_validation
     if skip is not None:
