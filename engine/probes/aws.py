@@ -8,7 +8,7 @@ implementation or a private endpoint asks the same API the apply will use.
 * ``aws-regions-in-use``: regions holding running or stopped instances. With AWS's
   own endpoints every enabled region is asked; with an endpoint override (a local
   implementation answers for every region) only ``probeRegions`` or a small list
-  of common regions is.
+  of common regions is; ``probeRegions: ["all"]`` asks every region regardless.
 * ``aws-subnets``, ``aws-vpcs``, ``aws-gpu-amis``: in the region the provider's
   decisions name; None (not asked, so no hint) until a region is decided.
 """
@@ -40,6 +40,10 @@ OVERRIDE_REGIONS: tuple[str, ...] = (
     "ap-northeast-1",
     "ap-southeast-1",
 )
+
+# ``probeRegions: ["all"]``: ask every region DescribeRegions names, even with an
+# endpoint override (a private endpoint that really serves every region).
+ALL_REGIONS: tuple[str, ...] = ("all",)
 
 # Instance states that mean "this region is in use".
 IN_USE_STATES = ["pending", "running", "stopping", "stopped"]
@@ -95,9 +99,9 @@ def _home_region(ctx: AwsContext) -> str:
 
 def _probe_regions(ctx: AwsContext) -> list[str]:
     configured = ctx.settings.aws.probe_regions
-    if configured:
+    if configured and configured != ALL_REGIONS:
         return list(configured)
-    if ctx.settings.aws.overridden:
+    if ctx.settings.aws.overridden and configured != ALL_REGIONS:
         regions = list(OVERRIDE_REGIONS)
         home = _home_region(ctx)
         if home not in regions:

@@ -66,6 +66,18 @@ def test_regions_in_use_through_environment(
     assert degraded == []
 
 
+def test_all_regions_asks_describe_regions(aws_env: None, placed: str, tmp_path: Path) -> None:
+    # moto builds each region on first use; build them first so the probe's own
+    # deadline measures the probe, not the server's start-up on a busy machine.
+    for r in _ec2(placed, "us-east-1").describe_regions()["Regions"]:
+        _ec2(placed, r["RegionName"]).describe_instances(MaxResults=5)
+    paths = _provider(tmp_path, {"aws": {"endpoint": placed, "probeRegions": ["all"]}})
+    observed, degraded = run_probes({"aws-regions-in-use"}, paths)
+    assert degraded == []
+    assert {"eu-west-1", "us-east-1"} <= set(observed["aws-regions-in-use"])
+    assert "us-west-2" not in observed["aws-regions-in-use"]  # only a terminated instance
+
+
 def test_regional_probes_use_the_decided_region(aws_env: None, placed: str, tmp_path: Path) -> None:
     ec2 = _ec2(placed, "eu-west-1")
     vpc = ec2.create_vpc(CidrBlock="10.42.0.0/16")["Vpc"]["VpcId"]
