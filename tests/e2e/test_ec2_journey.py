@@ -85,6 +85,12 @@ def aws_api(tmp_path: Path) -> Iterator[str]:
                 if proc.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError(f"moto_server did not start: {(tmp_path / 'moto.log').read_text()}") from None
                 time.sleep(0.2)
+        # moto builds each region on first use; build the ones the probes ask first,
+        # so a busy machine's start-up cost is not charged to the probes' deadline.
+        from dreamlake.engine.probes.aws import OVERRIDE_REGIONS
+
+        for region in OVERRIDE_REGIONS:
+            ec2(url, region).describe_instances(MaxResults=5)
         yield url
     finally:
         proc.terminate()
