@@ -54,13 +54,14 @@ def start_server(db: str | None, live_seconds: float) -> tuple[subprocess.Popen[
     if db:
         argv += ["--db", db]
     env = {k: v for k, v in os.environ.items() if not k.startswith("LAKESHORE_")}
-    proc = subprocess.Popen(
-        argv,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=open(data / "server.log", "wb"),
-        env=env,
-    )  # noqa: SIM115
+    with open(data / "server.log", "wb") as log:  # the child keeps its own copy
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+            env=env,
+        )
     url = f"http://127.0.0.1:{port}"
     end = time.monotonic() + 60
     while time.monotonic() < end:

@@ -35,39 +35,57 @@ providers_app = typer.Typer(
     no_args_is_help=True,
 )
 secrets_app = typer.Typer(
-    help="Secrets, encrypted at rest; kwargs reference them as {\"$secret\": NAME}.",
+    help='Secrets, encrypted at rest; kwargs reference them as {"$secret": NAME}.',
     no_args_is_help=True,
 )
 modes_app = typer.Typer(help="Modes: stored RunConfigs that name a provider.", no_args_is_help=True)
 
 ServerOpt = Annotated[
     str | None,
-    typer.Option("--server", help="Control plane URL (default: LAKESHORE_URL, else http://127.0.0.1:7878)."),
+    typer.Option(
+        "--server", help="Control plane URL (default: LAKESHORE_URL, else http://127.0.0.1:7878)."
+    ),
 ]
 NamespaceOpt = Annotated[
     str | None,
-    typer.Option("--namespace", "-N", help="Namespace (default: LAKESHORE_NAMESPACE, else 'default')."),
+    typer.Option(
+        "--namespace", "-N", help="Namespace (default: LAKESHORE_NAMESPACE, else 'default')."
+    ),
 ]
 TokenFileOpt = Annotated[
     Path | None,
-    typer.Option("--token-file", help="File holding a bearer token (default: LAKESHORE_TOKEN / LAKESHORE_TOKEN_FILE)."),
+    typer.Option(
+        "--token-file",
+        help="File holding a bearer token (default: LAKESHORE_TOKEN / LAKESHORE_TOKEN_FILE).",
+    ),
 ]
 DataDirOpt = Annotated[
     Path | None,
-    typer.Option("--data-dir", help="Server data directory, for the admin token (default: LAKESHORE_DATA_DIR)."),
+    typer.Option(
+        "--data-dir",
+        help="Server data directory, for the admin token (default: LAKESHORE_DATA_DIR).",
+    ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 KwargOpt = Annotated[
     list[str] | None,
-    typer.Option("--kwarg", help="KEY=VALUE, repeatable; dotted keys nest (a.b=c); KEY=null deletes."),
+    typer.Option(
+        "--kwarg", help="KEY=VALUE, repeatable; dotted keys nest (a.b=c); KEY=null deletes."
+    ),
 ]
 KwargsFileOpt = Annotated[
     Path | None,
-    typer.Option("--kwargs-file", help="YAML or JSON kwargs; on add the base --kwarg layers on, on update a wholesale replacement."),
+    typer.Option(
+        "--kwargs-file",
+        help="YAML or JSON kwargs; on add the base --kwarg layers on, on update a wholesale replacement.",
+    ),
 ]
 FieldOpt = Annotated[
     list[str] | None,
-    typer.Option("--field", help="KEY=VALUE, repeatable; dotted keys nest (resources.gpu=1); KEY=null deletes."),
+    typer.Option(
+        "--field",
+        help="KEY=VALUE, repeatable; dotted keys nest (resources.gpu=1); KEY=null deletes.",
+    ),
 ]
 
 
@@ -101,7 +119,9 @@ def _ns_path(client: Client, *parts: str) -> str:
     return f"/api/namespaces/{quote(client.namespace, safe='')}/{tail}"
 
 
-def _call(client: Client, method: str, *parts: str, body: Any = None, query: dict[str, Any] | None = None) -> Any:
+def _call(
+    client: Client, method: str, *parts: str, body: Any = None, query: dict[str, Any] | None = None
+) -> Any:
     from dreamlake.controlplane.client import ApiFailure, Unreachable
 
     try:
@@ -113,7 +133,9 @@ def _call(client: Client, method: str, *parts: str, body: Any = None, query: dic
         if exc.status == 401:
             hint = "pass --token-file with a valid token, or set LAKESHORE_TOKEN"
         elif exc.status == 403:
-            hint = f"use a token of namespace {client.namespace!r} (or of its org), or an admin token"
+            hint = (
+                f"use a token of namespace {client.namespace!r} (or of its org), or an admin token"
+            )
         detail = exc.detail if isinstance(exc.detail, str) else json.dumps(exc.detail)
         fail(f"{exc.status} {exc.error}: {detail}", hint)
 
@@ -122,7 +144,9 @@ def _emit(data: Any, as_json: bool, prose: str) -> None:
     typer.echo(json.dumps(data, indent=2, sort_keys=True) if as_json else prose)
 
 
-def _kwargs(items: list[str] | None, kwargs_file: Path | None, flag: str = "--kwarg") -> dict[str, Any]:
+def _kwargs(
+    items: list[str] | None, kwargs_file: Path | None, flag: str = "--kwarg"
+) -> dict[str, Any]:
     from dreamlake.controlplane.registry.kwargs import KwargsError, build_kwargs
 
     try:
@@ -160,8 +184,12 @@ def providers_add(
     launcher: Annotated[str, typer.Option("--launcher", help="EC2, GCE, Kube, SSH or SLURM.")],
     kwarg: KwargOpt = None,
     kwargs_file: KwargsFileOpt = None,
-    dispatch: Annotated[str | None, typer.Option("--dispatch", help="direct or daemon (default: by launcher).")] = None,
-    tunnel: Annotated[str | None, typer.Option("--tunnel", help="A tunnel name to reach the host through.")] = None,
+    dispatch: Annotated[
+        str | None, typer.Option("--dispatch", help="direct or daemon (default: by launcher).")
+    ] = None,
+    tunnel: Annotated[
+        str | None, typer.Option("--tunnel", help="A tunnel name to reach the host through.")
+    ] = None,
     server: ServerOpt = None,
     namespace: NamespaceOpt = None,
     token_file: TokenFileOpt = None,
@@ -172,18 +200,29 @@ def providers_add(
     from dreamlake.controlplane.registry.launchers import NAME_RULE, valid_name
 
     if not valid_name(name):
-        fail(f"provider name {name!r} is invalid: names match {NAME_RULE}", "pick a lower-case name, e.g. aws-us-east")
+        fail(
+            f"provider name {name!r} is invalid: names match {NAME_RULE}",
+            "pick a lower-case name, e.g. aws-us-east",
+        )
     _check_launcher(launcher)
     if dispatch is not None and dispatch not in ("direct", "daemon"):
         fail(f"--dispatch {dispatch!r} is not direct or daemon")
-    body: dict[str, Any] = {"name": name, "launcher": launcher, "kwargs": _kwargs(kwarg, kwargs_file)}
+    body: dict[str, Any] = {
+        "name": name,
+        "launcher": launcher,
+        "kwargs": _kwargs(kwarg, kwargs_file),
+    }
     if dispatch is not None:
         body["dispatch"] = dispatch
     if tunnel:
         body["tunnel"] = tunnel
     client = _client(server, namespace, token_file, data_dir)
     row = _call(client, "POST", "providers", body=body)
-    _emit(row, as_json, f"added provider {row['name']} ({row['launcher']}, dispatch {row['dispatch']})")
+    _emit(
+        row,
+        as_json,
+        f"added provider {row['name']} ({row['launcher']}, dispatch {row['dispatch']})",
+    )
 
 
 @providers_app.command("update")
@@ -191,8 +230,13 @@ def providers_update(
     name: Annotated[str, typer.Argument(help="Provider name.")],
     kwarg: KwargOpt = None,
     kwargs_file: KwargsFileOpt = None,
-    dispatch: Annotated[str | None, typer.Option("--dispatch", help="direct or daemon; \"\" returns to the launcher default.")] = None,
-    tunnel: Annotated[str | None, typer.Option("--tunnel", help="Tunnel name; \"\" clears it.")] = None,
+    dispatch: Annotated[
+        str | None,
+        typer.Option("--dispatch", help='direct or daemon; "" returns to the launcher default.'),
+    ] = None,
+    tunnel: Annotated[
+        str | None, typer.Option("--tunnel", help='Tunnel name; "" clears it.')
+    ] = None,
     launcher: Annotated[str | None, typer.Option("--launcher", hidden=True)] = None,
     server: ServerOpt = None,
     namespace: NamespaceOpt = None,
@@ -213,7 +257,7 @@ def providers_update(
         body["kwargsPatch"] = _patch(kwarg, "--kwarg")
     if dispatch is not None:
         if dispatch not in ("", "direct", "daemon"):
-            fail(f"--dispatch {dispatch!r} is not direct or daemon (\"\" resets to the default)")
+            fail(f'--dispatch {dispatch!r} is not direct or daemon ("" resets to the default)')
         body["dispatch"] = dispatch or None
     if tunnel is not None:
         body["tunnel"] = tunnel
@@ -228,7 +272,9 @@ def providers_update(
 def providers_list(
     hidden: Annotated[bool, typer.Option("--hidden", help="Include hidden rows.")] = False,
     deleted: Annotated[bool, typer.Option("--deleted", help="Include soft-deleted rows.")] = False,
-    all_: Annotated[bool, typer.Option("--all", help="Everything: hidden and deleted too.")] = False,
+    all_: Annotated[
+        bool, typer.Option("--all", help="Everything: hidden and deleted too.")
+    ] = False,
     server: ServerOpt = None,
     namespace: NamespaceOpt = None,
     token_file: TokenFileOpt = None,
@@ -306,8 +352,18 @@ providers_app.command("unhide", help="Show a hidden provider in default listings
 @providers_app.command("test")
 def providers_test(
     name: Annotated[str, typer.Argument(help="Provider name.")],
-    local: Annotated[bool, typer.Option("--local", help="Check the provider as the resolved .dreamrc defines it; no server.")] = False,
-    dreamrc: Annotated[Path | None, typer.Option("--dreamrc", help="Check the provider as this .dreamrc defines it; no server.")] = None,
+    local: Annotated[
+        bool,
+        typer.Option(
+            "--local", help="Check the provider as the resolved .dreamrc defines it; no server."
+        ),
+    ] = False,
+    dreamrc: Annotated[
+        Path | None,
+        typer.Option(
+            "--dreamrc", help="Check the provider as this .dreamrc defines it; no server."
+        ),
+    ] = None,
     server: ServerOpt = None,
     namespace: NamespaceOpt = None,
     token_file: TokenFileOpt = None,
@@ -320,7 +376,9 @@ def providers_test(
     else:
         client = _client(server, namespace, token_file, data_dir)
         report = _call(client, "POST", "providers", name, "test")
-    lines = [f"provider {report['provider']} ({report['launcher']}): {'ok' if report['ok'] else 'FAILED'}"]
+    lines = [
+        f"provider {report['provider']} ({report['launcher']}): {'ok' if report['ok'] else 'FAILED'}"
+    ]
     for c in report["checks"]:
         lines.append(f"  {'ok  ' if c['ok'] else 'FAIL'} {c['check']}: {c['detail']}")
     if report.get("stub"):
@@ -343,7 +401,10 @@ def _local_report(name: str, dreamrc: Path | None) -> dict[str, Any]:
     spec = rc.provider(name)
     if spec is None:
         known = ", ".join(sorted(rc.providers)) or "none"
-        fail(f"no provider {name!r} in {rc.where()} (known: {known})", "lakeshore providers test NAME  # without --local asks the server")
+        fail(
+            f"no provider {name!r} in {rc.where()} (known: {known})",
+            "lakeshore providers test NAME  # without --local asks the server",
+        )
 
     def probe(secret: str) -> str | None:
         return (
@@ -460,12 +521,29 @@ def _act(client: Client, row: dict[str, Any]) -> str:
 @secrets_app.command("add")
 def secrets_add(
     name: Annotated[str, typer.Argument(help="Secret name.")],
-    kind: Annotated[str, typer.Option("--kind", help="generic, aws_keypair (<id>:<secret>), ssh_key, token, password.")] = "generic",
-    value: Annotated[str | None, typer.Option("--value", help="The value (visible in the process list: prefer the others).")] = None,
-    value_file: Annotated[Path | None, typer.Option("--value-file", help="Read the value from a file.")] = None,
-    value_env: Annotated[str | None, typer.Option("--value-env", help="Read the value from this environment variable.")] = None,
-    value_stdin: Annotated[bool, typer.Option("--value-stdin", help="Read the value from stdin.")] = False,
-    replace: Annotated[bool, typer.Option("--replace", help="Overwrite an existing secret.")] = False,
+    kind: Annotated[
+        str,
+        typer.Option(
+            "--kind", help="generic, aws_keypair (<id>:<secret>), ssh_key, token, password."
+        ),
+    ] = "generic",
+    value: Annotated[
+        str | None,
+        typer.Option("--value", help="The value (visible in the process list: prefer the others)."),
+    ] = None,
+    value_file: Annotated[
+        Path | None, typer.Option("--value-file", help="Read the value from a file.")
+    ] = None,
+    value_env: Annotated[
+        str | None,
+        typer.Option("--value-env", help="Read the value from this environment variable."),
+    ] = None,
+    value_stdin: Annotated[
+        bool, typer.Option("--value-stdin", help="Read the value from stdin.")
+    ] = False,
+    replace: Annotated[
+        bool, typer.Option("--replace", help="Overwrite an existing secret.")
+    ] = False,
     server: ServerOpt = None,
     namespace: NamespaceOpt = None,
     token_file: TokenFileOpt = None,
@@ -499,7 +577,11 @@ def secrets_add(
         row = _call(client, "PUT", "secrets", name, body=body)
     else:
         row = _call(client, "POST", "secrets", body={"name": name, **body})
-    _emit(row, as_json, f"stored secret {row['name']} ({row['kind']}); reference it as {{\"$secret\": \"{row['name']}\"}}")
+    _emit(
+        row,
+        as_json,
+        f'stored secret {row["name"]} ({row["kind"]}); reference it as {{"$secret": "{row["name"]}"}}',
+    )
 
 
 @secrets_app.command("list")
@@ -521,7 +603,9 @@ def secrets_list(
 @secrets_app.command("remove")
 def secrets_remove(
     name: Annotated[str, typer.Argument(help="Secret name.")],
-    force: Annotated[bool, typer.Option("--force", help="Remove even when providers reference it.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Remove even when providers reference it.")
+    ] = False,
     server: ServerOpt = None,
     namespace: NamespaceOpt = None,
     token_file: TokenFileOpt = None,
@@ -625,7 +709,9 @@ def modes_remove(
 @modes_app.command("preview")
 def modes_preview(
     mode: Annotated[str | None, typer.Argument(help="Mode name (optional).")] = None,
-    provider: Annotated[str | None, typer.Option("--provider", help="Provider name (overrides the mode's).")] = None,
+    provider: Annotated[
+        str | None, typer.Option("--provider", help="Provider name (overrides the mode's).")
+    ] = None,
     field: FieldOpt = None,
     server: ServerOpt = None,
     namespace: NamespaceOpt = None,
@@ -657,5 +743,7 @@ def modes_preview(
         lines.append("runner-side (stays on the RunConfig):")
         lines.extend(f"  {k} = {leaf_text(v)}" for k, v in flatten(out["run"]))
     if not out.get("serverLaunch"):
-        lines.append(f"note: {out['launcher']} has no server-side launch route (EC2, GCE, Kube only)")
+        lines.append(
+            f"note: {out['launcher']} has no server-side launch route (EC2, GCE, Kube only)"
+        )
     _emit(out, as_json, "\n".join(lines))

@@ -83,8 +83,16 @@ def start_server(
     port = port or _free_port()
     data_dir.mkdir(parents=True, exist_ok=True)
     argv = [
-        *_lakeshore_argv(), "serve", "--host", "127.0.0.1", "--port", str(port),
-        "--data-dir", str(data_dir), "--live-seconds", str(live_seconds),
+        *_lakeshore_argv(),
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--data-dir",
+        str(data_dir),
+        "--live-seconds",
+        str(live_seconds),
     ]
     env = {k: v for k, v in os.environ.items() if not k.startswith("LAKESHORE_")}
     with (data_dir / "server.log").open("ab") as log:
@@ -103,7 +111,9 @@ def start_server(
             pass
         time.sleep(0.2)
     srv.stop()
-    raise RuntimeError(f"lakeshore serve did not become healthy within {timeout:.0f}s: {srv.log_tail()}")
+    raise RuntimeError(
+        f"lakeshore serve did not become healthy within {timeout:.0f}s: {srv.log_tail()}"
+    )
 
 
 @contextlib.contextmanager
@@ -167,20 +177,26 @@ def run_demo(out: Callable[[str], None] | None = None, *, keep: bool = False) ->
     name = _free_name()
     try:
         say(f"demo: a `local` provider in {project}, on this machine, no cloud account")
-        say(f"demo: starting the embedded control plane (lakeshore serve on 127.0.0.1, data in {data})")
+        say(
+            f"demo: starting the embedded control plane (lakeshore serve on 127.0.0.1, data in {data})"
+        )
         server = start_server(data)
         say(f"demo: control plane at {server.url}")
         with patched_env(server.env()):
             step = _Steps(say, project)
-            res = step(f"dreamlake provider create -n {name} --provider local",
-                       lambda: create(name, "local", cwd=project))
+            res = step(
+                f"dreamlake provider create -n {name} --provider local",
+                lambda: create(name, "local", cwd=project),
+            )
             if res.status != "needs_input":
                 return 1
             tfvars = project / ".dream" / "providers" / name / "terraform" / "terraform.tfvars"
             resolve_local_decisions(tfvars, base / "work", "demo-worker")
             say(f"\ndemo: resolved every decision by editing {tfvars}")
-            res = step(f"dreamlake provider create -n {name} --continue",
-                       lambda: create(name, "local", cwd=project, continue_=True))
+            res = step(
+                f"dreamlake provider create -n {name} --continue",
+                lambda: create(name, "local", cwd=project, continue_=True),
+            )
             if res.status != "scaffolded":
                 return 1
             from .verbs.apply import apply
@@ -189,8 +205,10 @@ def run_demo(out: Callable[[str], None] | None = None, *, keep: bool = False) ->
             res = step(f"dreamlake provider plan -n {name}", lambda: plan(name, cwd=project))
             if res.status != "ready":
                 return 1
-            res = step(f"dreamlake provider apply -n {name} --yes",
-                       lambda: apply(name, yes=True, cwd=project))
+            res = step(
+                f"dreamlake provider apply -n {name} --yes",
+                lambda: apply(name, yes=True, cwd=project),
+            )
             if res.status not in ("applied", "unclaimed"):
                 return 1
             from .verbs.status import status
@@ -198,8 +216,10 @@ def run_demo(out: Callable[[str], None] | None = None, *, keep: bool = False) ->
             res = step(f"dreamlake provider status -n {name}", lambda: status(name, cwd=project))
             if res.status != "unclaimed":
                 return 1
-            res = step(f"dreamlake provider connect -n {name}",
-                       lambda: connect(name, cwd=project, progress=lambda m: say(f"   … {m}")))
+            res = step(
+                f"dreamlake provider connect -n {name}",
+                lambda: connect(name, cwd=project, progress=lambda m: say(f"   … {m}")),
+            )
             ok = res.status == "connected"
         return 0 if ok else 1
     except Exception as exc:  # the demo reports, it never dumps a traceback
@@ -217,7 +237,10 @@ def run_demo(out: Callable[[str], None] | None = None, *, keep: bool = False) ->
             home = os.path.expanduser("~")
             shutil.rmtree(f"{home}/.dreamlake/nymph/{name}", ignore_errors=True)
             shutil.rmtree(base, ignore_errors=True)
-        say("demo: " + ("done — the provider reached connected" if ok else "did not reach connected"))
+        say(
+            "demo: "
+            + ("done — the provider reached connected" if ok else "did not reach connected")
+        )
 
 
 def _free_name() -> str:
@@ -225,10 +248,17 @@ def _free_name() -> str:
     on this machine (another demo running), so two demos never stop each other's daemon."""
     import secrets
 
-    taken = subprocess.run(
-        ["tmux", "has-session", "-t", f"=nymph-{DEMO_NAME}"],
-        stdin=subprocess.DEVNULL, capture_output=True, check=False,
-    ).returncode == 0 if shutil.which("tmux") else False
+    taken = (
+        subprocess.run(
+            ["tmux", "has-session", "-t", f"=nymph-{DEMO_NAME}"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            check=False,
+        ).returncode
+        == 0
+        if shutil.which("tmux")
+        else False
+    )
     if not taken and not Path(os.path.expanduser(f"~/.dreamlake/nymph/{DEMO_NAME}")).exists():
         return DEMO_NAME
     return f"{DEMO_NAME}-{secrets.token_hex(2)}"
@@ -239,7 +269,9 @@ class _Steps:
         self.say = say
         self.project = project
 
-    def __call__(self, title: str, fn: Callable[[], ProviderLifecycleResult]) -> ProviderLifecycleResult:
+    def __call__(
+        self, title: str, fn: Callable[[], ProviderLifecycleResult]
+    ) -> ProviderLifecycleResult:
         self.say(f"\n$ {title}")
         cwd = os.getcwd()
         os.chdir(self.project)  # prose shows paths relative to the project

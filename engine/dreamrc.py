@@ -218,7 +218,9 @@ def _run_config(
         providers[name] = _spec(name, prov, path)
         out["provider"] = name
     elif prov is not None and not isinstance(prov, str):
-        raise DreamrcError("provider: must be a provider name or a !providers.<Launcher> mapping", path=path)
+        raise DreamrcError(
+            "provider: must be a provider name or a !providers.<Launcher> mapping", path=path
+        )
     for key, value in out.items():
         if key != "provider":
             _no_tags_inside(value, path, 0)
@@ -243,7 +245,9 @@ def parse_dreamrc(text: str, *, path: Path | None = None, source: str = "file") 
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise DreamrcError("the top level must be a mapping (the default RunConfig)", path=path, line=1)
+        raise DreamrcError(
+            "the top level must be a mapping (the default RunConfig)", path=path, line=1
+        )
 
     providers: dict[str, ProviderSpec] = {}
     raw_providers = data.get("providers") or {}
@@ -272,7 +276,9 @@ def parse_dreamrc(text: str, *, path: Path | None = None, source: str = "file") 
 
     lakeshore = data.get("lakeshore") or {}
     if not isinstance(lakeshore, dict):
-        raise DreamrcError("lakeshore: must be a mapping with url, namespace, token_file", path=path)
+        raise DreamrcError(
+            "lakeshore: must be a mapping with url, namespace, token_file", path=path
+        )
     unknown = sorted(set(lakeshore) - set(LAKESHORE_KEYS))
     if unknown:
         raise DreamrcError(
@@ -396,7 +402,9 @@ def compose_from_server(
         )
     mode_map: dict[str, dict[str, Any]] = {}
     for row in modes:
-        body = {k: v for k, v in row.items() if k not in ("name", "namespace", "createdAt", "updatedAt")}
+        body = {
+            k: v for k, v in row.items() if k not in ("name", "namespace", "createdAt", "updatedAt")
+        }
         mode_map[str(row["name"])] = body
     return DreamRc(source=source, providers=specs, modes=mode_map)
 
@@ -446,7 +454,9 @@ def _read_cache(namespace: str) -> DreamRc | None:
     path = cache_path(namespace)
     try:
         payload = json.loads(path.read_text(encoding="utf-8"))
-        rc = compose_from_server(payload.get("providers", []), payload.get("modes", []), source="cache")
+        rc = compose_from_server(
+            payload.get("providers", []), payload.get("modes", []), source="cache"
+        )
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
     return DreamRc(

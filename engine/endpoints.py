@@ -147,7 +147,11 @@ class AwsSettings:
     @property
     def skip_credentials_validation(self) -> bool | None:
         return next(
-            (x.skip_credentials_validation for x in self.layers if x.skip_credentials_validation is not None),
+            (
+                x.skip_credentials_validation
+                for x in self.layers
+                if x.skip_credentials_validation is not None
+            ),
             None,
         )
 
@@ -251,7 +255,7 @@ def _from_env(env: Mapping[str, str]) -> _Layer:
         prefix = "AWS_ENDPOINT_URL_"
         for key, value in env.items():
             if key.startswith(prefix) and value.strip():
-                service = key[len(prefix):].lower()
+                service = key[len(prefix) :].lower()
                 endpoints[service] = _url(value, key)
         if env.get("AWS_ENDPOINT_URL", "").strip():
             endpoint = _url(env["AWS_ENDPOINT_URL"], "AWS_ENDPOINT_URL")
@@ -259,7 +263,10 @@ def _from_env(env: Mapping[str, str]) -> _Layer:
         endpoint = _url(env["DREAMLAKE_AWS_ENDPOINT_URL"], "DREAMLAKE_AWS_ENDPOINT_URL")
     skip = None
     if "DREAMLAKE_AWS_SKIP_CREDENTIALS_VALIDATION" in env:
-        skip = _bool(env["DREAMLAKE_AWS_SKIP_CREDENTIALS_VALIDATION"], "DREAMLAKE_AWS_SKIP_CREDENTIALS_VALIDATION")
+        skip = _bool(
+            env["DREAMLAKE_AWS_SKIP_CREDENTIALS_VALIDATION"],
+            "DREAMLAKE_AWS_SKIP_CREDENTIALS_VALIDATION",
+        )
     regions = _regions(env.get("DREAMLAKE_AWS_PROBE_REGIONS", ""), "DREAMLAKE_AWS_PROBE_REGIONS")
     mirror = env.get("DREAMLAKE_TF_PLUGIN_MIRROR", "").strip() or None
     if mirror:
@@ -292,12 +299,16 @@ def _from_mapping(raw: Mapping[str, Any], file: Path, base: Path) -> _Layer:
         raise bad("terraform must be a mapping")
     endpoints_raw = aws.get("endpoints") or {}
     if not isinstance(endpoints_raw, Mapping):
-        raise bad('aws.endpoints must map a service name to a URL, e.g. {"ec2": "http://127.0.0.1:5000"}')
+        raise bad(
+            'aws.endpoints must map a service name to a URL, e.g. {"ec2": "http://127.0.0.1:5000"}'
+        )
     endpoints = {}
     for service, url in endpoints_raw.items():
         if not isinstance(url, str):
             raise bad(f"aws.endpoints.{service} must be a URL string")
-        endpoints[str(service).lower()] = _url(url, f"settings.aws.endpoints.{service} in {file}", file)
+        endpoints[str(service).lower()] = _url(
+            url, f"settings.aws.endpoints.{service} in {file}", file
+        )
     endpoint = aws.get("endpoint")
     if endpoint is not None and not isinstance(endpoint, str):
         raise bad("aws.endpoint must be a URL string")
@@ -438,7 +449,9 @@ def _mirror(value: str, base: Path, where: str, file: Path | None = None) -> str
     value = value.strip()
     if value.startswith(("https://", "http://")):
         if not value.startswith("https://"):
-            raise _settings_error(f"{where}: a network mirror must be an https URL, not {value!r}", file)
+            raise _settings_error(
+                f"{where}: a network mirror must be an https URL, not {value!r}", file
+            )
         return value.rstrip("/") + "/"
     p = _path(value, base)
     if not p.is_dir():
@@ -450,4 +463,11 @@ def _mirror(value: str, base: Path, where: str, file: Path | None = None) -> str
     return str(p)
 
 
-__all__ = ["AWS_SERVICES", "AwsSettings", "Settings", "TerraformSettings", "find_dreamrc", "resolve"]
+__all__ = [
+    "AWS_SERVICES",
+    "AwsSettings",
+    "Settings",
+    "TerraformSettings",
+    "find_dreamrc",
+    "resolve",
+]

@@ -129,13 +129,27 @@ def build_project_wheel(cache: Path | None = None, progress: Progress | None = N
         if not (stage / "README.md").exists():
             (stage / "README.md").write_text("dreamlake\n")
         wheel_dir = Path(tmp) / "wheel"
-        base = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet",
-                "--disable-pip-version-check", "-w", str(wheel_dir), str(stage)]
+        base = [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--quiet",
+            "--disable-pip-version-check",
+            "-w",
+            str(wheel_dir),
+            str(stage),
+        ]
         errors = []
         for extra in ([], ["--no-build-isolation"]):
             proc = subprocess.run(
-                base[:4] + extra + base[4:], stdin=subprocess.DEVNULL,
-                capture_output=True, text=True, check=False, timeout=600,
+                base[:4] + extra + base[4:],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                check=False,
+                timeout=600,
             )
             if proc.returncode == 0:
                 break
@@ -189,13 +203,19 @@ def imported_distributions(module: str = DAEMON_MODULE) -> list[str]:
     """Distributions a fresh interpreter loads to import ``module`` and, for a package,
     every module in it (so imports done lazily inside functions are counted too)."""
     proc = subprocess.run(
-        [sys.executable, "-c", _PROBE, module], stdin=subprocess.DEVNULL,
-        capture_output=True, text=True, check=False, timeout=120,
+        [sys.executable, "-c", _PROBE, module],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
     )
     try:
         data = json.loads(proc.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
-        raise InstallError(f"could not inspect the daemon's imports: {proc.stderr[-400:]}") from None
+        raise InstallError(
+            f"could not inspect the daemon's imports: {proc.stderr[-400:]}"
+        ) from None
     if "error" in data:
         raise InstallError(f"the daemon module {module} does not import here: {data['error']}")
     return [d for d in data["dists"] if _norm(d) != PROJECT]
@@ -362,10 +382,14 @@ def _sha256(path: Path) -> str:
 def nymph_argv(cfg: DaemonConfig, token_file: str) -> list[str]:
     """The daemon's flags (see ``nymph --help``)."""
     argv = [
-        "--server", cfg.server,
-        "--token-file", token_file,
-        "--namespace", cfg.namespace,
-        "--provider", cfg.provider,
+        "--server",
+        cfg.server,
+        "--token-file",
+        token_file,
+        "--namespace",
+        cfg.namespace,
+        "--provider",
+        cfg.provider,
     ]
     if cfg.queues:
         argv += ["--queues", ",".join(cfg.queues)]
@@ -424,7 +448,9 @@ def install(
     wd = f"{d}/wheels"
     check(shell, f"umask 077; mkdir -p {shlex.quote(wd)}", what=f"creating {d}")
     remote_sums: dict[str, str] = {}
-    for line in shell.run(f"cd {shlex.quote(wd)} && sha256sum -- *.whl 2>/dev/null; true").stdout.splitlines():
+    for line in shell.run(
+        f"cd {shlex.quote(wd)} && sha256sum -- *.whl 2>/dev/null; true"
+    ).stdout.splitlines():
         parts = line.split()
         if len(parts) == 2:
             remote_sums[parts[1].lstrip("*")] = parts[0]
@@ -453,10 +479,19 @@ def install(
     if changed:
         say(f"installing the daemon into {venv} (python {pyver})")
         _install_into_venv(
-            shell, python, venv, wd, dep_names, project.name if project_changed else None,
-            pip.name if pip else None, notes, fresh=fresh,
+            shell,
+            python,
+            venv,
+            wd,
+            dep_names,
+            project.name if project_changed else None,
+            pip.name if pip else None,
+            notes,
+            fresh=fresh,
         )
-        smoke = shell.run(f"cd / && {shlex.quote(vpy)} -c {shlex.quote(_SMOKE)} {module}", timeout=120)
+        smoke = shell.run(
+            f"cd / && {shlex.quote(vpy)} -c {shlex.quote(_SMOKE)} {module}", timeout=120
+        )
         if not smoke.ok:
             raise InstallError(
                 f"the daemon was installed into {venv} on {shell.label} but does not import: "
@@ -517,19 +552,30 @@ def _install_into_venv(
     wheel; else ensurepip; else the wheels are unpacked into site-packages."""
     qv, qw = shlex.quote(venv), shlex.quote(wd)
     if fresh:
-        check(shell, f"{shlex.quote(python)} -m venv --clear --without-pip {qv}", timeout=180,
-              what=f"creating the venv {venv}")
+        check(
+            shell,
+            f"{shlex.quote(python)} -m venv --clear --without-pip {qv}",
+            timeout=180,
+            what=f"creating the venv {venv}",
+        )
     vpy = f"{qv}/bin/python"
     pip = ""
     if pip_whl and shell.run(f"{vpy} {qw}/{pip_whl}/pip --version", timeout=60).ok:
         pip = f"{vpy} {qw}/{pip_whl}/pip"
-    elif shell.run(f"{vpy} -m pip --version >/dev/null 2>&1 || "
-                   f"{vpy} -m ensurepip --default-pip >/dev/null 2>&1", timeout=300).ok:
+    elif shell.run(
+        f"{vpy} -m pip --version >/dev/null 2>&1 || "
+        f"{vpy} -m ensurepip --default-pip >/dev/null 2>&1",
+        timeout=300,
+    ).ok:
         pip = f"{vpy} -m pip"
     if not pip:
         files = " ".join(shlex.quote(f"{wd}/{n}") for n in [*deps, *([project] if project else [])])
-        check(shell, f"{vpy} -c {shlex.quote(_UNPACK)} {files}", timeout=300,
-              what="unpacking the daemon's wheels")
+        check(
+            shell,
+            f"{vpy} -c {shlex.quote(_UNPACK)} {files}",
+            timeout=300,
+            what="unpacking the daemon's wheels",
+        )
         notes.append("no pip could run on the host: the wheels were unpacked into the venv")
         return
     pip += (
@@ -543,9 +589,19 @@ def _install_into_venv(
             # Not the same machine kind (another python or platform): let pip resolve
             # what the uploaded wheels cannot satisfy from its index.
             names = " ".join(shlex.quote(n.split("-")[0]) for n in deps)
-            check(shell, f"{pip} --find-links {qw} {names}", timeout=900,
-                  what="installing the daemon's dependencies")
-            notes.append("the host differs from this machine: pip fetched some dependencies from its index")
+            check(
+                shell,
+                f"{pip} --find-links {qw} {names}",
+                timeout=900,
+                what="installing the daemon's dependencies",
+            )
+            notes.append(
+                "the host differs from this machine: pip fetched some dependencies from its index"
+            )
     if project:
-        check(shell, f"{pip} --no-index --no-deps --force-reinstall {shlex.quote(wd + '/' + project)}",
-              timeout=300, what="installing the dreamlake wheel")
+        check(
+            shell,
+            f"{pip} --no-index --no-deps --force-reinstall {shlex.quote(wd + '/' + project)}",
+            timeout=300,
+            what="installing the dreamlake wheel",
+        )

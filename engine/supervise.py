@@ -26,7 +26,9 @@ Supervisor = Literal["systemd-user", "systemd-system", "tmux"]
 # A user manager is reached through XDG_RUNTIME_DIR; a non-PAM ssh session may lack it.
 USER_ENV = 'export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/run/user/$(id -u)}"; '
 
-PROBE = USER_ENV + r"""
+PROBE = (
+    USER_ENV
+    + r"""
 echo "user=$(id -un)"
 echo "uid=$(id -u)"
 [ -d /run/systemd/system ] && echo systemd=yes
@@ -40,6 +42,7 @@ if [ "$(id -u)" = 0 ] || sudo -n true >/dev/null 2>&1; then echo sudo=yes; fi
 command -v tmux >/dev/null 2>&1 && echo tmux=yes
 true
 """
+)
 
 
 @dataclass(frozen=True)
@@ -178,8 +181,11 @@ def start(shell: Shell, spec: DaemonSpec, supervisor: Supervisor, caps: Capabili
         shell.put_bytes(text, path, mode=0o644)
     what = "systemctl --user" if not system else "systemctl"
     check(shell, f"{sc} daemon-reload", what=f"{what} daemon-reload")
-    check(shell, f"{sc} enable {unit} >/dev/null 2>&1; {sc} restart {unit}",
-          what=f"{what} restart {unit}")
+    check(
+        shell,
+        f"{sc} enable {unit} >/dev/null 2>&1; {sc} restart {unit}",
+        what=f"{what} restart {unit}",
+    )
 
 
 def stop(shell: Shell, provider: str) -> None:
@@ -190,7 +196,7 @@ def stop(shell: Shell, provider: str) -> None:
         f"tmux kill-session -t ={session} >/dev/null 2>&1; "
         f"if command -v systemctl >/dev/null 2>&1; then "
         f"{USER_ENV}systemctl --user disable --now {unit} >/dev/null 2>&1; "
-        f"if [ \"$(id -u)\" = 0 ]; then systemctl disable --now {unit} >/dev/null 2>&1; "
+        f'if [ "$(id -u)" = 0 ]; then systemctl disable --now {unit} >/dev/null 2>&1; '
         f"else sudo -n systemctl disable --now {unit} >/dev/null 2>&1; fi; fi; true",
         timeout=30,
     )

@@ -15,9 +15,7 @@ def run() -> None:
 
     vendor = pulumi.Config().get("vendor") or "local"
     if vendor not in VENDORS:
-        raise ValueError(
-            f"dreamlake config: vendor: {vendor!r} is not one of {', '.join(VENDORS)}"
-        )
+        raise ValueError(f"dreamlake config: vendor: {vendor!r} is not one of {', '.join(VENDORS)}")
     import_module(f"dreamlake.stacks.{vendor}").main()
 
 

@@ -79,8 +79,9 @@ def check_provider(
             Check(
                 f"required:{key}",
                 present,
-                f"{key} is set" if present else f"{launcher} needs kwarg {key!r} (set it with "
-                f"--kwarg {key}=<value>)",
+                f"{key} is set"
+                if present
+                else f"{launcher} needs kwarg {key!r} (set it with --kwarg {key}=<value>)",
             )
         )
     for key, types in KWARG_TYPES.get(launcher, {}).items():

@@ -34,7 +34,9 @@ def parse_value(raw: str) -> Any:
             return json.loads(text)
         except json.JSONDecodeError as exc:
             if text[0] in "{[":
-                raise KwargsError(f"value {raw!r} starts like JSON but is not valid JSON: {exc.msg}") from exc
+                raise KwargsError(
+                    f"value {raw!r} starts like JSON but is not valid JSON: {exc.msg}"
+                ) from exc
             return raw
     return raw
 

@@ -65,7 +65,12 @@ def providers_table(rows: Iterable[Mapping[str, Any]]) -> str:
     return table(
         ["NAME", "LAUNCHER", "DISPATCH", "KWARGS"],
         (
-            [display_name(r), str(r["launcher"]), str(r["dispatch"]), kwargs_summary(r.get("kwargs") or {})]
+            [
+                display_name(r),
+                str(r["launcher"]),
+                str(r["dispatch"]),
+                kwargs_summary(r.get("kwargs") or {}),
+            ]
             for r in rows
         ),
     )
@@ -80,8 +85,10 @@ def provider_detail(row: Mapping[str, Any]) -> str:
     ]
     if row.get("tunnel"):
         lines.append(f"tunnel:    {row['tunnel']}")
-    state = "deleted " + str(row["deletedAt"]) if row.get("deletedAt") else (
-        "hidden" if row.get("hidden") else "active"
+    state = (
+        "deleted " + str(row["deletedAt"])
+        if row.get("deletedAt")
+        else ("hidden" if row.get("hidden") else "active")
     )
     lines.append(f"state:     {state}")
     pairs = flatten(row.get("kwargs") or {})
@@ -99,13 +106,24 @@ def secrets_table(rows: Iterable[Mapping[str, Any]]) -> str:
 
 def modes_table(rows: Iterable[Mapping[str, Any]]) -> str:
     def rest(r: Mapping[str, Any]) -> str:
-        other = {k: v for k, v in r.items() if k not in ("name", "provider", "backend", "runner", "namespace", "createdAt", "updatedAt")}
+        other = {
+            k: v
+            for k, v in r.items()
+            if k
+            not in ("name", "provider", "backend", "runner", "namespace", "createdAt", "updatedAt")
+        }
         return kwargs_summary(other)
 
     return table(
         ["NAME", "PROVIDER", "BACKEND", "RUNNER", "FIELDS"],
         (
-            [str(r["name"]), str(r.get("provider") or "-"), str(r.get("backend")), str(r.get("runner")), rest(r)]
+            [
+                str(r["name"]),
+                str(r.get("provider") or "-"),
+                str(r.get("backend")),
+                str(r.get("runner")),
+                rest(r),
+            ]
             for r in rows
         ),
     )
@@ -113,6 +131,8 @@ def modes_table(rows: Iterable[Mapping[str, Any]]) -> str:
 
 def mode_detail(row: Mapping[str, Any]) -> str:
     lines = [f"name: {row['name']}"]
-    fields = {k: v for k, v in row.items() if k not in ("name", "namespace", "createdAt", "updatedAt")}
+    fields = {
+        k: v for k, v in row.items() if k not in ("name", "namespace", "createdAt", "updatedAt")
+    }
     lines.extend(f"  {k} = {leaf_text(v)}" for k, v in flatten(fields))
     return "\n".join(lines)

@@ -160,8 +160,13 @@ def replace_secret(
     if "name" in body and body["name"] != name:
         raise ApiError(422, "validation_error", "the body's name differs from the URL's")
     wire, created = _call(
-        service.put_secret, session, scope, box, {k: v for k, v in body.items() if k != "name"},
-        name=name, replace=True,
+        service.put_secret,
+        session,
+        scope,
+        box,
+        {k: v for k, v in body.items() if k != "name"},
+        name=name,
+        replace=True,
     )
     response.status_code = 201 if created else 200
     return wire  # type: ignore[no-any-return]

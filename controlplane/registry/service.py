@@ -132,9 +132,7 @@ def _check_launcher(value: Any) -> str:
             for known in LAUNCHERS:
                 if known.lower() == value.lower():
                     hint = f" (did you mean {known!r}? launchers are case-sensitive)"
-        raise _unprocessable(
-            f"launcher {value!r} is not one of {', '.join(LAUNCHERS)}{hint}"
-        )
+        raise _unprocessable(f"launcher {value!r} is not one of {', '.join(LAUNCHERS)}{hint}")
     return str(value)
 
 
@@ -158,7 +156,7 @@ def _check_tunnel(value: Any) -> str | None:
     if value is None or value == "":
         return None
     if not isinstance(value, str) or len(value) > 255:
-        raise _unprocessable("tunnel must be a string (\"\" clears it)")
+        raise _unprocessable('tunnel must be a string ("" clears it)')
     return value
 
 
@@ -215,7 +213,9 @@ def list_providers(
     return providers_wire(session, rows)
 
 
-def get_provider_row(session: Session, scope: Scope, name: str, *, allow_deleted: bool = False) -> Provider:
+def get_provider_row(
+    session: Session, scope: Scope, name: str, *, allow_deleted: bool = False
+) -> Provider:
     row = _active(session, scope.lookup_ids, name)
     if row is not None:
         return row
@@ -241,7 +241,9 @@ def get_provider(session: Session, scope: Scope, name: str) -> dict[str, Any]:
 def create_provider(session: Session, scope: Scope, body: Mapping[str, Any]) -> dict[str, Any]:
     unknown = sorted(set(body) - {"name", "launcher", "kwargs", "dispatch", "tunnel", "hidden"})
     if unknown:
-        raise _unprocessable(f"unknown field(s) {', '.join(unknown)}; the body is {{name, launcher, kwargs, dispatch?}}")
+        raise _unprocessable(
+            f"unknown field(s) {', '.join(unknown)}; the body is {{name, launcher, kwargs, dispatch?}}"
+        )
     name = _check_name(body.get("name"))
     launcher = _check_launcher(body.get("launcher"))
     kwargs = _check_kwargs(body.get("kwargs"))
@@ -273,7 +275,9 @@ def create_provider(session: Session, scope: Scope, body: Mapping[str, Any]) -> 
     return providers_wire(session, [row])[0]
 
 
-def update_provider(session: Session, scope: Scope, name: str, body: Mapping[str, Any]) -> dict[str, Any]:
+def update_provider(
+    session: Session, scope: Scope, name: str, body: Mapping[str, Any]
+) -> dict[str, Any]:
     if "launcher" in body:
         raise _unprocessable(
             f"launcher is immutable; to change it remove and re-add: lakeshore providers remove {name} "
@@ -387,7 +391,9 @@ def put_secret(
     """Create (or with ``replace`` overwrite) a secret. Returns (row, created)."""
     unknown = sorted(set(body) - {"name", "kind", "value"})
     if unknown:
-        raise _unprocessable(f"unknown field(s) {', '.join(unknown)}; the body is {{name, kind?, value}}")
+        raise _unprocessable(
+            f"unknown field(s) {', '.join(unknown)}; the body is {{name, kind?, value}}"
+        )
     name = name if name is not None else body.get("name")
     if not isinstance(name, str) or not SECRET_NAME_RE.match(name) or len(name) > 255:
         raise _unprocessable(f"secret name {name!r} is invalid: names match {SECRET_NAME_RULE}")
@@ -423,7 +429,9 @@ def put_secret(
     return secret_wire(row, scope.namespace.name), created
 
 
-def delete_secret(session: Session, scope: Scope, name: str, *, force: bool = False) -> dict[str, Any]:
+def delete_secret(
+    session: Session, scope: Scope, name: str, *, force: bool = False
+) -> dict[str, Any]:
     row = session.scalar(
         select(Secret).where(Secret.namespace_id == scope.namespace.id, Secret.name == name)
     )
@@ -477,7 +485,9 @@ def mode_wire(row: Mode, namespace_name: str) -> dict[str, Any]:
 
 
 def _mode_row(session: Session, scope: Scope, name: str) -> Mode:
-    row = session.scalar(select(Mode).where(Mode.namespace_id == scope.namespace.id, Mode.name == name))
+    row = session.scalar(
+        select(Mode).where(Mode.namespace_id == scope.namespace.id, Mode.name == name)
+    )
     if row is None:
         raise RegistryError(404, "not_found", f"no mode named {name!r}; see: lakeshore modes list")
     return row
@@ -505,9 +515,13 @@ def get_mode(session: Session, scope: Scope, name: str) -> dict[str, Any]:
 
 def create_mode(session: Session, scope: Scope, body: Mapping[str, Any]) -> dict[str, Any]:
     name = _check_name(body.get("name"), "mode")
-    if session.scalar(select(Mode.id).where(Mode.namespace_id == scope.namespace.id, Mode.name == name)):
+    if session.scalar(
+        select(Mode.id).where(Mode.namespace_id == scope.namespace.id, Mode.name == name)
+    ):
         raise RegistryError(
-            409, "conflict", f"mode {name!r} already exists; change it with: lakeshore modes update {name} --field KEY=VALUE"
+            409,
+            "conflict",
+            f"mode {name!r} already exists; change it with: lakeshore modes update {name} --field KEY=VALUE",
         )
     fields = {k: v for k, v in body.items() if k not in ("name", "namespace")}
     fields = apply_patch({}, fields)
@@ -518,14 +532,18 @@ def create_mode(session: Session, scope: Scope, body: Mapping[str, Any]) -> dict
     return mode_wire(row, scope.namespace.name)
 
 
-def update_mode(session: Session, scope: Scope, name: str, patch: Mapping[str, Any]) -> dict[str, Any]:
+def update_mode(
+    session: Session, scope: Scope, name: str, patch: Mapping[str, Any]
+) -> dict[str, Any]:
     if "name" in patch and patch["name"] != name:
         raise _unprocessable("a mode cannot be renamed; add a new one and remove this one")
     row = _mode_row(session, scope, name)
     current = mode_wire(row, scope.namespace.name)
     current.pop("name")
     current.pop("namespace")
-    fields = apply_patch(current, {k: v for k, v in patch.items() if k not in ("name", "namespace")})
+    fields = apply_patch(
+        current, {k: v for k, v in patch.items() if k not in ("name", "namespace")}
+    )
     _store_mode(row, fields)
     row.updated_at = utcnow()
     _commit(session, f"mode {name!r} changed concurrently")
@@ -548,7 +566,9 @@ def launch_run_config(session: Session, scope: Scope, body: Mapping[str, Any]) -
     mode with a RunConfig layered on top."""
     unknown = sorted(set(body) - {"mode", "runConfig", "provider"})
     if unknown:
-        raise _unprocessable(f"unknown field(s) {', '.join(unknown)}; the body is {{mode?, runConfig?, provider?}}")
+        raise _unprocessable(
+            f"unknown field(s) {', '.join(unknown)}; the body is {{mode?, runConfig?, provider?}}"
+        )
     run: dict[str, Any] = {}
     if body.get("mode") is not None:
         if not isinstance(body["mode"], str):
@@ -564,7 +584,9 @@ def launch_run_config(session: Session, scope: Scope, body: Mapping[str, Any]) -
     if body.get("provider") is not None:
         run["provider"] = body["provider"]
     if not run.get("provider"):
-        raise _unprocessable("the RunConfig names no provider (set provider in the mode or runConfig)")
+        raise _unprocessable(
+            "the RunConfig names no provider (set provider in the mode or runConfig)"
+        )
     if not isinstance(run["provider"], str):
         raise _unprocessable("provider must be a provider name")
     return run
@@ -579,7 +601,9 @@ def preview_launch(session: Session, scope: Scope, body: Mapping[str, Any]) -> d
     return wire
 
 
-def _merge_for(session: Session, scope: Scope, body: Mapping[str, Any]) -> tuple[LaunchSpec, Provider]:
+def _merge_for(
+    session: Session, scope: Scope, body: Mapping[str, Any]
+) -> tuple[LaunchSpec, Provider]:
     run = launch_run_config(session, scope, body)
     row = get_provider_row(session, scope, run["provider"])
     names = _ns_names(session, [row.namespace_id])
@@ -691,7 +715,9 @@ def launch(
         result = dict(fn(resolved))
     except Exception as exc:
         message = scrub(f"{type(exc).__name__}: {exc}", plaintexts)
-        raise RegistryError(502, "launch_failed", f"the {spec.launcher} launcher failed: {message}") from None
+        raise RegistryError(
+            502, "launch_failed", f"the {spec.launcher} launcher failed: {message}"
+        ) from None
     finally:
         del resolved
     out = spec.to_wire()

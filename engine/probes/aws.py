@@ -169,7 +169,13 @@ def subnets(ctx: AwsContext) -> list[str] | None:
     answer = _client(ctx, ctx.region).describe_subnets(MaxResults=100)
     rows = answer.get("Subnets", [])
     # Non-default subnets first (a team's own network), then by VPC and zone.
-    rows.sort(key=lambda s: (bool(s.get("DefaultForAz")), s.get("VpcId", ""), s.get("AvailabilityZone", "")))
+    rows.sort(
+        key=lambda s: (
+            bool(s.get("DefaultForAz")),
+            s.get("VpcId", ""),
+            s.get("AvailabilityZone", ""),
+        )
+    )
     return [s["SubnetId"] for s in rows][:LIST_LIMIT]
 
 
@@ -179,7 +185,9 @@ def vpcs(ctx: AwsContext) -> list[str] | None:
         return None
     answer = _client(ctx, region).describe_vpcs(MaxResults=100)
     out = []
-    for v in sorted(answer.get("Vpcs", []), key=lambda v: (bool(v.get("IsDefault")), v.get("VpcId", ""))):
+    for v in sorted(
+        answer.get("Vpcs", []), key=lambda v: (bool(v.get("IsDefault")), v.get("VpcId", ""))
+    ):
         out.append(f"{v['VpcId']} ({v.get('CidrBlock', '?')})")
     return out[:LIST_LIMIT]
 

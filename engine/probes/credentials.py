@@ -99,7 +99,9 @@ def gcp_project_hints(env: Mapping[str, str] | None = None) -> list[str] | None:
     env = os.environ if env is None else env
     home = _home(env)
     gcloud = Path(env.get("CLOUDSDK_CONFIG") or home / ".config" / "gcloud")
-    adc = Path(env.get("GOOGLE_APPLICATION_CREDENTIALS") or gcloud / "application_default_credentials.json")
+    adc = Path(
+        env.get("GOOGLE_APPLICATION_CREDENTIALS") or gcloud / "application_default_credentials.json"
+    )
     if not adc.is_file():
         return None
     projects: list[str] = []

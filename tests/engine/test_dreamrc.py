@@ -64,18 +64,30 @@ def test_full_file(tmp_path: Path) -> None:
     rc_path.write_text(FULL)
     rc = read_dreamrc(rc_path)
     assert {n: p.launcher for n, p in rc.providers.items()} == {
-        "lab": "SSH", "cluster": "SLURM", "aws": "EC2", "gce": "GCE", "kube": "Kube", "inline": "Kube"}
+        "lab": "SSH",
+        "cluster": "SLURM",
+        "aws": "EC2",
+        "gce": "GCE",
+        "kube": "Kube",
+        "inline": "Kube",
+    }
     assert rc.providers["lab"].kwargs == {"host": "lab.internal", "port": 22}
     assert rc.providers["lab"].dispatch == "direct"
-    assert rc.providers["cluster"].dispatch == "daemon" and "dispatch" not in rc.providers["cluster"].kwargs
+    assert (
+        rc.providers["cluster"].dispatch == "daemon"
+        and "dispatch" not in rc.providers["cluster"].kwargs
+    )
     assert rc.providers["aws"].dispatch == "daemon"
     assert rc.providers["aws"].kwargs["aws_credentials"]["secretAccessKey"] == "inline"
     assert rc.providers["kube"].kwargs == {}
     assert rc.run_config() == {"provider": "lab", "runner": "process", "resources": {"cpu": 2}}
     assert rc.run_config("gpu") == {"provider": "aws", "instance_type": "g5.xlarge"}
     assert rc.run_config("inline") == {"provider": "inline"}
-    assert rc.lakeshore == {"url": "http://127.0.0.1:9999", "namespace": "team",
-                            "token_file": str(tmp_path / "tokens" / "t")}
+    assert rc.lakeshore == {
+        "url": "http://127.0.0.1:9999",
+        "namespace": "team",
+        "token_file": str(tmp_path / "tokens" / "t"),
+    }
     with pytest.raises(Exception, match="no mode 'nope'"):
         rc.run_config("nope")
 
@@ -90,7 +102,11 @@ def test_mode_alias() -> None:
 @pytest.mark.parametrize(
     ("text", "line", "match"),
     [
-        ("a: 1\nproviders:\n  x: !providers.Azure\n    k: v\n", 3, "unknown tag '!providers.Azure'"),
+        (
+            "a: 1\nproviders:\n  x: !providers.Azure\n    k: v\n",
+            3,
+            "unknown tag '!providers.Azure'",
+        ),
         ("providers:\n  x: !providers.ssh {}\n", 2, "unknown tag"),
         ("a: !!python/object:os.system {}\n", 1, "unknown tag"),
         ("a: 1\nb:\n  - c\n  d: [\n", 4, "not valid YAML"),
@@ -146,9 +162,21 @@ def test_resolution_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
 def test_cache_of_a_previous_pull(tmp_path: Path) -> None:
     cache = tmp_path / "cache" / "lakeshore" / "dreamrc-default.json"
     cache.parent.mkdir(parents=True)
-    cache.write_text(json.dumps({
-        "providers": [{"name": "aws", "launcher": "EC2", "kwargs": {"region": "r"}, "dispatch": "daemon"}],
-        "modes": [{"name": "gpu", "provider": "aws", "instance_type": "g5"}]}))
+    cache.write_text(
+        json.dumps(
+            {
+                "providers": [
+                    {
+                        "name": "aws",
+                        "launcher": "EC2",
+                        "kwargs": {"region": "r"},
+                        "dispatch": "daemon",
+                    }
+                ],
+                "modes": [{"name": "gpu", "provider": "aws", "instance_type": "g5"}],
+            }
+        )
+    )
     rc = load_dreamrc(cwd=tmp_path, pull=True)  # no LAKESHORE_URL: no pull, the cache answers
     assert rc.source == "cache" and rc.providers["aws"].kwargs == {"region": "r"}
     assert rc.run_config("gpu") == {"provider": "aws", "instance_type": "g5"}

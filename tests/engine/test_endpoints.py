@@ -31,8 +31,13 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 def _provider(root: Path, settings: dict | None = None, name: str = "demo") -> Path:
     d = root / ".dream" / "providers" / name
     (d / "terraform").mkdir(parents=True)
-    record = {"name": name, "vendor": "ec2", "backend": "terraform", "templateVersion": 1,
-              "engineVersion": "0.1.0"}
+    record = {
+        "name": name,
+        "vendor": "ec2",
+        "backend": "terraform",
+        "templateVersion": 1,
+        "engineVersion": "0.1.0",
+    }
     if settings is not None:
         record["settings"] = settings
     (d / "provider.json").write_text(json.dumps(record))
@@ -50,9 +55,16 @@ def test_nothing_configured_means_aws_defaults_and_no_env(tmp_path: Path) -> Non
 
 
 def test_provider_json_settings(tmp_path: Path) -> None:
-    d = _provider(tmp_path, {"aws": {"endpoints": {"EC2": "http://127.0.0.1:5000/"},
-                                     "skipCredentialsValidation": True,
-                                     "probeRegions": ["us-east-1", "eu-west-1"]}})
+    d = _provider(
+        tmp_path,
+        {
+            "aws": {
+                "endpoints": {"EC2": "http://127.0.0.1:5000/"},
+                "skipCredentialsValidation": True,
+                "probeRegions": ["us-east-1", "eu-west-1"],
+            }
+        },
+    )
     s = endpoints.resolve(d)
     assert s.aws.endpoint_for("ec2") == "http://127.0.0.1:5000"
     assert s.aws.endpoint_for("sts") is None
@@ -66,7 +78,9 @@ def test_provider_json_settings(tmp_path: Path) -> None:
     assert "TF_CLI_CONFIG_FILE" not in env
 
 
-def test_one_endpoint_for_every_service_fills_the_map(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_one_endpoint_for_every_service_fills_the_map(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     d = _provider(tmp_path)
     monkeypatch.setenv("DREAMLAKE_AWS_ENDPOINT_URL", "http://localhost:4566")
     s = endpoints.resolve(d)
@@ -81,7 +95,9 @@ def test_one_endpoint_for_every_service_fills_the_map(tmp_path: Path, monkeypatc
     assert cliconfig.cli_env(d)["AWS_ENDPOINT_URL"] == "http://localhost:4566"
 
 
-def test_precedence_env_over_provider_json_over_dreamrc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_precedence_env_over_provider_json_over_dreamrc(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / ".dreamrc").write_text(
         "default: !providers.EC2\n  region: us-east-1\n"
         "settings:\n  aws:\n    endpoints:\n      ec2: http://rc:1\n      iam: http://rc:2\n"
@@ -126,8 +142,10 @@ def test_dreamrc_from_env_var(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
         ({"aws": {"endpoints": ["http://x"]}}, "must map a service"),
         ({"aws": {"skipCredentialsValidation": "yes"}}, "true or false"),
         ({"aws": {"secretAccessKey": "abc"}}, "looks like a credential"),
-        ({"aws": {"endpoints": {"ec2": "http://x"}, "profile": {"aws_access_key_id": "AKIA"}}},
-         "looks like a credential"),
+        (
+            {"aws": {"endpoints": {"ec2": "http://x"}, "profile": {"aws_access_key_id": "AKIA"}}},
+            "looks like a credential",
+        ),
         ({"terraform": {"pluginMirror": "/no/such/mirror"}}, "is not a folder"),
         ({"terraform": {"pluginMirror": "http://mirror.internal/"}}, "https"),
     ],
@@ -154,9 +172,13 @@ def test_bad_env_value_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.Monk
 
 def test_mirror_and_cache_generate_a_cli_config(tmp_path: Path) -> None:
     mirror = tmp_path / "mirror"
-    (mirror / "registry.terraform.io" / "hashicorp" / "aws" / "5.100.0" / "linux_amd64").mkdir(parents=True)
+    (mirror / "registry.terraform.io" / "hashicorp" / "aws" / "5.100.0" / "linux_amd64").mkdir(
+        parents=True
+    )
     (mirror / "example.com" / "acme" / "empty").mkdir(parents=True)  # holds nothing: not included
-    d = _provider(tmp_path, {"terraform": {"pluginMirror": str(mirror), "pluginCacheDir": "../cache"}})
+    d = _provider(
+        tmp_path, {"terraform": {"pluginMirror": str(mirror), "pluginCacheDir": "../cache"}}
+    )
     env = cliconfig.cli_env(d)
     path = Path(env["TF_CLI_CONFIG_FILE"])
     assert path == d / "terraform" / ".terraform" / "dreamlake.tfrc"
@@ -193,7 +215,9 @@ def test_network_mirror(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
 @pytest.mark.needs_aws_mirror
 @pytest.mark.skipif(not MIRROR.is_dir(), reason=f"needs a terraform filesystem mirror at {MIRROR}")
 @pytest.mark.skipif(shutil.which("terraform") is None, reason="needs terraform on PATH")
-def test_real_terraform_init_installs_from_the_mirror(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_real_terraform_init_installs_from_the_mirror(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("DREAMLAKE_TF_PLUGIN_MIRROR", str(MIRROR))
     d = _provider(tmp_path)
     (d / "terraform" / "main.tf").write_text(
@@ -204,9 +228,24 @@ def test_real_terraform_init_installs_from_the_mirror(tmp_path: Path, monkeypatc
     env = {**os.environ, **cliconfig.cli_env(d), "TF_IN_AUTOMATION": "1", "CHECKPOINT_DISABLE": "1"}
     proc = subprocess.run(
         ["terraform", "init", "-input=false", "-no-color"],
-        cwd=d / "terraform", env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-        timeout=120, check=False,
+        cwd=d / "terraform",
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     assert "hashicorp/aws" in proc.stdout
-    assert list((d / "terraform" / ".terraform" / "providers" / "registry.terraform.io" / "hashicorp" / "aws").iterdir())
+    assert list(
+        (
+            d
+            / "terraform"
+            / ".terraform"
+            / "providers"
+            / "registry.terraform.io"
+            / "hashicorp"
+            / "aws"
+        ).iterdir()
+    )

@@ -43,14 +43,30 @@ def test_the_daemon_imports_no_server_or_cloud_libraries() -> None:
 
 def test_daemon_command_line() -> None:
     cfg = install.DaemonConfig(
-        provider="lab", server="http://10.0.0.1:7878", namespace="default", token="t",
-        queues=("gpu", "cpu"), worker_name="box-1", workdir="/srv/nymph",
+        provider="lab",
+        server="http://10.0.0.1:7878",
+        namespace="default",
+        token="t",
+        queues=("gpu", "cpu"),
+        worker_name="box-1",
+        workdir="/srv/nymph",
     )
     argv = install.nymph_argv(cfg, "/h/.dreamlake/nymph/lab/token")
     assert argv == [
-        "--server", "http://10.0.0.1:7878", "--token-file", "/h/.dreamlake/nymph/lab/token",
-        "--namespace", "default", "--provider", "lab", "--queues", "gpu,cpu",
-        "--instance-id", "box-1", "--workdir", "/srv/nymph",
+        "--server",
+        "http://10.0.0.1:7878",
+        "--token-file",
+        "/h/.dreamlake/nymph/lab/token",
+        "--namespace",
+        "default",
+        "--provider",
+        "lab",
+        "--queues",
+        "gpu,cpu",
+        "--instance-id",
+        "box-1",
+        "--workdir",
+        "/srv/nymph",
     ]
     script = install.run_script("/h/d", "/h/d/venv/bin/python", argv)
     assert script.startswith("#!/bin/sh\n")
@@ -62,7 +78,9 @@ def test_daemon_command_line() -> None:
 
 
 @pytest.mark.slow
-def test_install_on_this_machine_then_refresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_install_on_this_machine_then_refresh(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A real install through the local shell into a temp HOME: the venv imports the
     daemon, the token is 0600; a second run changes nothing; a changed project wheel
     is reinstalled into the same venv without recreating it."""
@@ -77,7 +95,9 @@ def test_install_on_this_machine_then_refresh(tmp_path: Path, monkeypatch: pytes
     assert (d / "token").read_text() == "s3cret"
     assert stat.S_IMODE((d / "token").stat().st_mode) == 0o600
     assert stat.S_IMODE((d / "run.sh").stat().st_mode) == 0o700
-    assert "--token-file" in (d / "run.sh").read_text() and "s3cret" not in (d / "run.sh").read_text()
+    assert (
+        "--token-file" in (d / "run.sh").read_text() and "s3cret" not in (d / "run.sh").read_text()
+    )
     ok = sh.run(f"cd / && {first.python} -c 'import dreamlake.controlplane.nymph.daemon'")
     assert ok.ok, ok.stderr
 

@@ -66,7 +66,9 @@ def test_tmux_prose_says_it_does_not_restart() -> None:
     assert "(session nymph-lab-box)" in lines[0]
     assert any("It does NOT restart it" in x for x in lines)
     assert any("dreamlake provider connect -n lab-box" in x for x in lines)
-    assert supervise.describe("systemd-user", SPEC, remote=True)[0].startswith("supervisor: systemd")
+    assert supervise.describe("systemd-user", SPEC, remote=True)[0].startswith(
+        "supervisor: systemd"
+    )
 
 
 def test_detect_on_this_machine() -> None:
@@ -138,7 +140,9 @@ class RecordingShell:
 
 def test_systemd_user_start_writes_the_unit_and_restarts() -> None:
     sh = RecordingShell()
-    supervise.start(sh, SPEC, "systemd-user", Capabilities(user="u", uid=1000, systemd_user=True, linger=True))
+    supervise.start(
+        sh, SPEC, "systemd-user", Capabilities(user="u", uid=1000, systemd_user=True, linger=True)
+    )
     path = "/home/u/.config/systemd/user/nymph-lab-box.service"
     assert sh.files[path][0].decode() == supervise.systemd_unit(SPEC, system=False)
     joined = "\n".join(sh.commands)
@@ -150,12 +154,16 @@ def test_systemd_user_start_writes_the_unit_and_restarts() -> None:
 
 def test_systemd_system_start_uses_passwordless_sudo() -> None:
     sh = RecordingShell()
-    supervise.start(sh, SPEC, "systemd-system", Capabilities(user="u", uid=1000, systemd=True, sudo=True))
+    supervise.start(
+        sh, SPEC, "systemd-system", Capabilities(user="u", uid=1000, systemd=True, sudo=True)
+    )
     staged = f"{SPEC.workdir}/nymph-lab-box.service"
     assert "User=u" in sh.files[staged][0].decode()
     joined = "\n".join(sh.commands)
     assert f"sudo -n install -m 0644 {staged} /etc/systemd/system/nymph-lab-box.service" in joined
     assert "sudo -n systemctl restart nymph-lab-box.service" in joined
     root = RecordingShell("/root")
-    supervise.start(root, SPEC, "systemd-system", Capabilities(user="root", uid=0, systemd=True, sudo=True))
+    supervise.start(
+        root, SPEC, "systemd-system", Capabilities(user="root", uid=0, systemd=True, sudo=True)
+    )
     assert not any("sudo" in c for c in root.commands)

@@ -94,8 +94,12 @@ def test_local_config_error_names_each_key() -> None:
 def test_ec2_validators(field: str, bad: object, good: object) -> None:
     from dreamlake.stacks.ec2 import Config
 
-    base = {"region": "us-east-1", "subnet": "subnet-0123456789abcdef0",
-            "instance_type": "g5.xlarge", "ami": "ami-0123456789abcdef0"}
+    base = {
+        "region": "us-east-1",
+        "subnet": "subnet-0123456789abcdef0",
+        "instance_type": "g5.xlarge",
+        "ami": "ami-0123456789abcdef0",
+    }
     Config.model_validate({**base, field: good})
     with pytest.raises(ValidationError):
         Config.model_validate({**base, field: bad})
@@ -104,7 +108,7 @@ def test_ec2_validators(field: str, bad: object, good: object) -> None:
 def test_local_program_runs_under_the_sdk_mocks() -> None:
     """Run the program through the Pulumi SDK's mock monitor in a child process
     (the SDK keeps global runtime settings) and read back the stack outputs."""
-    code = r'''
+    code = r"""
 import json, pulumi
 from pulumi.runtime import Mocks, set_mocks
 class M(Mocks):
@@ -118,7 +122,7 @@ def check():
     program(cfg)
 check()
 print(json.dumps(daemon_args(cfg)))
-'''
+"""
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     assert out.stdout.strip().splitlines()[-1] == (
         '["nymph", "--name", "lab-box", "--workdir", "/var/lib/nymph", "--queue", "gpu", '
@@ -126,7 +130,7 @@ print(json.dumps(daemon_args(cfg)))
     )
 
 
-_INLINE = r'''
+_INLINE = r"""
 import json, sys, pulumi
 from pathlib import Path
 from pulumi.runtime import Mocks, set_mocks
@@ -147,7 +151,7 @@ try:
     print("OK")
 except Exception as e:
     print("ERR", type(e).__name__, str(e).replace("\n", " | "))
-'''
+"""
 
 
 @pytest.mark.parametrize(
@@ -167,6 +171,8 @@ def test_scaffolded_main_runs_inline_with_stack_config(config: dict, expected: s
     main = resources.files("dreamlake.stacks").joinpath("local", "program.py")
     out = subprocess.run(
         [sys.executable, "-c", _INLINE, str(main), json.dumps(config)],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     )
     assert out.stdout.strip().splitlines()[-1] == expected

@@ -64,7 +64,8 @@ def test_model_matches_variables_tf(vendor: str) -> None:
             default = _unquote(body["default"])
             assert not field.is_required(), f"{vendor}.{key} must have a default"
             assert field.get_default(call_default_factory=True) == default, (
-                f"{vendor}.{key}: default {field.get_default()!r} != terraform {default!r}")
+                f"{vendor}.{key}: default {field.get_default()!r} != terraform {default!r}"
+            )
         else:
             assert field.is_required(), f"{vendor}.{key} has no default in terraform"
         for validation in body.get("validation", []):

@@ -322,6 +322,10 @@ def test_launch_route_accepts_only_three(server: Server) -> None:
         api.post(_p(ns, "providers"), json={"name": name, "launcher": launcher})
     for name, word in (("s", "CLI drives SSH"), ("l", "stub")):
         r = api.post(_p(ns, "launch"), json={"provider": name})
-        assert r.status_code == 422 and word in r.json()["detail"] and "EC2, GCE, Kube" in r.json()["detail"]
+        assert (
+            r.status_code == 422
+            and word in r.json()["detail"]
+            and "EC2, GCE, Kube" in r.json()["detail"]
+        )
     r = api.post(_p(ns, "launch"), json={"provider": "e"})
     assert r.status_code == 501 and "nothing was launched" in r.json()["detail"]

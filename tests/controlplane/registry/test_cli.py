@@ -301,7 +301,14 @@ def test_dreamrc_lakeshore_section_drives_the_cli(sqlite_server: Server, tmp_pat
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LAKESHORE_", "DREAMRC"))}
     env["HOME"] = str(tmp_path)
-    out = subprocess.run([LAKESHORE, "providers", "list"], cwd=project, env=env, capture_output=True,
-                         text=True, stdin=subprocess.DEVNULL, timeout=60)
+    out = subprocess.run(
+        [LAKESHORE, "providers", "list"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines()[1].split()[:3] == ["from-rc", "Kube", "direct"]

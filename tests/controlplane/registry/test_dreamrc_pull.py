@@ -15,10 +15,22 @@ def test_pull_composes_providers_and_modes_then_cache_answers(
     s = sqlite_server
     ns = s.namespace()
     api = s.client()
-    api.post(f"/api/namespaces/{ns}/secrets", json={"name": "k", "kind": "token", "value": "pull-secret-value-1"})
-    api.post(f"/api/namespaces/{ns}/providers", json={
-        "name": "aws", "launcher": "EC2", "kwargs": {"region": "r", "creds": {"$secret": "k"}}})
-    api.post(f"/api/namespaces/{ns}/modes", json={"name": "gpu", "provider": "aws", "instance_type": "g5"})
+    api.post(
+        f"/api/namespaces/{ns}/secrets",
+        json={"name": "k", "kind": "token", "value": "pull-secret-value-1"},
+    )
+    api.post(
+        f"/api/namespaces/{ns}/providers",
+        json={
+            "name": "aws",
+            "launcher": "EC2",
+            "kwargs": {"region": "r", "creds": {"$secret": "k"}},
+        },
+    )
+    api.post(
+        f"/api/namespaces/{ns}/modes",
+        json={"name": "gpu", "provider": "aws", "instance_type": "g5"},
+    )
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
@@ -33,7 +45,12 @@ def test_pull_composes_providers_and_modes_then_cache_answers(
     assert rc.source == "server"
     assert rc.providers["aws"].launcher == "EC2" and rc.providers["aws"].dispatch == "daemon"
     assert rc.providers["aws"].kwargs == {"region": "r", "creds": {"$secret": "k"}}
-    assert rc.run_config("gpu") == {"provider": "aws", "instance_type": "g5", "backend": "fabric", "runner": "process"}
+    assert rc.run_config("gpu") == {
+        "provider": "aws",
+        "instance_type": "g5",
+        "backend": "fabric",
+        "runner": "process",
+    }
     cached = cache_path(ns)
     assert cached.is_file() and cached.stat().st_mode & 0o777 == 0o600
     record("dreamrc cache", cached.read_text())

@@ -15,7 +15,9 @@ from registry_harness import LAKESHORE, Server, record
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux to give the editor a terminal"),
+    pytest.mark.skipif(
+        shutil.which("tmux") is None, reason="needs tmux to give the editor a terminal"
+    ),
 ]
 
 
@@ -24,7 +26,9 @@ class Pane:
         self.socket, self.session = socket, session
 
     def tmux(self, *args: str) -> str:
-        out = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=30)
+        out = subprocess.run(
+            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, timeout=30
+        )
         return out.stdout
 
     def screen(self) -> str:
@@ -49,19 +53,39 @@ def pane(sqlite_server: Server, tmp_path: Path) -> Iterator[tuple[Pane, str]]:
     ns = s.namespace()
     api = s.client()
     for name in ("alpha", "bravo", "charlie"):
-        assert api.post(f"/api/namespaces/{ns}/providers", json={"name": name, "launcher": "SSH"}).status_code == 201
+        assert (
+            api.post(
+                f"/api/namespaces/{ns}/providers", json={"name": name, "launcher": "SSH"}
+            ).status_code
+            == 201
+        )
     api.patch(f"/api/namespaces/{ns}/providers/bravo", json={"hidden": True})
     api.delete(f"/api/namespaces/{ns}/providers/charlie")
     script = tmp_path / "edit.sh"
     env = s.env(ns)
     exports = "".join(
-        f"export {k}={shlex.quote(v)}\n" for k, v in env.items() if k.startswith(("LAKESHORE_", "PATH", "HOME"))
+        f"export {k}={shlex.quote(v)}\n"
+        for k, v in env.items()
+        if k.startswith(("LAKESHORE_", "PATH", "HOME"))
     )
     script.write_text(f"{exports}{shlex.quote(LAKESHORE)} providers edit\necho EXIT=$?\nsleep 60\n")
     socket = f"registry-edit-{os.getpid()}"
     p = Pane(socket, "edit")
     subprocess.run(
-        ["tmux", "-L", socket, "new-session", "-d", "-s", "edit", "-x", "160", "-y", "50", f"bash {script}"],
+        [
+            "tmux",
+            "-L",
+            socket,
+            "new-session",
+            "-d",
+            "-s",
+            "edit",
+            "-x",
+            "160",
+            "-y",
+            "50",
+            f"bash {script}",
+        ],
         check=True,
         timeout=30,
     )
@@ -85,7 +109,9 @@ def test_edit_picker_and_actions(pane: tuple[Pane, str], sqlite_server: Server) 
     p.send("4", "Enter")  # a hidden row offers unhide and delete
     screen = p.wait_for("action 1-")
     menu = screen[screen.rindex("-- bravo") :]
-    assert "1. unhide" in menu and "2. delete" in menu and "hide\n" not in menu.replace("unhide", "")
+    assert (
+        "1. unhide" in menu and "2. delete" in menu and "hide\n" not in menu.replace("unhide", "")
+    )
     p.send("1", "Enter")
     p.wait_for("unhid bravo")
 
@@ -109,7 +135,12 @@ def test_edit_picker_and_actions(pane: tuple[Pane, str], sqlite_server: Server) 
     screen = p.wait_for("EXIT=")
     assert "EXIT=0" in screen and "Traceback" not in screen
 
-    rows = {r["name"]: r for r in sqlite_server.client().get(f"/api/namespaces/{ns}/providers", params={"all": "true"}).json()}
+    rows = {
+        r["name"]: r
+        for r in sqlite_server.client()
+        .get(f"/api/namespaces/{ns}/providers", params={"all": "true"})
+        .json()
+    }
     assert rows["alpha"]["hidden"] is True
     assert rows["bravo"]["hidden"] is False
     assert rows["charlie"]["deletedAt"] is None

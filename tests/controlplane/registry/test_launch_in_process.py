@@ -35,22 +35,40 @@ def test_launcher_gets_plaintext_response_never_does(app_client: tuple[TestClien
 
     def ec2_double(spec: LaunchSpec) -> dict[str, Any]:
         seen.append(spec)
-        return {"instances": ["i-1"], "echo": spec.kwargs, "note": "used " + spec.kwargs["creds"]["secretAccessKey"]}
+        return {
+            "instances": ["i-1"],
+            "echo": spec.kwargs,
+            "note": "used " + spec.kwargs["creds"]["secretAccessKey"],
+        }
 
     def failing_double(spec: LaunchSpec) -> dict[str, Any]:
         raise RuntimeError(f"auth failed for {spec.kwargs['creds']['accessKeyId']}")
 
     app.state.registry_launchers = {"EC2": ec2_double, "GCE": failing_double}
     p = "/api/namespaces/default"
-    assert client.post(p + "/secrets", json={"name": "aws", "kind": "aws_keypair", "value": PLAINTEXTS["aws"]}).status_code == 201
+    assert (
+        client.post(
+            p + "/secrets", json={"name": "aws", "kind": "aws_keypair", "value": PLAINTEXTS["aws"]}
+        ).status_code
+        == 201
+    )
     kw = {"region": "r", "creds": {"$secret": "aws"}}
     client.post(p + "/providers", json={"name": "cloud", "launcher": "EC2", "kwargs": kw})
-    client.post(p + "/providers", json={"name": "g", "launcher": "GCE", "kwargs": {**kw, "project": "p", "zone": "z"}})
+    client.post(
+        p + "/providers",
+        json={"name": "g", "launcher": "GCE", "kwargs": {**kw, "project": "p", "zone": "z"}},
+    )
 
-    r = client.post(p + "/launch", json={"provider": "cloud", "runConfig": {"instance_type": "t3.micro", "runner": "docker"}})
+    r = client.post(
+        p + "/launch",
+        json={"provider": "cloud", "runConfig": {"instance_type": "t3.micro", "runner": "docker"}},
+    )
     record("in-process launch", r.text)
     assert r.status_code == 201, r.text
-    assert seen[0].kwargs["creds"] == {"accessKeyId": PLAINTEXTS["aws_id"], "secretAccessKey": PLAINTEXTS["aws_secret"]}
+    assert seen[0].kwargs["creds"] == {
+        "accessKeyId": PLAINTEXTS["aws_id"],
+        "secretAccessKey": PLAINTEXTS["aws_secret"],
+    }
     assert seen[0].kwargs["instance_type"] == "t3.micro" and seen[0].tags["lakeshore"] == "true"
     body = r.json()
     assert body["kwargs"]["creds"] == {"$secret": "aws"}

@@ -18,18 +18,45 @@ def test_no_plaintext_anywhere(tmp_path: Path) -> None:
         ns = s.namespace()
         api = s.client()
         p = f"/api/namespaces/{ns}"
-        api.post(p + "/secrets", json={"name": "aws", "kind": "aws_keypair", "value": PLAINTEXTS["aws"]})
-        api.post(p + "/secrets", json={"name": "ssh", "kind": "ssh_key", "value": PLAINTEXTS["ssh"]})
-        api.post(p + "/secrets", json={"name": "tok", "kind": "token", "value": PLAINTEXTS["token"]})
-        api.post(p + "/secrets", json={"name": "tok", "kind": "token", "value": PLAINTEXTS["token"]})  # 409
-        api.post(p + "/secrets", json={"name": "bad", "kind": "aws_keypair", "value": PLAINTEXTS["token"]})  # 422
-        api.post(p + "/secrets", json={"name": "x y", "kind": "token", "value": PLAINTEXTS["token"]})  # 422
-        api.post(p + "/secrets", json={"name": "k2", "kind": "nope", "value": PLAINTEXTS["token"]})  # 422
-        api.post(p + "/secrets", json={"name": "k3", "value": PLAINTEXTS["token"], "extra": PLAINTEXTS["aws"]})
-        api.request("POST", p + "/secrets", content=b'{"name": "k4", "value": "' + PLAINTEXTS["token"].encode())
+        api.post(
+            p + "/secrets", json={"name": "aws", "kind": "aws_keypair", "value": PLAINTEXTS["aws"]}
+        )
+        api.post(
+            p + "/secrets", json={"name": "ssh", "kind": "ssh_key", "value": PLAINTEXTS["ssh"]}
+        )
+        api.post(
+            p + "/secrets", json={"name": "tok", "kind": "token", "value": PLAINTEXTS["token"]}
+        )
+        api.post(
+            p + "/secrets", json={"name": "tok", "kind": "token", "value": PLAINTEXTS["token"]}
+        )  # 409
+        api.post(
+            p + "/secrets",
+            json={"name": "bad", "kind": "aws_keypair", "value": PLAINTEXTS["token"]},
+        )  # 422
+        api.post(
+            p + "/secrets", json={"name": "x y", "kind": "token", "value": PLAINTEXTS["token"]}
+        )  # 422
+        api.post(
+            p + "/secrets", json={"name": "k2", "kind": "nope", "value": PLAINTEXTS["token"]}
+        )  # 422
+        api.post(
+            p + "/secrets",
+            json={"name": "k3", "value": PLAINTEXTS["token"], "extra": PLAINTEXTS["aws"]},
+        )
+        api.request(
+            "POST",
+            p + "/secrets",
+            content=b'{"name": "k4", "value": "' + PLAINTEXTS["token"].encode(),
+        )
         api.put(p + "/secrets/tok", json={"kind": "token", "value": PLAINTEXTS["token"]})
-        kw = {"region": "r", "aws_credentials": {"$secret": "aws"}, "ssh": {"key": {"$secret": "ssh"}},
-              "tok": {"$secret": "tok"}, "host": "h"}
+        kw = {
+            "region": "r",
+            "aws_credentials": {"$secret": "aws"},
+            "ssh": {"key": {"$secret": "ssh"}},
+            "tok": {"$secret": "tok"},
+            "host": "h",
+        }
         api.post(p + "/providers", json={"name": "cloud", "launcher": "EC2", "kwargs": kw})
         api.post(p + "/providers", json={"name": "lab", "launcher": "SSH", "kwargs": kw})
         api.post(p + "/modes", json={"name": "m", "provider": "cloud", "token": {"$secret": "tok"}})
@@ -38,11 +65,19 @@ def test_no_plaintext_anywhere(tmp_path: Path) -> None:
         api.post(p + "/providers/cloud/test")
         api.post(p + "/providers/lab/test")
         api.post(p + "/launch/preview", json={"mode": "m"})
-        api.post(p + "/launch/preview", json={"provider": "lab", "runConfig": {"x": {"$secret": "tok"}}})
+        api.post(
+            p + "/launch/preview", json={"provider": "lab", "runConfig": {"x": {"$secret": "tok"}}}
+        )
         api.delete(p + "/secrets/tok")  # 409: referenced
-        for args in (("providers", "list", "--all"), ("providers", "show", "cloud"), ("providers", "show", "cloud", "--json"),
-                     ("providers", "test", "cloud"), ("secrets", "list", "--json"), ("modes", "preview", "m", "--json"),
-                     ("modes", "show", "m")):
+        for args in (
+            ("providers", "list", "--all"),
+            ("providers", "show", "cloud"),
+            ("providers", "show", "cloud", "--json"),
+            ("providers", "test", "cloud"),
+            ("secrets", "list", "--json"),
+            ("modes", "preview", "m", "--json"),
+            ("modes", "show", "m"),
+        ):
             s.cli(*args, namespace=ns)
     finally:
         _stop(s)

@@ -21,8 +21,14 @@ AMI = "ami-760aaa0f"  # one of the images moto serves in every region
 def _provider(tmp_path: Path, settings: dict | None = None, tfvars: str = "") -> ProviderPaths:
     d = tmp_path / ".dream" / "providers" / "demo"
     (d / "terraform").mkdir(parents=True)
-    record = {"name": "demo", "vendor": "ec2", "backend": "terraform", "templateVersion": 1,
-              "engineVersion": "0.1.0", "settings": settings or {}}
+    record = {
+        "name": "demo",
+        "vendor": "ec2",
+        "backend": "terraform",
+        "templateVersion": 1,
+        "engineVersion": "0.1.0",
+        "settings": settings or {},
+    }
     (d / "provider.json").write_text(json.dumps(record))
     (d / "terraform" / "terraform.tfvars").write_text(tfvars)
     return ProviderPaths(d)
@@ -31,15 +37,22 @@ def _provider(tmp_path: Path, settings: dict | None = None, tfvars: str = "") ->
 def _ec2(url: str, region: str):  # type: ignore[no-untyped-def]
     import boto3
 
-    return boto3.client("ec2", region_name=region, endpoint_url=url,
-                        aws_access_key_id="testing", aws_secret_access_key="testing")
+    return boto3.client(
+        "ec2",
+        region_name=region,
+        endpoint_url=url,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
 
 
 @pytest.fixture(scope="module")
 def placed(moto_url: str) -> str:
     """Instances in us-east-1 (running) and eu-west-1 (stopped); us-west-2 only has a
     terminated one, which does not make a region "in use"."""
-    _ec2(moto_url, "us-east-1").run_instances(ImageId=AMI, MinCount=1, MaxCount=1, InstanceType="t3.micro")
+    _ec2(moto_url, "us-east-1").run_instances(
+        ImageId=AMI, MinCount=1, MaxCount=1, InstanceType="t3.micro"
+    )
     eu = _ec2(moto_url, "eu-west-1")
     iid = eu.run_instances(ImageId=AMI, MinCount=1, MaxCount=1)["Instances"][0]["InstanceId"]
     eu.stop_instances(InstanceIds=[iid])
@@ -49,7 +62,9 @@ def placed(moto_url: str) -> str:
     return moto_url
 
 
-def test_regions_in_use_through_provider_settings(aws_env: None, placed: str, tmp_path: Path) -> None:
+def test_regions_in_use_through_provider_settings(
+    aws_env: None, placed: str, tmp_path: Path
+) -> None:
     paths = _provider(tmp_path, {"aws": {"endpoints": {"ec2": placed}}})
     observed, degraded = run_probes({"aws-regions-in-use"}, paths)
     assert observed == {"aws-regions-in-use": ["eu-west-1", "us-east-1"]}
@@ -93,8 +108,12 @@ def test_regional_probes_use_the_decided_region(aws_env: None, placed: str, tmp_
     assert AMI not in amis  # a plain Amazon Linux image is not GPU-ready
 
 
-def test_regional_probes_without_a_region_observe_nothing(aws_env: None, placed: str, tmp_path: Path) -> None:
-    paths = _provider(tmp_path, {"aws": {"endpoints": {"ec2": placed}}}, 'region = "not a region"\n')
+def test_regional_probes_without_a_region_observe_nothing(
+    aws_env: None, placed: str, tmp_path: Path
+) -> None:
+    paths = _provider(
+        tmp_path, {"aws": {"endpoints": {"ec2": placed}}}, 'region = "not a region"\n'
+    )
     observed, degraded = run_probes({"aws-subnets"}, paths)
     assert observed == {}  # not asked: an empty list would claim the region has none
     assert degraded == []
@@ -112,8 +131,14 @@ def test_no_credentials_means_no_observed_and_no_probe(tmp_path: Path) -> None:
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
     env["HOME"] = str(tmp_path)
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         check=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
     observed, degraded, imported = json.loads(out.stdout)
     assert observed == {}
     assert degraded == ["no-probe"]

@@ -46,7 +46,9 @@ def test_observed_regions_with_credentials(
     assert region.observed == ["eu-west-1"]
 
 
-def test_no_credentials_no_observed(project: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_no_credentials_no_observed(
+    project: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
     res = create("gpu", "ec2", cwd=project)
     assert res.status == "needs_input"

@@ -50,7 +50,10 @@ def test_local_shell_timeout() -> None:
 @pytest.mark.needs_sshd
 def test_ssh_shell_runs_and_puts(sshd, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     t = SSHTarget(
-        sshd.host, sshd.user, sshd.port, identity_file=str(sshd.client_key),
+        sshd.host,
+        sshd.user,
+        sshd.port,
+        identity_file=str(sshd.client_key),
         known_hosts=str(tmp_path / "kh"),
     )
     sh = open_ssh(t)
@@ -72,8 +75,13 @@ def test_ssh_shell_runs_and_puts(sshd, tmp_path: Path) -> None:  # type: ignore[
 
 @pytest.mark.needs_sshd
 def test_ssh_wrong_key_is_refused_with_copy_id(sshd, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    t = SSHTarget(sshd.host, sshd.user, sshd.port, identity_file=str(sshd.wrong_key),
-                  known_hosts=str(tmp_path / "kh"))
+    t = SSHTarget(
+        sshd.host,
+        sshd.user,
+        sshd.port,
+        identity_file=str(sshd.wrong_key),
+        known_hosts=str(tmp_path / "kh"),
+    )
     with pytest.raises(RemoteError) as ei:
         open_ssh(t)
     assert ei.value.kind == "ssh_auth"
@@ -87,8 +95,9 @@ def test_ssh_changed_host_key_is_refused(sshd, tmp_path: Path) -> None:  # type:
     kh = tmp_path / "kh"
     other = (sshd.dir / "wrong_ed25519.pub").read_text().split()
     kh.write_text(f"[{sshd.host}]:{sshd.port} {other[0]} {other[1]}\n")
-    t = SSHTarget(sshd.host, sshd.user, sshd.port, identity_file=str(sshd.client_key),
-                  known_hosts=str(kh))
+    t = SSHTarget(
+        sshd.host, sshd.user, sshd.port, identity_file=str(sshd.client_key), known_hosts=str(kh)
+    )
     with pytest.raises(RemoteError) as ei:
         open_ssh(t)
     assert ei.value.kind == "ssh_host_key"
@@ -100,7 +109,9 @@ def test_ssh_unreachable_is_bounded(tmp_path: Path) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # bound, not listening: connection refused
-        t = SSHTarget("127.0.0.1", "root", port, known_hosts=str(tmp_path / "kh"), connect_timeout=2)
+        t = SSHTarget(
+            "127.0.0.1", "root", port, known_hosts=str(tmp_path / "kh"), connect_timeout=2
+        )
         with pytest.raises(RemoteError) as ei:
             open_ssh(t)
     assert ei.value.kind == "ssh_unreachable"

@@ -36,7 +36,10 @@ def test_fresh_scaffold_blocks_on_every_account_decision(tmp_path: Path) -> None
     out = scan_pulumi(paths, get_template("local"))
     stack_file = str(paths.dir / "pulumi" / "Pulumi.lab.yaml")
     assert [(b.key, b.reason) for b in out] == [
-        ("workdir", "unset"), ("queues", "unset"), ("worker_name", "placeholder")]
+        ("workdir", "unset"),
+        ("queues", "unset"),
+        ("worker_name", "placeholder"),
+    ]
     assert all(b.file == stack_file and Path(b.file).is_absolute() for b in out)
     assert out[0].line == _line_of(paths, "# dreamlake:workdir:")
     assert out[1].line == _line_of(paths, "# dreamlake:queues:")
@@ -59,9 +62,13 @@ def test_invalid_values_carry_the_validation_message(tmp_path: Path) -> None:
     _edit(paths, "CHANGE-ME", "Lab_Box")
     out = {b.key: b for b in scan_pulumi(paths, get_template("local"))}
     assert {k: b.reason for k, b in out.items()} == {
-        "workdir": "invalid", "queues": "invalid", "worker_name": "invalid"}
+        "workdir": "invalid",
+        "queues": "invalid",
+        "worker_name": "invalid",
+    }
     assert out["workdir"].message == (
-        'The workdir must be an absolute path other than /, e.g. "/var/lib/nymph".')
+        'The workdir must be an absolute path other than /, e.g. "/var/lib/nymph".'
+    )
     assert out["workdir"].line == _line_of(paths, "dreamlake:workdir: relative")
     assert "at most 63 characters" in (out["worker_name"].message or "")
 
@@ -69,16 +76,24 @@ def test_invalid_values_carry_the_validation_message(tmp_path: Path) -> None:
 def test_ec2_mirrors_the_terraform_validations(tmp_path: Path) -> None:
     paths = _scaffold(tmp_path, "ec2")
     _edit(paths, "# dreamlake:region: us-east-1", "dreamlake:region: Virginia")
-    _edit(paths, "# dreamlake:subnet: subnet-0123456789abcdef0", "dreamlake:subnet: subnet-0a1b2c3d")
+    _edit(
+        paths, "# dreamlake:subnet: subnet-0123456789abcdef0", "dreamlake:subnet: subnet-0a1b2c3d"
+    )
     _edit(paths, "# dreamlake:instance_type: g5.xlarge", "dreamlake:instance_type: t3.micro")
     _edit(paths, "# dreamlake:worker_count: 1", "dreamlake:worker_count: 21")
     out = {b.key: (b.reason, b.message) for b in scan_pulumi(paths, get_template("ec2"))}
-    assert out["region"] == ("invalid", 'The region must be an AWS region name such as "us-east-1".')
+    assert out["region"] == (
+        "invalid",
+        'The region must be an AWS region name such as "us-east-1".',
+    )
     assert "subnet" not in out
     assert out["instance_type"][0] == "invalid"
     assert out["ami"] == ("unset", None)
     # a setting outside the decisions blocks only when set to an invalid value
-    assert out["worker_count"] == ("invalid", "The worker_count must be a whole number from 1 to 20.")
+    assert out["worker_count"] == (
+        "invalid",
+        "The worker_count must be a whole number from 1 to 20.",
+    )
 
 
 def test_kube_cross_field_conflict(tmp_path: Path) -> None:
@@ -86,14 +101,19 @@ def test_kube_cross_field_conflict(tmp_path: Path) -> None:
     _edit(paths, "# dreamlake:region: us-east-1", "dreamlake:region: eu-west-1")
     _edit(paths, "# dreamlake:cluster_name: gpu-cluster", "dreamlake:cluster_name: gpu")
     _edit(paths, "# dreamlake:vpc: 10.42.0.0/16", "dreamlake:vpc: 10.42.0.0/24")
-    _edit(paths, "# dreamlake:node_type: [g5.xlarge, g5.2xlarge]", "dreamlake:node_type: [g5.xlarge]")
+    _edit(
+        paths, "# dreamlake:node_type: [g5.xlarge, g5.2xlarge]", "dreamlake:node_type: [g5.xlarge]"
+    )
     out = {b.key: b.reason for b in scan_pulumi(paths, get_template("kube"))}
     assert out == {"vpc": "invalid"}
     _edit(paths, "dreamlake:vpc: 10.42.0.0/24", "dreamlake:vpc: 10.42.0.0/16")
     _edit(paths, "# dreamlake:node_min: 0", "dreamlake:node_min: 3")
     out2 = {b.key: b for b in scan_pulumi(paths, get_template("kube"))}
     assert {k: b.reason for k, b in out2.items()} == {
-        "node_min": "conflict", "node_desired": "conflict", "node_max": "conflict"}
+        "node_min": "conflict",
+        "node_desired": "conflict",
+        "node_max": "conflict",
+    }
     assert out2["node_min"].line == _line_of(paths, "dreamlake:node_min: 3")
 
 
@@ -150,22 +170,27 @@ def test_bare_and_duplicate_keys(tmp_path: Path) -> None:
     f = paths.dir / "pulumi" / "Pulumi.lab.yaml"
     f.write_text(
         "config:\n"
-        "  workdir: /srv/n\n"              # line 2: bare, Pulumi does not read it
-        "  dreamlake:queues: [a]\n"        # line 3
-        "  queues: [b]\n"                  # line 4: bare beside the namespaced key
-        "  dreamlake:worker_name: box\n"   # line 5
+        "  workdir: /srv/n\n"  # line 2: bare, Pulumi does not read it
+        "  dreamlake:queues: [a]\n"  # line 3
+        "  queues: [b]\n"  # line 4: bare beside the namespaced key
+        "  dreamlake:worker_name: box\n"  # line 5
         "  dreamlake:worker_name: box2\n"  # line 6: given twice
     )
     out = {b.key: (b.reason, b.line) for b in scan_pulumi(paths, get_template("local"))}
-    assert out == {"workdir": ("invalid", 2), "queues": ("conflict", 4),
-                   "worker_name": ("conflict", 6)}
+    assert out == {
+        "workdir": ("invalid", 2),
+        "queues": ("conflict", 4),
+        "worker_name": ("conflict", 6),
+    }
 
 
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("config:\n  dreamlake:a: 1\n  other:b: 2\n  dreamlake:c: [x]\n",
-         ({"a": 1, "c": ["x"]}, {"a": 2, "c": 4})),
+        (
+            "config:\n  dreamlake:a: 1\n  other:b: 2\n  dreamlake:c: [x]\n",
+            ({"a": 1, "c": ["x"]}, {"a": 2, "c": 4}),
+        ),
         ("config:\n", ({}, {})),
         ("encryptionsalt: v1:x\n", ({}, {})),
         ("", ({}, {})),

@@ -40,13 +40,21 @@ def _adopt(project: Path, name: str, **values: Any) -> Path:
 
 
 def test_adopt_json_names_the_host(project: Path) -> None:
-    _adopt(project, "lab", host="ops.internal", user="ops", port=2222, queues=["gpu"],
-           identity_file="keys/id")
+    _adopt(
+        project,
+        "lab",
+        host="ops.internal",
+        user="ops",
+        port=2222,
+        queues=["gpu"],
+        identity_file="keys/id",
+    )
     rec = Recorder()
     res = connect("lab", cwd=project, shell_factory=rec)
     assert rec.targets == [
-        SSHTarget("ops.internal", "ops", 2222,
-                  identity_file=str(project / ".dream/providers/lab/keys/id"))
+        SSHTarget(
+            "ops.internal", "ops", 2222, identity_file=str(project / ".dream/providers/lab/keys/id")
+        )
     ]
     assert (res.status, res.kind, res.exit_code) == ("error", "ssh_auth", 1)
     assert res.next_action is not None and res.next_action.command == "ssh-copy-id x"

@@ -24,12 +24,19 @@ from pulumi.automation.errors import create_command_error
 from pulumi_helpers import LOCAL_OK
 from semver import VersionInfo
 
-HISTORY = [{
-    "kind": "update", "startTime": "2026-11-29T10:00:00.000000Z", "message": "",
-    "environment": {}, "config": {}, "result": "succeeded",
-    "endTime": "2026-11-29T10:00:01.000000Z", "version": 1,
-    "resourceChanges": {"create": 1},
-}]
+HISTORY = [
+    {
+        "kind": "update",
+        "startTime": "2026-11-29T10:00:00.000000Z",
+        "message": "",
+        "environment": {},
+        "config": {},
+        "result": "succeeded",
+        "endTime": "2026-11-29T10:00:01.000000Z",
+        "version": 1,
+        "resourceChanges": {"create": 1},
+    }
+]
 
 
 class PulumiCLIDouble(PulumiCommand):
@@ -52,9 +59,15 @@ class PulumiCLIDouble(PulumiCommand):
         out = ""
         if "--event-log" in args:
             log = Path(args[args.index("--event-log") + 1])
-            event = {"sequence": 1, "timestamp": 1,
-                     "summaryEvent": {"maybeCorrupt": False, "durationSeconds": 0,
-                                      "resourceChanges": self.changes}}
+            event = {
+                "sequence": 1,
+                "timestamp": 1,
+                "summaryEvent": {
+                    "maybeCorrupt": False,
+                    "durationSeconds": 0,
+                    "resourceChanges": self.changes,
+                },
+            }
             done = {"sequence": 2, "timestamp": 1, "cancelEvent": {}}  # the CLI's last event
             with log.open("a") as fh:
                 fh.write(json.dumps(event) + "\n" + json.dumps(done) + "\n")
@@ -143,8 +156,7 @@ def test_real_adapter_program_is_the_scaffolded_main(provider, cli_env: dict[str
     d = provider(config=LOCAL_OK)
     marker = d / "ran"
     (d / "pulumi" / "__main__.py").write_text(
-        "import sibling\n"
-        f"open({str(marker)!r}, 'w').write(__name__ + ' ' + sibling.X)\n"
+        f"import sibling\nopen({str(marker)!r}, 'w').write(__name__ + ' ' + sibling.X)\n"
     )
     (d / "pulumi" / "sibling.py").write_text("X = 'ok'\n")
     inline_program(d / "pulumi" / "__main__.py")()

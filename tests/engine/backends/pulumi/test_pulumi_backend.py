@@ -115,22 +115,34 @@ def test_backend_url_env_and_settings(provider, cli_env) -> None:
     fake = FakeAutomation()
     PulumiBackend(fake, environ={**cli_env, "PULUMI_BACKEND_URL": "s3://b/p"}).plan(d)
     assert fake.requests[-1].env["PULUMI_BACKEND_URL"] == "s3://b/p"
-    d2 = provider(name="lab2", config=LOCAL_OK,
-                  settings={"pulumi": {"backendUrl": "gs://team-state"}})
+    d2 = provider(
+        name="lab2", config=LOCAL_OK, settings={"pulumi": {"backendUrl": "gs://team-state"}}
+    )
     PulumiBackend(fake, environ={**cli_env, "PULUMI_BACKEND_URL": "s3://b/p"}).plan(d2)
     assert fake.requests[-1].env["PULUMI_BACKEND_URL"] == "gs://team-state"
 
 
 def test_counts_from_change_summary() -> None:
-    assert counts_from({"create": 1, "replace": 2, "delete": 1, "update": 3, "same": 9,
-                        "create-replacement": 2, "delete-replaced": 2, "read": 4}) == PlanCounts(
-        add=3, change=3, destroy=3)
+    assert counts_from(
+        {
+            "create": 1,
+            "replace": 2,
+            "delete": 1,
+            "update": 3,
+            "same": 9,
+            "create-replacement": 2,
+            "delete-replaced": 2,
+            "read": 4,
+        }
+    ) == PlanCounts(add=3, change=3, destroy=3)
 
 
 def test_missing_config_reported_by_the_cli_is_needs_input(provider, cli_env) -> None:
     d = provider(config=LOCAL_OK)
-    err = error(stderr="error: Missing required configuration variable 'dreamlake:workdir'\n"
-                 "    please set a value using the command `pulumi config set dreamlake:workdir <value>`")
+    err = error(
+        stderr="error: Missing required configuration variable 'dreamlake:workdir'\n"
+        "    please set a value using the command `pulumi config set dreamlake:workdir <value>`"
+    )
     out = PulumiBackend(FakeAutomation(preview_error=err), environ=cli_env).plan(d)
     assert out.result == "needs_input"
     (b,) = out.blocking
@@ -139,13 +151,16 @@ def test_missing_config_reported_by_the_cli_is_needs_input(provider, cli_env) ->
 
 def test_program_config_error_is_needs_input(provider, cli_env) -> None:
     d = provider(config=LOCAL_OK)
-    err = error(stdout="python inline source runtime error: dreamlake config: queues: "
-                 "List at least one queue\n")
+    err = error(
+        stdout="python inline source runtime error: dreamlake config: queues: "
+        "List at least one queue\n"
+    )
     assert type(err).__name__ == "InlineSourceRuntimeError"
     out = PulumiBackend(FakeAutomation(preview_error=err), environ=cli_env).plan(d)
     assert out.result == "needs_input"
     assert [(b.key, b.reason, b.message) for b in out.blocking] == [
-        ("queues", "invalid", "List at least one queue")]
+        ("queues", "invalid", "List at least one queue")
+    ]
 
 
 @pytest.mark.parametrize(
@@ -245,9 +260,16 @@ def test_a_held_lock_stops_apply_before_up(provider, cli_env, fixtures: Path) ->
     (d / "pulumi/.state/.pulumi").mkdir(parents=True, exist_ok=True)
     (d / "pulumi/.state/.pulumi/meta.yaml").write_text("version: 1\n")
     lock_dir.mkdir(parents=True)
-    (lock_dir / "a.json").write_text(json.dumps(
-        {"pid": os.getpid(), "username": "me", "hostname": socket.gethostname(),
-         "timestamp": "2026-11-29T10:00:00Z"}))
+    (lock_dir / "a.json").write_text(
+        json.dumps(
+            {
+                "pid": os.getpid(),
+                "username": "me",
+                "hostname": socket.gethostname(),
+                "timestamp": "2026-11-29T10:00:00Z",
+            }
+        )
+    )
     out = backend.apply(d)
     assert out.result == "applying" and out.lock is not None and out.lock.state == "held"
     assert ("up", {"plan": None}) not in fake.calls

@@ -16,8 +16,11 @@ from dreamlake.stacks import VENDORS
 def test_files_and_their_roles(vendor: str) -> None:
     files = scaffold_files(get_template(vendor), "lab")
     assert set(files) == {
-        "pulumi/Pulumi.yaml", "pulumi/__main__.py", "pulumi/Pulumi.lab.yaml",
-        "pulumi/ADAPT.md", "pulumi/.gitignore",
+        "pulumi/Pulumi.yaml",
+        "pulumi/__main__.py",
+        "pulumi/Pulumi.lab.yaml",
+        "pulumi/ADAPT.md",
+        "pulumi/.gitignore",
     }
     assert all(isinstance(v, bytes) for v in files.values())
     project = yaml.safe_load(files["pulumi/Pulumi.yaml"])
@@ -37,8 +40,10 @@ def test_account_specific_decisions_are_commented_out(vendor: str) -> None:
     config = (yaml.safe_load(text) or {}).get("config") or {}
     tfvars = t.root.joinpath("terraform", "terraform.tfvars").read_text()
     for d in t.decisions:
-        shipped = any(line.startswith(f"{d.var} ") or line.startswith(f"{d.var}=")
-                      for line in tfvars.splitlines())
+        shipped = any(
+            line.startswith(f"{d.var} ") or line.startswith(f"{d.var}=")
+            for line in tfvars.splitlines()
+        )
         if shipped:
             assert f"dreamlake:{d.key}" in config
         else:

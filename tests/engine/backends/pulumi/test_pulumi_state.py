@@ -90,8 +90,10 @@ def test_secret_outputs_are_left_out(provider, fixtures: Path) -> None:
     src = fixtures / "stack-export.randompassword-secrets.v3.111.1.json"
     data = json.loads(_export_as_checkpoint(src))
     root = data["checkpoint"]["latest"]["resources"][0]
-    secret = {"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270",
-              "plaintext": '"hunter2"'}
+    secret = {
+        "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270",
+        "plaintext": '"hunter2"',
+    }
     root["outputs"] = {"worker_host": "localhost", "password": secret, "nested": [secret]}
     lay_out(_state_dir(d), src, data=json.dumps(data).encode())
     st = PulumiBackend().observe_state(d)
@@ -104,7 +106,9 @@ def test_gzip_by_magic_bytes_and_newest_variant(provider, fixtures: Path) -> Non
     never = (fixtures / "legacy-layout/.pulumi/stacks/dev.json").read_bytes()
     plain = lay_out(_state_dir(d), fixtures / "x", data=never)
     gz = lay_out(
-        _state_dir(d), fixtures / "x", suffix=".json.gz",
+        _state_dir(d),
+        fixtures / "x",
+        suffix=".json.gz",
         data=gzip.compress((fixtures / "checkpoint-v4.features.json").read_bytes()),
     )
     os.utime(plain, (1, 1))
@@ -118,11 +122,14 @@ def test_zstd_without_a_module_says_so(provider, fixtures: Path) -> None:
     pytest.importorskip("pytest")
     try:
         import zstandard  # noqa: F401
+
         pytest.skip("a zstd module is installed here; this checks the message without one")
     except ImportError:
         pass
     d = provider(config=LOCAL_OK)
-    lay_out(_state_dir(d), fixtures / "x", suffix=".json.zst", data=b"\x28\xb5\x2f\xfd" + b"\0" * 16)
+    lay_out(
+        _state_dir(d), fixtures / "x", suffix=".json.zst", data=b"\x28\xb5\x2f\xfd" + b"\0" * 16
+    )
     st = PulumiBackend().observe_state(d)
     assert not st.present
     assert any("zstd" in n and "zstandard" in n for n in st.notes)
@@ -133,8 +140,16 @@ def _lock(provider_dir: Path, *, pid: int, host: str, legacy: bool = False) -> P
     lock_dir = pul / "locks" / ("lab" if legacy else "organization/dreamlake/lab")
     lock_dir.mkdir(parents=True, exist_ok=True)
     p = lock_dir / "18262c43-124d-4f19-b90f-24db3c0a22a3.json"
-    p.write_text(json.dumps({"pid": pid, "username": "alice", "hostname": host,
-                             "timestamp": "2026-01-01T10:00:00.123456789+01:00"}))
+    p.write_text(
+        json.dumps(
+            {
+                "pid": pid,
+                "username": "alice",
+                "hostname": host,
+                "timestamp": "2026-01-01T10:00:00.123456789+01:00",
+            }
+        )
+    )
     (lock_dir / "18262c43-124d-4f19-b90f-24db3c0a22a3.json.attrs").write_text("{}")
     return p
 
@@ -219,8 +234,9 @@ def test_remote_backend_is_not_read(provider, monkeypatch: pytest.MonkeyPatch) -
     assert not st.present and any("s3://bucket/prefix" in n for n in st.notes)
 
 
-def test_backend_url_from_provider_json_wins(provider, fixtures: Path, tmp_path: Path,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_backend_url_from_provider_json_wins(
+    provider, fixtures: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     elsewhere = tmp_path / "shared-state"
     d = provider(config=LOCAL_OK, settings={"pulumi": {"backendUrl": f"file://{elsewhere}"}})
     monkeypatch.setenv("PULUMI_BACKEND_URL", "s3://ignored")

@@ -44,12 +44,16 @@ def test_the_loop(project: Path, fake: FakeAutomation) -> None:
     res = create("lab", "local", backend="pulumi", dream_dir=dd, probe=False)
     assert res.status == "needs_input"
     _resolve(Path(res.next_action.file))  # type: ignore[union-attr]
-    assert create("lab", "local", backend="pulumi", continue_=True, dream_dir=dd,
-                  probe=False).status == "scaffolded"
+    assert (
+        create("lab", "local", backend="pulumi", continue_=True, dream_dir=dd, probe=False).status
+        == "scaffolded"
+    )
 
     res = plan("lab", dream_dir=dd)
     assert res.status == "ready", res.to_json()
-    assert res.next_action is not None and res.next_action.command.endswith("apply -n lab --yes --dream-dir " + dd)
+    assert res.next_action is not None and res.next_action.command.endswith(
+        "apply -n lab --yes --dream-dir " + dd
+    )
     assert status("lab", dream_dir=dd).status == "ready"
 
     assert apply("lab", yes=False, dream_dir=dd).status == "needs_input"
@@ -62,17 +66,28 @@ def test_the_loop(project: Path, fake: FakeAutomation) -> None:
     assert st.outputs == {"worker_host": "localhost"} and st.resources == 0
 
 
-def test_interrupted_apply_is_applying_and_apply_does_not_retry(project: Path, fake: FakeAutomation) -> None:
+def test_interrupted_apply_is_applying_and_apply_does_not_retry(
+    project: Path, fake: FakeAutomation
+) -> None:
     dd = str(project)
     res = create("lab", "local", backend="pulumi", dream_dir=dd, probe=False)
     _resolve(Path(res.next_action.file))  # type: ignore[union-attr]
     assert plan("lab", dream_dir=dd).status == "ready"
-    lock_dir = project / ".dream/providers/lab/pulumi/.state/.pulumi/locks/organization/dreamlake/lab"
+    lock_dir = (
+        project / ".dream/providers/lab/pulumi/.state/.pulumi/locks/organization/dreamlake/lab"
+    )
     lock_dir.mkdir(parents=True)
     (project / ".dream/providers/lab/pulumi/.state/.pulumi/meta.yaml").write_text("version: 1\n")
-    (lock_dir / "0b9e.json").write_text(json.dumps(
-        {"pid": 2**22 + 12345, "username": "me", "hostname": socket.gethostname(),
-         "timestamp": "2026-11-29T10:00:00Z"}))
+    (lock_dir / "0b9e.json").write_text(
+        json.dumps(
+            {
+                "pid": 2**22 + 12345,
+                "username": "me",
+                "hostname": socket.gethostname(),
+                "timestamp": "2026-11-29T10:00:00Z",
+            }
+        )
+    )
     st = status("lab", dream_dir=dd)
     assert st.status == "applying" and st.lock is not None and st.lock.state == "stale"
     res = apply("lab", yes=True, dream_dir=dd)
