@@ -14,13 +14,16 @@ def test_local_check(tmp_path: Path) -> None:
     rc.write_text(
         "providers:\n  lab: !providers.SSH {host: h, port: '22', key: {$secret: k}}\n  c: !providers.SLURM {host: login}\n"
     )
-    run = lambda *a: subprocess.run(
-        [LAKESHORE, "providers", "test", *a, "--dreamrc", str(rc)],  # noqa: E731
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=60,
-    )
+
+    def run(*a):
+        return subprocess.run(
+            [LAKESHORE, "providers", "test", *a, "--dreamrc", str(rc)],
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=60,
+        )
+
     out = run("lab", "--json")
     assert out.returncode == 1
     report = json.loads(out.stdout)
