@@ -172,6 +172,10 @@ class ProviderLifecycleResult(_Wire):
     outputs: dict[str, Any] | None = Field(
         default=None, description="Non-sensitive outputs of the infrastructure state."
     )
+    state_note: str | None = Field(
+        default=None,
+        description="Why the infrastructure state may not match the world without a refresh.",
+    )
 
     # Prose-only detail lines (not on the wire); the CLI prints them.
     _notes: list[str] = PrivateAttr(default_factory=list)

@@ -144,6 +144,7 @@ def to_result(
         "template": template_info(obs),
         "resources": infra.resources if infra and (infra.present or infra.resources) else None,
         "outputs": infra.outputs if infra and infra.outputs else None,
+        "state_note": infra.stale_hint if infra else None,
     }
     data.update(overrides)
     res = ProviderLifecycleResult.model_validate(data)

@@ -27,7 +27,6 @@ providers/*/terraform/errored.tfstate
 providers/*/terraform/*.tfplan
 providers/*/terraform/tfplan
 providers/*/terraform/tfplan.*
-providers/*/terraform/.terraformrc.dreamlake
 providers/*/pulumi/.state/
 providers/*/pulumi/.passphrase
 providers/*/pulumi/*.plan.json

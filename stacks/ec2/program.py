@@ -47,6 +47,7 @@ class Config(BaseModel):
     root_volume_gb: float = 100
     associate_public_ip: bool = True
     key_name: str | None = None
+    ssh_user: str = "ubuntu"  # the AMI's login user, read by `dreamlake provider connect`
     ssh_ingress_cidrs: list[str] = []
     tags: dict[str, str] = {}
     # Endpoint settings (a local AWS API implementation), not decisions.
@@ -198,6 +199,7 @@ def program(config: Config) -> None:
         for w in workers
     ]
     pulumi.export("worker_host", hosts[0])
+    pulumi.export("worker_user", config.ssh_user)
     pulumi.export("worker_hosts", pulumi.Output.all(*hosts))
     pulumi.export("instance_ids", pulumi.Output.all(*[w.id for w in workers]))
     pulumi.export("security_group_id", group.id)

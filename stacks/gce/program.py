@@ -49,6 +49,7 @@ class Config(BaseModel):
     gpu_type: str
     # Settings with sensible defaults.
     machine_type: str = "n1-standard-8"
+    ssh_user: str | None = None  # the VM's login user for connect; None: your local user name
     accelerator_count: int = 1
     name: str = "dreamlake-worker"
     image: str = (
@@ -144,6 +145,7 @@ def program(config: Config) -> None:
         ),
     )
     pulumi.export("internal_ip", nic.network_ip)
+    pulumi.export("worker_user", config.ssh_user)
     pulumi.export("instance_name", vm.name)
     pulumi.export("instance_id", vm.instance_id)
     pulumi.export("zone", config.zone)

@@ -107,7 +107,9 @@ def test_fetch_claims_from_a_real_server(server: ServerProc) -> None:
     claim = fetch_claims(cp, "claimed")
     assert isinstance(claim, Claim)
     assert claim.live == 2 and claim.gone == 0 and sorted(claim.instances) == ["i-1", "i-2"]
-    assert fetch_claims(cp, "nobody") == Claim(live=0, gone=0, instances=[])
+    assert sorted(w.instance_id for w in claim.workers or []) == ["i-1", "i-2"]
+    assert all(w.state == "joining" and w.last_seen for w in claim.workers or [])
+    assert fetch_claims(cp, "nobody") == Claim(live=0, gone=0, instances=[], workers=[])
 
 
 def test_fetch_claims_is_none_when_it_cannot_ask(server: ServerProc) -> None:

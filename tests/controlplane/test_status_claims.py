@@ -50,7 +50,11 @@ def test_status_follows_the_claims(server: ServerProc, tmp_path: Path) -> None:
     server.admin.register("watched", "box-1", queues=["gpu"])
     after = dreamlake(proj, env, "provider", "status", "-n", "watched")
     assert after["status"] == "connected" and after["nextAction"] is None
+    workers = after["claim"].pop("workers")
     assert after["claim"] == {"live": 1, "gone": 0, "instances": ["box-1"]}
+    assert [(w["instanceId"], w["state"], w["queues"]) for w in workers] == [
+        ("box-1", "joining", ["gpu"])
+    ]
 
     env["LAKESHORE_URL"] = f"http://127.0.0.1:{free_port()}"
     down = dreamlake(proj, env, "provider", "status", "-n", "watched")

@@ -292,6 +292,8 @@ def test_ec2_journey_apply_noop_and_drift(aws_api: str, tmp_path: Path) -> None:
     rc, text = dl(env, proj, "dreamlake provider status -n gpu", json_out=False)
     assert rc == 0
     assert "not a live check" in text and "plan" in text, text  # the record may be stale
+    rc, out = dl(env, proj, "dreamlake provider status -n gpu")
+    assert "not a live check" in out["stateNote"], out  # and an agent reads it too
     rc, out = dl(env, proj, "dreamlake provider plan -n gpu")
     assert (rc, out["status"]) == (0, "ready"), out
     assert out["plan"]["add"] >= 1, out  # the missing worker is a change to make
