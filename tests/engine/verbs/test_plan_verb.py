@@ -11,6 +11,7 @@ from dreamlake.engine.contract import EditThenContinue, Run, Shell
 from dreamlake.engine.verbs.create import create
 from dreamlake.engine.verbs.plan import SPENDS_MONEY, plan
 from dreamlake.engine.verbs.status import status
+from shared_fixtures import FIXTURES
 
 BINARIES = available()
 GOOD = 'workdir = "/tmp/nymph-work"\nqueues = ["default", "gpu"]\nworker_name = "lab-1"\n'
@@ -128,7 +129,7 @@ def test_plan_after_a_killed_first_apply(tf: str, project: Path) -> None:
     stale; plan takes the lock over and the provider is ready again."""
     import shutil
 
-    crash = Path("/work/shared/fixtures/terraform/generated-locally/crash-first-apply")
+    crash = FIXTURES / "terraform/generated-locally/crash-first-apply"
     if not crash.is_dir():
         pytest.skip(f"needs the shared fixture {crash}")
     pdir = scaffold(project)

@@ -11,7 +11,6 @@ backend, as the CLI would, so ``observe_state`` reads it.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,8 +20,9 @@ from dreamlake.engine.backends.pulumi.automation import PreviewSummary, StackReq
 from dreamlake.engine.backends.pulumi.scaffold import scaffold_files
 from dreamlake.engine.record import ProviderRecord
 from dreamlake.engine.vendors import get_template
+from shared_fixtures import fixtures_root
 
-FIXTURES = Path(os.environ.get("DREAMLAKE_FIXTURES", "/work/shared/fixtures")) / "pulumi"
+FIXTURES = fixtures_root() / "pulumi"
 
 
 def write_provider(

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 from dreamlake.engine.backends.terraform.binaries import available
+from shared_fixtures import fixtures_root
 
-FIXTURES = Path(os.environ.get("DREAMLAKE_FIXTURES", "/work/shared/fixtures")) / "terraform"
+FIXTURES = fixtures_root() / "terraform"
 BINARIES = available()
 
 
