@@ -156,9 +156,8 @@ def _existing(
         return _scanned(obs, [])
     obs = observe(name, root, dream_dir, probe=probe)
     dv = derive(obs)
-    return to_result(obs, Derived("exists", dv.next_action, dv.blocking), files=[]).with_notes(
-        f"already exists from vendor '{record.vendor}' — nothing was overwritten"
-    )
+    # The prose (``⚠ <dir>/ already exists from vendor …``) is the renderer's, once.
+    return to_result(obs, Derived("exists", dv.next_action, dv.blocking), files=[])
 
 
 def _scanned(obs, files: list[str]) -> ProviderLifecycleResult:  # type: ignore[no-untyped-def]

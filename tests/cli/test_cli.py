@@ -55,6 +55,7 @@ def test_exists_prose_and_rc(project: Path) -> None:
         "⚠ .dream/providers/lab/ already exists from vendor 'local' — nothing was overwritten"
         in p.stdout
     )
+    assert p.stdout.count("nothing was overwritten") == 1, p.stdout
 
 
 def test_refusal_prose_and_rc(project: Path) -> None:
