@@ -67,11 +67,16 @@ def _next(r: ProviderLifecycleResult) -> str:
     if isinstance(n, EditThenContinue):
         return f"next: edit {show_path(n.file)}, then {n.command}"
     if isinstance(n, Run):
-        if r.status == "applying" and (r.template is None or r.template.backend == "terraform"):
+        if r.status == "applying" and _tool(r) == "terraform" and " apply " in f"{n.command} ":
             return f"next: {n.command}   # re-run; terraform resumes"
         return f"next: {n.command}"
     assert isinstance(n, Shell)
     return f"next: {n.command}" + (f"   # on {n.host}" if n.host else "")
+
+
+def _tool(r: ProviderLifecycleResult) -> str:
+    """The infrastructure tool behind the result: terraform unless it says pulumi."""
+    return "pulumi" if r.template is not None and r.template.backend == "pulumi" else "terraform"
 
 
 def _age(since: str | None) -> str:
@@ -119,13 +124,11 @@ def _body(r: ProviderLifecycleResult) -> list[str]:
             age = _age(lk.since)
             where = show_path(lk.path) if lk.path else "the state"
             if lk.state == "held":
-                out.append(
-                    f"a running process holds the state lock ({where}, held {age or '?'}{who})"
-                )
+                out.append(f"{_tool(r)} holds a state lock ({where}, held {age or '?'}{who})")
             else:
                 out.append(
                     f"an interrupted run left its lock or a partial state ({where}"
-                    f"{', since ' + age + ' ago' if age else ''}{who}); nothing holds it now"
+                    f"{', ' + age + ' ago' if age else ''}{who}); nothing holds it now"
                 )
             if lk.detail:
                 out.append(lk.detail)

@@ -86,21 +86,19 @@ def blocked(
 
 
 def applying(obs: Observation, lock: LockInfo, command: str) -> ProviderLifecycleResult:
-    """An apply in flight (held lock) or interrupted (stale lock / partial state)."""
-    tool = obs.backend
-    if lock.state == "held":
-        first = f"an apply is in progress: {tool} holds the state lock"
-    else:
-        first = f"an apply was interrupted: {tool} left its lock or a partial state behind"
+    """An apply in flight (held lock) or interrupted (stale lock / partial state).
+
+    The renderer already says what holds the state (from ``lock``) and, for a
+    terraform apply, that terraform resumes on a re-run; a note is added only when
+    the re-run needs something else first."""
+    res = to_result(obs, Derived("applying", Run(command=command), obs.blocking), lock=lock)
     if " apply " not in f"{command} ":
-        then = "re-run it when the apply has finished"
-    elif tool == "terraform":
-        then = "re-run the same command; terraform resumes"
-    else:
-        then = "clear what holds the stack (see above), then re-run the same command"
-    return to_result(
-        obs, Derived("applying", Run(command=command), obs.blocking), lock=lock
-    ).with_notes(first, f"{then}: {command}")
+        return res.with_notes(f"re-run it when the apply has finished: {command}")
+    if obs.backend != "terraform":
+        return res.with_notes(
+            f"clear what holds the stack (see above), then re-run the same command: {command}"
+        )
+    return res
 
 
 def _plan(obs: Observation, root: Root, progress: Progress | None) -> ProviderLifecycleResult:

@@ -39,6 +39,7 @@ def test_applying_held_and_interrupted() -> None:
     )
     assert "⚠ an apply is in progress or was interrupted" in held
     assert "held 00:04:1" in held
+    assert "terraform holds a state lock (the state, held 00:04:1" in held  # the spec's line
     assert held.endswith(
         "next: dreamlake provider apply -n aws-demo --yes   # re-run; terraform resumes"
     )
@@ -48,6 +49,19 @@ def test_applying_held_and_interrupted() -> None:
         )
     )
     assert "interrupted" in stale and "nothing holds it now" in stale
+    assert "resumes" not in stale  # only an apply is resumed by a re-run
+
+
+def test_applying_from_plan_says_nothing_of_resuming() -> None:
+    """plan meeting a held lock re-runs plan: terraform resumes nothing there."""
+    text = render(
+        result(
+            status="applying",
+            lock={"state": "held"},
+            next_action={"kind": "run", "command": "dreamlake provider plan -n aws-demo"},
+        )
+    )
+    assert text.endswith("next: dreamlake provider plan -n aws-demo")
 
 
 def test_connected_lists_workers_and_next_none() -> None:

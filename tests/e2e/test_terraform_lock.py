@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from dreamlake.cli.render import render
 from dreamlake.engine.backends.terraform.binaries import available
 from dreamlake.engine.backends.terraform.lockinfo import LOCK_INFO, probe_fcntl
 from dreamlake.engine.contract import Run
@@ -76,7 +77,17 @@ def test_held_then_interrupted_then_applied(tf: str, project: Path) -> None:
         res = apply("lab", yes=True, dream_dir=str(project))
         assert res.status == "applying" and res.exit_code == 0 and res.next_action == again
         assert res.lock is not None and res.lock.state == "held"
-        assert plan("lab", dream_dir=str(project)).status == "applying"
+        prose = render(res)
+        assert "terraform holds a state lock (" in prose
+        assert "an apply is in progress:" not in prose, prose  # said once, not twice
+        assert prose.endswith(
+            "--yes --dream-dir " + str(project) + "   # re-run; terraform resumes"
+        )
+        waits = plan("lab", dream_dir=str(project))
+        assert waits.status == "applying"
+        assert "resumes" not in render(waits) and "re-run it when the apply has finished" in (
+            render(waits)
+        )
     finally:
         os.killpg(by_hand.pid, signal.SIGKILL)
         by_hand.wait()
