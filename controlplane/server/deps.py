@@ -124,6 +124,13 @@ def require_namespace(
     return access_to(ns, caller, session)
 
 
+def require_namespace_released(ns: str, request: Request) -> Access:
+    """:func:`require_namespace` in a session of its own, closed before the route
+    runs: for long-polls, which must not hold a pooled connection while they wait."""
+    with request.app.state.sessionmaker() as session:
+        return access_to(ns, caller_of(request, session), session)
+
+
 def access_to(ns: str, caller: Caller, session: Session) -> Access:
     """What ``caller`` may do in namespace ``ns`` (plain form of :func:`require_namespace`)."""
     row = session.scalar(select(Namespace).where(Namespace.name == ns))

@@ -322,3 +322,23 @@ def test_oversized_chunked_body_is_413(server: ServerProc) -> None:
     assert resp.status == 413
     assert json.loads(resp.read())["error"] == "payload_too_large"
     conn.close()
+
+
+def test_many_long_polls_do_not_exhaust_the_connection_pool(
+    fresh_namespace: tuple[str, Client],
+) -> None:
+    """A waiting long-poll holds no database connection: more waiters than the pool
+    has connections (8 + 16) all come back on time, and a heartbeat gets through."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    _ns, c = fresh_namespace
+    n = 30
+    wids = [c.register("crowd", f"i-{i}")["workerId"] for i in range(n)]
+    started = time.monotonic()
+    with ThreadPoolExecutor(max_workers=n) as pool:
+        polls = [pool.submit(c.poll_work, wid, 3.0) for wid in wids]
+        results = [p.result(timeout=30) for p in polls]
+        jobs = [pool.submit(c.get_work, c.submit_work("nobody", "true")["id"], 3.0)]
+    assert results == [None] * n
+    assert jobs[0].result()["state"] == "queued"
+    assert time.monotonic() - started < 15

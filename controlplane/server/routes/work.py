@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from ...names import is_name
 from .. import store
-from ..deps import Access, get_session, require_namespace
+from ..deps import Access, get_session, require_namespace, require_namespace_released
 from ..errors import ApiError
 from ..schemas import WorkIn, WorkOut
 from ..settings import MAX_WAIT_SECONDS
@@ -40,7 +40,7 @@ async def get_work(
     work_id: str,
     request: Request,
     wait: float = Query(0.0, ge=0, le=MAX_WAIT_SECONDS),
-    access: Access = Depends(require_namespace),
+    access: Access = Depends(require_namespace_released),
 ) -> WorkOut:
     """One work item; with ``wait``, block until it finishes or the wait is over."""
     make_session = request.app.state.sessionmaker

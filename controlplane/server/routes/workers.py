@@ -12,7 +12,14 @@ from sqlalchemy.orm import Session
 
 from ...models import Worker
 from .. import store
-from ..deps import Access, access_to, caller_of, get_session, require_namespace
+from ..deps import (
+    Access,
+    access_to,
+    caller_of,
+    get_session,
+    require_namespace,
+    require_namespace_released,
+)
 from ..errors import ApiError
 from ..schemas import (
     Claims,
@@ -120,7 +127,7 @@ async def poll_work(
     worker_id: str,
     request: Request,
     wait: float = Query(0.0, ge=0, le=MAX_WAIT_SECONDS),
-    access: Access = Depends(require_namespace),
+    access: Access = Depends(require_namespace_released),
 ) -> WorkOut | Response:
     """Long-poll: the oldest queued item for this worker's provider and queues, or
     204 after ``wait`` seconds. Starting a poll counts as a heartbeat."""
