@@ -10,6 +10,7 @@ DNS); :class:`ApiFailure` when the server answered with an error status (its
 
 from __future__ import annotations
 
+import http.client
 import json
 import urllib.error
 import urllib.parse
@@ -94,7 +95,8 @@ class Client:
             raise ApiFailure(
                 exc.code, str(payload.get("error", "error")), payload.get("detail"), url
             ) from None
-        except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
+        except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
+            # OSError covers refused, reset and timed out; HTTPException a cut or garbled answer
             reason = getattr(exc, "reason", exc)
             raise Unreachable(f"lakeshore at {self.url} is unreachable: {reason}") from None
         except ValueError as exc:

@@ -268,6 +268,41 @@ def test_unreachable_client_error() -> None:
         c.claims("x")
 
 
+@pytest.mark.parametrize(
+    "reply",
+    [
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{}",
+        b"garbage that is no status line\r\n\r\n",
+    ],
+    ids=["truncated-body", "bad-status-line"],
+)
+def test_a_broken_answer_is_unreachable(reply: bytes) -> None:
+    """A connection cut mid-answer is a transport failure like a refused one, not a
+    stray http.client exception the callers do not expect."""
+    import socket
+    import threading
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+
+    def answer() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            conn.recv(65536)
+            conn.sendall(reply)
+
+    t = threading.Thread(target=answer, daemon=True)
+    t.start()
+    try:
+        c = Client(f"http://127.0.0.1:{listener.getsockname()[1]}", "t", timeout=5)
+        with pytest.raises(Unreachable):
+            c.claims("x")
+    finally:
+        t.join(timeout=5)
+        listener.close()
+
+
 def test_cli_admin_path(server: ServerProc) -> None:
     env = clean_env()
     common = ["--server", server.url, "--data-dir", str(server.data_dir)]
