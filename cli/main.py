@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from dreamlake.engine.contract import ProviderLifecycleResult
@@ -220,29 +220,14 @@ def providers_cmd(
     try:
         rc = load_dreamrc(dreamrc, pull=pull)
     except DreamlakeError as exc:
-        if as_json:
-            doc = {
-                "error": exc.message,
-                "kind": exc.kind,
-                "nextAction": {"kind": "run", "command": "dreamlake providers --help"},
-            }
-            sys.stdout.write(json.dumps(doc, indent=2) + "\n")
-        else:
-            sys.stderr.write(f"✗ {exc.message}\n")
-        raise typer.Exit(1) from None
+        _providers_error(exc.message, exc.kind, "dreamlake providers --help", as_json)
     specs = [rc.providers[name]] if name and name in rc.providers else list(rc.providers.values())
     if name and name not in rc.providers:
+        import shlex
+
+        again = "dreamlake providers" + (f" --dreamrc {shlex.quote(dreamrc)}" if dreamrc else "")
         msg = f"no provider {name!r} in {rc.where()}"
-        if as_json:
-            sys.stdout.write(
-                json.dumps(
-                    {"error": msg, "kind": "unknown_provider", "source": rc.source}, indent=2
-                )
-                + "\n"
-            )
-        else:
-            sys.stderr.write(f"✗ {msg}\n")
-        raise typer.Exit(1)
+        _providers_error(msg, "unknown_provider", again, as_json, source=rc.source)
     if as_json:
         doc = {
             "source": rc.source,
@@ -258,6 +243,25 @@ def providers_cmd(
         sys.stdout.write(
             f"{s.name}  {s.launcher}  {s.dispatch}  {json.dumps(s.kwargs, sort_keys=True)}\n"
         )
+
+
+def _providers_error(
+    message: str, kind: str, command: str, as_json: bool, **extra: object
+) -> NoReturn:
+    """An error of ``dreamlake providers``: rc 1, and like every error a next action."""
+    import json
+
+    if as_json:
+        doc = {
+            "error": message,
+            "kind": kind,
+            **extra,
+            "nextAction": {"kind": "run", "command": command},
+        }
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+    else:
+        sys.stderr.write(f"✗ {message}\nnext: {command}\n")
+    raise typer.Exit(1)
 
 
 @app.command("schema")

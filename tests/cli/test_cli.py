@@ -129,6 +129,13 @@ def test_providers_from_dreamrc_without_a_round_trip(project: Path) -> None:
     assert by_name["aws"]["dispatch"] == "daemon"
     p = run("providers", "lab", cwd=project)
     assert p.returncode == 0 and p.stdout.splitlines()[1].startswith("lab  SSH  direct")
+    p = run("providers", "ghost", "--json", cwd=project)
+    assert p.returncode == 1
+    doc = json.loads(p.stdout)
+    assert doc["kind"] == "unknown_provider"
+    assert doc["nextAction"] == {"kind": "run", "command": "dreamlake providers"}
+    p = run("providers", "ghost", cwd=project)
+    assert p.returncode == 1 and p.stderr.splitlines()[-1] == "next: dreamlake providers"
 
 
 def test_providers_bad_tag_is_error_with_line(project: Path) -> None:
@@ -136,3 +143,4 @@ def test_providers_bad_tag_is_error_with_line(project: Path) -> None:
     p = run("providers", cwd=project)
     assert p.returncode == 1
     assert f"{project / '.dreamrc'}:2" in p.stderr
+    assert "next: dreamlake providers --help" in p.stderr
