@@ -13,6 +13,7 @@ was launched. Launchers are installed on ``app.state.registry_launchers``
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -33,9 +34,22 @@ def secret_strings(value: Any) -> list[str]:
     return []
 
 
+def _spellings(secret: str) -> list[str]:
+    """How a secret can show up in text: as itself, escaped inside a repr or a JSON
+    string (a multi-line key in ``repr(kwargs)``), and line by line."""
+    return [
+        secret,
+        json.dumps(secret)[1:-1],
+        repr(secret)[1:-1],
+        *(line.strip() for line in secret.splitlines()),
+    ]
+
+
 def scrub(value: Any, secrets: Iterable[str]) -> Any:
     """A copy of ``value`` with every occurrence of a secret string redacted."""
-    needles = sorted({s for s in secrets if len(s) >= 4}, key=len, reverse=True)
+    needles = sorted(
+        {n for s in secrets for n in _spellings(s) if len(n) >= 4}, key=len, reverse=True
+    )
     if not needles:
         return value
 

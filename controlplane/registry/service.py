@@ -31,7 +31,7 @@ from . import tombstone
 from .check import CheckReport, check_provider
 from .crypto import SecretBox, SecretDecryptError
 from .kwargs import apply_patch, secret_refs
-from .launch import Launcher, scrub
+from .launch import Launcher, scrub, secret_strings
 from .launchers import (
     DISPATCHES,
     LAUNCHERS,
@@ -48,6 +48,7 @@ from .secret_values import (
     SECRET_NAME_RULE,
     SecretValueError,
     UnknownSecret,
+    expand,
     resolve_markers,
     validate_value,
 )
@@ -638,7 +639,7 @@ def resolve_launch(
         found = base_lookup(name)
         if found is not None and plaintexts is not None:
             plaintexts.append(found[1])
-            plaintexts.extend(p for p in found[1].split(":") if p)
+            plaintexts.extend(secret_strings(expand(*found)))
         return found
 
     try:

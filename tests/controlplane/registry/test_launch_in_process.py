@@ -80,3 +80,33 @@ def test_launcher_gets_plaintext_response_never_does(app_client: tuple[TestClien
     record("in-process launch failure", r.text)
     assert r.status_code == 502 and "[redacted]" in r.json()["detail"]
     assert PLAINTEXTS["aws_id"] not in r.text
+
+
+def test_a_secret_in_a_repr_or_with_padding_is_still_scrubbed(
+    app_client: tuple[TestClient, Any],
+) -> None:
+    """A launcher error quoting ``repr(kwargs)`` shows a multi-line key with escaped
+    newlines, and an aws_keypair stored with padding reaches the launcher stripped:
+    neither spelling may come back on the wire."""
+    client, app = app_client
+    key = "-----BEGIN KEY-----\nAAAAkeyline1secret\nBBBBkeyline2secret\n-----END KEY-----\n"
+
+    def failing_double(spec: LaunchSpec) -> dict[str, Any]:
+        raise RuntimeError(f"cannot use {spec.kwargs!r}")
+
+    app.state.registry_launchers = {"EC2": failing_double}
+    p = "/api/namespaces/default"
+    for name, kind, value in (
+        ("ssh", "ssh_key", key),
+        ("aws", "aws_keypair", " AKIAPADDEDID : padded/secret+key \n"),
+    ):
+        r = client.post(p + "/secrets", json={"name": name, "kind": kind, "value": value})
+        assert r.status_code == 201, r.text
+    kw = {"region": "r", "key": {"$secret": "ssh"}, "creds": {"$secret": "aws"}}
+    client.post(p + "/providers", json={"name": "cloud", "launcher": "EC2", "kwargs": kw})
+
+    r = client.post(p + "/launch", json={"provider": "cloud"})
+    record("in-process launch failure quoting repr(kwargs)", r.text)
+    assert r.status_code == 502 and "[redacted]" in r.json()["detail"]
+    for needle in ("keyline1secret", "keyline2secret", "AKIAPADDEDID", "padded/secret+key"):
+        assert needle not in r.text
