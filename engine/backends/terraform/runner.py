@@ -108,7 +108,10 @@ def run(
 ) -> Completed:
     """Run ``terraform <args>`` in ``cwd``; never raises for a non-zero exit (the
     caller decides which codes are failures). ``on_line`` receives each stdout line
-    as it arrives."""
+    as it arrives; such a streamed run (plan, apply) is never cut short, so it takes
+    no ``timeout``: terraform is left to finish, or to handle a signal, itself."""
+    if on_line is not None and timeout is not None:
+        raise ValueError("a streamed terraform run takes no timeout: it is never killed half-way")
     argv = [terraform_binary(), *args]
     env = run_env(provider_dir)
     try:
@@ -124,7 +127,7 @@ def run(
                 check=False,
             )
             return Completed(argv, proc.returncode, proc.stdout, proc.stderr)
-        return _stream(argv, cwd, env, on_line, timeout)
+        return _stream(argv, cwd, env, on_line)
     except FileNotFoundError as exc:
         raise BinaryMissing(
             f"could not start {argv[0]}: {exc.strerror}. Install terraform with `{INSTALL_HINT}`.",
@@ -140,9 +143,7 @@ def run(
         ) from exc
 
 
-def _stream(
-    argv: list[str], cwd: Path, env: dict[str, str], on_line: LineHandler, timeout: float | None
-) -> Completed:
+def _stream(argv: list[str], cwd: Path, env: dict[str, str], on_line: LineHandler) -> Completed:
     out: list[str] = []
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as err:
         proc = subprocess.Popen(
@@ -160,7 +161,7 @@ def _stream(
             for line in proc.stdout:
                 out.append(line)
                 on_line(line.rstrip("\n"))
-            rc = proc.wait(timeout=timeout)
+            rc = proc.wait()
         except BaseException:
             # Leave terraform to finish on its own signal handling: an interrupt is
             # forwarded by the process group; never kill it half-way here.

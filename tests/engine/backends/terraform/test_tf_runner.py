@@ -59,6 +59,13 @@ def test_streaming_delivers_each_line(terraform_binary: str, tmp_path: Path) -> 
     ).replace(" ", "")
 
 
+def test_a_streamed_run_refuses_a_timeout(tmp_path: Path) -> None:
+    """A streamed run is never killed half-way, so a timeout there would be a promise
+    it cannot keep (the wait after it was unbounded): asking for one is refused."""
+    with pytest.raises(ValueError, match="no timeout"):
+        runner.run(["version"], cwd=tmp_path, on_line=lambda _l: None, timeout=1)
+
+
 def test_stderr_errors_name_the_file_and_line() -> None:
     stderr = (
         "\n│ Error: Terraform encountered problems during initialisation, including problems\n"
