@@ -181,8 +181,11 @@ def serve(
 
         application = create_app(settings)
     except Exception as exc:
+        from dreamlake.controlplane.db import redact_url
+
+        url = settings.database_url()
         fail(
-            f"cannot start on {settings.database_url()!r}: {type(exc).__name__}: {exc}",
+            redact_url(f"cannot start on {url!r}: {type(exc).__name__}: {exc}", url),
             "check --db / LAKESHORE_DB and that --data-dir is writable",
         )
     import uvicorn

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import DateTime, Engine, create_engine, event
+from sqlalchemy import DateTime, Engine, create_engine, event, make_url
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.types import TypeDecorator
 
@@ -60,6 +60,28 @@ def normalize_url(url: str) -> str:
         if url.startswith(prefix):
             return "postgresql+psycopg2://" + url[len(prefix) :]
     return url
+
+
+def redact_url(text: str, url: str) -> str:
+    """``text`` with ``url``'s password masked (for messages and logs): the URL shown
+    as SQLAlchemy renders it with the password hidden, any other spelling of the
+    password as ``***``."""
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        password = urlsplit(url).password
+    except ValueError:
+        password = None
+    if not password:
+        return text
+    try:
+        shown = make_url(url).render_as_string(hide_password=True)
+    except Exception:
+        shown = url.replace(password, "***")
+    text = text.replace(url, shown)
+    for spelling in {password, unquote(password)}:
+        text = text.replace(spelling, "***")
+    return text
 
 
 def make_engine(url: str) -> Engine:

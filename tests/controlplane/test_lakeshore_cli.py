@@ -75,6 +75,14 @@ def test_serve_with_a_bad_database_url_fails_clearly(tmp_path: Path) -> None:
     assert "cannot start" in out.stderr and "next:" in out.stderr
 
 
+def test_serve_failing_on_a_database_never_prints_its_password(tmp_path: Path) -> None:
+    url = f"postgresql://lake:pw-do-not-print@127.0.0.1:{free_port()}/lake"
+    out = run_cli("serve", "--port", str(free_port()), "--data-dir", str(tmp_path), "--db", url)
+    assert out.returncode == 1
+    assert "cannot start" in out.stderr and "127.0.0.1" in out.stderr
+    assert "pw-do-not-print" not in out.stderr + out.stdout
+
+
 def test_admin_commands_without_a_server(tmp_path: Path) -> None:
     out = run_cli("namespaces", "list", "--server", f"http://127.0.0.1:{free_port()}",
                   "--data-dir", str(tmp_path))  # fmt: skip
