@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from dreamlake.controlplane.client import Client
@@ -51,6 +52,30 @@ def test_claim_run_work_and_sigterm(
     assert n.terminate() == 0, n.log()
     assert claims(c, "lab") == (0, 1)
     assert "deregistered" in n.log()
+
+
+def test_sigterm_mid_command_kills_it_reports_and_exits_0(
+    server: ServerProc,
+    fresh_namespace: tuple[str, Client],
+    start_nymph: Callable[..., NymphProc],
+    tmp_path: Path,
+) -> None:
+    ns, c = fresh_namespace
+    assert c.token is not None
+    n = start_nymph(server.url, c.token, provider="busy", namespace=ns)
+    assert wait_until(lambda: claims(c, "busy") == (1, 0), 30), n.log()
+    marker = tmp_path / "survived"
+    item = c.submit_work("busy", f"sleep 30; touch {marker}")
+    assert wait_until(lambda: c.get_work(item["id"])["state"] == "running", 30), n.log()
+    started = time.monotonic()
+    assert n.terminate() == 0, n.log()
+    assert time.monotonic() - started < 10
+    done = c.get_work(item["id"])
+    assert done["state"] == "failed", n.log()
+    assert done["error"] == "the daemon stopped before the command finished"
+    assert claims(c, "busy") == (0, 1)
+    time.sleep(0.5)
+    assert not marker.exists()
 
 
 def test_kill_9_goes_gone_after_the_bound(
