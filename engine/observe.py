@@ -42,7 +42,7 @@ def observe(
     cp = lakeshore.resolve_control_plane(root.path)
     if record is None:
         if require:
-            raise unknown_provider(name, root)
+            raise unknown_provider(name, root, dream_dir)
         return Observation(name, d, dream_dir, None, None, server=cp.url, namespace=cp.namespace)
     template = all_templates().get(record.vendor)
     blocking: tuple[Blocking, ...] = ()
@@ -86,17 +86,18 @@ def observe(
     )
 
 
-def unknown_provider(name: str, root: Root) -> UnknownProvider:
+def unknown_provider(name: str, root: Root, dream_dir: str | None = None) -> UnknownProvider:
+    """The next action repeats ``--dream-dir``: without it, it would look elsewhere."""
     from .contract import Run
 
     known = root.known_providers()
     where = f"{root.providers} (root chosen by {root.reason})"
     if known:
         msg = f"no provider named {name!r} under {where}. Providers there: {', '.join(known)}."
-        nxt = Run(command=commands.status(known[0]))
+        nxt = Run(command=commands.status(known[0], dream_dir))
     else:
         msg = f"no provider named {name!r} under {where}; there are none yet."
-        nxt = Run(command=commands.create(name, "local"))
+        nxt = Run(command=commands.create(name, "local", dream_dir))
     return UnknownProvider(msg, next_action=nxt)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from .. import commands, lakeshore
 from ..contract import EditThenContinue, ProviderLifecycleResult, Run, Shell
 from ..errors import DreamlakeError
-from ..paths import Root, find_root
+from ..paths import NAME_RE, Root, find_root
 
 
 def root_for(dream_dir: str | Path | None, cwd: Path | None) -> Root:
@@ -23,16 +23,30 @@ def error_result(
     dream_dir: str | None = None,
     default_next: EditThenContinue | Run | Shell | None = None,
 ) -> ProviderLifecycleResult:
-    """The one failure shape. It always carries a nextAction an agent can follow."""
+    """The one failure shape. It always carries a nextAction an agent can follow.
+
+    A name that is not a valid provider name is never put into a command (it would
+    be run as given: the same error again at best, a shell's ``;`` at worst)."""
     cp = lakeshore.resolve_control_plane(root.path if root else None)
-    nxt = exc.next_action or default_next or Run(command=commands.status(name, dream_dir))
+    valid = NAME_RE.fullmatch(name or "") is not None
+    if valid:
+        fallback = Run(command=commands.status(name, dream_dir))
+    else:
+        known = root.known_providers() if root else []
+        fallback = Run(
+            command=commands.status(known[0], dream_dir)
+            if known
+            else commands.create("my-provider", "local", dream_dir)
+        )
+        default_next = None
+    nxt = exc.next_action or default_next or fallback
     return ProviderLifecycleResult(
         status="error",
         provider=name,
         vendor=vendor,
         server=cp.url,
         namespace=cp.namespace,
-        dir=str(root.provider_dir(name)) if root and name else None,
+        dir=str(root.provider_dir(name)) if root and valid else None,
         next_action=nxt,
         error=exc.message,
         kind=exc.kind,

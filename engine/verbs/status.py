@@ -8,6 +8,7 @@ from .. import commands
 from ..contract import ProviderLifecycleResult
 from ..errors import DreamlakeError
 from ..observe import observe, to_result
+from ..paths import check_name
 from ._common import error_result, root_for
 
 
@@ -16,6 +17,7 @@ def status(
 ) -> ProviderLifecycleResult:
     root = root_for(dream_dir, cwd)
     try:
+        check_name(name)  # a name is a folder under .dream/providers: never a path
         obs = observe(name, root, dream_dir, probe=probe)
     except DreamlakeError as exc:
         return error_result(exc, name, root=root, dream_dir=dream_dir)

@@ -221,6 +221,37 @@ def test_status_unknown_provider_names_root_and_providers(project: Path) -> None
     assert isinstance(r.next_action, Run) and "status -n lab" in r.next_action.command
 
 
+def test_status_unknown_provider_next_action_keeps_dream_dir(project: Path) -> None:
+    r = status("nope", dream_dir=str(project))
+    assert isinstance(r.next_action, Run)
+    assert r.next_action.command.endswith(f"--dream-dir {project}")
+    create("lab", "local", dream_dir=str(project))
+    r = status("nope", dream_dir=str(project))
+    assert isinstance(r.next_action, Run)
+    assert r.next_action.command == f"dreamlake provider status -n lab --dream-dir {project}"
+
+
+@pytest.mark.parametrize("name", ["x/../lab", "..", "Lab", ""])
+def test_status_refuses_a_name_that_is_not_a_name(project: Path, name: str) -> None:
+    """A name is a folder under .dream/providers: 'x/../lab' must not report 'lab'."""
+    create("lab", "local", cwd=project)
+    r = status(name, cwd=project)
+    assert (r.status, r.kind, r.exit_code) == ("error", "usage", 1)
+    assert r.next_action == Run(command="dreamlake provider status -n lab") and r.dir is None
+
+
+def test_a_bad_name_never_reaches_a_next_action_command(project: Path) -> None:
+    """An agent runs .command in a shell: a name that failed validation is not in it."""
+    from dreamlake.engine.verbs.apply import apply
+    from dreamlake.engine.verbs.plan import plan
+
+    bad = "x; touch pwned"
+    for r in (status(bad, cwd=project), plan(bad, cwd=project), apply(bad, cwd=project)):
+        assert (r.status, r.kind) == ("error", "usage")
+        assert r.next_action is not None and "pwned" not in r.next_action.command
+        assert r.next_action.command == "dreamlake provider create -n my-provider --provider local"
+
+
 def test_status_reports_newer_template(project: Path, own_templates: Path) -> None:
     create("b", "bare", cwd=project)
     pj = project / ".dream/providers/b/provider.json"
