@@ -20,6 +20,7 @@ from ..client import ApiFailure, Client, Unreachable
 from .runner import ProcessRunner, RunResult
 
 MIN_POLL_INTERVAL = 1.0
+NOT_STARTED = "the daemon was stopping and did not start the command"
 
 
 def log(message: str) -> None:
@@ -177,6 +178,10 @@ class Daemon:
 
     def _execute(self, worker_id: str, item: dict[str, Any]) -> None:
         work_id = str(item["id"])
+        if self.stop.is_set():  # handed over as we were stopping: never start it
+            log(f"not running work {work_id}: stopping")
+            self.deliver(worker_id, work_id, RunResult(None, "", NOT_STARTED))
+            return
         log(f"running work {work_id}: {item['command']!r}")
         result = self.runner.run(
             str(item["command"]),

@@ -78,6 +78,28 @@ def test_sigterm_mid_command_kills_it_reports_and_exits_0(
     assert not marker.exists()
 
 
+def test_work_handed_over_while_stopping_is_not_started(
+    fresh_namespace: tuple[str, Client], tmp_path: Path
+) -> None:
+    """A long-poll that returns an item just as the daemon stops: the command must
+    not start (not even to be killed a moment later); the item is reported failed."""
+    from dreamlake.controlplane.nymph.daemon import NOT_STARTED, Daemon, DaemonConfig
+
+    _ns, c = fresh_namespace
+    daemon = Daemon(c, DaemonConfig("late", ["cpu"], "i-late", "h", "0"))
+    wid = daemon.ensure_registered()
+    marker = tmp_path / "started"
+    item = c.submit_work("late", f"touch {marker}")
+    handed = c.poll_work(wid, wait=1)
+    assert handed is not None and handed["id"] == item["id"]
+    daemon.stop.set()
+    daemon.execute(wid, handed)
+    time.sleep(0.3)
+    assert not marker.exists()
+    done = c.get_work(item["id"])
+    assert done["state"] == "failed" and done["error"] == NOT_STARTED
+
+
 def test_kill_9_goes_gone_after_the_bound(
     server: ServerProc,
     fresh_namespace: tuple[str, Client],
