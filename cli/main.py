@@ -45,25 +45,21 @@ Json = Annotated[
 
 
 def _call(
-    verb: str, name: str, fn: Callable[[], ProviderLifecycleResult]
+    verb: str, name: str, dream_dir: str | None, fn: Callable[[], ProviderLifecycleResult]
 ) -> ProviderLifecycleResult:
-    """Run an engine verb; an unexpected failure still becomes one error result."""
+    """Run an engine verb; an unexpected failure still becomes one error result, in
+    the verbs' own failure shape (its next action repeats --dream-dir)."""
     try:
         return fn()
     except Exception as exc:  # the engine's own errors are results already
-        from dreamlake.engine import commands, lakeshore
-        from dreamlake.engine.contract import Run
+        from dreamlake.engine.errors import DreamlakeError
+        from dreamlake.engine.paths import find_root
+        from dreamlake.engine.verbs._common import error_result
 
-        cp = lakeshore.resolve_control_plane(Path.cwd())
-        return ProviderLifecycleResult(
-            status="error",
-            provider=name,
-            server=cp.url,
-            namespace=cp.namespace,
-            error=f"{verb} failed unexpectedly: {type(exc).__name__}: {exc}",
-            kind="internal",
-            next_action=Run(command=commands.status(name)),
+        failure = DreamlakeError(
+            f"{verb} failed unexpectedly: {type(exc).__name__}: {exc}", kind="internal"
         )
+        return error_result(failure, name, root=find_root(dream_dir), dream_dir=dream_dir)
 
 
 def _emit(result: ProviderLifecycleResult, as_json: bool) -> None:
@@ -128,6 +124,7 @@ def create_cmd(
         _call(
             "create",
             name,
+            dream_dir,
             lambda: create(name, vendor, backend=backend, continue_=continue_, dream_dir=dream_dir),
         ),
         as_json,
@@ -140,7 +137,7 @@ def status_cmd(name: Name, dream_dir: DreamDir = None, as_json: Json = False) ->
     from dreamlake.engine.verbs.status import status
 
     _announce("status", name, dream_dir, as_json)
-    _emit(_call("status", name, lambda: status(name, dream_dir=dream_dir)), as_json)
+    _emit(_call("status", name, dream_dir, lambda: status(name, dream_dir=dream_dir)), as_json)
 
 
 @provider_app.command("plan")
@@ -150,7 +147,12 @@ def plan_cmd(name: Name, dream_dir: DreamDir = None, as_json: Json = False) -> N
 
     _announce("plan", name, dream_dir, as_json)
     _emit(
-        _call("plan", name, lambda: plan(name, dream_dir=dream_dir, progress=_progress(as_json))),
+        _call(
+            "plan",
+            name,
+            dream_dir,
+            lambda: plan(name, dream_dir=dream_dir, progress=_progress(as_json)),
+        ),
         as_json,
     )
 
@@ -172,6 +174,7 @@ def apply_cmd(
         _call(
             "apply",
             name,
+            dream_dir,
             lambda: apply(name, yes=yes, dream_dir=dream_dir, progress=_progress(as_json)),
         ),
         as_json,
@@ -193,6 +196,7 @@ def connect_cmd(
         _call(
             "connect",
             name,
+            dream_dir,
             lambda: connect(name, host=host, dream_dir=dream_dir, progress=_progress(as_json)),
         ),
         as_json,

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 DREAMLAKE = [sys.executable, "-m", "dreamlake.cli.main"]
 
 
@@ -144,3 +146,23 @@ def test_providers_bad_tag_is_error_with_line(project: Path) -> None:
     assert p.returncode == 1
     assert f"{project / '.dreamrc'}:2" in p.stderr
     assert "next: dreamlake providers --help" in p.stderr
+
+
+def test_an_unexpected_failure_is_one_error_document_keeping_dream_dir(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dreamlake.cli.main import main
+    from dreamlake.engine.verbs import status as status_mod
+
+    def boom(*_a: object, **_k: object) -> None:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(status_mod, "status", boom)
+    rc = main(["provider", "status", "-n", "lab", "--dream-dir", str(project), "--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert rc == 1 and doc["status"] == "error" and doc["kind"] == "internal"
+    assert "disk on fire" in doc["error"] and doc["root"] == str(project)
+    assert doc["nextAction"] == {
+        "kind": "run",
+        "command": f"dreamlake provider status -n lab --dream-dir {project}",
+    }
