@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 from pydantic.alias_generators import to_camel
 
 from ..names import NAME_MAX, NAME_PATTERN
@@ -16,6 +16,15 @@ Text255 = Annotated[str, StringConstraints(max_length=255)]
 
 class Wire(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _no_nul(cls, value: Any) -> Any:
+        # PostgreSQL text cannot hold NUL (SQLite can): refuse it on every backend
+        strings = value if isinstance(value, list) else [value]
+        if any(isinstance(s, str) and "\x00" in s for s in strings):
+            raise ValueError("text cannot contain a NUL character")
+        return value
 
 
 # -- namespaces and tokens ---------------------------------------------------
@@ -111,9 +120,16 @@ class WorkIn(Wire):
 
 
 class WorkResultIn(Wire):
-    exit_code: int | None = None
+    exit_code: Annotated[int, Field(ge=-(2**31), le=2**31 - 1)] | None = None
     output_tail: Annotated[str, StringConstraints(max_length=65536)] = ""
     error: Annotated[str, StringConstraints(max_length=4096)] | None = None
+
+    @field_validator("output_tail", "error", mode="before")
+    @classmethod
+    def _replace_nul(cls, value: Any) -> Any:
+        """A command's output may hold NUL bytes; its tail keeps them as U+FFFD, as it
+        keeps bytes that are not UTF-8, rather than refusing the result."""
+        return value.replace("\x00", "\ufffd") if isinstance(value, str) else value
 
 
 class WorkOut(Wire):

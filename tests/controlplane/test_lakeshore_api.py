@@ -377,3 +377,27 @@ def test_many_long_polls_do_not_exhaust_the_connection_pool(
     assert results == [None] * n
     assert jobs[0].result()["state"] == "queued"
     assert time.monotonic() - started < 15
+
+
+def test_nul_characters_behave_alike_on_every_backend(
+    fresh_namespace: tuple[str, Client],
+) -> None:
+    """PostgreSQL text cannot hold NUL, SQLite can: a NUL in a command or a worker
+    field is a 422 on both (a 500 on one before), and a result whose output carries
+    NUL bytes is taken with them shown as U+FFFD (a daemon retried it forever)."""
+    _ns, c = fresh_namespace
+    wid = c.register("nul", "i-1")["workerId"]
+    for call in (
+        lambda: c.submit_work("nul", "echo a\x00b"),
+        lambda: c.register("nul", "i-2", host="h\x00"),
+    ):
+        with pytest.raises(ApiFailure) as err:
+            call()
+        assert err.value.status == 422 and "NUL" in json.dumps(err.value.detail)
+    item = c.submit_work("nul", "printf 'a\\0b'")
+    assert c.poll_work(wid, wait=1) is not None
+    out = c.report(wid, item["id"], exit_code=0, output_tail="a\x00b", error=None)
+    assert out["state"] == "succeeded" and out["outputTail"] == "a\ufffdb"
+    with pytest.raises(ApiFailure) as err:
+        c.report(wid, item["id"], exit_code=2**40)
+    assert err.value.status == 422
