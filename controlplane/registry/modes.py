@@ -40,6 +40,10 @@ _SHAPES: dict[str, tuple[type, ...]] = {
 }
 
 
+_MAX_CHARS: dict[str, int] = {"backend": 63, "runner": 63, "image": 1024, "provider": 255}
+"""The string columns' widths: PostgreSQL enforces them, SQLite would not."""
+
+
 def to_storage(fields: Mapping[str, Any], *, defaults: bool = True) -> dict[str, Any]:
     """Flat RunConfig -> column values, extras moved into ``resources.__extras``."""
     stored: dict[str, Any] = {}
@@ -55,6 +59,13 @@ def to_storage(fields: Mapping[str, Any], *, defaults: bool = True) -> dict[str,
                 )
             if isinstance(value, bool) and key == "timeout_s":
                 raise ModeFieldError("field 'timeout_s' must be a number of seconds")
+            if isinstance(value, str) and key in _MAX_CHARS:
+                if len(value) > _MAX_CHARS[key]:
+                    raise ModeFieldError(
+                        f"field {key!r} is longer than {_MAX_CHARS[key]} characters"
+                    )
+                if "\x00" in value:
+                    raise ModeFieldError(f"field {key!r} cannot contain a NUL character")
             stored[key] = copy.deepcopy(value)
         else:
             extras[key] = copy.deepcopy(value)

@@ -262,6 +262,24 @@ def test_modes_and_extras(server: Server) -> None:
     assert api.get(_p(ns, "modes", "h100")).status_code == 404
 
 
+def test_mode_strings_too_wide_or_with_nul_are_422_on_every_backend(server: Server) -> None:
+    """PostgreSQL enforces the string columns' widths and refuses NUL; SQLite does
+    neither. The API answers 422 on both, never a 500 carrying the SQL."""
+    ns = server.namespace()
+    api = server.client()
+    for name, body in (
+        ("wide", {"runner": "r" * 64}),
+        ("nul", {"image": "a\x00b"}),
+        ("far", {"provider": "p" * 256}),
+    ):
+        r = api.post(_p(ns, "modes"), json={"name": name, **body})
+        assert r.status_code == 422, r.text
+        assert "SQL" not in r.text
+    api.post(_p(ns, "modes"), json={"name": "ok"})
+    r = api.patch(_p(ns, "modes", "ok"), json={"backend": "b" * 64})
+    assert r.status_code == 422 and api.get(_p(ns, "modes", "ok")).json()["backend"] == "fabric"
+
+
 def test_launch_preview(server: Server) -> None:
     ns = server.namespace()
     api = server.client()
