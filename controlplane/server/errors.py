@@ -69,4 +69,8 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:
-        return error_response(500, "internal_error", f"{type(exc).__name__}: {exc}")
+        # Only the type goes on the wire: a database error's text carries the SQL
+        # statement and its parameters (request values). The server log has it all.
+        return error_response(
+            500, "internal_error", f"{type(exc).__name__} (the server log has the details)"
+        )

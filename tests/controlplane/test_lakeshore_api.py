@@ -401,3 +401,26 @@ def test_nul_characters_behave_alike_on_every_backend(
     with pytest.raises(ApiFailure) as err:
         c.report(wid, item["id"], exit_code=2**40)
     assert err.value.status == 422
+
+
+def test_an_unexpected_error_names_its_type_not_its_text(tmp_path: Any) -> None:
+    """A 500 says what kind of failure it was; its text (a database error's carries
+    the SQL and the request's values) stays in the server log."""
+    from dreamlake.controlplane.server.app import create_app
+    from dreamlake.controlplane.server.settings import Settings
+    from fastapi.testclient import TestClient
+
+    app = create_app(Settings(data_dir=tmp_path))
+
+    def boom() -> None:
+        raise RuntimeError("[SQL: INSERT ...] [parameters: ('value-from-the-request',)]")
+
+    app.add_api_route("/boom", boom)
+    try:
+        with TestClient(app, raise_server_exceptions=False) as client:
+            r = client.get("/boom")
+        assert r.status_code == 500
+        assert r.json()["error"] == "internal_error" and "RuntimeError" in r.json()["detail"]
+        assert "value-from-the-request" not in r.text
+    finally:
+        app.state.engine.dispose()
