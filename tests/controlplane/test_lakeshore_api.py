@@ -108,6 +108,22 @@ def test_duplicate_namespace_is_409(server: ServerProc) -> None:
     assert err.value.status == 409
 
 
+def test_racing_namespace_creations_are_one_201_and_409s(server: ServerProc) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    def make(name: str) -> int:
+        try:
+            server.admin.create_namespace(name)
+            return 201
+        except ApiFailure as exc:
+            return exc.status
+
+    for k in range(5):
+        with ThreadPoolExecutor(16) as pool:
+            statuses = list(pool.map(make, [f"race-{k}"] * 16))
+        assert sorted(set(statuses)) == [201, 409] and statuses.count(201) == 1, statuses
+
+
 @pytest.mark.parametrize(
     "body",
     [

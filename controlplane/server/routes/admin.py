@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends, Request
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ...models import Namespace, Token
@@ -51,7 +52,11 @@ def create_namespace(
         raise ApiError(409, "conflict", f"namespace {body.name!r} already exists")
     row = Namespace(name=body.name, org_id=body.org_id)
     session.add(row)
-    session.commit()
+    try:
+        session.commit()
+    except IntegrityError:  # created concurrently, between the check and the insert
+        session.rollback()
+        raise ApiError(409, "conflict", f"namespace {body.name!r} already exists") from None
     return _ns_out(row)
 
 
