@@ -96,7 +96,7 @@ def make_client(
     """A client from flags, then the environment, then the embedded default."""
     from dreamlake.controlplane.client import Client
     from dreamlake.controlplane.server.settings import ADMIN_TOKEN_FILE, default_data_dir
-    from dreamlake.engine.lakeshore import DEFAULT_NAMESPACE, EMBEDDED_URL
+    from dreamlake.engine.lakeshore import DEFAULT_NAMESPACE, EMBEDDED_URL, is_loopback
 
     url = server or os.environ.get("LAKESHORE_URL") or EMBEDDED_URL
     token: str | None = None
@@ -113,7 +113,9 @@ def make_client(
             token = path.read_text(encoding="utf-8").strip()
         except OSError as exc:
             fail(f"cannot read LAKESHORE_TOKEN_FILE {path}: {exc.strerror}")
-    else:
+    elif data_dir is not None or is_loopback(url):
+        # this machine's admin token goes only to this machine's server, unless
+        # --data-dir names the server it belongs to
         admin = (data_dir.expanduser() if data_dir else default_data_dir()) / ADMIN_TOKEN_FILE
         if admin.is_file():
             token = admin.read_text(encoding="utf-8").strip()

@@ -109,7 +109,11 @@ def _client(
     from dreamlake.engine.lakeshore import resolve_control_plane
 
     cp = resolve_control_plane(Path.cwd())
-    return Client(url=server or cp.url, token=cp.token, namespace=namespace or cp.namespace)
+    if server is not None and server.rstrip("/") != cp.url:
+        # the token resolved for cp.url (perhaps this machine's admin token) is not
+        # for another server
+        return make_client(server, None, None, namespace or cp.namespace)
+    return Client(url=cp.url, token=cp.token, namespace=namespace or cp.namespace)
 
 
 def _ns_path(client: Client, *parts: str) -> str:

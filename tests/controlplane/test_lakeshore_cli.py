@@ -112,3 +112,27 @@ def test_claims_and_work_commands(
     shown = run_cli("work", "show", json.loads(bad.stdout)["id"], *common)
     assert shown.returncode == 0 and "exit 4" in shown.stdout
     assert n.terminate() == 0
+
+
+def test_the_local_admin_token_goes_only_to_the_local_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--server`` naming another host must not carry this machine's admin token
+    (read from the data dir) there; ``--data-dir`` says explicitly whose it is."""
+    from dreamlake.cli.lakeshore import make_client
+    from dreamlake.cli.lakeshore_registry import _client
+
+    for var in ("LAKESHORE_URL", "LAKESHORE_TOKEN", "LAKESHORE_TOKEN_FILE", "DREAMRC"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("LAKESHORE_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "admin.token").write_text("lks_local-admin\n")
+    remote = "http://10.0.0.9:7878"  # never contacted: only the clients are built
+
+    assert make_client("http://127.0.0.1:7878").token == "lks_local-admin"
+    assert make_client(remote).token is None
+    assert make_client(remote, data_dir=tmp_path).token == "lks_local-admin"
+    assert _client(None, None, None, None).token == "lks_local-admin"
+    assert _client(remote, None, None, None).token is None
+    assert _client(remote, None, None, None).url == remote
