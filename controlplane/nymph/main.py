@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import signal
 import socket
 import sys
@@ -21,12 +20,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
 
-NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+from ..names import NAME_MAX, NAME_PATTERN, is_name
 
 
 def _name(value: str) -> str:
-    if len(value) > 63 or not NAME_RE.match(value):
-        raise argparse.ArgumentTypeError(f"{value!r} is not a name (^[a-z0-9][a-z0-9-]*$, ≤63)")
+    if not is_name(value):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a name ({NAME_PATTERN}, ≤{NAME_MAX})")
     return value
 
 

@@ -6,8 +6,9 @@ place that says which values registration accepts.
 
 from __future__ import annotations
 
-import re
 from typing import Literal
+
+from ..names import NAME_PATTERN, is_name
 
 Launcher = Literal["EC2", "GCE", "Kube", "SSH", "SLURM"]
 Dispatch = Literal["direct", "daemon"]
@@ -28,8 +29,7 @@ DEFAULT_DISPATCH: dict[str, str] = {
     "SLURM": "direct",
 }
 
-NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
-NAME_RULE = "^[a-z0-9][a-z0-9-]*$"
+NAME_RULE = NAME_PATTERN
 
 # Offline checks for `providers test`: kwargs a launcher cannot do without, and
 # the type each known kwarg must have when present. ``(str, int)`` means either.
@@ -97,4 +97,4 @@ def default_dispatch(launcher: str) -> str:
 
 
 def valid_name(name: str) -> bool:
-    return bool(NAME_RE.match(name))
+    return is_name(name)

@@ -26,6 +26,7 @@ from sqlalchemy.orm import Session
 
 from ..db import utcnow
 from ..models import Namespace
+from ..names import NAME_MAX
 from . import modes as mode_fields
 from . import tombstone
 from .check import CheckReport, check_provider
@@ -52,8 +53,6 @@ from .secret_values import (
     resolve_markers,
     validate_value,
 )
-
-NAME_MAX = 63
 
 
 class RegistryError(Exception):
