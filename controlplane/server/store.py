@@ -6,6 +6,7 @@ import uuid
 from datetime import datetime, timedelta
 
 from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ..db import utcnow
@@ -30,6 +31,14 @@ def worker_state(worker: Worker, live_seconds: float, now: datetime | None = Non
 
 def register(session: Session, namespace_id: int, body: WorkerIn) -> tuple[Worker, bool]:
     """Register (or re-register) a daemon. Returns (worker, created)."""
+    try:
+        return _register(session, namespace_id, body)
+    except IntegrityError:  # the same instance registered concurrently: take its row over
+        session.rollback()
+        return _register(session, namespace_id, body)
+
+
+def _register(session: Session, namespace_id: int, body: WorkerIn) -> tuple[Worker, bool]:
     now = utcnow()
     row = session.scalar(
         select(Worker).where(

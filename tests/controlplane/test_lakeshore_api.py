@@ -198,6 +198,28 @@ def test_register_heartbeat_claims_deregister(fresh_namespace: tuple[str, Client
     assert err.value.status == 404
 
 
+def test_racing_registrations_of_one_instance_all_succeed(
+    fresh_namespace: tuple[str, Client],
+) -> None:
+    """The same instance registering from several requests at once (a retried
+    register, a restarted daemon) ends with one worker, never a 500."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    _ns, c = fresh_namespace
+
+    def reg(i: int) -> int | str:
+        try:
+            return str(c.register("same", f"host-{i // 16}")["workerId"])
+        except ApiFailure as exc:
+            return exc.status
+
+    with ThreadPoolExecutor(16) as pool:
+        out = list(pool.map(reg, range(160)))
+    assert all(isinstance(x, str) for x in out), sorted({x for x in out if not isinstance(x, str)})
+    workers = c.workers("same")
+    assert len(workers) == 10 and len({w["instanceId"] for w in workers}) == 10
+
+
 def test_live_becomes_gone_after_the_bound_and_back(fresh_namespace: tuple[str, Client]) -> None:
     _ns, c = fresh_namespace
     wid = c.register("fade", "i-1")["workerId"]
