@@ -99,7 +99,8 @@ def check_provider(
                 f"got {type(value).__name__}",
             )
         )
-    if launcher == "SSH" and isinstance(kwargs.get("port"), int) and not 0 < kwargs["port"] < 65536:
+    port = kwargs.get("port")
+    if "port" in KWARG_TYPES.get(launcher, {}) and isinstance(port, int) and not 0 < port < 65536:
         report.checks.append(Check("range:port", False, "port must be 1-65535"))
     for path, secret in secret_refs(kwargs):
         why = probe(secret)
