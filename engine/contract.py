@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 from pydantic.alias_generators import to_camel
 
 ProviderStatus = Literal[
@@ -179,6 +179,18 @@ class ProviderLifecycleResult(_Wire):
 
     # Prose-only detail lines (not on the wire); the CLI prints them.
     _notes: list[str] = PrivateAttr(default_factory=list)
+
+    @model_validator(mode="after")
+    def _null_next_action_means_done(self) -> ProviderLifecycleResult:
+        """``connected`` is the only state whose nextAction is null, and it always is:
+        a null anywhere else would tell an agent the run is over."""
+        if (self.status == "connected") != (self.next_action is None):
+            raise ValueError(
+                f"status {self.status!r} with nextAction "
+                f"{'null' if self.next_action is None else self.next_action.kind!r}: "
+                "nextAction is null exactly when the status is 'connected'"
+            )
+        return self
 
     @property
     def notes(self) -> list[str]:

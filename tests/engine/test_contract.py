@@ -27,8 +27,10 @@ def _result(**kw: object) -> ProviderLifecycleResult:
         "provider": "p",
         "server": "",
         "namespace": "default",
-        "next_action": None,
+        "next_action": {"kind": "run", "command": "dreamlake provider plan -n p"},
     }
+    if kw.get("status") == "connected":
+        base["next_action"] = None
     base.update(kw)
     return ProviderLifecycleResult.model_validate(base)
 
@@ -73,6 +75,18 @@ def test_camel_case_and_omitted_optionals() -> None:
     assert wire["files"] == []  # an empty write list is the proof of a no-op
     assert "observed" not in wire["blocking"][0]  # absent, not empty
     assert "plan" not in wire and "claim" not in wire
+
+
+@pytest.mark.parametrize("status", STATUSES)
+def test_next_action_is_null_exactly_when_connected(status: str) -> None:
+    """The spec's rule, enforced by the model: no verb can hand an agent a null
+    nextAction in any other state, nor a next step once connected."""
+    if status == "connected":
+        with pytest.raises(ValidationError, match="exactly when"):
+            _result(status=status, next_action={"kind": "run", "command": "x"})
+    else:
+        with pytest.raises(ValidationError, match="exactly when"):
+            _result(status=status, next_action=None)
 
 
 def test_next_action_union_is_discriminated() -> None:
