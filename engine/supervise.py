@@ -157,8 +157,24 @@ def _systemctl(system: bool, caps: Capabilities) -> str:
     return "systemctl" if caps.root else "sudo -n systemctl"
 
 
+def _stop_elsewhere(
+    shell: Shell, spec: DaemonSpec, supervisor: Supervisor, caps: Capabilities
+) -> None:
+    """Stop the daemon under every supervisor but ``supervisor``: a host that gained
+    linger (or sudo) since the last connect must not keep the old tmux daemon beside
+    the new unit, two workers claiming the provider."""
+    if supervisor != "tmux":
+        shell.run(f"tmux kill-session -t ={shlex.quote(spec.session)} >/dev/null 2>&1; true")
+    if supervisor != "systemd-user" and caps.systemd_user:
+        shell.run(f"{_systemctl(False, caps)} disable --now {spec.unit_name} >/dev/null 2>&1; true")
+    if supervisor != "systemd-system" and caps.systemd and (caps.root or caps.sudo):
+        shell.run(f"{_systemctl(True, caps)} disable --now {spec.unit_name} >/dev/null 2>&1; true")
+
+
 def start(shell: Shell, spec: DaemonSpec, supervisor: Supervisor, caps: Capabilities) -> None:
-    """(Re)start the daemon under ``supervisor``; returns once the start command does."""
+    """(Re)start the daemon under ``supervisor``, and only there; returns once the
+    start command does."""
+    _stop_elsewhere(shell, spec, supervisor, caps)
     if supervisor == "tmux":
         check(shell, tmux_command(spec), timeout=30, what=f"starting tmux session {spec.session}")
         return

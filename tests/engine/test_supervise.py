@@ -102,6 +102,35 @@ def test_tmux_start_restart_stop(tmp_path: Path) -> None:
     assert not supervise.running(sh, name, "tmux", caps)
 
 
+def test_a_unit_replaces_the_tmux_daemon(tmp_path: Path) -> None:
+    """connect after the host gained linger: the daemon moves to the unit and the old
+    tmux session (real here) is gone, so one worker claims the provider, not two."""
+    name = f"t-{uuid.uuid4().hex[:8]}"
+    run = tmp_path / "run.sh"
+    run.write_text("#!/bin/sh\nexec sleep 300\n")
+    run.chmod(0o755)
+    spec = DaemonSpec(name, str(run), str(tmp_path), str(tmp_path / "nymph.log"))
+    sh = LocalShell()
+    try:
+        supervise.start(sh, spec, "tmux", Capabilities(tmux=True))
+        assert supervise.running(sh, name, "tmux", Capabilities(tmux=True))
+        # systemd itself cannot run here: stop what is not the unit, as start does first.
+        supervise._stop_elsewhere(sh, spec, "systemd-user", Capabilities(tmux=True))
+        assert not supervise.running(sh, name, "tmux", Capabilities(tmux=True))
+    finally:
+        supervise.stop(sh, name)
+
+
+def test_tmux_start_disables_the_units_it_replaces() -> None:
+    sh = RecordingShell()
+    caps = Capabilities(user="u", uid=1000, systemd=True, systemd_user=True, sudo=True, tmux=True)
+    supervise.start(sh, SPEC, "tmux", caps)
+    joined = "\n".join(sh.commands)
+    assert "systemctl --user disable --now nymph-lab-box.service" in joined
+    assert "sudo -n systemctl disable --now nymph-lab-box.service" in joined
+    assert sh.commands[-1].startswith("tmux kill-session")  # the start itself comes last
+
+
 def _read(p: str) -> str:
     try:
         return Path(p).read_text()
