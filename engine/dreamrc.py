@@ -32,7 +32,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +40,7 @@ from typing import Any
 import yaml
 
 from .errors import UsageError
+from .fsutil import atomic_write
 
 FILENAME = ".dreamrc"
 ENV_PATH = "DREAMRC"
@@ -440,12 +440,7 @@ def _write_cache(namespace: str, rc: DreamRc) -> None:
         "modes": [{"name": n, **body} for n, body in rc.modes.items()],
     }
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".dreamrc-", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(payload, fh, indent=2, sort_keys=True)
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
+        atomic_write(path, json.dumps(payload, indent=2, sort_keys=True), mode=0o600)
     except OSError:
         return  # a cache that cannot be written is only a missed optimisation
 

@@ -22,11 +22,10 @@ AWS profile, as terraform expects them.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from ... import endpoints
+from ...fsutil import atomic_write
 
 CONFIG_NAME = "dreamlake.tfrc"
 
@@ -132,15 +131,7 @@ def _write_if_changed(path: Path, text: str) -> None:
             return
     except OSError:
         pass
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(path, text)
 
 
 __all__ = ["CONFIG_NAME", "cli_env", "config_path", "mirror_providers", "render_cli_config"]

@@ -13,13 +13,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ...contract import PlanCounts
+from ...fsutil import atomic_write
 from .location import state_location
 from .statefile import read_state, state_fingerprint
 from .tfexec.plan import PLAN_FILE
@@ -126,20 +126,9 @@ def make_record(
     )
 
 
-def write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_record(tf_dir: Path, record: PlanRecord) -> Path:
     path = tf_dir / META_FILE
-    write_atomic(path, record.to_json())
+    atomic_write(path, record.to_json())
     return path
 
 
