@@ -131,17 +131,9 @@ def patched_env(values: dict[str, str]) -> Iterator[None]:
 
 
 def _render(res: ProviderLifecycleResult) -> str:
-    try:
-        from dreamlake.cli.render import render
+    from dreamlake.cli.render import render
 
-        return render(res)
-    except Exception:
-        lines = [f"status: {res.status}", *res.notes]
-        if res.error:
-            lines.append(f"✗ {res.error}")
-        nxt = res.next_action
-        lines.append(f"next: {nxt.command if nxt else '(none)'}")
-        return "\n".join(lines)
+    return render(res)
 
 
 def resolve_local_decisions(tfvars: Path, workdir: Path, worker_name: str) -> None:
