@@ -196,11 +196,8 @@ def render(r: ProviderLifecycleResult, *, with_identity: bool = True) -> str:
         if r.vendor:
             lines.append(f"vendor: {r.vendor}")
     lines += _body(r)
-    if (
-        r.status in ("unclaimed", "connected", "applied")
-        and r.status != "applied"
-        and (r.resources is not None or r.outputs)
-    ):
+    # applied says it in its own first line
+    if r.status in ("unclaimed", "connected") and (r.resources is not None or r.outputs):
         lines.append(f"infrastructure: {_infra(r)}")
     if r.supervisor:
         lines.append(f"supervisor: {r.supervisor}" + (f" on {r.host}" if r.host else ""))
