@@ -63,17 +63,9 @@ def _read_adopt(paths: ProviderPaths) -> dict[str, Any]:
 
 
 def _outputs(obs: Observation) -> dict[str, Any]:
-    infra = obs.infra
-    if infra is not None and infra.outputs:
-        return dict(infra.outputs)
-    if obs.record is None or obs.record.backend == "none":
-        return {}
-    try:
-        from ..backends import get_backend
-
-        return dict(get_backend(obs.record.backend).outputs(obs.dir))
-    except Exception:
-        return {}
+    """The outputs observe already read with the state (a backend's ``outputs()`` is
+    that same read again)."""
+    return dict(obs.infra.outputs) if obs.infra is not None else {}
 
 
 def _plain(v: Any) -> Any:
