@@ -94,16 +94,17 @@ def _body(r: ProviderLifecycleResult) -> list[str]:
     out: list[str] = []
     d = show_path(r.dir) if r.dir else ""
     s = r.status
+    # The folder the backend's code is in, as the spec prints it: .../terraform/
+    backend = r.template.backend if r.template else None
+    sub = f"{backend}/" if backend in ("terraform", "pulumi") else ""
     if s in ("scaffolded", "needs_input") and r.files:
-        sub = "terraform/" if any("/terraform/" in f for f in r.files) else ""
-        sub = "pulumi/" if any("/pulumi/" in f for f in r.files) else sub
         out.append(f"✓ scaffolded {d}/{sub}")
         out.append(f"   wrote {r.files[0]}")
         if len(r.files) > 1:
             out.append(f"   … {len(r.files) - 1} more")
     if s == "scaffolded":
         if not r.files:
-            out.append(f"✓ scaffolded {d}/")
+            out.append(f"✓ scaffolded {d}/{sub}")
         out.append("every decision in this template has a value.")
     elif s == "needs_input":
         if r.blocking:

@@ -113,6 +113,12 @@ def test_continue_as_printed_in_next_action_runs(project: Path) -> None:
     p = run(*argv[1:], "--json", cwd=project)
     assert p.returncode == 0, p.stdout
     assert json.loads(p.stdout)["status"] == "scaffolded"
+    p = run(*argv[1:], cwd=project)  # the spec's scaffolded prose, nothing written
+    assert p.stdout.splitlines()[-3:] == [
+        "✓ scaffolded .dream/providers/lab/terraform/",
+        "every decision in this template has a value.",
+        "next: dreamlake provider plan -n lab",
+    ], p.stdout
 
 
 def test_providers_from_dreamrc_without_a_round_trip(project: Path) -> None:
