@@ -26,6 +26,7 @@ from typing import Any
 
 from .. import commands, lakeshore
 from ..contract import Blocking, EditThenContinue, ProviderLifecycleResult, Run
+from ..contract import Shell as ShellAction
 from ..derive import Derived, Observation
 from ..errors import DreamlakeError, RemoteError
 from ..observe import observe, to_result
@@ -40,6 +41,7 @@ ShellFactory = Callable[[Any], Shell]
 DEFAULT_WATCH = 20.0
 START_GRACE = 1.0
 LOCAL_VENDORS = ("local",)
+SERVE_IN_BACKGROUND = "nohup lakeshore serve >lakeshore.log 2>&1 &"
 HOST_WHY = (
     "The machine the daemon runs on. Pass --host user@host, set host in adopt.json, "
     "or give the infrastructure a worker_host output."
@@ -210,6 +212,18 @@ def _connect(
             where = paths.pulumi if obs.backend == "pulumi" else paths.terraform / "outputs.tf"
             return _needs_host(obs, dd, str(where))
 
+    # No token, no claim: say so before any ssh.
+    cp = lakeshore.resolve_control_plane(obs.dir.parent.parent.parent)
+    if not cp.token:
+        raise DreamlakeError(
+            f"no control-plane token for {cp.url} (source: {cp.source}): a daemon could not "
+            "claim the provider. Start the embedded control plane in the background (it writes "
+            "the token), or set LAKESHORE_URL and LAKESHORE_TOKEN; then re-run connect.",
+            kind="no_lakeshore",
+            # `lakeshore serve` in the foreground never returns: an agent would wait forever.
+            next_action=ShellAction(command=SERVE_IN_BACKGROUND),
+        )
+
     # 3. The shell: this machine, or ssh in batch mode.
     label = "localhost" if local or target is None else target.label
     say(f"connecting to {label}" + ("" if local else " over ssh (BatchMode=yes, accept-new)"))
@@ -220,7 +234,7 @@ def _connect(
         raise
     try:
         return _install_and_start(
-            obs, shell, label, local, dd, say, watch, queues, worker_name, workdir
+            obs, cp, shell, label, local, dd, say, watch, queues, worker_name, workdir
         )
     finally:
         shell.close()
@@ -255,6 +269,7 @@ def _token(cp: lakeshore.ControlPlane, name: str, label: str, existing: str) -> 
 
 def _install_and_start(
     obs: Observation,
+    cp: lakeshore.ControlPlane,
     shell: Shell,
     label: str,
     local: bool,
@@ -269,16 +284,7 @@ def _install_and_start(
     from ..remote.base import home
 
     name = obs.name
-    cp = lakeshore.resolve_control_plane(obs.dir.parent.parent.parent)
     notes: list[str] = []
-    if not cp.token:
-        raise DreamlakeError(
-            f"no control-plane token for {cp.url} (source: {cp.source}): the daemon could not "
-            "claim the provider. Start the embedded control plane with `lakeshore serve`, or set "
-            "LAKESHORE_URL and LAKESHORE_TOKEN.",
-            kind="no_lakeshore",
-            next_action=Run(command="lakeshore serve"),
-        )
     if not local and lakeshore.is_loopback(cp.url) and not _loopback_host(label):
         notes.append(
             f"⚠ the control plane is {cp.url}: the daemon on {label} reaches it only if that "

@@ -17,6 +17,12 @@ from dreamlake.engine.verbs.connect import connect
 from dreamlake.engine.verbs.create import create
 
 
+@pytest.fixture(autouse=True)
+def _token(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A control-plane token, so connect goes on to open the (recording) shell."""
+    monkeypatch.setenv("LAKESHORE_TOKEN", "test-token")
+
+
 class Recorder:
     """A shell factory that records each target and refuses like a rejected key."""
 
@@ -112,3 +118,18 @@ def test_bad_host_is_a_usage_error(project: Path) -> None:
 def test_bad_name(project: Path, name: str) -> None:
     res = connect(name, cwd=project, shell_factory=Recorder())
     assert (res.status, res.kind) == ("error", "usage")
+
+
+def test_no_control_plane_token_stops_before_any_ssh(
+    project: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Without a token no daemon could claim: error before ssh, and a next action that
+    returns (a foreground `lakeshore serve` would never hand control back)."""
+    monkeypatch.delenv("LAKESHORE_TOKEN")
+    monkeypatch.setenv("LAKESHORE_DATA_DIR", str(tmp_path / "no-server-data"))
+    _adopt(project, "lab", host="ops.internal", user="ops", queues=["gpu"])
+    rec = Recorder()
+    res = connect("lab", cwd=project, shell_factory=rec)
+    assert (res.status, res.kind, res.exit_code) == ("error", "no_lakeshore", 1)
+    assert rec.targets == []
+    assert isinstance(res.next_action, Shell) and res.next_action.command.endswith("&")

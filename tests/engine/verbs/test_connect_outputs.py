@@ -23,6 +23,12 @@ pytestmark = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def _token(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A control-plane token, so connect goes on to open the (recording) shell."""
+    monkeypatch.setenv("LAKESHORE_TOKEN", "test-token")
+
+
 class Recorder:
     def __init__(self) -> None:
         self.targets: list[Any] = []
