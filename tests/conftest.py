@@ -1,5 +1,6 @@
 """Shared fixtures. Every test runs with no control plane configured unless it starts
-one: LAKESHORE_URL points at a closed port so no test reaches a stray server."""
+one: LAKESHORE_URL points at a closed port so no test reaches a stray server, and
+LAKESHORE_DATA_DIR at an empty folder so no admin token of this machine is found."""
 
 from __future__ import annotations
 
@@ -28,6 +29,9 @@ def _isolated_env(
     for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
         monkeypatch.delenv(k, raising=False)
     home = tmp_path_factory.mktemp("home")
+    # The admin token a real `lakeshore serve` left in the user data dir must not
+    # configure a test's control plane.
+    monkeypatch.setenv("LAKESHORE_DATA_DIR", str(home / "lakeshore-data"))
     monkeypatch.setenv("AWS_CONFIG_FILE", str(home / "aws-config"))
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(home / "aws-credentials"))
     yield
