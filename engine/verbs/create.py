@@ -10,7 +10,7 @@ from ..derive import Derived, derive, edit_action
 from ..errors import DreamlakeError, NotWritable, UsageError, VendorMismatch
 from ..observe import observe, to_result
 from ..paths import Root, check_name
-from ..record import read_record
+from ..record import ProviderRecord, read_record
 from ..scaffold import build, write_gitignore
 from ..vendors import Template, get_template
 from ._common import error_result, root_for
@@ -62,7 +62,7 @@ def create(
             backend = record.backend
         template = get_template(vendor)
         chosen = _backend_for(template, backend)
-        return _create(root, name, template, chosen, continue_, dream_dir, probe)
+        return _create(root, name, record, template, chosen, continue_, dream_dir, probe)
     except DreamlakeError as exc:
         nxt = exc.next_action
         if nxt is None and exc.kind == "unknown_vendor":
@@ -94,6 +94,7 @@ def _ok(name: str) -> bool:
 def _create(
     root: Root,
     name: str,
+    record: ProviderRecord | None,
     template: Template,
     backend: str,
     continue_: bool,
@@ -101,7 +102,6 @@ def _create(
     probe: bool,
 ) -> ProviderLifecycleResult:
     pdir = root.provider_dir(name)
-    record = read_record(pdir / "provider.json")
     files: list[str] = []
     if record is None:
         if pdir.exists() and any(pdir.iterdir()):
@@ -121,26 +121,26 @@ def _create(
                     command=commands.create(name, template.vendor, "<a writable folder>")
                 ),
             ) from exc
-        if written is None:  # another run scaffolded it first
-            return _existing(root, name, template, backend, dream_dir, probe, continue_)
+        if written is None:  # another run scaffolded it first: its record, read now
+            theirs = read_record(pdir / "provider.json")
+            assert theirs is not None
+            return _existing(root, name, theirs, template, backend, dream_dir, probe, continue_)
         files = [str(p) for p in written] + ([str(gi)] if gi else [])
         obs = observe(name, root, dream_dir, probe=probe, infra=False, claims=False)
         return _scanned(obs, files)
-    return _existing(root, name, template, backend, dream_dir, probe, continue_)
+    return _existing(root, name, record, template, backend, dream_dir, probe, continue_)
 
 
 def _existing(
     root: Root,
     name: str,
+    record: ProviderRecord,
     template: Template,
     backend: str,
     dream_dir: str | None,
     probe: bool,
     continue_: bool,
 ) -> ProviderLifecycleResult:
-    pdir = root.provider_dir(name)
-    record = read_record(pdir / "provider.json")
-    assert record is not None
     if record.vendor != template.vendor or record.backend != backend:
         what = (
             f"vendor '{record.vendor}'. Refusing to overwrite it with '{template.vendor}'"
