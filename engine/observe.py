@@ -38,7 +38,7 @@ def observe(
     there is no provider.json."""
     d = root.provider_dir(name)
     paths = ProviderPaths(d)
-    record = read_record(paths.provider_json)
+    record = read_record(paths.provider_json, dream_dir)
     cp = lakeshore.resolve_control_plane(root.path)
     if record is None:
         if require:

@@ -31,7 +31,9 @@ class ProviderRecord(BaseModel):
         return json.dumps(self.model_dump(mode="json", by_alias=True), indent=2) + "\n"
 
 
-def read_record(path: Path) -> ProviderRecord | None:
+def read_record(path: Path, dream_dir: str | None = None) -> ProviderRecord | None:
+    """The record at ``path``, None when absent. A broken one is an error whose next
+    action is to fix that file, then look again (``dream_dir``: the flag to repeat)."""
     try:
         text = path.read_text(encoding="utf-8")
     except (FileNotFoundError, NotADirectoryError):
@@ -39,6 +41,13 @@ def read_record(path: Path) -> ProviderRecord | None:
     try:
         return ProviderRecord.model_validate(json.loads(text))
     except (ValueError, TypeError) as exc:
+        from . import commands
+        from .contract import EditThenContinue
+
         raise DreamlakeError(
-            f"{path} is not a valid provider.json: {exc}", kind="bad_record"
+            f"{path} is not a valid provider.json: {exc}",
+            kind="bad_record",
+            next_action=EditThenContinue(
+                file=str(path), command=commands.status(path.parent.name, dream_dir)
+            ),
         ) from exc

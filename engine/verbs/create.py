@@ -49,7 +49,7 @@ def create(
     root = root_for(dream_dir, cwd)
     try:
         check_name(name)
-        record = read_record(root.provider_dir(name) / "provider.json")
+        record = read_record(root.provider_dir(name) / "provider.json", dream_dir)
         if vendor is None:
             if record is None:
                 raise UsageError(

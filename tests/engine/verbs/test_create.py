@@ -252,6 +252,18 @@ def test_a_bad_name_never_reaches_a_next_action_command(project: Path) -> None:
         assert r.next_action.command == "dreamlake provider create -n my-provider --provider local"
 
 
+def test_a_broken_provider_json_points_at_itself(project: Path) -> None:
+    """Not 'run status' again (the same error): fix the file, then look again."""
+    create("lab", "local", dream_dir=str(project))
+    pj = project / ".dream/providers/lab/provider.json"
+    pj.write_text("{oops")
+    for r in (status("lab", dream_dir=str(project)), create("lab", dream_dir=str(project))):
+        assert (r.status, r.kind, r.exit_code) == ("error", "bad_record", 1)
+        assert r.next_action == EditThenContinue(
+            file=str(pj), command=f"dreamlake provider status -n lab --dream-dir {project}"
+        )
+
+
 def test_status_reports_newer_template(project: Path, own_templates: Path) -> None:
     create("b", "bare", cwd=project)
     pj = project / ".dream/providers/b/provider.json"
