@@ -1,9 +1,11 @@
 """``dreamlake provider apply``: apply exactly the saved plan, only with ``--yes``.
 
-Without ``--yes`` nothing is touched (``needs_input``, the next action is the
-same command with ``--yes``). A missing or stale plan is never applied: the
-result says why and the next action is ``plan``. A lock held by another run or
-an interrupted apply → ``applying`` (re-run the same command; terraform resumes).
+Without ``--yes`` nothing is touched: with a fresh saved plan → ``needs_input``,
+the next action the same command with ``--yes``; without one, the derived state
+(its next action is ``plan``, never an apply with nothing to apply). A missing
+or stale plan is never applied: the result says why and the next action is
+``plan``. A lock held by another run or an interrupted apply → ``applying``
+(re-run the same command; terraform resumes).
 Any other failure → ``error`` with ``plan`` as the recovery, never ``apply``.
 """
 
@@ -55,6 +57,11 @@ def _apply(
     if obs.blocking:
         return to_result(obs, Derived("needs_input", edit_action(obs, obs.blocking), obs.blocking))
     infra = obs.infra
+    if not yes and (infra is None or not infra.plan_fresh):
+        # Nothing planned to apply: --yes would not help. Where it stands, and its next step.
+        return to_result(obs, files=[]).with_notes(
+            "no fresh saved plan to apply: nothing was touched."
+        )
     if not yes:
         res = to_result(
             obs,

@@ -75,6 +75,14 @@ def test_missing_plan_is_not_applied(project: Path) -> None:
     assert not (pdir / "terraform/terraform.tfstate").exists()
 
 
+def test_without_yes_and_without_a_plan_points_at_plan(project: Path) -> None:
+    """Not 'apply --yes' (which would only say there is no plan): plan comes first."""
+    scaffold(project)
+    res = apply("lab", dream_dir=str(project))
+    assert (res.status, res.exit_code, res.files) == ("scaffolded", 0, [])
+    assert res.next_action == Run(command=cmd("plan", project))
+
+
 @pytest.mark.slow
 def test_stale_plan_is_not_applied(tf: str, project: Path) -> None:
     pdir = scaffold(project)
