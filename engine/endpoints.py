@@ -379,19 +379,10 @@ def _dreamrc_settings(rc: Path) -> Mapping[str, Any] | None:
         return None  # nothing for us; skip the YAML parse
     import yaml
 
-    class _Loader(yaml.SafeLoader):
-        """Safe YAML that reads any ``!tag`` (``!providers.EC2`` …) as plain data."""
+    from .yamlload import tolerant_loader
 
-    def _tagged(loader: yaml.SafeLoader, _suffix: str, node: yaml.Node) -> Any:
-        if isinstance(node, yaml.MappingNode):
-            return loader.construct_mapping(node, deep=True)
-        if isinstance(node, yaml.SequenceNode):
-            return loader.construct_sequence(node, deep=True)
-        return loader.construct_scalar(node)  # type: ignore[arg-type]
-
-    _Loader.add_multi_constructor("!", _tagged)
     try:
-        data = yaml.load(text, Loader=_Loader)
+        data = yaml.load(text, Loader=tolerant_loader())
     except yaml.YAMLError as exc:
         raise _settings_error(f"{rc} is not valid YAML: {exc}", rc) from exc
     settings = data.get("settings") if isinstance(data, dict) else None

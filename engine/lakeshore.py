@@ -24,7 +24,6 @@ import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from .contract import Claim, ClaimWorker
 
@@ -65,24 +64,6 @@ def is_loopback(url: str) -> bool:
     return host in LOOPBACK_HOSTS
 
 
-def _tolerant_loader() -> type:
-    """A SafeLoader that reads any tag (``!providers.*`` and others) as plain data."""
-    import yaml
-
-    class Loader(yaml.SafeLoader):
-        pass
-
-    def _any(loader: yaml.SafeLoader, _suffix: str, node: yaml.Node) -> Any:
-        if isinstance(node, yaml.MappingNode):
-            return loader.construct_mapping(node)
-        if isinstance(node, yaml.SequenceNode):
-            return loader.construct_sequence(node)
-        return loader.construct_scalar(node)  # type: ignore[arg-type]
-
-    Loader.add_multi_constructor("!", _any)
-    return Loader
-
-
 def _nearest_dreamrc(start: Path | None) -> Path | None:
     env = os.environ.get("DREAMRC", "").strip()
     if env:
@@ -100,8 +81,10 @@ def _read_section(path: Path) -> dict[str, str]:
     """Just the ``lakeshore:`` mapping of one file, tags ignored; ``{}`` when unusable."""
     import yaml
 
+    from .yamlload import tolerant_loader
+
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_tolerant_loader())
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=tolerant_loader())
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return {}
     section = data.get("lakeshore") if isinstance(data, dict) else None
