@@ -151,7 +151,7 @@ def _body(r: ProviderLifecycleResult) -> list[str]:
         )
     elif s == "exists":
         vendor = f" from vendor '{r.vendor}'" if r.vendor else ""
-        out.append(f"⚠ {d}/ already exists{vendor} — nothing was overwritten")
+        out.append(r.headline or f"⚠ {d}/ already exists{vendor} — nothing was overwritten")
         if r.blocking:
             out.append("⚠ still needs decisions:")
             out.extend(_blocking_line(b) for b in r.blocking)

@@ -192,9 +192,21 @@ class ProviderLifecycleResult(_Wire):
             )
         return self
 
+    # The verb's own first line for its outcome, where the renderer's generic one
+    # would say the wrong thing (connect's ``exists`` is not create's).
+    _headline: str | None = PrivateAttr(default=None)
+
     @property
     def notes(self) -> list[str]:
         return self._notes
+
+    @property
+    def headline(self) -> str | None:
+        return self._headline
+
+    def with_headline(self, line: str) -> ProviderLifecycleResult:
+        self._headline = line
+        return self
 
     def with_notes(self, *lines: str) -> ProviderLifecycleResult:
         self._notes.extend(lines)

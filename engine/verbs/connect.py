@@ -155,7 +155,7 @@ def _connect(
         n = obs.claims.live
         return to_result(
             obs, Derived("exists", Run(command=commands.status(name, dd)), obs.blocking), files=[]
-        ).with_notes(
+        ).with_headline(
             f"⚠ {n} live worker{'s' if n != 1 else ''} already claim{'s' if n == 1 else ''} "
             f"'{name}' — nothing was started, nothing was touched"
         )

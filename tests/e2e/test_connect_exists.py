@@ -8,6 +8,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from dreamlake.cli.render import render
 from dreamlake.controlplane.client import Client
 from dreamlake.engine.verbs.connect import connect
 from dreamlake.engine.verbs.create import create
@@ -34,5 +35,8 @@ def test_live_claim_means_exists_and_no_shell(control_plane, project: Path) -> N
         assert res.claim.instances == ["i-0abc"]
         assert res.next_action is not None and res.next_action.kind == "run"
         assert res.to_wire()["files"] == []
+        prose = render(res)
+        assert "⚠ 1 live worker already claims" in prose
+        assert "nothing was overwritten" not in prose  # create's words, not connect's
     finally:
         admin.deregister(worker["workerId"] if "workerId" in worker else worker["id"])
