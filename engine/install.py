@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import DreamlakeError, RemoteError
+from .fsutil import atomic_write
 from .remote.base import Shell, check, home
 
 DAEMON_MODULE = "dreamlake.controlplane.nymph"
@@ -291,9 +292,8 @@ def repack(dist: metadata.Distribution, out_dir: Path) -> Path:
         w.writerows(rows)
         w.writerow((f"{info_dir}/RECORD", "", ""))
         zf.writestr(f"{info_dir}/RECORD", rec.getvalue())
-    tmp = out_dir / f".{final.name}.tmp"
-    tmp.write_bytes(buf.getvalue())
-    os.replace(tmp, final)
+    # A temp name of its own: two runs repacking at once must not write one file.
+    atomic_write(final, buf.getvalue(), mode=0o644)
     return final
 
 

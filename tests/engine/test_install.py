@@ -35,6 +35,21 @@ def test_repack_makes_a_valid_wheel(tmp_path: Path) -> None:
     assert install.repack(metadata.distribution("typing_extensions"), tmp_path) == whl  # cached
 
 
+def test_concurrent_repacks_leave_one_whole_wheel(tmp_path: Path) -> None:
+    """Two connects repacking the same distribution at once: each writes through a
+    temp file of its own (a shared one could be truncated under the other's rename)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    dist = metadata.distribution("pyyaml")
+    with ThreadPoolExecutor(8) as pool:
+        wheels = set(pool.map(lambda _i: install.repack(dist, tmp_path), range(8)))
+    assert len(wheels) == 1
+    (whl,) = wheels
+    assert [p.name for p in tmp_path.iterdir()] == [whl.name]  # no temp file left behind
+    with zipfile.ZipFile(whl) as zf:
+        assert zf.testzip() is None
+
+
 def test_the_daemon_imports_no_server_or_cloud_libraries() -> None:
     dists = {d.lower().replace("_", "-") for d in install.imported_distributions()}
     assert "dreamlake" not in dists
