@@ -103,6 +103,9 @@ def _create(
 ) -> ProviderLifecycleResult:
     pdir = root.provider_dir(name)
     files: list[str] = []
+    if record is None and pdir.exists() and any(pdir.iterdir()):
+        # Scaffolded by another run since the record was read (a scaffold lands whole)?
+        record = read_record(pdir / "provider.json", dream_dir)
     if record is None:
         if pdir.exists() and any(pdir.iterdir()):
             raise DreamlakeError(
@@ -122,7 +125,7 @@ def _create(
                 ),
             ) from exc
         if written is None:  # another run scaffolded it first: its record, read now
-            theirs = read_record(pdir / "provider.json")
+            theirs = read_record(pdir / "provider.json", dream_dir)
             assert theirs is not None
             return _existing(root, name, theirs, template, backend, dream_dir, probe, continue_)
         files = [str(p) for p in written] + ([str(gi)] if gi else [])
