@@ -64,9 +64,10 @@ def test_sigterm_mid_command_kills_it_reports_and_exits_0(
     assert c.token is not None
     n = start_nymph(server.url, c.token, provider="busy", namespace=ns)
     assert wait_until(lambda: claims(c, "busy") == (1, 0), 30), n.log()
-    marker = tmp_path / "survived"
-    item = c.submit_work("busy", f"sleep 30; touch {marker}")
-    assert wait_until(lambda: c.get_work(item["id"])["state"] == "running", 30), n.log()
+    started_file, marker = tmp_path / "started", tmp_path / "survived"
+    item = c.submit_work("busy", f"touch {started_file}; sleep 30; touch {marker}")
+    # "running" on the server means handed over; the file means the command runs
+    assert wait_until(started_file.exists, 30), n.log()
     started = time.monotonic()
     assert n.terminate() == 0, n.log()
     assert time.monotonic() - started < 10
