@@ -21,6 +21,7 @@ from .runner import ProcessRunner, RunResult
 
 MIN_POLL_INTERVAL = 1.0
 NOT_STARTED = "the daemon was stopping and did not start the command"
+MAX_REJECTED_REPORTS = 5  # consecutive 5xx answers to one result before it is dropped
 
 
 def log(message: str) -> None:
@@ -183,16 +184,19 @@ class Daemon:
             self.deliver(worker_id, work_id, RunResult(None, "", NOT_STARTED))
             return
         log(f"running work {work_id}: {item['command']!r}")
-        result = self.runner.run(
-            str(item["command"]),
-            timeout=item.get("timeoutSeconds"),
-            stop=self.stop,
-            env={
-                "DREAMLAKE_WORK_ID": work_id,
-                "DREAMLAKE_PROVIDER": self.config.provider,
-                "DREAMLAKE_QUEUE": str(item.get("queue") or ""),
-            },
-        )
+        try:
+            result = self.runner.run(
+                str(item["command"]),
+                timeout=item.get("timeoutSeconds"),
+                stop=self.stop,
+                env={
+                    "DREAMLAKE_WORK_ID": work_id,
+                    "DREAMLAKE_PROVIDER": self.config.provider,
+                    "DREAMLAKE_QUEUE": str(item.get("queue") or ""),
+                },
+            )
+        except Exception as exc:  # a failure of the runner itself is still a result
+            result = RunResult(None, "", f"the runner failed: {type(exc).__name__}: {exc}")
         log(
             f"work {work_id} finished: exit {result.exit_code}"
             + (f" ({result.error})" if result.error else "")
@@ -200,10 +204,13 @@ class Daemon:
         self.deliver(worker_id, work_id, result)
 
     def deliver(self, worker_id: str, work_id: str, result: RunResult) -> None:
-        """Report a result, retrying through outages; gives up only when the server
-        says the result can no longer be taken (404/409/422) or the daemon stops."""
+        """Report a result, retrying through outages; gives up when the server says
+        the result can no longer be taken (404/409/422), when it keeps failing on it
+        (MAX_REJECTED_REPORTS server errors in a row: the poll loop must not stall
+        on one result), or when the daemon stops."""
         backoff = Backoff(cap=self.config.max_backoff)
         stopping_since: float | None = None
+        server_errors = 0
         while True:
             try:
                 self.client.report(
@@ -217,6 +224,10 @@ class Daemon:
             except ApiFailure as exc:
                 if exc.status in (404, 409, 422):
                     log(f"result of {work_id} not accepted: {exc.status} {exc.error}: {exc.detail}")
+                    return
+                server_errors = server_errors + 1 if exc.status >= 500 else 0
+                if server_errors >= MAX_REJECTED_REPORTS:
+                    log(f"giving up reporting {work_id}: {server_errors} server errors in a row")
                     return
                 delay = self._failed(exc, backoff, None)
             except Exception as exc:
