@@ -294,8 +294,15 @@ def version_cmd() -> None:
     sys.stdout.write(f"dreamlake {dreamlake.__version__}\n")
 
 
-def _usage_error(message: str, argv: list[str]) -> int:
-    """Bad flags: rc 1 and, with --json, still one JSON document with a nextAction."""
+def _cli_error(
+    message: str,
+    argv: list[str],
+    *,
+    kind: str = "usage",
+    command: str = "dreamlake provider --help",
+) -> int:
+    """Bad flags or an interrupted run: rc 1 and, with --json, still one JSON
+    document with a nextAction."""
     if "--json" in argv:
         import json
 
@@ -312,13 +319,32 @@ def _usage_error(message: str, argv: list[str]) -> int:
             "server": cp.url,
             "namespace": cp.namespace,
             "error": message,
-            "kind": "usage",
-            "nextAction": {"kind": "run", "command": "dreamlake provider --help"},
+            "kind": kind,
+            "nextAction": {"kind": "run", "command": command},
         }
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     else:
-        sys.stderr.write(f"✗ {message}\nnext: dreamlake provider --help\n")
+        sys.stderr.write(f"✗ {message}\nnext: {command}\n")
     return 1
+
+
+INTERRUPTED = 130
+
+
+def _interrupted(argv: list[str]) -> int:
+    """Ctrl-C: whatever was running stopped; status tells where things stand now."""
+    from dreamlake.engine.errors import UsageError
+    from dreamlake.engine.paths import check_name
+
+    name = ""
+    for flag in ("-n", "--name"):
+        if flag in argv and argv.index(flag) + 1 < len(argv):
+            name = argv[argv.index(flag) + 1]
+    try:
+        command = f"dreamlake provider status -n {check_name(name)}"
+    except UsageError:
+        command = "dreamlake provider --help"
+    return _cli_error("interrupted", argv, kind="interrupted", command=command)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -327,9 +353,8 @@ def main(argv: list[str] | None = None) -> int:
         rv = app(args=args, prog_name="dreamlake", standalone_mode=False)
     except typer.Exit as exc:
         return int(exc.exit_code or 0)
-    except typer.Abort:
-        sys.stderr.write("✗ aborted\n")
-        return 1
+    except (typer.Abort, KeyboardInterrupt):
+        return _interrupted(args)
     except Exception as exc:
         # typer's usage errors (click's UsageError family): bad or missing flags.
         fmt = getattr(exc, "format_message", None)
@@ -338,7 +363,9 @@ def main(argv: list[str] | None = None) -> int:
         if type(exc).__name__ == "NoArgsIsHelpError":
             sys.stdout.write(fmt() + "\n")
             return 0
-        return _usage_error(fmt(), args)
+        return _cli_error(fmt(), args)
+    if rv == INTERRUPTED:  # typer answers Ctrl-C with 130; no command of ours does
+        return _interrupted(args)
     return int(rv or 0) if isinstance(rv, int) else 0
 
 

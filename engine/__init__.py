@@ -14,20 +14,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .contract import (
-    Blocking,
-    Claim,
-    EditThenContinue,
-    PlanCounts,
-    ProviderLifecycleResult,
-    ProviderStatus,
-    Run,
-    Shell,
-    json_schema,
-)
-from .errors import DreamlakeError
-
 if TYPE_CHECKING:
+    from .contract import (
+        Blocking,
+        Claim,
+        EditThenContinue,
+        PlanCounts,
+        ProviderLifecycleResult,
+        ProviderStatus,
+        Run,
+        Shell,
+        json_schema,
+    )
+    from .errors import DreamlakeError
     from .verbs.apply import apply
     from .verbs.connect import connect
     from .verbs.create import create
@@ -55,9 +54,32 @@ __all__ = [
 _VERBS = {"create", "status", "plan", "apply", "connect"}
 
 
-def __getattr__(name: str) -> Any:
-    if name in _VERBS:
-        from importlib import import_module
+_LAZY = {
+    "DreamlakeError": ".errors",
+    **{
+        n: ".contract"
+        for n in (
+            "Blocking",
+            "Claim",
+            "EditThenContinue",
+            "PlanCounts",
+            "ProviderLifecycleResult",
+            "ProviderStatus",
+            "Run",
+            "Shell",
+            "json_schema",
+        )
+    },
+}
 
+
+def __getattr__(name: str) -> Any:
+    """Names load on first use, so importing ``dreamlake.engine.errors`` (as the
+    daemon does) does not pay for pydantic."""
+    from importlib import import_module
+
+    if name in _VERBS:
         return getattr(import_module(f".verbs.{name}", __name__), name)
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name], __name__), name)
     raise AttributeError(name)

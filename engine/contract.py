@@ -209,7 +209,7 @@ class ProviderLifecycleResult(_Wire):
         return self
 
     def with_notes(self, *lines: str) -> ProviderLifecycleResult:
-        self._notes.extend(lines)
+        self._notes = [*self._notes, *lines]  # never shared with a model_copy
         return self
 
     @property

@@ -115,6 +115,15 @@ class DaemonSpec:
         return f"nymph-{self.provider}.service"
 
 
+def _systemd_quote(word: str) -> str:
+    """One systemd command-line word: double-quoted with \\ and \" escaped when it
+    holds anything beyond a plain path (spaces, quotes, specifiers)."""
+    if word and all(c.isalnum() or c in "/._-+:=@," for c in word):
+        return word
+    escaped = word.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%")
+    return f'"{escaped}"'
+
+
 def systemd_unit(spec: DaemonSpec, *, system: bool) -> str:
     """The unit file text. ``system``: a system unit running as ``spec.user``."""
     lines = [
@@ -125,8 +134,9 @@ def systemd_unit(spec: DaemonSpec, *, system: bool) -> str:
         "",
         "[Service]",
         "Type=simple",
-        f"ExecStart={spec.run_script}",
-        f"WorkingDirectory={spec.workdir}",
+        f"ExecStart={_systemd_quote(str(spec.run_script))}",
+        # A literal path: systemd takes no quotes here, only % needs escaping.
+        f"WorkingDirectory={str(spec.workdir).replace('%', '%%')}",
         "Restart=always",
         "RestartSec=2",
     ]

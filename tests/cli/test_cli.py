@@ -172,3 +172,30 @@ def test_an_unexpected_failure_is_one_error_document_keeping_dream_dir(
         "kind": "run",
         "command": f"dreamlake provider status -n lab --dream-dir {project}",
     }
+
+
+def test_interrupt_in_json_mode_still_prints_one_document(project: Path) -> None:
+    """SIGINT while a verb runs: rc 1 and a JSON error whose next action is status."""
+    import signal
+    import time
+
+    code = (
+        "import time, dreamlake.engine.verbs.status as s;"
+        "s.status = lambda *a, **k: time.sleep(60);"
+        "from dreamlake.cli.main import main; raise SystemExit(main())"
+    )
+    p = subprocess.Popen(
+        [sys.executable, "-c", code, "provider", "status", "-n", "lab", "--json"],
+        cwd=project,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(2.0)
+    p.send_signal(signal.SIGINT)
+    out, _ = p.communicate(timeout=30)
+    assert p.returncode == 1
+    doc = json.loads(out)
+    assert doc["kind"] == "interrupted"
+    assert doc["nextAction"] == {"kind": "run", "command": "dreamlake provider status -n lab"}

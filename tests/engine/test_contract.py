@@ -132,3 +132,20 @@ def test_schema_snapshot() -> None:
     schema = json.loads(current)
     assert "nextAction" in schema["required"]
     assert set(schema["properties"]["status"]["enum"]) == set(STATUSES)
+
+
+def test_notes_are_not_shared_with_a_copy() -> None:
+    a = _result().with_notes("one")
+    b = a.model_copy(update={"status": "ready"})
+    b.with_notes("two")
+    assert a.notes == ["one"] and b.notes == ["one", "two"]
+
+
+def test_importing_errors_does_not_load_pydantic() -> None:
+    """The daemon imports dreamlake.engine.errors: that must stay cheap."""
+    import subprocess
+    import sys
+
+    code = "import sys, dreamlake.engine.errors;print('pydantic' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

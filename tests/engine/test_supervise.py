@@ -53,6 +53,19 @@ def test_user_unit_text() -> None:
     assert "User=" not in text
 
 
+def test_unit_text_quotes_a_path_with_spaces() -> None:
+    spec = DaemonSpec(
+        provider="lab-box",
+        run_script="/home/a b/.dreamlake/nymph/lab-box/run.sh",
+        workdir="/home/a b/50%/nymph",
+        log="/home/a b/nymph.log",
+        user="a b",
+    )
+    text = supervise.systemd_unit(spec, system=False)
+    assert 'ExecStart="/home/a b/.dreamlake/nymph/lab-box/run.sh"' in text
+    assert "WorkingDirectory=/home/a b/50%%/nymph" in text  # literal path, % escaped
+
+
 def test_system_unit_text_runs_as_the_user() -> None:
     text = supervise.systemd_unit(SPEC, system=True)
     assert "Restart=always" in text and "User=u" in text
