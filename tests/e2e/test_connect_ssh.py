@@ -186,7 +186,16 @@ def test_connecting_until_the_claim_is_seen(adopted, sshd, monkeypatch: pytest.M
 
     name, project = adopted
     monkeypatch.setattr(connect_mod, "START_GRACE", 0.0)
-    res = connect(name, cwd=project, watch=0)
+    # Freeze the moment right after the start: a warm daemon can register before
+    # connect's one look, so connect sees the claims as they were before it (none
+    # live). The real control plane answers the status calls below.
+    from dreamlake.engine.contract import Claim
+
+    with monkeypatch.context() as frozen:
+        frozen.setattr(
+            connect_mod.lakeshore, "fetch_claims", lambda cp, provider, **kw: Claim(live=0, gone=0)
+        )
+        res = connect(name, cwd=project, watch=0)
     assert res.status == "connecting", (res, res.notes)
     assert res.exit_code == 0
     assert res.next_action is not None
