@@ -41,6 +41,7 @@ import yaml
 
 from .errors import UsageError
 from .fsutil import atomic_write
+from .paths import dreamrc_above
 
 FILENAME = ".dreamrc"
 ENV_PATH = "DREAMRC"
@@ -317,12 +318,7 @@ def read_dreamrc(path: Path, *, source: str = "file") -> DreamRc:
 
 def find_dreamrc(start: Path | None = None) -> Path | None:
     """The nearest ``.dreamrc`` walking up from ``start`` (cwd by default)."""
-    here = (start or Path.cwd()).absolute()
-    for d in (here, *here.parents):
-        candidate = d / FILENAME
-        if candidate.is_file():
-            return candidate
-    return None
+    return dreamrc_above(start)
 
 
 def local_dreamrc_path(

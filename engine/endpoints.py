@@ -46,8 +46,7 @@ from urllib.parse import urlsplit
 from . import commands
 from .contract import EditThenContinue
 from .errors import UsageError
-
-DREAMRC = ".dreamrc"
+from .paths import nearest_dreamrc
 
 # The services a template's ``aws_endpoints`` map is filled with when one endpoint
 # serves every service (the terraform provider needs them named one by one).
@@ -221,17 +220,8 @@ def resolve(
 
 def find_dreamrc(provider_dir: Path | None, env: Mapping[str, str]) -> Path | None:
     """``$DREAMRC``, else the nearest ``.dreamrc`` above the provider dir, else ``~/.dreamrc``."""
-    if env.get("DREAMRC"):
-        p = Path(env["DREAMRC"]).expanduser()
-        return p if p.is_file() else None
-    if provider_dir is not None:
-        for d in Path(provider_dir).absolute().parents:
-            if (d / DREAMRC).is_file():
-                return d / DREAMRC
-    home = env.get("HOME")
-    if home and (Path(home) / DREAMRC).is_file():
-        return Path(home) / DREAMRC
-    return None
+    above = Path(provider_dir).absolute().parent if provider_dir is not None else None
+    return nearest_dreamrc(above, env, walk=provider_dir is not None)
 
 
 def _says_anything(layer: _Layer) -> bool:

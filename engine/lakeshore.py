@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .contract import Claim, ClaimWorker
+from .paths import nearest_dreamrc
 
 EMBEDDED_URL = "http://127.0.0.1:7878"
 DEFAULT_NAMESPACE = "default"
@@ -64,19 +65,6 @@ def is_loopback(url: str) -> bool:
     return host in LOOPBACK_HOSTS
 
 
-def _nearest_dreamrc(start: Path | None) -> Path | None:
-    env = os.environ.get("DREAMRC", "").strip()
-    if env:
-        p = Path(env).expanduser()
-        return p if p.is_file() else None
-    here = (start or Path.cwd()).absolute()
-    for d in (here, *here.parents):
-        if (d / ".dreamrc").is_file():
-            return d / ".dreamrc"
-    home = Path(os.path.expanduser("~")) / ".dreamrc"
-    return home if home.is_file() else None
-
-
 def _read_section(path: Path) -> dict[str, str]:
     """Just the ``lakeshore:`` mapping of one file, tags ignored; ``{}`` when unusable."""
     import yaml
@@ -103,7 +91,7 @@ def _read_section(path: Path) -> dict[str, str]:
 
 def dreamrc_section(start: Path | None) -> tuple[dict[str, str], Path | None]:
     """The ``lakeshore:`` section of the nearest ``.dreamrc`` and that file's path."""
-    path = _nearest_dreamrc(start)
+    path = nearest_dreamrc(start)
     if path is None:
         return {}, None
     try:

@@ -7,7 +7,9 @@ or a folder literally named ``.dream``).
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,6 +47,32 @@ class Root:
             return []
 
 
+def dreamrc_above(start: Path | None = None) -> Path | None:
+    """The nearest ``.dreamrc`` walking up from ``start`` (cwd by default)."""
+    here = (start or Path.cwd()).absolute()
+    for d in (here, *here.parents):
+        if (d / DREAMRC).is_file():
+            return d / DREAMRC
+    return None
+
+
+def nearest_dreamrc(
+    start: Path | None = None, env: Mapping[str, str] | None = None, *, walk: bool = True
+) -> Path | None:
+    """The ``.dreamrc`` a run reads its settings from: ``$DREAMRC`` (None when it names
+    no file), else the nearest one walking up from ``start``, else ``~/.dreamrc``."""
+    env = os.environ if env is None else env
+    named = env.get("DREAMRC", "").strip()
+    if named:
+        p = Path(named).expanduser()
+        return p if p.is_file() else None
+    found = dreamrc_above(start) if walk else None
+    if found is not None:
+        return found
+    home = Path(env.get("HOME") or os.path.expanduser("~")) / DREAMRC
+    return home if home.is_file() else None
+
+
 def find_root(dream_dir: str | Path | None = None, cwd: Path | None = None) -> Root:
     if dream_dir is not None:
         p = Path(dream_dir).expanduser().absolute()
@@ -52,9 +80,9 @@ def find_root(dream_dir: str | Path | None = None, cwd: Path | None = None) -> R
             p = p.parent
         return Root(p, "--dream-dir")
     here = (cwd or Path.cwd()).absolute()
-    for d in (here, *here.parents):
-        if (d / DREAMRC).is_file():
-            return Root(d, DREAMRC)
+    found = dreamrc_above(here)
+    if found is not None:
+        return Root(found.parent, DREAMRC)
     return Root(here, "cwd")
 
 

@@ -47,3 +47,23 @@ def test_good_names(good: str) -> None:
 def test_bad_names(bad: str) -> None:
     with pytest.raises(UsageError):
         check_name(bad)
+
+
+def test_nearest_dreamrc_order(tmp_path: Path) -> None:
+    from dreamlake.engine.paths import nearest_dreamrc
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".dreamrc").write_text("{}\n")
+    proj = tmp_path / "proj" / "deep"
+    proj.mkdir(parents=True)
+    env = {"HOME": str(home)}
+    assert nearest_dreamrc(proj, env) == home / ".dreamrc"  # nothing above: home
+    (tmp_path / "proj" / ".dreamrc").write_text("{}\n")
+    assert nearest_dreamrc(proj, env) == tmp_path / "proj" / ".dreamrc"  # nearest above
+    assert nearest_dreamrc(proj, env, walk=False) == home / ".dreamrc"
+    named = tmp_path / "named.yaml"
+    named.write_text("{}\n")
+    assert nearest_dreamrc(proj, {**env, "DREAMRC": str(named)}) == named  # $DREAMRC first
+    missing = {**env, "DREAMRC": str(tmp_path / "nope")}
+    assert nearest_dreamrc(proj, missing) is None  # names no file: nothing, not a fallback
