@@ -18,9 +18,11 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+from .lakeshore_common import fail, fail_from
 
 if TYPE_CHECKING:
     from dreamlake.controlplane.client import Client
@@ -80,13 +82,6 @@ NamespaceOpt = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 
-def fail(message: str, next_action: str | None = None, code: int = 1) -> NoReturn:
-    typer.echo(f"error: {message}", err=True)
-    if next_action:
-        typer.echo(f"next: {next_action}", err=True)
-    raise typer.Exit(code)
-
-
 def make_client(
     server: str | None = None,
     token_file: Path | None = None,
@@ -125,20 +120,12 @@ def make_client(
 
 def call(fn: Any, *args: Any, **kwargs: Any) -> Any:
     """Run a client call; turn control-plane errors into a message and exit 1."""
-    from dreamlake.controlplane.client import ApiFailure, Unreachable
+    from dreamlake.controlplane.client import ControlPlaneError
 
     try:
         return fn(*args, **kwargs)
-    except Unreachable as exc:
-        fail(exc.message, "lakeshore serve   # or pass --server URL")
-    except ApiFailure as exc:
-        hint = None
-        if exc.status == 401:
-            hint = "pass --token-file with a valid token (the admin token is under --data-dir)"
-        elif exc.status == 403:
-            hint = "use an admin token, or a token of this namespace"
-        detail = exc.detail if isinstance(exc.detail, str) else json.dumps(exc.detail)
-        fail(f"{exc.status} {exc.error}: {detail}", hint)
+    except ControlPlaneError as exc:
+        fail_from(exc)
 
 
 def emit(data: Any, as_json: bool, prose: str) -> None:

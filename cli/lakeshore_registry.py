@@ -23,9 +23,11 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+from .lakeshore_common import fail, fail_from
 
 if TYPE_CHECKING:
     from dreamlake.controlplane.client import Client
@@ -89,13 +91,6 @@ FieldOpt = Annotated[
 ]
 
 
-def fail(message: str, next_action: str | None = None, code: int = 1) -> NoReturn:
-    typer.echo(f"error: {message}", err=True)
-    if next_action:
-        typer.echo(f"next: {next_action}", err=True)
-    raise typer.Exit(code)
-
-
 def _client(
     server: str | None, namespace: str | None, token_file: Path | None, data_dir: Path | None
 ) -> Client:
@@ -126,22 +121,12 @@ def _ns_path(client: Client, *parts: str) -> str:
 def _call(
     client: Client, method: str, *parts: str, body: Any = None, query: dict[str, Any] | None = None
 ) -> Any:
-    from dreamlake.controlplane.client import ApiFailure, Unreachable
+    from dreamlake.controlplane.client import ControlPlaneError
 
     try:
         return client.request(method, _ns_path(client, *parts), body, query=query)
-    except Unreachable as exc:
-        fail(exc.message, "lakeshore serve   # or pass --server URL / set LAKESHORE_URL")
-    except ApiFailure as exc:
-        hint = None
-        if exc.status == 401:
-            hint = "pass --token-file with a valid token, or set LAKESHORE_TOKEN"
-        elif exc.status == 403:
-            hint = (
-                f"use a token of namespace {client.namespace!r} (or of its org), or an admin token"
-            )
-        detail = exc.detail if isinstance(exc.detail, str) else json.dumps(exc.detail)
-        fail(f"{exc.status} {exc.error}: {detail}", hint)
+    except ControlPlaneError as exc:
+        fail_from(exc, client.namespace)
 
 
 def _emit(data: Any, as_json: bool, prose: str) -> None:
