@@ -7,7 +7,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -189,78 +188,6 @@ def _stop(server: Server) -> None:
 # --- PostgreSQL --------------------------------------------------------------
 
 
-def _pg_bin(name: str) -> str | None:
-    return shutil.which(name) or next(
-        (str(p) for p in Path("/usr/lib/postgresql").glob(f"*/bin/{name}") if p.exists()), None
-    )
-
-
-@dataclass
-class Postgres:
-    host: str
-    port: int
-    user: str
-    _dbs: Iterator[int] = field(default_factory=lambda: itertools.count(1))
-
-    def new_database(self) -> str:
-        name = f"reg{next(self._dbs)}"
-        createdb = _pg_bin("createdb")
-        assert createdb
-        subprocess.run(
-            _as_pg([createdb, "-h", "127.0.0.1", "-p", str(self.port), name]),
-            check=True,
-            capture_output=True,
-        )
-        return f"postgresql://{self.user}@127.0.0.1:{self.port}/{name}"
-
-
-def _as_pg(argv: list[str]) -> list[str]:
-    if os.geteuid() == 0:
-        return ["runuser", "-u", "postgres", "--", *argv]
-    return argv
-
-
-@pytest.fixture(scope="session")
-def postgres() -> Iterator[Postgres]:
-    initdb, pg_ctl = _pg_bin("initdb"), _pg_bin("pg_ctl")
-    if not initdb or not pg_ctl:
-        pytest.skip("needs PostgreSQL server binaries (initdb, pg_ctl)")
-    if (
-        os.geteuid() == 0
-        and subprocess.run(["id", "postgres"], capture_output=True).returncode != 0
-    ):
-        pytest.skip("running as root needs a 'postgres' user to run initdb as")
-    import tempfile
-
-    # outside pytest's 0700 tmp root, so the postgres user can reach it
-    base = Path(tempfile.mkdtemp(prefix="lakeshore-pg-"))
-    base.chmod(0o755)
-    data, sock = base / "data", base / "sock"
-    sock.mkdir()
-    if os.geteuid() == 0:
-        shutil.chown(base, "postgres")
-        shutil.chown(sock, "postgres")
-    subprocess.run(
-        _as_pg([initdb, "-D", str(data), "-A", "trust", "-U", "postgres"]),
-        check=True,
-        capture_output=True,
-    )
-    port = free_port()
-    opts = f"-k {sock} -p {port} -c listen_addresses=127.0.0.1 -c fsync=off"
-    subprocess.run(
-        _as_pg([pg_ctl, "-D", str(data), "-o", opts, "-l", str(base / "pg.log"), "-w", "start"]),
-        check=True,
-        capture_output=True,
-    )
-    try:
-        yield Postgres(host=str(sock), port=port, user="postgres")
-    finally:
-        subprocess.run(
-            _as_pg([pg_ctl, "-D", str(data), "-m", "immediate", "stop"]), capture_output=True
-        )
-        shutil.rmtree(base, ignore_errors=True)
-
-
 @pytest.fixture(
     scope="module",
     params=[
@@ -274,7 +201,8 @@ def server(
     """A real ``lakeshore serve`` subprocess, once per test module and database."""
     db_url = None
     if request.param == "postgres":
-        pg: Postgres = request.getfixturevalue("postgres")
+        # the session's throwaway cluster, from tests/controlplane/conftest.py
+        pg = request.getfixturevalue("postgres")
         db_url = pg.new_database()
     s = _start(tmp_path_factory.mktemp(f"lakeshore-{request.param}"), db_url, request.param)
     try:
