@@ -64,6 +64,8 @@ def _next(r: ProviderLifecycleResult) -> str:
     n = r.next_action
     if n is None:
         return "next: (none)"
+    if n.approval:
+        return f"next: {n.command}   # needs a person's yes: it spends or destroys money or data"
     if isinstance(n, EditThenContinue):
         return f"next: edit {show_path(n.file)}, then {n.command}"
     if isinstance(n, Run):
@@ -155,6 +157,9 @@ def _body(r: ProviderLifecycleResult) -> list[str]:
         if r.blocking:
             out.append("⚠ still needs decisions:")
             out.extend(_blocking_line(b) for b in r.blocking)
+    elif s == "suspended":
+        out.append(f"⏸ suspended — '{r.provider}' was stopped on purpose; its state is kept")
+        out.append("nothing runs and no worker claims it. Resuming brings the same state back.")
     elif s == "error":
         out.append(f"✗ {r.error or 'failed'}")
     return out

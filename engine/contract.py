@@ -25,8 +25,11 @@ ProviderStatus = Literal[
     "connected",
     "exists",
     "error",
+    "suspended",
 ]
-"""The ten states. ``connected`` is the only one whose ``nextAction`` is null."""
+"""The spec's ten states, plus ``suspended`` (the stateful lifecycle: infrastructure
+or daemon stopped on purpose, its state kept). ``connected`` is the only one whose
+``nextAction`` is null."""
 
 STATUSES: tuple[str, ...] = ProviderStatus.__args__  # type: ignore[attr-defined]
 
@@ -62,21 +65,33 @@ class Blocking(_Wire):
     )
 
 
+_APPROVAL = Field(
+    default=None,
+    description=(
+        "true: this step spends or destroys money or data and needs a person's yes. "
+        "An agent stops here and asks instead of running `command`."
+    ),
+)
+
+
 class EditThenContinue(_Wire):
     kind: Literal["edit_then_continue"] = "edit_then_continue"
     file: str
     command: str
+    approval: bool | None = _APPROVAL
 
 
 class Run(_Wire):
     kind: Literal["run"] = "run"
     command: str
+    approval: bool | None = _APPROVAL
 
 
 class Shell(_Wire):
     kind: Literal["shell"] = "shell"
     command: str
     host: str | None = None
+    approval: bool | None = _APPROVAL
 
 
 NextAction = Annotated[EditThenContinue | Run | Shell, Field(discriminator="kind")]

@@ -164,3 +164,30 @@ def test_degraded_is_explained() -> None:
     )
     assert "✓ applied — 3 resources in state" in text
     assert "degraded: no-probe, no-lakeshore" in text
+
+
+def test_suspended_says_the_state_is_kept() -> None:
+    text = render(
+        result(
+            status="suspended",
+            next_action={"kind": "run", "command": "dreamlake provider resume -n aws-demo"},
+        )
+    )
+    assert "suspended — 'aws-demo' was stopped on purpose; its state is kept" in text
+    assert "✗" not in text  # a deliberate stop is not a failure
+    assert text.endswith("next: dreamlake provider resume -n aws-demo")
+
+
+def test_a_next_action_needing_approval_says_so() -> None:
+    text = render(
+        result(
+            status="applied",
+            next_action={
+                "kind": "run",
+                "command": "dreamlake provider destroy -n aws-demo --yes",
+                "approval": True,
+            },
+        )
+    )
+    assert text.splitlines()[-1].startswith("next: dreamlake provider destroy -n aws-demo --yes")
+    assert "needs a person's yes" in text.splitlines()[-1]

@@ -35,7 +35,8 @@ def _result(**kw: object) -> ProviderLifecycleResult:
     return ProviderLifecycleResult.model_validate(base)
 
 
-def test_ten_states() -> None:
+def test_ten_states_and_suspended() -> None:
+    """The spec's ten, in its order, then the stateful lifecycle's ``suspended``."""
     assert STATUSES == (
         "scaffolded",
         "needs_input",
@@ -47,7 +48,18 @@ def test_ten_states() -> None:
         "connected",
         "exists",
         "error",
+        "suspended",
     )
+
+
+def test_approval_is_omitted_unless_set() -> None:
+    """A gated step carries ``approval: true``; an ordinary one says nothing of it."""
+    plain = _result(next_action=Run(command="dreamlake provider plan -n p")).to_wire()
+    assert plain["nextAction"] == {"kind": "run", "command": "dreamlake provider plan -n p"}
+    gated = _result(
+        next_action=Run(command="dreamlake provider destroy -n p --yes", approval=True)
+    ).to_wire()
+    assert gated["nextAction"]["approval"] is True
 
 
 def test_next_action_always_serialized_even_when_null() -> None:
