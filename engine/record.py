@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,9 +27,28 @@ class ProviderRecord(BaseModel):
     created_at: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
     # Optional settings a user may add by hand (pulumi backend URL, endpoints, mirrors).
     settings: dict[str, Any] = Field(default_factory=dict)
+    # The provider's identity: unique across roots and machines, carried by its row in
+    # the control plane and by its daemons, so claims are counted for this provider
+    # and not for a namesake in another folder. Records written before it existed
+    # have none: see ``identity``.
+    id: str | None = None
+    # Identity-level policy, not a phase: the pool the provider belongs to, and the
+    # lifecycle steps that need a person's yes (None: the defaults).
+    pool: str | None = None
+    gating: list[str] | None = None
+
+    def identity(self, provider_dir: Path) -> str:
+        """``id``, else one derived from the provider's folder (stable while it stays put)."""
+        if self.id:
+            return self.id
+        digest = hashlib.sha256(str(provider_dir.resolve()).encode()).hexdigest()
+        return f"dir-{digest[:20]}"
 
     def to_json(self) -> str:
-        return json.dumps(self.model_dump(mode="json", by_alias=True), indent=2) + "\n"
+        return (
+            json.dumps(self.model_dump(mode="json", by_alias=True, exclude_none=True), indent=2)
+            + "\n"
+        )
 
 
 def read_record(path: Path, dream_dir: str | None = None) -> ProviderRecord | None:
