@@ -43,6 +43,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from . import events
 from .errors import DreamlakeError, RemoteError
 from .fsutil import atomic_write
 from .remote.base import Shell, check, home
@@ -457,6 +458,7 @@ def install(
     sums = {w.name: _sha256(w) for w in wheels}
     to_send = [w for w in wheels if remote_sums.get(w.name) != sums[w.name]]
     if to_send:
+        events.step("upload", f"uploading {len(to_send)} wheel(s) to {shell.label}:{wd}")
         say(f"uploading {len(to_send)} wheel(s) to {shell.label}:{wd}")
     for w in to_send:
         shell.put_file(str(w), f"{wd}/{w.name}", mode=0o644)
@@ -477,6 +479,7 @@ def install(
     project_changed = fresh or old_sums.get(project.name) != sums[project.name]
     changed = bool(dep_names) or project_changed
     if changed:
+        events.step("install", f"installing the daemon into {venv} (python {pyver})")
         say(f"installing the daemon into {venv} (python {pyver})")
         _install_into_venv(
             shell,

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .. import commands, lakeshore
+from .. import commands, events, lakeshore
 from ..contract import Blocking, EditThenContinue, ProviderLifecycleResult, Run
 from ..contract import Shell as ShellAction
 from ..derive import Derived, Observation
@@ -226,7 +226,9 @@ def _connect(
 
     # 3. The shell: this machine, or ssh in batch mode.
     label = "localhost" if local or target is None else target.label
-    say(f"connecting to {label}" + ("" if local else " over ssh (BatchMode=yes, accept-new)"))
+    line = f"connecting to {label}" + ("" if local else " over ssh (BatchMode=yes, accept-new)")
+    events.step("connect", line)
+    say(line)
     try:
         shell = factory(None if local else target)
     except RemoteError as exc:
@@ -314,6 +316,7 @@ def _install_and_start(
     spec = supervise.DaemonSpec(
         provider=name, run_script=inst.run_script, workdir=inst.dir, log=inst.log, user=caps.user
     )
+    events.step("start", f"starting the daemon under {sup}")
     say(f"starting the daemon under {sup}")
     supervise.start(shell, spec, sup, caps)
     time.sleep(START_GRACE)
@@ -335,6 +338,7 @@ def _install_and_start(
 
     # 6. Watch the control plane for a short, bounded time.
     limit = DEFAULT_WATCH if watch is None else watch
+    events.step("wait", f"waiting up to {limit:.0f}s for the daemon to claim '{name}'")
     say(f"waiting up to {limit:.0f}s for the daemon to claim '{name}'")
     deadline = time.monotonic() + limit
     claim = lakeshore.fetch_claims(cp, name)

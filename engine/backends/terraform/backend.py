@@ -8,11 +8,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ... import events
 from ...backends.base import ApplyOutcome, InfraState, PlanOutcome, Progress
 from ...contract import LockInfo
 from ...errors import BackendError
 from ...vendors import Template
-from . import planfile, uijson
+from . import planfile, uievents, uijson
 from .diagnostics import blocking_from_diagnostics
 from .location import state_location
 from .lockinfo import lock_from_diagnostic, lock_info_path
@@ -52,14 +53,22 @@ def _template_for(provider_dir: Path) -> Template | None:
 
 
 def _feed(progress: Progress | None) -> Callable[[str], None] | None:
-    """A stdout line handler that hands each resource event's prose to ``progress``."""
-    if progress is None:
+    """A stdout line handler that hands each resource event's prose to ``progress``
+    and its structured form to the progress-event sink, when there is one."""
+    emitting = events.active()
+    if progress is None and not emitting:
         return None
 
     def on_line(line: str) -> None:
         msg = uijson.parse_line(line)
-        text = uijson.progress_message(msg) if msg else None
-        if text:
+        if msg is None:
+            return
+        if emitting:
+            mapped = uievents.event_fields(msg)
+            if mapped is not None:
+                events.emit(mapped[0], **mapped[1])  # type: ignore[arg-type]
+        text = uijson.progress_message(msg) if progress is not None else None
+        if text and progress is not None:
             progress(text)
 
     return on_line
@@ -86,15 +95,18 @@ class TerraformBackend:
             raise BackendError(f"{tf} does not exist: nothing to plan", kind="terraform")
         had_lock_hcl = (tf / planfile.LOCK_HCL).exists()
 
+        events.step("init", "terraform init")
         done = run(init_args(), cwd=tf, provider_dir=provider_dir)
         if done.returncode != 0:
             raise failed(done, "init")
 
+        events.step("validate", "terraform validate")
         done = run(validate_args(), cwd=tf, provider_dir=provider_dir)
         if done.returncode != 0:
             diags = _validate_diagnostics(done.stdout)
             raise failed(done, "validate", diags)
 
+        events.step("plan", "terraform plan")
         done = run(plan_args(), cwd=tf, provider_dir=provider_dir, on_line=_feed(progress))
         messages = uijson.parse_stream(done.stdout)
         summary = uijson.summarize(messages)
@@ -148,6 +160,7 @@ class TerraformBackend:
         state_path = state_location(tf).path
         watched = (state_path, state_path.with_name(state_path.name + ".backup"))
         before = {p: _mtime(p) for p in watched}
+        events.step("apply", "terraform apply", total=_planned_total(tf))
         done = run(apply_args(), cwd=tf, provider_dir=provider_dir, on_line=_feed(progress))
         messages = uijson.parse_stream(done.stdout)
         summary = uijson.summarize(messages)
@@ -188,6 +201,14 @@ class TerraformBackend:
 
     def outputs(self, provider_dir: Path) -> dict[str, Any]:
         return dict(observe_state(provider_dir).outputs)
+
+
+def _planned_total(tf: Path) -> int | None:
+    """How many resources the saved plan touches, for a done/total count."""
+    record = planfile.read_record(tf)
+    if record is None:
+        return None
+    return record.plan.add + record.plan.change + record.plan.destroy
 
 
 def _lock_path(tf: Path) -> Path:

@@ -1,0 +1,178 @@
+"""Progress events: what a verb is doing while it runs, one event at a time.
+
+The verbs and backends call :func:`emit` (or :func:`step`) at the points worth
+reporting; nothing happens unless a caller installed a sink with
+:func:`recording` — the CLI's ``--events`` (NDJSON on stderr), its live view for a
+person at a terminal, or the MCP server's progress notifications. Each event
+carries a type, the verb and provider, a sequence number, the seconds elapsed
+since the verb started and, for resource-level work, the resource's address.
+
+The sink lives in a context variable, so concurrent verbs (threads of the MCP
+server) each report to their own sink. ``dreamlake schema --events`` prints the
+JSON Schema of :class:`ProgressEvent`; a test snapshots it like the result schema.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+EventType = Literal[
+    "start",
+    "step",
+    "resource_planned",
+    "resource_start",
+    "resource_progress",
+    "resource_done",
+    "resource_failed",
+    "refresh_start",
+    "refresh_done",
+    "resource_drift",
+    "summary",
+    "diagnostic",
+    "end",
+]
+"""``start`` / ``end`` bracket one verb (``end`` carries the result's status);
+``step`` names a phase (terraform ``init`` / ``validate`` / ``plan`` / ``apply``,
+connect's ``connect`` / ``upload`` / ``install`` / ``start`` / ``wait``); the
+``resource_*`` and ``refresh_*`` events follow one resource through plan and
+apply; ``summary`` carries the change counts; ``diagnostic`` an error message."""
+
+EVENT_TYPES: tuple[str, ...] = EventType.__args__  # type: ignore[attr-defined]
+
+
+class ProgressEvent(BaseModel):
+    """One progress event, as ``--events`` writes it (one JSON object per line)."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, frozen=True, extra="forbid"
+    )
+
+    type: EventType
+    seq: int = Field(ge=1, description="1 for the verb's first event, then +1 per event.")
+    elapsed: float = Field(ge=0, description="Seconds since the verb started.")
+    verb: str = Field(description="The verb that is running: create, plan, apply, connect, ...")
+    provider: str = Field(description="The provider's name.")
+    step: str | None = Field(
+        default=None, description="The phase this event belongs to (init, plan, apply, upload...)."
+    )
+    address: str | None = Field(
+        default=None, description="The resource's address, for resource-level events."
+    )
+    action: str | None = Field(
+        default=None, description="What happens to the resource: create, update, delete, read..."
+    )
+    resource_elapsed: float | None = Field(
+        default=None,
+        ge=0,
+        description="Seconds this resource has been in flight, as the backend reports it.",
+    )
+    message: str | None = Field(default=None, description="One line for a person.")
+    changes: dict[str, int] | None = Field(
+        default=None, description="summary: counts by kind (add, change, remove, import)."
+    )
+    total: int | None = Field(
+        default=None, ge=0, description="Resources this step will touch, when known."
+    )
+    status: str | None = Field(default=None, description="end: the result's status.")
+
+    def to_wire(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_wire(), ensure_ascii=False, separators=(",", ":"))
+
+
+Sink = Callable[[ProgressEvent], None]
+
+
+class Recorder:
+    """Numbers and times the events of one verb and hands them to a sink."""
+
+    def __init__(self, sink: Sink, *, verb: str, provider: str) -> None:
+        self.sink = sink
+        self.verb = verb
+        self.provider = provider
+        self.started = time.monotonic()
+        self._seq = 0
+        self._lock = threading.Lock()
+        self._broken = False
+
+    def emit(self, type: EventType, **fields: Any) -> ProgressEvent | None:
+        with self._lock:
+            self._seq += 1
+            event = ProgressEvent(
+                type=type,
+                seq=self._seq,
+                elapsed=round(time.monotonic() - self.started, 3),
+                verb=self.verb,
+                provider=self.provider,
+                **{k: v for k, v in fields.items() if v is not None},
+            )
+            if self._broken:
+                return event
+            try:
+                self.sink(event)
+            except Exception:  # a closed pipe or a gone client never fails the verb
+                self._broken = True
+            return event
+
+
+_current: ContextVar[Recorder | None] = ContextVar("dreamlake_progress_events", default=None)
+
+
+@contextlib.contextmanager
+def recording(sink: Sink, *, verb: str, provider: str) -> Iterator[Recorder]:
+    """Send the events of the verb run inside this block to ``sink``; a ``start``
+    event first. The caller emits ``end`` (it knows the result's status)."""
+    rec = Recorder(sink, verb=verb, provider=provider)
+    token = _current.set(rec)
+    try:
+        rec.emit("start", message=f"{verb} {provider}")
+        yield rec
+    finally:
+        _current.reset(token)
+
+
+def active() -> bool:
+    """True while a sink is installed for the current context."""
+    return _current.get() is not None
+
+
+def emit(type: EventType, **fields: Any) -> None:
+    """Report one event to the current sink; nothing when there is none."""
+    rec = _current.get()
+    if rec is not None:
+        rec.emit(type, **fields)
+
+
+def step(name: str, message: str | None = None, **fields: Any) -> None:
+    """A named phase of the verb began."""
+    emit("step", step=name, message=message or name, **fields)
+
+
+__all__ = [
+    "EVENT_TYPES",
+    "EventType",
+    "ProgressEvent",
+    "Recorder",
+    "Sink",
+    "active",
+    "emit",
+    "json_schema",
+    "recording",
+    "step",
+]
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of one event, as ``dreamlake schema --events`` prints it."""
+    return ProgressEvent.model_json_schema(by_alias=True, mode="serialization")
