@@ -42,9 +42,36 @@ DreamDir = Annotated[
 Json = Annotated[
     bool, typer.Option("--json", help="Print one JSON document on stdout, nothing else.")
 ]
+Events = Annotated[
+    bool,
+    typer.Option(
+        "--events",
+        help="Write progress events to stderr as they happen, one JSON object a line "
+        "(`dreamlake schema --events`); stdout is unchanged.",
+    ),
+]
 
 
 def _call(
+    verb: str,
+    name: str,
+    dream_dir: str | None,
+    fn: Callable[[], ProviderLifecycleResult],
+    as_json: bool = True,
+    events: bool = False,
+) -> ProviderLifecycleResult:
+    """Run an engine verb with its progress going where this run wants it (see
+    progress_view); the last event, ``end``, comes before the result is printed."""
+    from .progress_view import watching
+
+    with watching(verb, name, as_json=as_json, emit_events=events) as rec:
+        result = _run_verb(verb, name, dream_dir, fn)
+        if rec is not None:
+            rec.emit("end", status=result.status, message=result.status)
+    return result
+
+
+def _run_verb(
     verb: str, name: str, dream_dir: str | None, fn: Callable[[], ProviderLifecycleResult]
 ) -> ProviderLifecycleResult:
     """Run an engine verb; an unexpected failure still becomes one error result, in
@@ -87,7 +114,9 @@ def _announce(verb: str, name: str, dream_dir: str | None, as_json: bool) -> Non
 
 
 def _progress(as_json: bool) -> Callable[[str], None] | None:
-    if as_json:
+    from dreamlake.engine import events
+
+    if as_json or events.active():  # events carry the progress (--events, live view)
         return None
 
     def say(line: str) -> None:
@@ -115,6 +144,7 @@ def create_cmd(
     ] = False,
     dream_dir: DreamDir = None,
     as_json: Json = False,
+    events: Events = False,
 ) -> None:
     """Scaffold a provider once and report every decision it cannot make itself."""
     from dreamlake.engine.verbs.create import create
@@ -126,22 +156,33 @@ def create_cmd(
             name,
             dream_dir,
             lambda: create(name, vendor, backend=backend, continue_=continue_, dream_dir=dream_dir),
+            as_json,
+            events,
         ),
         as_json,
     )
 
 
 @provider_app.command("status")
-def status_cmd(name: Name, dream_dir: DreamDir = None, as_json: Json = False) -> None:
+def status_cmd(
+    name: Name, dream_dir: DreamDir = None, as_json: Json = False, events: Events = False
+) -> None:
     """Where the provider stands, derived from the world."""
     from dreamlake.engine.verbs.status import status
 
     _announce("status", name, dream_dir, as_json)
-    _emit(_call("status", name, dream_dir, lambda: status(name, dream_dir=dream_dir)), as_json)
+    _emit(
+        _call(
+            "status", name, dream_dir, lambda: status(name, dream_dir=dream_dir), as_json, events
+        ),
+        as_json,
+    )
 
 
 @provider_app.command("plan")
-def plan_cmd(name: Name, dream_dir: DreamDir = None, as_json: Json = False) -> None:
+def plan_cmd(
+    name: Name, dream_dir: DreamDir = None, as_json: Json = False, events: Events = False
+) -> None:
     """init + validate + plan into a saved plan. Reads and costs nothing."""
     from dreamlake.engine.verbs.plan import plan
 
@@ -152,6 +193,8 @@ def plan_cmd(name: Name, dream_dir: DreamDir = None, as_json: Json = False) -> N
             name,
             dream_dir,
             lambda: plan(name, dream_dir=dream_dir, progress=_progress(as_json)),
+            as_json,
+            events,
         ),
         as_json,
     )
@@ -165,6 +208,7 @@ def apply_cmd(
     ] = False,
     dream_dir: DreamDir = None,
     as_json: Json = False,
+    events: Events = False,
 ) -> None:
     """Apply exactly the saved plan — only with --yes."""
     from dreamlake.engine.verbs.apply import apply
@@ -176,6 +220,8 @@ def apply_cmd(
             name,
             dream_dir,
             lambda: apply(name, yes=yes, dream_dir=dream_dir, progress=_progress(as_json)),
+            as_json,
+            events,
         ),
         as_json,
     )
@@ -187,6 +233,7 @@ def connect_cmd(
     host: Annotated[str | None, typer.Option("--host", help="user@host to adopt over SSH.")] = None,
     dream_dir: DreamDir = None,
     as_json: Json = False,
+    events: Events = False,
 ) -> None:
     """Start a daemon that claims the provider, under the best supervisor the host has."""
     from dreamlake.engine.verbs.connect import connect
@@ -198,6 +245,8 @@ def connect_cmd(
             name,
             dream_dir,
             lambda: connect(name, host=host, dream_dir=dream_dir, progress=_progress(as_json)),
+            as_json,
+            events,
         ),
         as_json,
     )
@@ -269,13 +318,30 @@ def _providers_error(
 
 
 @app.command("schema")
-def schema_cmd() -> None:
-    """Print the JSON Schema of the result every verb returns."""
+def schema_cmd(
+    events: Annotated[
+        bool, typer.Option("--events", help="The schema of one progress event instead.")
+    ] = False,
+) -> None:
+    """Print the JSON Schema of the result every verb returns (or of a progress event)."""
     import json
 
     from dreamlake.engine.contract import json_schema
 
+    if events:
+        from dreamlake.engine.events import json_schema as event_schema
+
+        sys.stdout.write(json.dumps(event_schema(), indent=2, sort_keys=True) + "\n")
+        return
     sys.stdout.write(json.dumps(json_schema(), indent=2, sort_keys=True) + "\n")
+
+
+@app.command("mcp")
+def mcp_cmd(dream_dir: DreamDir = None) -> None:
+    """Serve the lifecycle verbs as MCP tools over stdio (install the `mcp` extra)."""
+    from .mcp_server import serve
+
+    raise typer.Exit(serve(dream_dir=dream_dir))
 
 
 @app.command("demo")
