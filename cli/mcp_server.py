@@ -1,0 +1,392 @@
+"""``dreamlake mcp``: the lifecycle verbs as Model Context Protocol tools (stdio).
+
+One row of :data:`TOOLS` per verb — the tool's name, the CLI command whose flags
+are its inputs, the engine function it calls, and whether it spends or destroys
+money. Everything else is derived: a tool's input schema from its command's flags
+(so a flag added to the CLI is an argument here too), its output schema the
+contract's JSON Schema, its result exactly the document ``--json`` prints.
+
+Destructive tools carry ``destructiveHint`` and act only on an explicit
+``yes: true``; the server never supplies it. The server never prompts: the verbs
+never do, stdin is the protocol, and whatever the verbs run gets /dev/null as its
+stdin and stderr as its stdout, so nothing but protocol messages reaches the
+client's pipe. Progress events go to the client as progress notifications when
+the call carries a progress token.
+
+The ``mcp`` package is imported here only, when the command runs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import io
+import os
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal, get_args, get_origin, get_type_hints
+
+from dreamlake.engine.contract import ProviderLifecycleResult
+
+AGENT_LOOP_URI = "dreamlake://agent-loop"
+SKIPPED_FLAGS = frozenset({"as_json", "events"})  # implied (--json) or carried by MCP itself
+
+
+@dataclass(frozen=True)
+class VerbTool:
+    """One verb as a tool. ``command`` is the CLI path whose flags become the inputs;
+    ``engine`` is ``module:function``, called with the flags' parameter names as
+    keywords (``rename`` maps a flag's parameter name to the engine's keyword
+    where they differ)."""
+
+    name: str
+    command: tuple[str, ...]
+    engine: str
+    destructive: bool = False
+    read_only: bool = False
+    rename: Mapping[str, str] = field(default_factory=dict)
+
+
+TOOLS: tuple[VerbTool, ...] = (
+    VerbTool(
+        "provider_create",
+        ("provider", "create"),
+        "dreamlake.engine.verbs.create:create",
+    ),
+    VerbTool(
+        "provider_status",
+        ("provider", "status"),
+        "dreamlake.engine.verbs.status:status",
+        read_only=True,
+    ),
+    VerbTool("provider_plan", ("provider", "plan"), "dreamlake.engine.verbs.plan:plan"),
+    VerbTool(
+        "provider_apply",
+        ("provider", "apply"),
+        "dreamlake.engine.verbs.apply:apply",
+        destructive=True,
+    ),
+    VerbTool("provider_connect", ("provider", "connect"), "dreamlake.engine.verbs.connect:connect"),
+)
+
+DESTRUCTIVE_NOTE = (
+    "DESTRUCTIVE: this spends or destroys money. Nothing is done unless `yes` is true, and "
+    "the server never sets it: pass `yes: true` only when a person asked for this step."
+)
+
+
+# ---------------------------------------------------------------------------
+# schemas, from the CLI's own flags
+
+
+@dataclass(frozen=True)
+class Argument:
+    key: str  # the tool argument: the long flag without dashes, '-' -> '_'
+    param: str  # the CLI parameter's name (the engine keyword unless renamed)
+    schema: dict[str, Any]
+    required: bool
+
+
+def _callback(path: tuple[str, ...]) -> Callable[..., Any]:
+    """The typer callback behind ``dreamlake <path>``."""
+    from .main import app
+
+    group: Any = app
+    for part in path[:-1]:
+        group = next(g.typer_instance for g in group.registered_groups if g.name == part)
+    for c in group.registered_commands:
+        if (c.name or c.callback.__name__) == path[-1]:
+            return c.callback  # type: ignore[no-any-return]
+    raise KeyError(f"no command dreamlake {' '.join(path)}")
+
+
+def _type_schema(annotation: Any) -> dict[str, Any]:
+    args = [a for a in get_args(annotation) if a is not type(None)] or [annotation]
+    base = args[0]
+    if base is bool:
+        return {"type": "boolean"}
+    if base is int:
+        return {"type": "integer"}
+    if base is float:
+        return {"type": "number"}
+    if get_origin(base) is Literal:
+        return {"type": "string", "enum": list(get_args(base))}
+    return {"type": "string"}
+
+
+def arguments(tool: VerbTool) -> list[Argument]:
+    """The tool's arguments: one per flag of its CLI command (minus --json/--events)."""
+    import inspect
+
+    from typer.models import OptionInfo
+
+    fn = _callback(tool.command)
+    hints = get_type_hints(fn, include_extras=True)
+    out = []
+    for pname, param in inspect.signature(fn).parameters.items():
+        hint = hints.get(pname)
+        if pname in SKIPPED_FLAGS or get_origin(hint) is not Annotated:
+            continue
+        base, *meta = get_args(hint)
+        info = next((m for m in meta if isinstance(m, OptionInfo)), None)
+        if info is None or getattr(info, "hidden", False):
+            continue
+        # Inside Annotated, typer reads Option's first positional as a flag name too.
+        first = [info.default] if isinstance(info.default, str) else []
+        decls = [d for d in (*first, *(info.param_decls or ())) if isinstance(d, str)]
+        longs = [d for d in decls if d.startswith("--")]
+        key = (longs[0][2:] if longs else pname).replace("-", "_")
+        schema = _type_schema(base)
+        if info.help:
+            schema["description"] = info.help
+        required = param.default is inspect.Parameter.empty
+        if not required and param.default is not None:
+            schema["default"] = param.default
+        if key == "yes" and tool.destructive:
+            schema["default"] = False
+            schema["description"] = f"{info.help or ''} {DESTRUCTIVE_NOTE}".strip()
+        out.append(Argument(key, pname, schema, required))
+    if tool.destructive and not any(a.key == "yes" for a in out):
+        raise ValueError(f"{tool.name} is destructive but its command has no --yes flag")
+    return out
+
+
+def input_schema(tool: VerbTool) -> dict[str, Any]:
+    args = arguments(tool)
+    return {
+        "type": "object",
+        "properties": {a.key: a.schema for a in args},
+        "required": [a.key for a in args if a.required],
+        "additionalProperties": False,
+    }
+
+
+def output_schema() -> dict[str, Any]:
+    from dreamlake.engine.contract import json_schema
+
+    return json_schema()
+
+
+def description(tool: VerbTool) -> str:
+    text = (_callback(tool.command).__doc__ or tool.name).strip()
+    text += (
+        f"\n\nSame as `dreamlake {' '.join(tool.command)} --json`: returns that document. "
+        "Branch on .status and .nextAction (read the resource " + AGENT_LOOP_URI + ")."
+    )
+    if tool.destructive:
+        text += "\n\n" + DESTRUCTIVE_NOTE
+    return text
+
+
+# ---------------------------------------------------------------------------
+# calling a verb
+
+
+def _engine_fn(tool: VerbTool) -> Callable[..., ProviderLifecycleResult]:
+    module, _, attr = tool.engine.partition(":")
+    fn: Callable[..., ProviderLifecycleResult] = getattr(importlib.import_module(module), attr)
+    return fn
+
+
+def engine_kwargs(
+    tool: VerbTool, given: Mapping[str, Any], default_dream_dir: str | None
+) -> dict[str, Any]:
+    """The engine's keywords for a call: the given arguments by parameter name, the
+    server's --dream-dir where none was given, and ``yes`` only ever as given."""
+    kwargs: dict[str, Any] = {}
+    for a in arguments(tool):
+        if a.key in given:
+            value = given[a.key]
+        elif a.key == "dream_dir":
+            value = default_dream_dir
+        else:
+            continue
+        if a.key == "yes":
+            value = value is True  # never anything but an explicit true
+        kwargs[tool.rename.get(a.param, a.param)] = value
+    return kwargs
+
+
+def run_tool(
+    tool: VerbTool,
+    given: Mapping[str, Any],
+    *,
+    default_dream_dir: str | None = None,
+    sink: Callable[[Any], None] | None = None,
+) -> ProviderLifecycleResult:
+    """Run one verb in this thread, its progress events to ``sink``; the result is
+    the one ``--json`` prints (an unexpected failure included)."""
+    from dreamlake.engine import events
+
+    from .main import _run_verb
+
+    kwargs = engine_kwargs(tool, given, default_dream_dir)
+    name = str(kwargs.get("name") or "")
+    verb = tool.command[-1]
+    fn = _engine_fn(tool)
+    dream_dir = kwargs.get("dream_dir")
+
+    def call() -> ProviderLifecycleResult:
+        return _run_verb(verb, name, dream_dir, lambda: fn(**kwargs))
+
+    if sink is None:
+        return call()
+    with events.recording(sink, verb=verb, provider=name) as rec:
+        result = call()
+        rec.emit("end", status=result.status, message=result.status)
+    return result
+
+
+# ---------------------------------------------------------------------------
+# the server
+
+
+def build_server(default_dream_dir: str | None = None) -> Any:
+    import anyio
+    import anyio.from_thread
+    import anyio.to_thread
+    from mcp import types
+    from mcp.server.lowlevel import Server
+    from mcp.server.lowlevel.helper_types import ReadResourceContents
+
+    import dreamlake
+
+    from .agent_loop import TEXT
+
+    by_name = {t.name: t for t in TOOLS}
+    server: Any = Server(
+        "dreamlake",
+        version=dreamlake.__version__,
+        instructions=(
+            "Provision and connect compute providers. Every tool returns where the provider "
+            "stands and its nextAction; follow nextAction (read "
+            f"{AGENT_LOOP_URI} for the rules). Tools marked destructive need yes: true."
+        ),
+    )
+
+    @server.list_tools()  # type: ignore[untyped-decorator]
+    async def list_tools() -> list[Any]:
+        out = output_schema()
+        return [
+            types.Tool(
+                name=t.name,
+                title=f"dreamlake {' '.join(t.command)}",
+                description=description(t),
+                inputSchema=input_schema(t),
+                outputSchema=out,
+                annotations=types.ToolAnnotations(
+                    title=f"dreamlake {' '.join(t.command)}",
+                    readOnlyHint=t.read_only,
+                    destructiveHint=t.destructive,
+                    idempotentHint=t.read_only,
+                    openWorldHint=True,
+                ),
+            )
+            for t in TOOLS
+        ]
+
+    @server.call_tool()  # type: ignore[untyped-decorator]
+    async def call_tool(name: str, args: dict[str, Any]) -> Any:
+        tool = by_name.get(name)
+        if tool is None:
+            raise ValueError(f"no tool {name!r}; tools: {', '.join(by_name)}")
+        ctx = server.request_context
+        token = ctx.meta.progressToken if ctx.meta is not None else None
+        sink = None
+        if token is not None:
+            session, request_id = ctx.session, ctx.request_id
+
+            def sink(event: Any) -> None:
+                anyio.from_thread.run(
+                    lambda: session.send_progress_notification(
+                        token,
+                        float(event.seq),
+                        None,
+                        event.to_json(),
+                        related_request_id=request_id,
+                    )
+                )
+
+        result: ProviderLifecycleResult = await anyio.to_thread.run_sync(
+            lambda: run_tool(tool, args, default_dream_dir=default_dream_dir, sink=sink)
+        )
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=result.to_json())],
+            structuredContent=result.to_wire(),
+            isError=result.exit_code != 0,
+        )
+
+    @server.list_resources()  # type: ignore[untyped-decorator]
+    async def list_resources() -> list[Any]:
+        return [
+            types.Resource(
+                uri=AGENT_LOOP_URI,  # type: ignore[arg-type]
+                name="agent-loop",
+                title="The loop, for an agent",
+                description="How to drive dreamlake: branch on status and nextAction; the FUSE rule.",
+                mimeType="text/markdown",
+            )
+        ]
+
+    @server.read_resource()  # type: ignore[untyped-decorator]
+    async def read_resource(uri: Any) -> list[Any]:
+        if str(uri) != AGENT_LOOP_URI:
+            raise ValueError(f"no resource {uri}; resources: {AGENT_LOOP_URI}")
+        return [ReadResourceContents(content=TEXT, mime_type="text/markdown")]
+
+    return server
+
+
+def _protocol_streams() -> tuple[Any, Any]:
+    """The client's pipe for the protocol alone: keep private copies of stdin and
+    stdout, then point fd 0 at /dev/null and fd 1 at stderr, so neither a verb nor a
+    program it runs can read the client's requests or write into its replies."""
+    import anyio
+
+    proto_in, proto_out = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    stdin = anyio.wrap_file(io.TextIOWrapper(os.fdopen(proto_in, "rb"), encoding="utf-8"))
+    stdout = anyio.wrap_file(io.TextIOWrapper(os.fdopen(proto_out, "wb"), encoding="utf-8"))
+    return stdin, stdout
+
+
+def serve(dream_dir: str | None = None) -> int:
+    """Run the server on stdio until the client closes it."""
+    try:
+        import anyio
+        from mcp.server.stdio import stdio_server
+    except ImportError:
+        sys.stderr.write(
+            "✗ dreamlake mcp needs the MCP SDK, an optional extra\n"
+            "next: pip install 'dreamlake[mcp]'\n"
+        )
+        return 1
+    server = build_server(dream_dir)
+    stdin, stdout = _protocol_streams()
+
+    async def main() -> None:
+        async with stdio_server(stdin=stdin, stdout=stdout) as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    try:
+        anyio.run(main)
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+__all__ = [
+    "AGENT_LOOP_URI",
+    "TOOLS",
+    "VerbTool",
+    "arguments",
+    "build_server",
+    "engine_kwargs",
+    "input_schema",
+    "output_schema",
+    "run_tool",
+    "serve",
+]
