@@ -199,6 +199,8 @@ def engine_kwargs(
             value = given[a.key]
         elif a.key == "dream_dir":
             value = default_dream_dir
+        elif a.key == "yes":
+            value = False
         else:
             continue
         if a.key == "yes":
