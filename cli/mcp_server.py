@@ -312,8 +312,18 @@ def build_server(default_dream_dir: str | None = None) -> Any:
         result: ProviderLifecycleResult = await anyio.to_thread.run_sync(
             lambda: run_tool(tool, args, default_dream_dir=default_dream_dir, sink=sink)
         )
+        # First exactly the --json document; then the prose notes a person would read.
+        notes = list(result.notes)
+        if tool.destructive and args.get("yes") is not True:
+            notes.append(
+                f"Nothing was done: {tool.name} acts only with yes: true, which this server never "
+                "sets. Ask a person; call it again with yes: true only if they agree."
+            )
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=result.to_json())],
+            content=[
+                types.TextContent(type="text", text=result.to_json()),
+                *([types.TextContent(type="text", text="\n".join(notes))] if notes else []),
+            ],
             structuredContent=result.to_wire(),
             isError=result.exit_code != 0,
         )

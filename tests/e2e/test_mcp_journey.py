@@ -1,0 +1,158 @@
+"""An agent over MCP: the SDK's client starts ``dreamlake mcp`` on stdio and walks a
+`local` provider from ``provider_create`` to ``connected`` following ``nextAction``
+only, with the real terraform and a real ``lakeshore serve`` on 127.0.0.1. On the
+way, the destructive tool called without ``yes`` does nothing and says so, and the
+long calls report schema-valid progress events as progress notifications."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shlex
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dreamlake.engine.backends.terraform.binaries import available
+from dreamlake.engine.events import ProgressEvent
+
+mcp = pytest.importorskip("mcp", reason="needs the MCP SDK (pip install 'dreamlake[mcp]')")
+
+DREAMLAKE = Path(sys.executable).parent / "dreamlake"
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not available(), reason="needs a terraform binary"),
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux (the local supervisor)"),
+    pytest.mark.skipif(not DREAMLAKE.is_file(), reason=f"needs the console script {DREAMLAKE}"),
+]
+
+
+def tool_call(command: str, tools: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A next action's command as the tool call it names: `dreamlake provider <verb>`
+    is `provider_<verb>`; flags are arguments by their long name (a bare flag is
+    true), typed by the tool's own input schema."""
+    argv = shlex.split(command)
+    assert argv[:2] == ["dreamlake", "provider"], command
+    name = f"provider_{argv[2]}"
+    props = tools[name].inputSchema["properties"]
+    args: dict[str, Any] = {}
+    rest = argv[3:]
+    while rest:
+        flag = rest.pop(0)
+        key = "name" if flag == "-n" else flag.lstrip("-").replace("-", "_")
+        assert key in props, f"{command}: {flag} is not an argument of {name}"
+        args[key] = True if props[key]["type"] == "boolean" else rest.pop(0)
+    return name, args
+
+
+def edit_decision(b: dict[str, Any], answers: dict[str, Any]) -> None:
+    """Resolve one blocking decision at its file and line (`# var = …` or `var = …`)."""
+    lines = Path(b["file"]).read_text().splitlines()
+    var = lines[b["line"] - 1].lstrip("# ").split("=", 1)[0].strip()
+    lines[b["line"] - 1] = f"{var} = {json.dumps(answers[b['key']])}"
+    Path(b["file"]).write_text("\n".join(lines) + "\n")
+
+
+def test_agent_drives_local_to_connected_over_mcp(
+    control_plane: Any, project: Path, tmp_path: Path
+) -> None:
+    import anyio
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    name = f"mcp-{secrets.token_hex(3)}"
+    answers = {"workdir": str(tmp_path / "work"), "queues": ["default"], "worker_name": name}
+    env = dict(os.environ)
+    params = StdioServerParameters(command=str(DREAMLAKE), args=["mcp"], env=env, cwd=project)
+    statuses: list[str] = []
+    events: dict[str, list[dict[str, Any]]] = {}
+    refused: dict[str, Any] = {}
+
+    async def agent() -> dict[str, Any]:
+        log = (tmp_path / "server.log").open("w")
+        async with (
+            stdio_client(params, errlog=log) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            tools = {t.name: t for t in (await session.list_tools()).tools}
+            command = f"dreamlake provider create -n {name} --provider local"
+            doc: dict[str, Any] = {}
+            previous: list[str] | None = None
+            for _ in range(12):
+                tool, args = tool_call(command, tools)
+                if tool == "provider_apply" and not refused:
+                    # The person's "yes" is in the command; first, the same call without it.
+                    bare = {k: v for k, v in args.items() if k != "yes"}
+                    res = await session.call_tool(tool, bare)
+                    refused.update(res.structuredContent)
+                    refused["said"] = "\n".join(c.text for c in res.content[1:])
+                    refused["state_after"] = (
+                        Path(res.structuredContent["dir"]) / "terraform" / "terraform.tfstate"
+                    ).exists()
+                got: list[dict[str, Any]] = []
+
+                async def on_progress(
+                    progress: float, total: float | None, message: str | None, got: Any = got
+                ) -> None:
+                    got.append(json.loads(message or "{}"))
+
+                res = await session.call_tool(tool, args, progress_callback=on_progress)
+                assert res.isError is False, res.content
+                doc = res.structuredContent
+                assert json.loads(res.content[0].text) == doc
+                events[tool] = got
+                statuses.append(doc["status"])
+                keys = sorted(b["key"] for b in doc.get("blocking") or [])
+                if keys and keys == previous:
+                    pytest.fail(f"FUSE: blocked twice on {keys}: {doc}")
+                previous = keys
+                action = doc["nextAction"]
+                if action is None:
+                    break
+                assert action["kind"] != "shell", doc
+                if action["kind"] == "edit_then_continue":
+                    for b in doc["blocking"]:
+                        edit_decision(b, answers)
+                command = action["command"]
+            else:
+                pytest.fail(f"the loop did not settle: {statuses}")
+            return doc
+
+    try:
+        doc = anyio.run(agent)
+        log_text = (tmp_path / "server.log").read_text()
+        assert doc["status"] == "connected", (statuses, doc, log_text[-3000:])
+        assert statuses[0] == "needs_input"
+        assert {"scaffolded", "ready", "applied"} <= set(statuses), statuses
+
+        # apply without yes: nothing touched, and the document says so
+        assert refused["status"] == "needs_input", refused
+        assert refused["nextAction"]["command"].endswith("--yes")
+        assert refused["files"] == [] and refused["state_after"] is False, refused
+        assert "nothing was touched" in refused["said"], refused
+        assert "Nothing was done" in refused["said"] and "yes: true" in refused["said"]
+
+        # progress notifications: the same events --events writes, in order
+        for tool in ("provider_plan", "provider_apply", "provider_connect"):
+            got = events[tool]
+            assert got and got[0]["type"] == "start" and got[-1]["type"] == "end", got
+            assert [e["seq"] for e in got] == list(range(1, len(got) + 1))
+            for e in got:
+                ProgressEvent.model_validate(e)
+        steps = [e.get("step") for e in events["provider_plan"] if e["type"] == "step"]
+        assert steps == ["init", "validate", "plan"], events["provider_plan"]
+        connect_steps = {e.get("step") for e in events["provider_connect"] if e["type"] == "step"}
+        assert {"connect", "start", "wait"} <= connect_steps, events["provider_connect"]
+    finally:
+        from dreamlake.engine import supervise
+        from dreamlake.engine.remote import LocalShell
+
+        with contextlib.suppress(Exception):
+            supervise.stop(LocalShell(), name)
+        shutil.rmtree(Path.home() / ".dreamlake" / "nymph" / name, ignore_errors=True)
