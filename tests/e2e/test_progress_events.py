@@ -1,0 +1,247 @@
+"""``--events`` on a real plan and apply: NDJSON progress events on stderr, in
+order, each valid against the event schema, ending before the result on stdout
+(which is the same document ``--json`` alone prints). The `local` provider gets
+two slow resources (terraform's built-in ``terraform_data``) so apply has
+resource-level work to report; the `ec2` provider runs against an AWS API on
+127.0.0.1 (moto's server) with the real ``hashicorp/aws`` provider from a mirror."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dreamlake.engine.backends.terraform.binaries import at_least, available
+from dreamlake.engine.contract import ProviderLifecycleResult
+from dreamlake.engine.events import ProgressEvent
+
+BIN = Path(sys.executable).parent
+DREAMLAKE = BIN / "dreamlake"
+MOTO_SERVER = BIN / "moto_server"
+MIRROR = Path(os.environ.get("DREAMLAKE_TF_PLUGIN_MIRROR") or "/opt/tf-plugins")
+AWS_IN_MIRROR = MIRROR / "registry.terraform.io" / "hashicorp" / "aws"
+# terraform_data is built in from terraform 1.4 on
+MODERN = [(v, p) for v, p in available() if at_least(v, "1.4.0")]
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not DREAMLAKE.is_file(), reason=f"needs the console script {DREAMLAKE}"),
+]
+
+SLOW_TF = """
+resource "terraform_data" "slow" {
+  count = 2
+  provisioner "local-exec" {
+    command = "sleep 1"
+  }
+}
+"""
+
+
+def run_events(env: dict[str, str], cwd: Path, *args: str) -> tuple[list[dict[str, Any]], Any]:
+    """One command with --json --events, stdout and stderr into ONE pipe: the events,
+    then the result document, nothing after it."""
+    proc = subprocess.run(
+        [str(DREAMLAKE), "provider", *args, "--json", "--events"],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    lines = proc.stdout.splitlines()
+    assert "{" in lines, proc.stdout
+    start = lines.index("{")  # the result's first line (indented JSON)
+    doc = json.loads("\n".join(lines[start:]))
+    assert all('"type":' not in ln or ln.startswith("  ") for ln in lines[start:])
+    events = [json.loads(ln) for ln in lines[:start] if ln.startswith("{")]
+    return events, doc
+
+
+def check_stream(events: list[dict[str, Any]], verb: str, status: str) -> list[ProgressEvent]:
+    parsed = [ProgressEvent.model_validate(e) for e in events]
+    assert [e.seq for e in parsed] == list(range(1, len(parsed) + 1))
+    assert [e.elapsed for e in parsed] == sorted(e.elapsed for e in parsed)
+    assert parsed[0].type == "start" and parsed[-1].type == "end"
+    assert parsed[-1].status == status
+    assert all(e.verb == verb for e in parsed)
+    return parsed
+
+
+@pytest.mark.skipif(not MODERN, reason="needs a terraform binary >= 1.4 (terraform_data)")
+def test_local_plan_and_apply_stream_events(project: Path, tmp_path: Path) -> None:
+    env = dict(os.environ, TERRAFORM_BINARY=MODERN[-1][1], TF_CLI_CONFIG_FILE=os.devnull)
+    events, doc = run_events(env, project, "create", "-n", "ev", "--provider", "local")
+    assert doc["status"] == "needs_input"
+    check_stream(events, "create", "needs_input")
+    tf = Path(doc["dir"]) / "terraform"
+    (tf / "terraform.tfvars").write_text(
+        f'workdir = "{tmp_path / "work"}"\nqueues = ["default"]\nworker_name = "ev-1"\n'
+    )
+    (tf / "slow.tf").write_text(SLOW_TF)
+
+    events, doc = run_events(env, project, "plan", "-n", "ev")
+    assert doc["status"] == "ready", doc
+    plan = check_stream(events, "plan", "ready")
+    assert [e.step for e in plan if e.type == "step"] == ["init", "validate", "plan"]
+    planned = {e.address for e in plan if e.type == "resource_planned"}
+    assert planned == {"terraform_data.slow[0]", "terraform_data.slow[1]"}
+    summary = next(e for e in plan if e.type == "summary")
+    assert summary.changes and summary.changes["add"] == 2
+
+    events, doc = run_events(env, project, "apply", "-n", "ev", "--yes")
+    assert doc["status"] == "applied", doc
+    apply = check_stream(events, "apply", "applied")
+    step = next(e for e in apply if e.type == "step")
+    assert (step.step, step.total) == ("apply", 2)
+    for addr in planned:
+        mine = [e for e in apply if e.address == addr]
+        kinds = [e.type for e in mine]
+        assert kinds[0] in ("resource_planned", "resource_start") and kinds[-1] == "resource_done"
+        assert kinds.index("resource_start") < kinds.index("resource_done")
+        done = mine[-1]
+        assert done.action == "create" and done.resource_elapsed is not None
+        assert done.resource_elapsed >= 1
+
+    # stdout alone is exactly what --json prints: the events are on stderr only
+    proc = subprocess.run(
+        [str(DREAMLAKE), "provider", "status", "-n", "ev", "--json", "--events"],
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    status = ProviderLifecycleResult.model_validate(json.loads(proc.stdout)).status
+    check_stream([json.loads(ln) for ln in proc.stderr.splitlines()], "status", status)
+
+
+# ---------------------------------------------------------------------------
+# ec2 against an AWS API on 127.0.0.1
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def aws_api(tmp_path: Path) -> Iterator[str]:
+    """``moto_server`` on 127.0.0.1 (a stand-in for the AWS API), fresh for this test."""
+    port = _free_port()
+    log = (tmp_path / "moto.log").open("w")
+    proc = subprocess.Popen(
+        [str(MOTO_SERVER), "-H", "127.0.0.1", "-p", str(port)],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/moto-api/", timeout=1).close()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError((tmp_path / "moto.log").read_text()) from None
+                time.sleep(0.2)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.mark.needs_aws_mirror
+@pytest.mark.skipif(
+    not (AWS_IN_MIRROR.is_dir() and any(AWS_IN_MIRROR.glob("*/linux_amd64"))),
+    reason=f"needs a terraform filesystem mirror holding hashicorp/aws (linux_amd64) at {MIRROR}",
+)
+@pytest.mark.skipif(not MOTO_SERVER.is_file(), reason=f"needs moto's server at {MOTO_SERVER}")
+@pytest.mark.skipif(
+    not [v for v, _ in available() if at_least(v, "1.0.0")], reason="needs terraform >= 1.0"
+)
+def test_ec2_plan_and_apply_stream_events(aws_api: str, tmp_path: Path) -> None:
+    import boto3
+
+    terraform = [p for v, p in available() if at_least(v, "1.0.0")][-1]
+    c = boto3.client(
+        "ec2",
+        region_name="us-east-1",
+        endpoint_url=aws_api,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+    vpc = c.create_vpc(CidrBlock="10.30.0.0/16")["Vpc"]["VpcId"]
+    subnet = c.create_subnet(VpcId=vpc, CidrBlock="10.30.1.0/24")["Subnet"]["SubnetId"]
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("AWS_", "DREAMLAKE_AWS_", "DREAMLAKE_TF_", "TF_VAR_"))
+        and k not in ("TF_CLI_CONFIG_FILE", "TF_PLUGIN_CACHE_DIR", "DREAMRC")
+    }
+    env.update(
+        HOME=str(tmp_path / "home"),
+        AWS_ACCESS_KEY_ID="testing",
+        AWS_SECRET_ACCESS_KEY="testing",
+        TERRAFORM_BINARY=terraform,
+        DREAMLAKE_AWS_ENDPOINT_URL=aws_api,
+        DREAMLAKE_AWS_SKIP_CREDENTIALS_VALIDATION="true",
+        DREAMLAKE_TF_PLUGIN_MIRROR=str(MIRROR),
+    )
+    _events, doc = run_events(env, proj, "create", "-n", "gpu", "--provider", "ec2")
+    assert doc["status"] == "needs_input", doc
+    ami = "ami-760aaa0f"  # an Amazon Linux image moto serves
+    values = {
+        "region": '"us-east-1"',
+        "subnet_id": f'"{subnet}"',
+        "instance_type": '"g5.xlarge"',
+        "ami_id": f'"{ami}"',
+        "associate_public_ip": "null",
+    }
+    tfvars = Path(doc["dir"]) / "terraform" / "terraform.tfvars"
+    kept = [
+        ln
+        for ln in tfvars.read_text().splitlines()
+        if ln.lstrip("# ").split("=", 1)[0].strip() not in values
+    ]
+    tfvars.write_text("\n".join([*kept, *(f"{k} = {v}" for k, v in values.items())]) + "\n")
+
+    events, doc = run_events(env, proj, "plan", "-n", "gpu")
+    assert doc["status"] == "ready", doc
+    plan = check_stream(events, "plan", "ready")
+    planned = {e.address for e in plan if e.type == "resource_planned"}
+    assert len(planned) == 2 and any(a and a.startswith("aws_instance.") for a in planned)
+
+    events, doc = run_events(env, proj, "apply", "-n", "gpu", "--yes")
+    assert doc["status"] == "applied", doc
+    apply = check_stream(events, "apply", "applied")
+    done = [e.address for e in apply if e.type == "resource_done"]
+    assert set(done) == planned
+    starts = [e.address for e in apply if e.type == "resource_start"]
+    for addr in planned:  # each resource starts before it is done
+        assert starts.index(addr) >= 0
+        first_start = next(e.seq for e in apply if e.type == "resource_start" and e.address == addr)
+        done_seq = next(e.seq for e in apply if e.type == "resource_done" and e.address == addr)
+        assert first_start < done_seq
