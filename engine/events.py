@@ -142,6 +142,12 @@ def recording(sink: Sink, *, verb: str, provider: str) -> Iterator[Recorder]:
         _current.reset(token)
 
 
+def current() -> Recorder | None:
+    """The current context's recorder: for a backend whose tool reports from a thread
+    of its own (the Automation API's event watcher), to capture before it starts."""
+    return _current.get()
+
+
 def active() -> bool:
     """True while a sink is installed for the current context."""
     return _current.get() is not None
@@ -166,6 +172,7 @@ __all__ = [
     "Recorder",
     "Sink",
     "active",
+    "current",
     "emit",
     "json_schema",
     "recording",

@@ -77,6 +77,25 @@ def _changes(summary: Any) -> dict[str, int]:
     return {str(getattr(k, "value", k)): int(v) for k, v in dict(summary or {}).items()}
 
 
+def _progress_events(*, preview: bool) -> Callable[[Any], None] | None:
+    """An ``on_event`` handler reporting resource steps as progress events, when the
+    caller records them. The SDK calls it from its own thread, so the recorder is
+    captured here, in the verb's."""
+    from ... import events
+    from .uievents import event_fields
+
+    rec = events.current()
+    if rec is None:
+        return None
+
+    def on_event(event: Any) -> None:
+        mapped = event_fields(event, preview=preview)
+        if mapped is not None:
+            rec.emit(mapped[0], **mapped[1])  # type: ignore[arg-type]
+
+    return on_event
+
+
 class _Session:
     def __init__(self, stack: Any) -> None:
         self._stack = stack
@@ -84,11 +103,19 @@ class _Session:
     def preview(
         self, *, save_plan: str | None = None, on_output: Output | None = None
     ) -> PreviewSummary:
-        res = self._stack.preview(plan=save_plan, on_output=on_output, color="never", diff=False)
+        res = self._stack.preview(
+            plan=save_plan,
+            on_output=on_output,
+            on_event=_progress_events(preview=True),
+            color="never",
+            diff=False,
+        )
         return PreviewSummary(_changes(res.change_summary))
 
     def up(self, *, plan: str | None = None, on_output: Output | None = None) -> UpSummary:
-        res = self._stack.up(plan=plan, on_output=on_output, color="never")
+        res = self._stack.up(
+            plan=plan, on_output=on_output, on_event=_progress_events(preview=False), color="never"
+        )
         outputs = {
             k: getattr(v, "value", v)
             for k, v in dict(res.outputs or {}).items()

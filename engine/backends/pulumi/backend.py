@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ... import events
 from ...contract import Blocking, LockInfo, PlanCounts
 from ...errors import BackendError, DreamlakeError
 from ...fsutil import atomic_write
@@ -289,6 +290,7 @@ class PulumiBackend:
         save = str(project.update_plan.absolute()) if self._save_plans(provider_dir) else None
         try:
             session = self.automation.open(request)
+            events.step("preview", "pulumi preview")
             result = session.preview(save_plan=save, on_output=progress)
         except Exception as exc:
             failure = classify(exc, op="preview")
@@ -347,6 +349,7 @@ class PulumiBackend:
         )
         try:
             session = self.automation.open(request)
+            events.step("up", "pulumi up")
             session.up(plan=plan, on_output=progress)
         except Exception as exc:
             failure = classify(exc, op="up")
