@@ -167,13 +167,13 @@ QUICK_VERBS = frozenset({"status", "create", "list"})
 """Verbs that read and answer at once: no live view to draw (nor rich to import)."""
 
 
-def wants_live(as_json: bool, stream: Any = None) -> bool:
-    """A person at a terminal: prose mode, stderr a TTY, a terminal that can redraw."""
+def wants_live(as_json: bool, *streams: Any) -> bool:
+    """A person at a terminal: prose mode, stdout and stderr (where the view is drawn)
+    both a TTY, a terminal that can redraw."""
     if as_json or os.environ.get("TERM") == "dumb" or os.environ.get("DREAMLAKE_NO_LIVE"):
         return False
-    s = stream if stream is not None else sys.stderr
     try:
-        return bool(s.isatty())
+        return all(bool(s.isatty()) for s in (streams or (sys.stdout, sys.stderr)))
     except (AttributeError, ValueError):
         return False
 

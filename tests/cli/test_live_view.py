@@ -61,6 +61,7 @@ def test_live_only_for_prose_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> N
     assert wants_live(False, Tty())
     assert not wants_live(True, Tty())  # --json: never
     assert not wants_live(False, io.StringIO())  # a pipe: plain lines
+    assert not wants_live(False, io.StringIO(), Tty())  # stdout piped, stderr a terminal
     monkeypatch.setenv("TERM", "dumb")
     assert not wants_live(False, Tty())
 
