@@ -42,9 +42,10 @@ EventType = Literal[
 ]
 """``start`` / ``end`` bracket one verb (``end`` carries the result's status);
 ``step`` names a phase (terraform ``init`` / ``validate`` / ``plan`` / ``apply``,
-connect's ``connect`` / ``upload`` / ``install`` / ``start`` / ``wait``); the
-``resource_*`` and ``refresh_*`` events follow one resource through plan and
-apply; ``summary`` carries the change counts; ``diagnostic`` an error message."""
+pulumi ``preview`` / ``up``, connect's ``connect`` / ``build`` / ``upload`` /
+``install`` / ``start`` / ``wait``); the ``resource_*`` and ``refresh_*`` events
+follow one resource through plan and apply; ``summary`` carries the change counts;
+``diagnostic`` an error message."""
 
 EVENT_TYPES: tuple[str, ...] = EventType.__args__  # type: ignore[attr-defined]
 

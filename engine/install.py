@@ -120,6 +120,7 @@ def build_project_wheel(cache: Path | None = None, progress: Progress | None = N
     found = sorted(out.glob("dreamlake-*.whl"))
     if found:
         return found[0]
+    events.step("build", "building the dreamlake wheel (pip wheel --no-deps)")
     if progress:
         progress("building the dreamlake wheel (pip wheel --no-deps)")
     with tempfile.TemporaryDirectory(prefix="dreamlake-build-") as tmp:
