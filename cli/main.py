@@ -22,10 +22,14 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Plain help, as written: no markup parsing (a regex's [..] stays), and no rich
+    # import (with markdown) before a person or an agent sees a line.
+    rich_markup_mode=None,
 )
 provider_app = typer.Typer(
     help="Lifecycle of one provider: create, plan, apply, connect, status.",
     no_args_is_help=True,
+    rich_markup_mode=None,
 )
 app.add_typer(provider_app, name="provider")
 
