@@ -22,10 +22,14 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Plain help, as written: no markup parsing (a regex's [..] stays), and no rich
+    # import (with markdown) before a person or an agent sees a line.
+    rich_markup_mode=None,
 )
 provider_app = typer.Typer(
     help="Lifecycle of one provider: create, plan, apply, connect, status.",
     no_args_is_help=True,
+    rich_markup_mode=None,
 )
 app.add_typer(provider_app, name="provider")
 
@@ -74,43 +78,23 @@ def _call(
 def _run_verb(
     verb: str, name: str, dream_dir: str | None, fn: Callable[[], ProviderLifecycleResult]
 ) -> ProviderLifecycleResult:
-    """Run an engine verb; an unexpected failure still becomes one error result, in
-    the verbs' own failure shape (its next action repeats --dream-dir)."""
-    try:
-        return fn()
-    except Exception as exc:  # the engine's own errors are results already
-        from dreamlake.engine.errors import DreamlakeError
-        from dreamlake.engine.paths import find_root
-        from dreamlake.engine.verbs._common import error_result
+    """Run an engine verb; an unexpected failure still becomes one error result."""
+    from .run import call
 
-        failure = DreamlakeError(
-            f"{verb} failed unexpectedly: {type(exc).__name__}: {exc}", kind="internal"
-        )
-        return error_result(failure, name, root=find_root(dream_dir), dream_dir=dream_dir)
+    return call(verb, name, dream_dir, fn)
 
 
 def _emit(result: ProviderLifecycleResult, as_json: bool) -> None:
-    if as_json:
-        sys.stdout.write(result.to_json() + "\n")
-    else:
-        from .render import render
+    from .run import write
 
-        sys.stdout.write(render(result) + "\n")
-    sys.stdout.flush()
-    raise typer.Exit(result.exit_code)
+    raise typer.Exit(write(result, as_json))
 
 
 def _announce(verb: str, name: str, dream_dir: str | None, as_json: bool) -> None:
     """The chosen root, printed before anything is written."""
-    if as_json:
-        return
-    from dreamlake.engine.paths import find_root
+    from .run import announce
 
-    from .render import header
-
-    root = find_root(dream_dir)
-    sys.stdout.write(header(verb, name, root.path, root.reason) + "\n")
-    sys.stdout.flush()
+    announce(verb, name, dream_dir, as_json)
 
 
 def _progress(as_json: bool) -> Callable[[str], None] | None:

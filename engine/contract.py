@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
-from pydantic.alias_generators import to_camel
+from .wire import Discriminator, Wire, check
+from .wire import spec as Field
 
 ProviderStatus = Literal[
     "scaffolded",
@@ -38,13 +38,10 @@ BlockingReason = Literal["unset", "placeholder", "invalid", "conflict"]
 Degraded = Literal["no-credentials", "no-probe", "no-supervisor", "no-lakeshore"]
 
 
-class _Wire(BaseModel):
-    model_config = ConfigDict(
-        alias_generator=to_camel,
-        populate_by_name=True,
-        frozen=True,
-        extra="forbid",
-    )
+class _Wire(Wire, extra="forbid", frozen=True):
+    """camelCase on the wire, unknown keys refused, values immutable (engine/wire.py:
+    pydantic checks them only when the cheap checks do not accept them, and builds
+    the schema)."""
 
 
 class Blocking(_Wire):
@@ -94,7 +91,7 @@ class Shell(_Wire):
     approval: bool | None = _APPROVAL
 
 
-NextAction = Annotated[EditThenContinue | Run | Shell, Field(discriminator="kind")]
+NextAction = Annotated[EditThenContinue | Run | Shell, Discriminator("kind")]
 
 
 class PlanCounts(_Wire):
@@ -192,11 +189,18 @@ class ProviderLifecycleResult(_Wire):
         description="Why the infrastructure state may not match the world without a refresh.",
     )
 
-    # Prose-only detail lines (not on the wire); the CLI prints them.
-    _notes: list[str] = PrivateAttr(default_factory=list)
+    _notes: list[str]
+    _headline: str | None
 
-    @model_validator(mode="after")
-    def _null_next_action_means_done(self) -> ProviderLifecycleResult:
+    def _init_private(self) -> None:
+        # Prose-only detail lines (not on the wire); the CLI prints them.
+        object.__setattr__(self, "_notes", [])
+        # The verb's own first line for its outcome, where the renderer's generic one
+        # would say the wrong thing (connect's ``exists`` is not create's).
+        object.__setattr__(self, "_headline", None)
+
+    @check
+    def _null_next_action_means_done(self) -> None:
         """``connected`` is the only state whose nextAction is null, and it always is:
         a null anywhere else would tell an agent the run is over."""
         if (self.status == "connected") != (self.next_action is None):
@@ -205,11 +209,6 @@ class ProviderLifecycleResult(_Wire):
                 f"{'null' if self.next_action is None else self.next_action.kind!r}: "
                 "nextAction is null exactly when the status is 'connected'"
             )
-        return self
-
-    # The verb's own first line for its outcome, where the renderer's generic one
-    # would say the wrong thing (connect's ``exists`` is not create's).
-    _headline: str | None = PrivateAttr(default=None)
 
     @property
     def notes(self) -> list[str]:
@@ -220,11 +219,12 @@ class ProviderLifecycleResult(_Wire):
         return self._headline
 
     def with_headline(self, line: str) -> ProviderLifecycleResult:
-        self._headline = line
+        object.__setattr__(self, "_headline", line)
         return self
 
     def with_notes(self, *lines: str) -> ProviderLifecycleResult:
-        self._notes = [*self._notes, *lines]  # never shared with a model_copy
+        # a new list: never shared with a model_copy
+        object.__setattr__(self, "_notes", [*self._notes, *lines])
         return self
 
     @property

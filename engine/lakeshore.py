@@ -17,11 +17,8 @@ refusing control plane returns ``None`` (the caller adds ``degraded:
 
 from __future__ import annotations
 
-import json
 import os
-import urllib.error
 import urllib.parse
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -140,17 +137,16 @@ def fetch_claims(cp: ControlPlane, provider: str, *, timeout: float = 1.0) -> Cl
     path = "/api/namespaces/{}/providers/{}/claims".format(
         urllib.parse.quote(cp.namespace, safe=""), urllib.parse.quote(provider, safe="")
     )
-    req = urllib.request.Request(cp.url.rstrip("/") + path, method="GET")
-    req.add_header("Accept", "application/json")
-    req.add_header("Authorization", f"Bearer {cp.token}")
-    handlers = [urllib.request.ProxyHandler({})] if is_loopback(cp.url) else []
-    opener = urllib.request.build_opener(*handlers)
+    from .httpget import get_json
+
+    headers = {"Accept": "application/json", "Authorization": f"Bearer {cp.token}"}
     try:
-        with opener.open(req, timeout=timeout) as resp:
-            if resp.status != 200:
-                return None
-            data = json.loads(resp.read(1024 * 1024))
+        code, data = get_json(
+            cp.url.rstrip("/") + path, headers, timeout=timeout, loopback=is_loopback(cp.url)
+        )
     except Exception:
+        return None
+    if code != 200:
         return None
     try:
         raw = list(data.get("instances", []))

@@ -63,9 +63,9 @@ def observe(
         blocking, degraded = s.blocking, list(s.degraded)
     state = None
     if infra and record.backend != "none":
-        from .backends import get_backend
+        from .backends.base import observe_state
 
-        state = get_backend(record.backend).observe_state(d)
+        state = observe_state(record.backend, d)
     claim: Claim | None = None
     if claims:
         claim = lakeshore.fetch_claims(cp, name)

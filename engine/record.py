@@ -8,16 +8,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
-
 from .errors import DreamlakeError
+from .wire import Wire
+from .wire import spec as Field
 
 Backend = Literal["terraform", "pulumi", "none"]
 
 
-class ProviderRecord(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+class ProviderRecord(Wire, extra="allow", frozen=False):
+    """camelCase in the file; keys a newer version (or a person) added are kept."""
 
     name: str
     vendor: str

@@ -81,6 +81,16 @@ _BACKENDS = {
 }
 
 
+def observe_state(name: str, provider_dir: Path) -> InfraState:
+    """The named backend's state, read without loading its tool runner: the backend
+    package's own ``observe_state`` where it has one (``status`` stays cheap)."""
+    reader = getattr(import_module(_BACKENDS[name]), "observe_state", None)
+    if reader is None:
+        return get_backend(name).observe_state(provider_dir)
+    state: InfraState = reader(provider_dir)
+    return state
+
+
 def get_backend(name: str) -> Backend:
     """The backend named in provider.json. Each backend package exposes ``BACKEND``."""
     mod = import_module(_BACKENDS[name])

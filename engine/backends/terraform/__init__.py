@@ -7,11 +7,30 @@ readers), ``statefile`` / ``lockinfo`` / ``planfile`` (files on disk),
 ``backend`` (plan / apply).
 """
 
-from .backend import StateLocked, TerraformBackend
-from .runner import TerraformFailed, terraform_binary
+from typing import Any
+
 from .state import observe_state
 
-BACKEND = TerraformBackend()
+_LAZY = {
+    "StateLocked": ".backend",
+    "TerraformBackend": ".backend",
+    "TerraformFailed": ".runner",
+    "terraform_binary": ".runner",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The runner and the verbs load on first use: ``status`` reads files only."""
+    from importlib import import_module
+
+    if name == "BACKEND":
+        backend = import_module(".backend", __name__).TerraformBackend()
+        globals()["BACKEND"] = backend
+        return backend
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name], __name__), name)
+    raise AttributeError(name)
+
 
 __all__ = [
     "BACKEND",

@@ -11,7 +11,7 @@ from dreamlake.engine.contract import EditThenContinue, Run, Shell
 from dreamlake.engine.verbs.create import create
 from dreamlake.engine.verbs.plan import SPENDS_MONEY, plan
 from dreamlake.engine.verbs.status import status
-from shared_fixtures import FIXTURES
+from shared_fixtures import OWN_TF
 
 BINARIES = available()
 GOOD = 'workdir = "/tmp/nymph-work"\nqueues = ["default", "gpu"]\nworker_name = "lab-1"\n'
@@ -125,13 +125,11 @@ def test_unknown_provider(project: Path) -> None:
 
 @pytest.mark.slow
 def test_plan_after_a_killed_first_apply(tf: str, project: Path) -> None:
-    """The leftovers of a `kill -9` during a first apply (shared fixture): applying,
+    """The leftovers of a `kill -9` during a first apply (tests/fixtures): applying,
     stale; plan takes the lock over and the provider is ready again."""
     import shutil
 
-    crash = FIXTURES / "terraform/generated-locally/crash-first-apply"
-    if not crash.is_dir():
-        pytest.skip(f"needs the shared fixture {crash}")
+    crash = OWN_TF / "generated-locally/crash-first-apply"
     pdir = scaffold(project)
     for name in ("terraform.tfstate", ".terraform.tfstate.lock.info"):
         shutil.copy(crash / name, pdir / "terraform" / name)

@@ -12,7 +12,10 @@ from pulumi_helpers import FIXTURES, write_provider
 @pytest.fixture
 def fixtures() -> Path:
     if not FIXTURES.is_dir():
-        pytest.skip(f"needs the shared pulumi fixtures at {FIXTURES}")
+        pytest.skip(
+            "needs state files written by the pulumi CLI, which is not installed here: "
+            "the upstream corpus ($DREAMLAKE_FIXTURES, or shared/fixtures beside the checkout)"
+        )
     return FIXTURES
 
 

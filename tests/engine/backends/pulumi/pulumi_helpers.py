@@ -20,9 +20,10 @@ from dreamlake.engine.backends.pulumi.automation import PreviewSummary, StackReq
 from dreamlake.engine.backends.pulumi.scaffold import scaffold_files
 from dreamlake.engine.record import ProviderRecord
 from dreamlake.engine.vendors import get_template
-from shared_fixtures import fixtures_root
+from shared_fixtures import UPSTREAM_PULUMI
 
-FIXTURES = fixtures_root() / "pulumi"
+# Files only the pulumi CLI writes: the upstream corpus when present (see shared_fixtures).
+FIXTURES = UPSTREAM_PULUMI or Path("shared/fixtures/pulumi (absent)")
 
 
 def write_provider(

@@ -1,5 +1,6 @@
-"""Fixtures for the terraform backend: the shared fixture files and every
-terraform binary available here (1.0.3 from the venv wrapper, current on PATH)."""
+"""Fixtures for the terraform backend: the fixture files (the project's own, and the
+upstream corpus when present) and every terraform binary available here (1.0.3
+from the venv wrapper, current on PATH)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,8 @@ from pathlib import Path
 
 import pytest
 from dreamlake.engine.backends.terraform.binaries import available
-from shared_fixtures import fixtures_root
+from shared_fixtures import OWN_TF
 
-FIXTURES = fixtures_root() / "terraform"
 BINARIES = available()
 
 
@@ -27,6 +27,5 @@ def terraform_binary(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyP
 
 @pytest.fixture
 def fixtures() -> Path:
-    if not FIXTURES.is_dir():
-        pytest.skip(f"needs the shared terraform fixtures at {FIXTURES}")
-    return FIXTURES
+    """The project's own terraform fixture files (tests/fixtures/make_terraform.py)."""
+    return OWN_TF

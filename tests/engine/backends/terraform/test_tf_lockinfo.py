@@ -1,4 +1,4 @@
-"""Lock metadata from the shared fixtures, and the fcntl probe against a real lock
+"""Lock metadata from the fixture files, and the fcntl probe against a real lock
 held by another process."""
 
 from __future__ import annotations
@@ -18,20 +18,44 @@ from dreamlake.engine.backends.terraform.lockinfo import (
     to_lock,
 )
 from dreamlake.engine.backends.terraform.uijson import parse_stream, summarize
+from shared_fixtures import cases, own_manifest
+
+_MADE = own_manifest()
 
 
 @pytest.mark.parametrize(
-    ("name", "who", "version"),
-    [
-        ("lock/.terraform.tfstate.lock.info", "ianaya89@ianaya89-mbpro14.local", "1.5.5"),
-        ("generated-locally/crash-first-apply/.terraform.tfstate.lock.info", "root@vm", "1.11.4"),
-        ("generated-locally/lock-info-during-apply.json", "root@vm", "1.11.4"),
-    ],
+    ("root", "name", "who", "version"),
+    cases(
+        own=[
+            (name, facts["Who"], facts["Version"])
+            for name, facts in (
+                ("lock/.terraform.tfstate.lock.info", _MADE["lockDuringApply"]),
+                (
+                    "generated-locally/crash-first-apply/.terraform.tfstate.lock.info",
+                    _MADE["crash-first-apply"]["lock"],
+                ),
+                (
+                    "generated-locally/crash-mid-apply/.terraform.tfstate.lock.info",
+                    _MADE["crash-mid-apply"]["lock"],
+                ),
+                ("generated-locally/lock-info-during-apply.json", _MADE["lockDuringApply"]),
+            )
+        ],
+        upstream=[
+            ("lock/.terraform.tfstate.lock.info", "ianaya89@ianaya89-mbpro14.local", "1.5.5"),
+            (
+                "generated-locally/crash-first-apply/.terraform.tfstate.lock.info",
+                "root@vm",
+                "1.11.4",
+            ),
+            ("generated-locally/lock-info-during-apply.json", "root@vm", "1.11.4"),
+        ],
+    ),
 )
-def test_lock_info_fixtures(fixtures: Path, name: str, who: str, version: str) -> None:
-    info = read_lock_info(fixtures / name)
+def test_lock_info_fixtures(root: Path, name: str, who: str, version: str) -> None:
+    info = read_lock_info(root / name)
     assert info is not None and info["Who"] == who and info["Version"] == version
-    lock = to_lock(info, LockProbe(False), fixtures / name)
+    lock = to_lock(info, LockProbe(False), root / name)
     assert lock.state == "stale" and lock.operation == "apply" and lock.who == who
     assert lock.since == info["Created"]
 
@@ -53,8 +77,9 @@ def test_lock_from_the_lock_held_diagnostic(fixtures: Path) -> None:
         )
     )
     lock = lock_from_diagnostic(s.errors[0]["detail"], Path("/d/.terraform.tfstate.lock.info"))
-    assert lock.state == "held" and lock.who == "root@vm" and lock.operation == "apply"
-    assert lock.since == "2026-11-29T16:20:21.089782721Z"
+    held = _MADE["lockDuringApply"]
+    assert lock.state == "held" and lock.who == held["Who"] and lock.operation == "apply"
+    assert lock.since == held["Created"]
 
 
 _HOLDER = """

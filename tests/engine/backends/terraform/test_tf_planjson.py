@@ -1,4 +1,5 @@
-"""Counts from `terraform show -json` plan files in the shared fixtures."""
+"""Counts from `terraform show -json` plan files (the project's own fixtures, and the
+upstream corpus when present)."""
 
 from __future__ import annotations
 
@@ -7,29 +8,45 @@ from pathlib import Path
 
 import pytest
 from dreamlake.engine.backends.terraform.planjson import is_applyable, is_errored, plan_counts
+from shared_fixtures import cases, own_manifest, terraform_corpora
 
 
 @pytest.mark.parametrize(
-    ("name", "counts", "applyable"),
-    [
-        ("plan-json/equivalence.data_read.read+create.plan.json", (3, 0, 0), True),
-        ("plan-json/equivalence.variables_and_outputs.outputs-only.plan.json", (0, 0, 0), True),
-        ("plan-json/show-json.basic-delete.update+delete.json", (0, 1, 1), True),
-        ("plan-json/show-json.basic-update.noop-not-applyable.json", (0, 0, 0), False),
-        ("plan-json/show-json.plan-error.errored.json", (0, 0, 0), False),
-        ("plan-json/show-json.requires-replace.delete-create.json", (1, 0, 1), True),
-        ("generated-locally/show-json.replace.full.json", (1, 0, 1), True),
-    ],
+    ("root", "name", "counts", "applyable"),
+    cases(
+        own=[
+            ("plan-json/create-2.json", (2, 0, 0), True),
+            ("plan-json/outputs-only.plan.json", (0, 0, 0), True),
+            ("plan-json/update.json", (0, 1, 0), True),
+            ("plan-json/update+delete.json", (0, 1, 1), True),
+            ("plan-json/noop-not-applyable.json", (0, 0, 0), False),
+            ("generated-locally/show-json.replace.full.json", (1, 0, 1), True),
+            *(
+                [("plan-json/ec2.create.local-aws-api.json", (2, 0, 0), True)]
+                if own_manifest()["ec2"]
+                else []
+            ),
+        ],
+        upstream=[
+            ("plan-json/equivalence.data_read.read+create.plan.json", (3, 0, 0), True),
+            ("plan-json/equivalence.variables_and_outputs.outputs-only.plan.json", (0, 0, 0), True),
+            ("plan-json/show-json.basic-delete.update+delete.json", (0, 1, 1), True),
+            ("plan-json/show-json.basic-update.noop-not-applyable.json", (0, 0, 0), False),
+            ("plan-json/show-json.plan-error.errored.json", (0, 0, 0), False),
+            ("plan-json/show-json.requires-replace.delete-create.json", (1, 0, 1), True),
+        ],
+    ),
 )
-def test_counts(fixtures: Path, name: str, counts: tuple[int, int, int], applyable: bool) -> None:
-    plan = json.loads((fixtures / name).read_text())
+def test_counts(root: Path, name: str, counts: tuple[int, int, int], applyable: bool) -> None:
+    plan = json.loads((root / name).read_text())
     c = plan_counts(plan)
     assert (c.add, c.change, c.destroy) == counts
     assert is_applyable(plan, c) is applyable
 
 
-def test_every_plan_fixture_is_read(fixtures: Path) -> None:
-    for f in sorted((fixtures / "plan-json").glob("*.json")):
+@pytest.mark.parametrize("root", terraform_corpora(), ids=lambda p: p.parts[-2])
+def test_every_plan_fixture_is_read(root: Path) -> None:
+    for f in sorted((root / "plan-json").glob("*.json")):
         plan = json.loads(f.read_text())
         plan_counts(plan)
         assert is_errored(plan) == ("errored" in f.name)

@@ -1,8 +1,9 @@
-"""observe_state on provider directories built from the shared fixture files:
+"""observe_state on provider directories built from the fixture files:
 no terraform runs on this path."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -10,9 +11,11 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from dreamlake.engine.backends.terraform import observe_state
 from dreamlake.engine.backends.terraform.state import remote_backend, stale_hint
 from dreamlake.engine.backends.terraform.statefile import read_state
+from shared_fixtures import own_manifest, terraform_corpora
 
 
 def _provider(tmp_path: Path) -> tuple[Path, Path]:
@@ -32,15 +35,14 @@ def test_no_terraform_dir_and_no_state(tmp_path: Path) -> None:
 
 def test_outputs_only_state_is_present(tmp_path: Path, fixtures: Path) -> None:
     pdir, tf = _provider(tmp_path)
-    shutil.copy(
-        fixtures / "tfstate/empty-resources-with-output.v1.16.0.tfstate", tf / "terraform.tfstate"
-    )
+    shutil.copy(fixtures / "tfstate/outputs-only.tfstate", tf / "terraform.tfstate")
     s = observe_state(pdir)
     assert s.present and s.resources == 0 and s.outputs == {"test": "test"} and s.lock is None
 
 
-def test_every_fixture_state(tmp_path: Path, fixtures: Path) -> None:
-    for f in sorted((fixtures / "tfstate").glob("*.tfstate")):
+@pytest.mark.parametrize("root", terraform_corpora(), ids=lambda p: p.parts[-2])
+def test_every_fixture_state(tmp_path: Path, root: Path) -> None:
+    for f in sorted((root / "tfstate").glob("*.tfstate")):
         pdir, tf = _provider(tmp_path / f.stem)
         shutil.copy(f, tf / "terraform.tfstate")
         s = observe_state(pdir)
@@ -55,13 +57,26 @@ def test_killed_first_apply_is_stale_and_partial(tmp_path: Path, fixtures: Path)
     shutil.copy(crash / ".terraform.tfstate.lock.info", tf / ".terraform.tfstate.lock.info")
     s = observe_state(pdir)
     assert s.lock is not None and s.lock.state == "stale" and s.partial and not s.present
-    assert s.lock.who == "root@vm" and s.lock.operation == "apply"
-    assert s.lock.since == "2026-11-29T16:20:31.520004957Z"
+    made = own_manifest()["crash-first-apply"]["lock"]
+    assert s.lock.who == made["Who"] and s.lock.operation == "apply"
+    assert s.lock.since == made["Created"]
+
+
+def test_killed_apply_that_left_resources_is_stale_and_present(
+    tmp_path: Path, fixtures: Path
+) -> None:
+    """kill -9 after one resource was created: the state holds what was done."""
+    pdir, tf = _provider(tmp_path)
+    crash = fixtures / "generated-locally/crash-mid-apply"
+    shutil.copy(crash / "terraform.tfstate", tf / "terraform.tfstate")
+    shutil.copy(crash / ".terraform.tfstate.lock.info", tf / ".terraform.tfstate.lock.info")
+    s = observe_state(pdir)
+    assert s.lock is not None and s.lock.state == "stale" and s.resources >= 1
 
 
 def test_stale_lock_info_alone(tmp_path: Path, fixtures: Path) -> None:
     pdir, tf = _provider(tmp_path)
-    shutil.copy(fixtures / "tfstate/null_resource.v1.3.0.tfstate", tf / "terraform.tfstate")
+    shutil.copy(fixtures / "tfstate/lifecycle.tfstate", tf / "terraform.tfstate")
     shutil.copy(fixtures / "lock/.terraform.tfstate.lock.info", tf / ".terraform.tfstate.lock.info")
     s = observe_state(pdir)
     assert s.lock is not None and s.lock.state == "stale" and not s.partial and s.present
@@ -129,12 +144,13 @@ def test_remote_backend_before_init_is_a_note(tmp_path: Path) -> None:
 
 
 def test_stale_hint_only_for_cloud_state(fixtures: Path, tmp_path: Path) -> None:
-    assert (
-        stale_hint(read_state(fixtures / "tfstate/terraform_data-with-output.v1.15.0.tfstate"))
-        is None
-    )
+    assert stale_hint(read_state(fixtures / "tfstate/lifecycle.tfstate")) is None
+    # The same real state, its resources re-pointed at a registry provider.
+    data = json.loads((fixtures / "tfstate/modules-two-resources.tfstate").read_text())
+    for r in data["resources"]:
+        r["provider"] = 'provider["registry.terraform.io/hashicorp/test"]'
     p = tmp_path / "s.tfstate"
-    shutil.copy(fixtures / "tfstate/modules-two-resources.tfstate", p)
+    p.write_text(json.dumps(data))
     old = time.time() - 3 * 86400
     os.utime(p, (old, old))
     hint = stale_hint(read_state(p))

@@ -1,19 +1,23 @@
-"""The -json UI stream reader, on every stream file in the shared fixtures."""
+"""The -json UI stream reader, on every stream fixture (the project's own, and the
+upstream corpus when present)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from dreamlake.engine.backends.terraform import uijson
+from shared_fixtures import cases, own_manifest, terraform_corpora
 
 
 def _streams(fixtures: Path) -> list[Path]:
     return sorted(fixtures.rglob("*.jsonl"))
 
 
-def test_every_stream_fixture_parses(fixtures: Path) -> None:
-    files = _streams(fixtures)
+@pytest.mark.parametrize("root", terraform_corpora(), ids=lambda p: p.parts[-2])
+def test_every_stream_fixture_parses(root: Path) -> None:
+    files = _streams(root)
     assert len(files) >= 9
     for f in files:
         text = f.read_text()
@@ -29,29 +33,54 @@ def test_apply_complete_stream(fixtures: Path) -> None:
             (fixtures / "generated-locally/apply.create-complete.jsonl").read_text()
         )
     )
-    assert s.version == "1.11.4"
-    assert s.operation == "apply" and s.changes and s.changes["add"] == 1
-    assert s.applied == ["terraform_data.slow"] and not s.errors
+    assert s.version == own_manifest()["terraformVersion"]
+    assert s.operation == "apply" and s.changes and s.changes["add"] == 2
+    assert s.applied == ["terraform_data.note", "terraform_data.slow"] and not s.errors
     assert s.outputs["label"]["value"] == "one"
 
 
-def test_progress_lines_are_one_per_resource_event(fixtures: Path) -> None:
-    msgs = uijson.parse_stream((fixtures / "ui-json/apply.create-1.v1.3.7.jsonl").read_text())
+@pytest.mark.parametrize(
+    ("root", "name", "expected"),
+    cases(
+        own=[("generated-locally/apply.create-complete.jsonl", None)],
+        upstream=[
+            (
+                "ui-json/apply.create-1.v1.3.7.jsonl",
+                [
+                    "null_resource.foo: Creating...",
+                    "null_resource.foo: Creation complete after 0s [id=3573948886993018026]",
+                    "Apply complete! Resources: 1 added, 0 changed, 0 destroyed.",
+                ],
+            )
+        ],
+    ),
+)
+def test_progress_lines_are_one_per_resource_event(
+    root: Path, name: str, expected: list[str] | None
+) -> None:
+    msgs = uijson.parse_stream((root / name).read_text())
     lines = [t for t in (uijson.progress_message(m) for m in msgs) if t]
-    assert lines == [
-        "null_resource.foo: Creating...",
-        "null_resource.foo: Creation complete after 0s [id=3573948886993018026]",
-        "Apply complete! Resources: 1 added, 0 changed, 0 destroyed.",
-    ]
-
-
-def test_apply_errored_stream(fixtures: Path) -> None:
-    s = uijson.summarize(
-        uijson.parse_stream(
-            (fixtures / "ui-json/apply.apply_errored-diagnostic.v1.3.7.jsonl").read_text()
-        )
+    if expected is not None:
+        assert lines == expected
+        return
+    slow = [ln for ln in lines if ln.startswith("terraform_data.slow: ")]
+    assert slow[:2] == ["terraform_data.slow: Plan to create", "terraform_data.slow: Creating..."]
+    assert re.fullmatch(
+        r"terraform_data\.slow: Creation complete after \d+s \[id=[-0-9a-f]+\]", slow[-1]
     )
-    assert s.errored == ["null_resource.foo"]
+    assert lines[-1] == "Apply complete! Resources: 2 added, 0 changed, 0 destroyed."
+
+
+@pytest.mark.parametrize(
+    ("root", "name", "address"),
+    cases(
+        own=[("ui-json/apply.apply_errored-diagnostic.jsonl", "terraform_data.failing")],
+        upstream=[("ui-json/apply.apply_errored-diagnostic.v1.3.7.jsonl", "null_resource.foo")],
+    ),
+)
+def test_apply_errored_stream(root: Path, name: str, address: str) -> None:
+    s = uijson.summarize(uijson.parse_stream((root / name).read_text()))
+    assert s.errored == [address]
     assert [d["summary"] for d in s.errors] == ["local-exec provisioner error"]
     assert "main.tf:2" in uijson.diagnostic_text(s.errors[0])
 
@@ -66,34 +95,46 @@ def test_killed_apply_stream_has_no_apply_summary(fixtures: Path) -> None:
     assert s.applied == [] and not s.errors
 
 
+_DIAGNOSTICS = [
+    ("generated-locally/plan.missing-required-variable.jsonl", "No value for required variable"),
+    ("generated-locally/plan.invalid-variable-validation.jsonl", "Invalid value for variable"),
+    ("generated-locally/plan.lock-held-by-other-process.jsonl", "Error acquiring the state lock"),
+]
+
+
 @pytest.mark.parametrize(
-    ("name", "summary"),
-    [
-        (
-            "generated-locally/plan.missing-required-variable.jsonl",
-            "No value for required variable",
-        ),
-        ("generated-locally/plan.invalid-variable-validation.jsonl", "Invalid value for variable"),
-        (
-            "generated-locally/plan.lock-held-by-other-process.jsonl",
-            "Error acquiring the state lock",
-        ),
-        ("ui-json/plan.config-error-diagnostic.v1.3.7.jsonl", "Unsupported block type"),
-    ],
+    ("root", "name", "summary"),
+    cases(
+        own=[
+            *_DIAGNOSTICS,
+            ("ui-json/plan.config-error-diagnostic.jsonl", "Unsupported block type"),
+        ],
+        upstream=[
+            *_DIAGNOSTICS,
+            ("ui-json/plan.config-error-diagnostic.v1.3.7.jsonl", "Unsupported block type"),
+        ],
+    ),
 )
-def test_error_diagnostics(fixtures: Path, name: str, summary: str) -> None:
-    s = uijson.summarize(uijson.parse_stream((fixtures / name).read_text()))
+def test_error_diagnostics(root: Path, name: str, summary: str) -> None:
+    s = uijson.summarize(uijson.parse_stream((root / name).read_text()))
     assert [d["summary"] for d in s.errors] == [summary]
 
 
-def test_no_change_plans(fixtures: Path) -> None:
-    for name in ("generated-locally/plan.no-changes.jsonl", "ui-json/plan.no-changes.v1.3.7.jsonl"):
-        s = uijson.summarize(uijson.parse_stream((fixtures / name).read_text()))
-        assert (
-            s.changes is not None
-            and s.changes["add"] == s.changes["change"] == s.changes["remove"] == 0
-        )
-        assert not s.errors
+@pytest.mark.parametrize(
+    ("root", "name"),
+    cases(
+        own=[("generated-locally/plan.no-changes.jsonl",)],
+        upstream=[
+            ("generated-locally/plan.no-changes.jsonl",),
+            ("ui-json/plan.no-changes.v1.3.7.jsonl",),
+        ],
+    ),
+)
+def test_no_change_plans(root: Path, name: str) -> None:
+    s = uijson.summarize(uijson.parse_stream((root / name).read_text()))
+    assert s.changes is not None
+    assert s.changes["add"] == s.changes["change"] == s.changes["remove"] == 0
+    assert not s.errors
 
 
 def test_garbage_lines_are_skipped() -> None:

@@ -1,0 +1,74 @@
+"""The ``dreamlake`` console script: ``provider status`` on a hot path, everything
+else through the full typer CLI (``cli/main.py``).
+
+Agents run ``dreamlake provider status -n NAME --json`` in a loop, and importing
+typer (which imports pydantic) costs more than the rest of that run. So the plain,
+well-formed spellings of that one command are recognised here and run without it;
+the engine's results are lean models (``engine/wire.py``) and print the same bytes
+either way. Anything else — another command, ``--help``, a flag this parser does not
+know, a repeated or missing option — goes to the full CLI, which answers it exactly
+as before.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def status_request(args: list[str]) -> tuple[str, str | None, bool] | None:
+    """``(name, dream_dir, as_json)`` for a plain ``provider status`` command line,
+    else None (the full CLI handles it)."""
+    if args[:2] != ["provider", "status"]:
+        return None
+    name: str | None = None
+    dream_dir: str | None = None
+    as_json = False
+    rest = args[2:]
+    i = 0
+    while i < len(rest):
+        tok = rest[i]
+        if tok == "--json" and not as_json:
+            as_json = True
+        elif tok in ("-n", "--name") and name is None and i + 1 < len(rest):
+            name = rest[i + 1]
+            i += 1
+        elif tok.startswith("--name=") and name is None:
+            name = tok.removeprefix("--name=")
+        elif tok == "--dream-dir" and dream_dir is None and i + 1 < len(rest):
+            dream_dir = rest[i + 1]
+            i += 1
+        elif tok.startswith("--dream-dir=") and dream_dir is None:
+            dream_dir = tok.removeprefix("--dream-dir=")
+        else:
+            return None
+        i += 1
+    if name is None or name.startswith("-") or (dream_dir or "x").startswith("-"):
+        return None  # the full CLI says what is wrong, as it always did
+    return name, dream_dir, as_json
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    req = status_request(args)
+    if req is None:
+        from .main import main as full
+
+        return full(args)
+    name, dream_dir, as_json = req
+    try:
+        from dreamlake.engine.verbs.status import status
+
+        from .run import announce, call, write
+
+        announce("status", name, dream_dir, as_json)
+        return write(
+            call("status", name, dream_dir, lambda: status(name, dream_dir=dream_dir)), as_json
+        )
+    except KeyboardInterrupt:
+        from .main import _interrupted
+
+        return _interrupted(args)
+
+
+if __name__ == "__main__":  # python -m dreamlake.cli.entry
+    raise SystemExit(main())

@@ -1,0 +1,55 @@
+"""Running one engine verb for the command line, without typer: call it, print the
+root first, print the result, give the exit code. Shared by the full CLI
+(``cli/main.py``) and the hot path (``cli/entry.py``), so both print the same bytes."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dreamlake.engine.contract import ProviderLifecycleResult
+
+
+def call(
+    verb: str, name: str, dream_dir: str | None, fn: Callable[[], ProviderLifecycleResult]
+) -> ProviderLifecycleResult:
+    """Run an engine verb; an unexpected failure still becomes one error result, in
+    the verbs' own failure shape (its next action repeats --dream-dir)."""
+    try:
+        return fn()
+    except Exception as exc:  # the engine's own errors are results already
+        from dreamlake.engine.errors import DreamlakeError
+        from dreamlake.engine.paths import find_root
+        from dreamlake.engine.verbs._common import error_result
+
+        failure = DreamlakeError(
+            f"{verb} failed unexpectedly: {type(exc).__name__}: {exc}", kind="internal"
+        )
+        return error_result(failure, name, root=find_root(dream_dir), dream_dir=dream_dir)
+
+
+def write(result: ProviderLifecycleResult, as_json: bool) -> int:
+    """Print the result (one JSON document, or prose) and return its exit code."""
+    if as_json:
+        sys.stdout.write(result.to_json() + "\n")
+    else:
+        from .render import render
+
+        sys.stdout.write(render(result) + "\n")
+    sys.stdout.flush()
+    return result.exit_code
+
+
+def announce(verb: str, name: str, dream_dir: str | None, as_json: bool) -> None:
+    """The chosen root, printed before anything is written."""
+    if as_json:
+        return
+    from dreamlake.engine.paths import find_root
+
+    from .render import header
+
+    root = find_root(dream_dir)
+    sys.stdout.write(header(verb, name, root.path, root.reason) + "\n")
+    sys.stdout.flush()

@@ -1,0 +1,66 @@
+"""The console script's hot path: which command lines it takes, and that it prints
+exactly what the full CLI prints."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from dreamlake.cli.entry import status_request
+
+
+@pytest.mark.parametrize(
+    ("argv", "want"),
+    [
+        (["provider", "status", "-n", "lab"], ("lab", None, False)),
+        (["provider", "status", "--name", "lab", "--json"], ("lab", None, True)),
+        (["provider", "status", "--json", "--name=lab", "--dream-dir=/p"], ("lab", "/p", True)),
+        (["provider", "status", "-n", "lab", "--dream-dir", "/p"], ("lab", "/p", False)),
+        (["provider", "status"], None),  # missing name: the full CLI says so
+        (["provider", "status", "-n"], None),
+        (["provider", "status", "-n", "a", "-n", "b"], None),  # repeated
+        (["provider", "status", "-n", "lab", "--help"], None),
+        (["provider", "status", "-n", "lab", "--verbose"], None),  # a flag it does not know
+        (["provider", "status", "-n", "--json"], None),
+        (["provider", "plan", "-n", "lab"], None),
+        (["--help"], None),
+        ([], None),
+    ],
+)
+def test_which_command_lines_take_the_hot_path(
+    argv: list[str], want: tuple[str, str | None, bool] | None
+) -> None:
+    assert status_request(argv) == want
+
+
+def _run(module: str, args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", module, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(cwd), "LAKESHORE_URL": "http://127.0.0.1:9"},
+    )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["provider", "status", "-n", "lab", "--json"],
+        ["provider", "status", "-n", "lab"],
+        ["provider", "status", "-n", "nope", "--json"],
+        ["provider", "status", "--name=lab", "--json", "--dream-dir=."],
+    ],
+)
+def test_hot_path_prints_what_the_full_cli_prints(tmp_path: Path, args: list[str]) -> None:
+    created = _run(
+        "dreamlake.cli.main", ["provider", "create", "-n", "lab", "--provider", "local"], tmp_path
+    )
+    assert created.returncode == 0, created.stderr
+    fast = _run("dreamlake.cli.entry", args, tmp_path)
+    full = _run("dreamlake.cli.main", args, tmp_path)
+    assert (fast.returncode, fast.stdout) == (full.returncode, full.stdout)
+    assert fast.stdout

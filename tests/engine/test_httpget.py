@@ -1,0 +1,93 @@
+"""The hot path's JSON GET against a real HTTP server on 127.0.0.1: lengths, chunks,
+errors, and the urllib fallback."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from dreamlake.engine import httpget
+
+BODY = {"live": 1, "gone": 0, "instances": [{"instanceId": "i-✓"}]}
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        data = json.dumps(BODY).encode()
+        if self.headers.get("Authorization") != "Bearer t":
+            self.send_response(401)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        if self.path == "/chunked":
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for part in (data[:5], data[5:]):
+                self.wfile.write(f"{len(part):x}\r\n".encode() + part + b"\r\n")
+            self.wfile.write(b"0\r\n\r\n")
+        elif self.path == "/big":
+            self.send_header("Content-Length", str(httpget.LIMIT * 2))
+            self.end_headers()
+            self.wfile.write(b" " * httpget.LIMIT * 2)
+        else:
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}"
+    srv.shutdown()
+
+
+AUTH = {"Authorization": "Bearer t", "Accept": "application/json"}
+
+
+@pytest.mark.parametrize("path", ["/claims", "/chunked", "/claims?x=1"])
+def test_socket_path_reads_lengths_and_chunks(server: str, path: str) -> None:
+    assert httpget.get_json(server + path, AUTH, timeout=2, loopback=True) == (200, BODY)
+
+
+def test_non_200_has_no_body(server: str) -> None:
+    assert httpget.get_json(server + "/claims", {}, timeout=2, loopback=True) == (401, None)
+
+
+def test_too_large_is_refused(server: str) -> None:
+    with pytest.raises(ValueError):
+        httpget.get_json(server + "/big", AUTH, timeout=5, loopback=True)
+
+
+def test_nothing_listening_raises_quickly() -> None:
+    with pytest.raises(OSError):
+        httpget.get_json("http://127.0.0.1:9/x", AUTH, timeout=1, loopback=True)
+
+
+def test_proxy_settings_and_urllib_give_the_same_answer(
+    server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A proxy that applies (not loopback) sends the request through urllib."""
+    calls: list[str] = []
+    real = httpget._urllib_get
+
+    def spy(url: str, headers: dict[str, str], **kw: object) -> object:
+        calls.append(url)
+        return real(url, headers, timeout=2, loopback=True)
+
+    monkeypatch.setattr(httpget, "_urllib_get", spy)
+    monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")
+    assert httpget.get_json(server + "/claims", AUTH, timeout=2, loopback=False) == (200, BODY)
+    assert calls == [server + "/claims"]
