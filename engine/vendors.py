@@ -18,12 +18,13 @@ import json
 import os
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
-from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import UnknownVendor
+
+if TYPE_CHECKING:  # annotations only: importlib.resources loads only when needed
+    from importlib.resources.abc import Traversable
 
 TEMPLATES_PACKAGE = "dreamlake.templates"
 TEMPLATE_PATH_ENV = "DREAMLAKE_TEMPLATE_PATH"
@@ -62,7 +63,7 @@ class Template:
         """The template folder (shipped: read it with importlib.resources)."""
         if self.source is not None:
             return self.source
-        return resources.files(TEMPLATES_PACKAGE).joinpath(self.vendor)
+        return _shipped().joinpath(self.vendor)
 
     @property
     def default_backend(self) -> str:
@@ -102,9 +103,25 @@ def all_templates() -> dict[str, Template]:
 
 
 @cache
+def _shipped() -> Traversable:
+    """The shipped templates: their folder on disk when the package is installed as
+    files (the usual case, and no importlib.resources to load), else through
+    importlib.resources (a zip, an unusual loader)."""
+    from importlib.util import find_spec
+
+    spec = find_spec(TEMPLATES_PACKAGE)
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        if Path(folder, "local", "TEMPLATE.json").is_file():
+            return Path(folder)
+    from importlib import resources
+
+    return resources.files(TEMPLATES_PACKAGE)
+
+
+@cache
 def _load(extra_path: str) -> dict[str, Template]:
     out: dict[str, Template] = {}
-    bases: list[tuple[Traversable, bool]] = [(resources.files(TEMPLATES_PACKAGE), False)]
+    bases: list[tuple[Traversable, bool]] = [(_shipped(), False)]
     bases += [(Path(p), True) for p in extra_path.split(os.pathsep) if p]
     for base, own in bases:
         if not base.is_dir():
