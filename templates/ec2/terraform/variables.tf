@@ -123,3 +123,16 @@ variable "aws_skip_credentials_validation" {
   type        = bool
   default     = false
 }
+
+# Lifecycle (not a decision): `dreamlake provider suspend|resume` set it.
+
+variable "target_status" {
+  description = "Desired lifecycle state: active (running) or suspended (instances stopped, volumes kept)."
+  type        = string
+  default     = "active"
+
+  validation {
+    condition     = contains(["active", "suspended"], var.target_status)
+    error_message = "The target_status must be \"active\" or \"suspended\"."
+  }
+}

@@ -95,3 +95,16 @@ variable "labels" {
   type        = map(string)
   default     = {}
 }
+
+# Lifecycle (not a decision): `dreamlake provider suspend|resume` set it.
+
+variable "target_status" {
+  description = "Desired lifecycle state: active (running) or suspended (VM stopped, disk kept)."
+  type        = string
+  default     = "active"
+
+  validation {
+    condition     = contains(["active", "suspended"], var.target_status)
+    error_message = "The target_status must be \"active\" or \"suspended\"."
+  }
+}
