@@ -143,7 +143,7 @@ def suspend_daemon(shell: Shell, provider: str, *, timeout: float = 300.0) -> Ho
     s = shlex.quote(f"nymph-{provider}")
     pid = before.pid
     keep = (
-        f"tmux set-option -w -t ={s} remain-on-exit on >/dev/null 2>&1; "
+        f"tmux set-option -w -t ={s}: remain-on-exit on >/dev/null 2>&1; "
         if before.supervisor == "tmux"
         else ""
     )
@@ -203,8 +203,8 @@ def resume_daemon(shell: Shell, provider: str, *, run: bool = True) -> tuple[Hos
     if sup == "tmux" and before.state == "stopped":
         check(
             shell,
-            f"tmux respawn-pane -t ={s} {shlex.quote(_inner(d))} && "
-            f"tmux set-option -w -t ={s} remain-on-exit off",
+            f"tmux respawn-pane -t ={s}: {shlex.quote(_inner(d))} && "
+            f"tmux set-option -w -t ={s}: remain-on-exit off",
             what=f"restarting tmux session nymph-{provider}",
         )
         return daemon_state(shell, provider), "tmux"
@@ -229,8 +229,8 @@ def resume_daemon(shell: Shell, provider: str, *, run: bool = True) -> tuple[Hos
         check(
             shell,
             f"tmux new-session -d -s {s} -c {shlex.quote(d)} && "
-            f"tmux set-option -w -t ={s} remain-on-exit on && "
-            f"tmux respawn-pane -k -t ={s} true",
+            f"tmux set-option -w -t ={s}: remain-on-exit on && "
+            f"tmux respawn-pane -k -t ={s}: true",
             what=f"restoring the suspended tmux session nymph-{provider}",
         )
         return daemon_state(shell, provider), "tmux"

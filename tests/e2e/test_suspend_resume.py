@@ -49,7 +49,7 @@ def _pid_alive(pid: int | None) -> bool:
     return pid is not None and Path(f"/proc/{pid}").exists()
 
 
-def _journey(name: str, project: Path, workdir: Path, cp: Any) -> None:
+def _journey(name: str, project: Path, workdir: Path, cp: Any, recovery: str) -> None:
     client = _client(cp)
     res = connect(name, cwd=project, watch=30)
     assert res.status == "connected", (res, res.notes)
@@ -112,7 +112,11 @@ def _journey(name: str, project: Path, workdir: Path, cp: Any) -> None:
     shutil.rmtree(workdir)
     res = reconcile(name, cwd=project)
     assert (res.status, res.kind, res.exit_code) == ("error", "unrecoverable", 1), res
-    assert res.next_action is not None and res.next_action.approval is True
+    # Recovery is a plan (never an apply); an adopted host has nothing to plan, so
+    # connecting afresh is its recovery, and that needs a person's yes.
+    assert res.next_action is not None
+    assert res.next_action.command == f"dreamlake provider {recovery} -n {name}"
+    assert res.next_action.approval is (True if recovery == "connect" else None)
     assert "is gone" in (res.error or "") and "state it kept is lost" in (res.error or "")
 
 
@@ -132,7 +136,7 @@ def test_local_suspend_resume(
     assert plan(name, cwd=project).status == "ready"
     assert apply(name, yes=True, cwd=project).status == "applied"
     try:
-        _journey(name, project, workdir, control_plane)
+        _journey(name, project, workdir, control_plane, "plan")
     finally:
         supervise.stop(LocalShell(), name)
 
@@ -162,7 +166,7 @@ def test_ssh_suspend_resume(
     # install folder, under the login HOME sshd sets.
     workdir = Path(f"{sshd.home}/.dreamlake/nymph/{name}")
     try:
-        _journey(name, project, workdir, control_plane)
+        _journey(name, project, workdir, control_plane, "connect")
         assert json.loads(adopt.read_text())["target_status"] == "suspended"
     finally:
         supervise.stop(LocalShell(), name)
