@@ -9,7 +9,9 @@ provisioning   an apply or a connect in flight: a held lock, a daemon running
                that has not claimed yet (joining)
 active         infrastructure up and, where the daemon is the provider
                (``local``/``ssh``), the daemon running or claiming
-suspended      infrastructure present but stopped (``power_state`` output), or
+suspended      infrastructure present but stopped (as last applied: an
+               ``aws_ec2_instance_state`` / an instance's desired status, or a
+               ``power_state`` output), or
                the daemon stopped on purpose with its supervisor entry kept
 failed         an interrupted apply (stale lock) or a partial state
 =============  ================================================================
@@ -59,9 +61,47 @@ def power_stopped(outputs: Mapping[str, Any]) -> bool:
     return all(v.lower() in ("stopped", "terminated", "suspended") for v in values)
 
 
-def actual_status(obs: Observation, host: HostDaemon | None) -> Actual:
+# Resources whose applied attributes say whether the machines run: type → (attribute,
+# the values that mean stopped).
+POWER_ATTRIBUTES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "aws_ec2_instance_state": ("state", ("stopped", "stopping")),
+    "google_compute_instance": ("desired_status", ("TERMINATED", "SUSPENDED")),
+}
+
+
+def applied_stopped(state: Mapping[str, Any]) -> bool | None:
+    """From a terraform state document: True when every machine it records is
+    stopped as last applied, False when one runs, None when it records none."""
+    seen: list[bool] = []
+    for r in state.get("resources") or []:
+        if r.get("mode", "managed") != "managed" or r.get("type") not in POWER_ATTRIBUTES:
+            continue
+        attr, stopped = POWER_ATTRIBUTES[r["type"]]
+        for inst in r.get("instances") or []:
+            value = (inst.get("attributes") or {}).get(attr)
+            if value:
+                seen.append(str(value) in stopped)
+    return all(seen) if seen else None
+
+
+def read_applied_stopped(obs: Observation) -> bool | None:
+    """:func:`applied_stopped` of the provider's terraform state (None for other
+    backends, or without a readable state)."""
+    import json
+
+    if obs.backend != "terraform":
+        return None
+    try:
+        data = json.loads((obs.dir / "terraform" / "terraform.tfstate").read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    return applied_stopped(data) if isinstance(data, dict) else None
+
+
+def actual_status(obs: Observation, host: HostDaemon | None, stopped: bool | None = None) -> Actual:
     """The planner's actual status. ``host``: the daemon as its host shows it (for
-    daemon-level vendors; None when it was not probed)."""
+    daemon-level vendors; None when it was not probed). ``stopped``: whether the
+    machines are stopped as last applied (:func:`read_applied_stopped`)."""
     infra = obs.infra
     claims = obs.claims
     if infra is not None and infra.lock is not None:
@@ -71,7 +111,7 @@ def actual_status(obs: Observation, host: HostDaemon | None) -> Actual:
     infra_present = infra is not None and infra.present
     if not obs.adopt and not infra_present:
         return "absent"
-    if infra is not None and power_stopped(infra.outputs):
+    if stopped or (infra is not None and power_stopped(infra.outputs)):
         return "suspended"
     live = claims is not None and claims.live > 0
     if level(obs) == "infrastructure" or host is None:
@@ -139,9 +179,11 @@ def observe_host(obs: Observation, factory: ShellFactory | None = None) -> HostD
 __all__ = [
     "Level",
     "actual_status",
+    "applied_stopped",
     "default_shell_factory",
     "host_target",
     "level",
     "observe_host",
     "power_stopped",
+    "read_applied_stopped",
 ]

@@ -33,7 +33,14 @@ from ..backends.base import Progress
 from ..contract import ProviderLifecycleResult, Run
 from ..derive import Derived, Observation, derive
 from ..errors import DreamlakeError
-from ..lifecycle import ShellFactory, actual_status, host_target, level, observe_host
+from ..lifecycle import (
+    ShellFactory,
+    actual_status,
+    host_target,
+    level,
+    observe_host,
+    read_applied_stopped,
+)
 from ..observe import observe, to_result
 from ..paths import ProviderPaths, Root, check_name
 from ..planner import plan_step
@@ -173,7 +180,7 @@ def _run(
     stateful = obs.template.stateful_lifecycle if obs.template else False
     gating = effective_gating(root.path, obs.record.gating, str(paths.provider_json))
     host = observe_host(obs, factory)
-    actual = actual_status(obs, host)
+    actual = actual_status(obs, host, read_applied_stopped(obs))
     step = plan_step(actual, target, stateful, gating)
     say(f"actual {actual}, target {target}: {step.action} ({step.why})")
     lines = [f"actual: {actual}   target: {target}   step: {step.action} — {step.why}"]

@@ -10,7 +10,7 @@ from dreamlake.engine.backends.base import InfraState
 from dreamlake.engine.contract import Claim, LockInfo
 from dreamlake.engine.daemon_suspend import HostDaemon, parse_probe
 from dreamlake.engine.derive import Observation, derive
-from dreamlake.engine.lifecycle import actual_status, power_stopped
+from dreamlake.engine.lifecycle import actual_status, applied_stopped, power_stopped
 from dreamlake.engine.record import ProviderRecord
 from dreamlake.engine.vendors import get_template, supports_stateful_lifecycle
 
@@ -73,6 +73,24 @@ UP = InfraState(present=True, resources=1, outputs={"worker_host": "localhost"})
 )
 def test_actual_status(o: Observation, h: HostDaemon | None, expected: str) -> None:
     assert actual_status(o, h) == expected
+
+
+def test_applied_stopped_from_the_state() -> None:
+    def state(*rs: tuple[str, dict[str, str]]) -> dict[str, object]:
+        return {
+            "resources": [
+                {"mode": "managed", "type": t, "instances": [{"attributes": a}]} for t, a in rs
+            ]
+        }
+
+    assert applied_stopped(state(("aws_ec2_instance_state", {"state": "stopped"})))
+    assert applied_stopped(state(("aws_ec2_instance_state", {"state": "running"}))) is False
+    assert applied_stopped(state(("google_compute_instance", {"desired_status": "TERMINATED"})))
+    assert applied_stopped(state(("aws_instance", {"instance_state": "stopped"}))) is None
+    assert applied_stopped({}) is None
+    up = obs("ec2", infra=UP)
+    assert actual_status(up, None, True) == "suspended"
+    assert actual_status(up, None, False) == "active"
 
 
 def test_power_state() -> None:

@@ -32,8 +32,3 @@ output "region" {
   description = "The region the workers run in."
   value       = var.region
 }
-
-output "power_state" {
-  description = "Each worker's instance state as last applied (running or stopped)."
-  value       = aws_ec2_instance_state.worker[*].state
-}

@@ -130,9 +130,5 @@ variable "target_status" {
   description = "Desired lifecycle state: active (running) or suspended (instances stopped, volumes kept)."
   type        = string
   default     = "active"
-
-  validation {
-    condition     = contains(["active", "suspended"], var.target_status)
-    error_message = "The target_status must be \"active\" or \"suspended\"."
-  }
+  # Checked by dreamlake (active | suspended) when it reads terraform.tfvars.
 }

@@ -27,8 +27,3 @@ output "zone" {
   description = "The zone the VM runs in."
   value       = var.zone
 }
-
-output "power_state" {
-  description = "The VM's status as last applied (RUNNING or TERMINATED: stopped)."
-  value       = google_compute_instance.worker.desired_status == "TERMINATED" ? "stopped" : "running"
-}
