@@ -127,10 +127,13 @@ def _systemctl(supervisor: str) -> str:
     return 'if [ "$(id -u)" = 0 ]; then systemctl "$@"; else sudo -n systemctl "$@"; fi'
 
 
-def suspend_daemon(shell: Shell, provider: str, *, timeout: float = 300.0) -> HostDaemon:
+def suspend_daemon(
+    shell: Shell, provider: str, *, timeout: float = 300.0, before: HostDaemon | None = None
+) -> HostDaemon:
     """Stop the daemon gracefully (drain, deregister, exit) and keep its supervisor
-    entry, so it can be resumed. Returns the state after. Idempotent."""
-    before = daemon_state(shell, provider)
+    entry, so it can be resumed. Returns the state after. Idempotent. ``before``: the
+    state just probed, if the caller has it (one probe fewer)."""
+    before = before or daemon_state(shell, provider)
     if before.state != "running":
         return before
     if before.pid is None:
@@ -174,7 +177,9 @@ def _inner(install_dir: str) -> str:
     return f"{shlex.quote(run)} 2>&1 | tee -a {shlex.quote(log)}"
 
 
-def resume_daemon(shell: Shell, provider: str, *, run: bool = True) -> tuple[HostDaemon, str]:
+def resume_daemon(
+    shell: Shell, provider: str, *, run: bool = True, before: HostDaemon | None = None
+) -> tuple[HostDaemon, str]:
     """Start the suspended daemon again under its supervisor; returns the state after
     and the supervisor. Raises :class:`Unrecoverable` when its state is gone.
 
@@ -184,7 +189,7 @@ def resume_daemon(shell: Shell, provider: str, *, run: bool = True) -> tuple[Hos
     daemon — it must not take work while suspended."""
     from . import supervise
 
-    before = daemon_state(shell, provider)
+    before = before or daemon_state(shell, provider)
     if before.state == "running" or (before.state == "stopped" and not run):
         return before, before.supervisor or "tmux"
     if not before.recoverable:

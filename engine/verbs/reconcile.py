@@ -31,6 +31,7 @@ from pathlib import Path
 from .. import commands, lakeshore
 from ..backends.base import Progress
 from ..contract import ProviderLifecycleResult, Run
+from ..daemon_suspend import HostDaemon
 from ..derive import Derived, Observation, derive
 from ..errors import DreamlakeError
 from ..lifecycle import (
@@ -230,8 +231,8 @@ def _run(
     if step.action == "provision":
         return _provision(obs, root, say, files, lines, factory, watch)
     if step.action == "suspend":
-        return _suspend(obs, root, say, files, lines, factory, drain)
-    return _resume(obs, root, say, files, lines, factory, watch)
+        return _suspend(obs, root, say, files, lines, factory, drain, host)
+    return _resume(obs, root, say, files, lines, factory, watch, host)
 
 
 def _recovery_action(obs: Observation) -> Run:
@@ -313,7 +314,7 @@ def _watch_claim(obs: Observation, want_live: bool, limit: float) -> Observation
     deadline = time.monotonic() + limit
     claim = lakeshore.fetch_claims(cp, obs.name)
     while claim is not None and (claim.live > 0) != want_live and time.monotonic() < deadline:
-        time.sleep(0.25)
+        time.sleep(0.1)
         claim = lakeshore.fetch_claims(cp, obs.name)
     return replace(obs, claims=claim)
 
@@ -368,6 +369,7 @@ def _suspend(
     lines: list[str],
     factory: ShellFactory | None,
     drain: float,
+    host: HostDaemon | None,
 ) -> ProviderLifecycleResult:
     from ..daemon_suspend import suspend_daemon
     from ..lifecycle import default_shell_factory
@@ -377,7 +379,7 @@ def _suspend(
     shell = (factory or default_shell_factory)(host_target(obs))
     try:
         say(f"suspending the daemon on {shell.label} (drain up to {drain:g}s)")
-        after = suspend_daemon(shell, obs.name, timeout=drain)
+        after = suspend_daemon(shell, obs.name, timeout=drain, before=host)
     finally:
         shell.close()
     if after.state == "running":
@@ -403,6 +405,7 @@ def _resume(
     lines: list[str],
     factory: ShellFactory | None,
     watch: float,
+    host: HostDaemon | None,
 ) -> ProviderLifecycleResult:
     from ..daemon_suspend import Unrecoverable, resume_daemon
     from ..lifecycle import default_shell_factory
@@ -414,7 +417,7 @@ def _resume(
     try:
         run = obs.target == "active"
         say(f"resuming the daemon on {shell.label}" + ("" if run else " (kept suspended)"))
-        after, sup = resume_daemon(shell, name, run=run)
+        after, sup = resume_daemon(shell, name, run=run, before=host)
     except Unrecoverable as exc:
         return to_result(
             obs,
