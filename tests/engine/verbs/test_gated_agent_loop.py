@@ -141,6 +141,8 @@ def test_agent_stops_at_every_gated_step(
     prose = _cli(command, project, monkeypatch)  # a person reads which step and why
     assert f"step: {step} —" in prose, prose
     assert "needs a person's yes" in prose and "--yes" in prose, prose
+    if step == "deprovision":  # the stateless path, said out loud
+        assert "podish has no stateful lifecycle" in prose and "destroys it" in prose, prose
     ran: list[str] = []
     for _ in range(6):
         ran.append(command)
