@@ -218,10 +218,9 @@ def _run(
         ).with_notes(*lines)
     if step.action == "wait":
         res = to_result(obs, files=files)
-        if res.status == "connected":
+        if res.status == "connected":  # a worker joining: it counts as live already
             return res.with_notes(*lines)
-        nxt = Run(command=commands.status(name, dd))
-        return to_result(obs, Derived("connecting", nxt, obs.blocking), files=files).with_notes(
+        return res.with_notes(
             *lines, "re-run when it has landed: " + _command(verb, name, dd, False)
         )
     if step.action == "recover":
@@ -289,7 +288,7 @@ def _provision(
 ) -> ProviderLifecycleResult:
     from .connect import connect
 
-    if level(obs) == "daemon" or (obs.infra is not None and obs.infra.present):
+    if obs.adopt or (obs.infra is not None and obs.infra.present):
         res = connect(
             obs.name,
             dream_dir=obs.dream_dir,
@@ -361,6 +360,39 @@ def _infra_step(
     )
 
 
+def _drain_on_the_machine(
+    obs: Observation, say: Progress, factory: ShellFactory | None, drain: float
+) -> list[str]:
+    """Before a machine stops: let its daemon finish the running item and deregister
+    (over ssh to ``worker_host``). Best effort: a machine that cannot be reached is
+    stopped anyway, and the result says its daemon was not drained."""
+    from ..daemon_suspend import suspend_daemon
+    from ..lifecycle import default_shell_factory
+    from ..remote.ssh import parse_host
+
+    if obs.claims is None or obs.claims.live == 0 or obs.infra is None:
+        return []
+    outs = {
+        k: (v["value"] if isinstance(v, dict) and "value" in v else v)
+        for k, v in obs.infra.outputs.items()
+    }
+    if not outs.get("worker_host"):
+        return ["⚠ no worker_host output: the daemon was not drained before the stop"]
+    target = parse_host(str(outs["worker_host"]), user=outs.get("worker_user") or None)
+    try:
+        shell = (factory or default_shell_factory)(target)
+    except DreamlakeError as exc:
+        return [f"⚠ the daemon was not drained before the stop: {exc.message}"]
+    try:
+        say(f"draining the daemon on {shell.label} (up to {drain:g}s)")
+        suspend_daemon(shell, obs.name, timeout=drain)
+    except DreamlakeError as exc:
+        return [f"⚠ the daemon was not drained before the stop: {exc.message}"]
+    finally:
+        shell.close()
+    return [f"✓ daemon on {shell.label} drained and deregistered before the stop"]
+
+
 def _suspend(
     obs: Observation,
     root: Root,
@@ -375,6 +407,7 @@ def _suspend(
     from ..lifecycle import default_shell_factory
 
     if level(obs) == "infrastructure":
+        lines = [*lines, *_drain_on_the_machine(obs, say, factory, drain)]
         return _infra_step(obs, root, say, files, lines, "suspend")
     shell = (factory or default_shell_factory)(host_target(obs))
     try:

