@@ -419,5 +419,10 @@ def main(argv: list[str] | None = None) -> int:
     return int(rv or 0) if isinstance(rv, int) else 0
 
 
+from . import pool, provider_lifecycle  # noqa: E402, F401  (registers their commands)
+
 if __name__ == "__main__":  # python -m dreamlake.cli.main
-    raise SystemExit(main())
+    # The imported module is the one the command modules registered on, not __main__.
+    from dreamlake.cli.main import main as _registered_main
+
+    raise SystemExit(_registered_main())

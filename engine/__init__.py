@@ -27,11 +27,15 @@ if TYPE_CHECKING:
         json_schema,
     )
     from .errors import DreamlakeError
+    from .vendors import supports_stateful_lifecycle
     from .verbs.apply import apply
     from .verbs.connect import connect
     from .verbs.create import create
     from .verbs.plan import plan
+    from .verbs.reconcile import reconcile
+    from .verbs.resume import resume
     from .verbs.status import status
+    from .verbs.suspend import suspend
 
 __all__ = [
     "Blocking",
@@ -48,14 +52,19 @@ __all__ = [
     "create",
     "json_schema",
     "plan",
+    "reconcile",
+    "resume",
     "status",
+    "supports_stateful_lifecycle",
+    "suspend",
 ]
 
-_VERBS = {"create", "status", "plan", "apply", "connect"}
+_VERBS = {"create", "status", "plan", "apply", "connect", "suspend", "resume", "reconcile"}
 
 
 _LAZY = {
     "DreamlakeError": ".errors",
+    "supports_stateful_lifecycle": ".vendors",
     **{
         n: ".contract"
         for n in (

@@ -35,3 +35,19 @@ def status(name: str, dream_dir: str | None = None) -> str:
 def create(name: str, vendor: str, dream_dir: str | None = None, backend: str | None = None) -> str:
     b = f" --backend {backend}" if backend and backend != "terraform" else ""
     return f"{PROG} create -n {name} --provider {vendor}{b}{_dd(dream_dir)}"
+
+
+def suspend(name: str, dream_dir: str | None = None, yes: bool = False) -> str:
+    return f"{PROG} suspend -n {name}{' --yes' if yes else ''}{_dd(dream_dir)}"
+
+
+def resume(name: str, dream_dir: str | None = None, yes: bool = False) -> str:
+    return f"{PROG} resume -n {name}{' --yes' if yes else ''}{_dd(dream_dir)}"
+
+
+def reconcile(name: str, dream_dir: str | None = None, yes: bool = False) -> str:
+    return f"{PROG} reconcile -n {name}{' --yes' if yes else ''}{_dd(dream_dir)}"
+
+
+def pool_status(pool: str, dream_dir: str | None = None) -> str:
+    return f"dreamlake pool status {shlex.quote(pool)}{_dd(dream_dir)}"

@@ -35,6 +35,7 @@ class Observation:
     server: str = ""
     namespace: str = "default"
     notes: tuple[str, ...] = field(default=())
+    target: str = "active"  # target_status from the provider's config (desired state)
 
     @property
     def backend(self) -> str:
@@ -72,6 +73,9 @@ def derive(obs: Observation) -> Derived:
         # A saved plan that would change the infrastructure: applied or not, it is ready.
         return Derived("ready", Run(command=commands.apply_yes(name, dd)), ())
     adopted = obs.adopt and claims is not None and claims.gone > 0
+    if (infra.present or adopted) and (obs.target == "suspended" or _stopped(infra)):
+        # Stopped on purpose, its state kept: not a daemon that died (unclaimed).
+        return Derived("suspended", Run(command=commands.resume(name, dd)), obs.blocking)
     if infra.present or adopted:
         connect = Run(command=commands.connect(name, dd))
         if claims is None:
@@ -84,3 +88,10 @@ def derive(obs: Observation) -> Derived:
     if infra.plan_fresh:
         return Derived("ready", Run(command=commands.apply_yes(name, dd)), ())
     return Derived("scaffolded", Run(command=commands.plan(name, dd)), ())
+
+
+def _stopped(infra: InfraState) -> bool:
+    """The infrastructure says its machines are stopped (a ``power_state`` output)."""
+    from .lifecycle import power_stopped
+
+    return power_stopped(infra.outputs)

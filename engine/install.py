@@ -399,6 +399,8 @@ def nymph_argv(cfg: DaemonConfig, token_file: str) -> list[str]:
         argv += ["--instance-id", cfg.worker_name]
     if cfg.workdir:
         argv += ["--workdir", cfg.workdir]
+    # The pid of the running daemon, so a suspend can signal exactly it.
+    argv += ["--pid-file", token_file.rsplit("/", 1)[0] + "/nymph.pid"]
     return argv
 
 

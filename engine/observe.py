@@ -45,6 +45,9 @@ def observe(
             raise unknown_provider(name, root, dream_dir)
         return Observation(name, d, dream_dir, None, None, server=cp.url, namespace=cp.namespace)
     template = all_templates().get(record.vendor)
+    from .target import read_target
+
+    target = read_target(paths, record.backend)
     blocking: tuple[Blocking, ...] = ()
     degraded: list[str] = []
     if template is not None:
@@ -83,6 +86,7 @@ def observe(
         claims=claim,
         server=cp.url,
         namespace=cp.namespace,
+        target=target,
     )
 
 

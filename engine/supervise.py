@@ -139,6 +139,10 @@ def systemd_unit(spec: DaemonSpec, *, system: bool) -> str:
         f"WorkingDirectory={str(spec.workdir).replace('%', '%%')}",
         "Restart=always",
         "RestartSec=2",
+        # A suspend makes the daemon exit 75 after draining: stopped, not failed,
+        # and not restarted (see daemon_suspend).
+        "SuccessExitStatus=75",
+        "RestartPreventExitStatus=75",
     ]
     if system and spec.user:
         lines.append(f"User={spec.user}")

@@ -72,6 +72,12 @@ class Template:
     def decision(self, key: str) -> Decision | None:
         return next((d for d in self.decisions if d.key == key), None)
 
+    @property
+    def stateful_lifecycle(self) -> bool:
+        """``statefulLifecycle`` in TEMPLATE.json: suspend stops (state kept) rather
+        than destroys. Absent: false, the stateless path (suspend = destroy)."""
+        return self.raw.get("statefulLifecycle") is True
+
 
 def _parse(data: dict[str, Any], source: Traversable | None = None) -> Template:
     decisions = tuple(
@@ -137,6 +143,12 @@ def _load(extra_path: str) -> dict[str, Template]:
 
 def known_vendors() -> list[str]:
     return list(all_templates())
+
+
+def supports_stateful_lifecycle(vendor: str) -> bool:
+    """Whether ``vendor`` can suspend and resume with its state kept (its TEMPLATE.json
+    says ``statefulLifecycle: true``). Raises UnknownVendor for an unknown vendor."""
+    return get_template(vendor).stateful_lifecycle
 
 
 def get_template(vendor: str) -> Template:

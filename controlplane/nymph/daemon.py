@@ -4,6 +4,11 @@ It always initiates the connection. Every failure to reach the control plane is
 transient: it retries with jittered exponential backoff and never exits on one.
 A 404 for its worker (the server forgot it) means register again. On stop
 (SIGTERM/SIGINT) it kills a running command, deregisters and returns 0.
+
+On suspend (SIGUSR1, sent by ``dreamlake provider suspend``) it drains instead: it
+takes no new work, lets the running item finish (a SIGTERM after that cuts it short
+and reports it failed, as a stop does), deregisters and exits with
+:data:`SUSPENDED_EXIT`, which tells a supervisor not to restart it.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from .runner import ProcessRunner, RunResult
 MIN_POLL_INTERVAL = 1.0
 NOT_STARTED = "the daemon was stopping and did not start the command"
 MAX_REJECTED_REPORTS = 5  # consecutive 5xx answers to one result before it is dropped
+SUSPENDED_EXIT = 75  # exit status after a suspend; systemd units do not restart on it
 
 
 def log(message: str) -> None:
@@ -65,6 +71,7 @@ class Daemon:
     runner: ProcessRunner = field(default_factory=ProcessRunner)
     token_loader: Callable[[], str | None] | None = None
     stop: threading.Event = field(default_factory=threading.Event)
+    draining: threading.Event = field(default_factory=threading.Event)
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -153,7 +160,7 @@ class Daemon:
 
     def poll_loop(self) -> None:
         backoff = Backoff(cap=self.config.max_backoff)
-        while not self.stop.is_set():
+        while not self.stop.is_set() and not self.draining.is_set():
             worker_id: str | None = None
             try:
                 worker_id = self.ensure_registered()
@@ -179,7 +186,7 @@ class Daemon:
 
     def _execute(self, worker_id: str, item: dict[str, Any]) -> None:
         work_id = str(item["id"])
-        if self.stop.is_set():  # handed over as we were stopping: never start it
+        if self.stop.is_set() or self.draining.is_set():  # handed over as we were stopping
             log(f"not running work {work_id}: stopping")
             self.deliver(worker_id, work_id, RunResult(None, "", NOT_STARTED))
             return
@@ -251,6 +258,16 @@ class Daemon:
         for t in threads:
             t.start()
         return threads
+
+    def drain(self, threads: list[threading.Thread]) -> None:
+        """Suspend: no new work; the running item finishes (``stop`` cuts it short),
+        then stop and deregister."""
+        self.draining.set()
+        log("suspending: taking no new work; waiting for the running item to finish")
+        time.sleep(0.05)  # let a poll that just returned an item mark itself busy
+        while self._busy.is_set() and not self.stop.wait(0.1):
+            pass
+        self.shutdown(threads)
 
     def shutdown(self, threads: list[threading.Thread], grace: float = 8.0) -> None:
         """Stop the loops (a running command is killed and reported), then deregister.

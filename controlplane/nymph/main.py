@@ -6,6 +6,9 @@
 else ``LAKESHORE_TOKEN``, else ``LAKESHORE_TOKEN_FILE``; ``--namespace`` defaults to
 ``LAKESHORE_NAMESPACE`` or ``default``; ``--instance-id`` to ``NYMPH_INSTANCE_ID`` or
 the host name. Exit 0 on SIGTERM/SIGINT (after deregistering), 2 on bad flags.
+SIGUSR1 suspends: no new work, the running item finishes (a SIGTERM cuts it short),
+deregister, exit 75 (a supervisor does not restart it). ``--pid-file`` names a file
+holding the daemon's pid while it runs, so a suspend can signal exactly it.
 Runs with stdin closed and never prompts.
 """
 
@@ -60,6 +63,7 @@ def parser() -> argparse.ArgumentParser:
         "--heartbeat", type=float, default=None, help="Heartbeat seconds (default: server's)."
     )
     p.add_argument("--workdir", default=None, help="Where commands run (default: cwd).")
+    p.add_argument("--pid-file", type=Path, default=None, help="Write this daemon's pid here.")
     return p
 
 
@@ -98,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from dreamlake import __version__
 
     from ..client import Client
-    from .daemon import Daemon, DaemonConfig, log
+    from .daemon import SUSPENDED_EXIT, Daemon, DaemonConfig, log
     from .runner import ProcessRunner
 
     client = Client(url=args.server.rstrip("/"), token=token, namespace=args.namespace)
@@ -117,15 +121,42 @@ def main(argv: Sequence[str] | None = None) -> int:
     def on_signal(signum: int, _frame: FrameType | None) -> None:
         daemon.stop.set()
 
+    def on_suspend(signum: int, _frame: FrameType | None) -> None:
+        daemon.draining.set()
+
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGUSR1, on_suspend)
+    if args.pid_file is not None:
+        _write_pid(args.pid_file)
     log(f"starting: provider {args.provider!r}, server {client.url}, instance {args.instance_id}")
     threads = daemon.start()
-    while not daemon.stop.wait(0.5):
+    try:
+        while not daemon.stop.wait(0.2):
+            if daemon.draining.is_set():
+                daemon.drain(threads)
+                log("suspended")
+                return SUSPENDED_EXIT
+        log("stopping")
+        daemon.shutdown(threads)
+        return 0
+    finally:
+        if args.pid_file is not None:
+            _remove_pid(args.pid_file)
+
+
+def _write_pid(path: Path) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tmp.write_text(f"{os.getpid()}\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _remove_pid(path: Path) -> None:
+    try:
+        if path.read_text(encoding="utf-8").strip() == str(os.getpid()):
+            path.unlink()
+    except OSError:
         pass
-    log("stopping")
-    daemon.shutdown(threads)
-    return 0
 
 
 if __name__ == "__main__":

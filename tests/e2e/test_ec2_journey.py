@@ -254,7 +254,8 @@ def test_ec2_journey_apply_noop_and_drift(aws_api: str, tmp_path: Path) -> None:
 
     rc, out = dl(env, proj, out["nextAction"]["command"])
     assert (rc, out["status"]) == (0, "ready"), out
-    assert out["plan"] == {"add": 2, "change": 0, "destroy": 0}  # security group + instance
+    # security group + instance + its desired state (running; target_status active)
+    assert out["plan"] == {"add": 3, "change": 0, "destroy": 0}
     assert out["nextAction"] == {"kind": "run", "command": "dreamlake provider apply -n gpu --yes"}
     # The CLI config that installed the provider from the mirror is git-ignored.
     tf = proj / ".dream" / "providers" / "gpu" / "terraform"
@@ -269,7 +270,7 @@ def test_ec2_journey_apply_noop_and_drift(aws_api: str, tmp_path: Path) -> None:
 
     rc, out = dl(env, proj, "dreamlake provider status -n gpu")
     assert rc == 0 and out["status"] in ("applied", "unclaimed"), out
-    assert out["resources"] == 2
+    assert out["resources"] == 3
     host = out["outputs"]["worker_host"]
     assert host.startswith("10.20.1."), host
     (instance,) = out["outputs"]["instance_ids"]
@@ -369,6 +370,72 @@ def test_ec2_agent_loop(aws_api: str, tmp_path: Path) -> None:
     assert statuses[0] == "needs_input"
     assert statuses[-1] in ("applied", "unclaimed"), statuses
     assert "ready" in statuses and "scaffolded" in statuses, statuses
-    assert out["resources"] == 2
+    assert out["resources"] == 3
     assert out["outputs"]["region"] == "us-west-2"  # chosen from observed
     assert out["outputs"]["worker_host"]
+
+
+# ---------------------------------------------------------------------------
+# the stateful lifecycle: suspend stops the instances, resume starts them
+
+
+def _instance(url: str, instance: str) -> dict[str, Any]:
+    described = ec2(url, "us-east-1").describe_instances(InstanceIds=[instance])
+    return dict(described["Reservations"][0]["Instances"][0])
+
+
+def test_ec2_suspend_resume(aws_api: str, tmp_path: Path) -> None:
+    """apply → suspend (the instance ``stopped`` in the AWS API, its volume kept,
+    status ``suspended``) → suspend again (nothing to do) → resume (``running``)."""
+    _version, terraform = BINARIES[-1]
+    subnet = team_subnet(aws_api, "us-east-1")
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / ".dreamrc").write_text(
+        "settings:\n"
+        "  aws:\n"
+        f"    endpoint: {aws_api}\n"
+        "    skipCredentialsValidation: true\n"
+        "  terraform:\n"
+        f"    pluginMirror: {MIRROR}\n"
+    )
+    env = base_env(tmp_path / "home", terraform)
+    rc, out = dl(env, proj, "dreamlake provider create -n gpu --provider ec2")
+    b = blocking(out)
+    tfvars = out["nextAction"]["file"]
+    set_line(tfvars, b["region"]["line"], 'region = "us-east-1"')
+    set_line(tfvars, b["subnet"]["line"], f'subnet_id = "{subnet}"')
+    set_line(tfvars, b["instance_type"]["line"], 'instance_type = "g5.xlarge"')
+    set_line(tfvars, b["ami"]["line"], f'ami_id = "{AMI_PLAIN}"')
+    with open(tfvars, "a") as f:
+        f.write("associate_public_ip = null\n")
+    rc, out = dl(env, proj, "dreamlake provider plan -n gpu")
+    assert (rc, out["status"]) == (0, "ready"), out
+    rc, out = dl(env, proj, "dreamlake provider apply -n gpu --yes")
+    assert (rc, out["status"]) == (0, "applied"), out
+    (instance,) = out["outputs"]["instance_ids"]
+    assert _instance(aws_api, instance)["State"]["Name"] == "running"
+    volumes = [m["Ebs"]["VolumeId"] for m in _instance(aws_api, instance)["BlockDeviceMappings"]]
+    assert volumes
+
+    rc, out = dl(env, proj, "dreamlake provider suspend -n gpu")
+    assert (rc, out["status"]) == (0, "suspended"), out
+    assert out["nextAction"] == {"kind": "run", "command": "dreamlake provider resume -n gpu"}
+    assert tfvars in out["files"]
+    assert 'target_status = "suspended"' in Path(tfvars).read_text()
+    seen = _instance(aws_api, instance)
+    assert seen["State"]["Name"] == "stopped"
+    assert [m["Ebs"]["VolumeId"] for m in seen["BlockDeviceMappings"]] == volumes  # kept
+    rc, out = dl(env, proj, "dreamlake provider status -n gpu")
+    assert (rc, out["status"]) == (0, "suspended"), out
+    assert out["outputs"]["instance_ids"] == [instance]  # the same instance, not a new one
+
+    rc, out = dl(env, proj, "dreamlake provider suspend -n gpu")
+    assert (rc, out["status"], out["files"]) == (0, "suspended", []), out
+
+    rc, out = dl(env, proj, "dreamlake provider resume -n gpu")
+    assert rc == 0 and out["status"] in ("applied", "unclaimed"), out
+    assert out["nextAction"]["command"] == "dreamlake provider connect -n gpu"
+    assert _instance(aws_api, instance)["State"]["Name"] == "running"
+    rc, out = dl(env, proj, "dreamlake provider status -n gpu")
+    assert rc == 0 and out["status"] in ("applied", "unclaimed"), out

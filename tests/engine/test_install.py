@@ -82,6 +82,8 @@ def test_daemon_command_line() -> None:
         "box-1",
         "--workdir",
         "/srv/nymph",
+        "--pid-file",
+        "/h/.dreamlake/nymph/lab/nymph.pid",
     ]
     script = install.run_script("/h/d", "/h/d/venv/bin/python", argv)
     assert script.startswith("#!/bin/sh\n")

@@ -159,11 +159,14 @@ def test_ec2_plans_against_a_local_aws_api(tmp_path: Path) -> None:
         out = run(tf, ["plan", "-input=false", "-no-color"], work, env).stdout
     finally:
         server.stop()
-    assert "Plan: 3 to add, 0 to change, 0 to destroy." in out
+    # the security group, two instances and each one's desired state (running)
+    assert "Plan: 5 to add, 0 to change, 0 to destroy." in out
     for address in (
         "aws_instance.worker[0]",
         "aws_instance.worker[1]",
         "aws_security_group.worker",
+        "aws_ec2_instance_state.worker[0]",
+        "aws_ec2_instance_state.worker[1]",
     ):
         assert f"# {address} will be created" in out
     assert f'vpc_id                 = "{vpc}"' in out or f'"{vpc}"' in out

@@ -50,3 +50,12 @@ resource "aws_instance" "worker" {
     Name = "${var.name_prefix}-worker-${count.index}"
   }
 }
+
+# The stateful lifecycle: suspended stops the instances (their volumes stay) and
+# active starts them again; destroying and re-creating is never how this pauses.
+resource "aws_ec2_instance_state" "worker" {
+  count = var.worker_count
+
+  instance_id = aws_instance.worker[count.index].id
+  state       = var.target_status == "suspended" ? "stopped" : "running"
+}

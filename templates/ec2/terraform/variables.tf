@@ -123,3 +123,12 @@ variable "aws_skip_credentials_validation" {
   type        = bool
   default     = false
 }
+
+# Lifecycle (not a decision): `dreamlake provider suspend|resume` set it.
+
+variable "target_status" {
+  description = "Desired lifecycle state: active (running) or suspended (instances stopped, volumes kept)."
+  type        = string
+  default     = "active"
+  # Checked by dreamlake (active | suspended) when it reads terraform.tfvars.
+}

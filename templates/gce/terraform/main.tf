@@ -1,7 +1,9 @@
 resource "google_compute_instance" "worker" {
-  name         = var.name
-  machine_type = var.machine_type
-  zone         = var.zone
+  name = var.name
+  # The stateful lifecycle: suspended stops the VM (its disk stays), active starts it.
+  desired_status = var.target_status == "suspended" ? "TERMINATED" : "RUNNING"
+  machine_type   = var.machine_type
+  zone           = var.zone
 
   labels = merge(var.labels, {
     dreamlake          = "true"

@@ -95,3 +95,12 @@ variable "labels" {
   type        = map(string)
   default     = {}
 }
+
+# Lifecycle (not a decision): `dreamlake provider suspend|resume` set it.
+
+variable "target_status" {
+  description = "Desired lifecycle state: active (running) or suspended (VM stopped, disk kept)."
+  type        = string
+  default     = "active"
+  # Checked by dreamlake (active | suspended) when it reads terraform.tfvars.
+}

@@ -27,3 +27,12 @@ variable "worker_name" {
     error_message = "The worker_name must match ^[a-z0-9][a-z0-9-]{0,62}$ (lowercase letters, digits and dashes, at most 63 characters)."
   }
 }
+
+# Lifecycle (not a decision): `dreamlake provider suspend|resume` set it.
+
+variable "target_status" {
+  description = "Desired lifecycle state: active (running) or suspended (daemon stopped, work directory kept)."
+  type        = string
+  default     = "active"
+  # Checked by dreamlake (active | suspended) when it reads terraform.tfvars.
+}

@@ -1,0 +1,129 @@
+"""``dreamlake provider suspend | resume | reconcile``: the day-2 lifecycle verbs.
+
+Registered on the ``provider`` group by ``cli.main``; each only parses its flags,
+calls the engine verb and renders the result.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from .main import DreamDir, Json, _announce, _call, _emit, _progress, provider_app
+
+Yes = Annotated[
+    bool,
+    typer.Option("--yes", help="Perform the step even when it is gated (it needs a person's yes)."),
+]
+OptName = Annotated[
+    str | None, typer.Option("-n", "--name", help="The provider's name (^[a-z0-9][a-z0-9-]*$).")
+]
+
+
+@provider_app.command("suspend")
+def suspend_cmd(
+    name: Annotated[
+        str, typer.Option("-n", "--name", help="The provider's name (^[a-z0-9][a-z0-9-]*$).")
+    ],
+    yes: Yes = False,
+    timeout: Annotated[
+        float,
+        typer.Option("--timeout", help="Seconds a running work item may take to finish."),
+    ] = 300.0,
+    dream_dir: DreamDir = None,
+    as_json: Json = False,
+) -> None:
+    """Stop the provider with its state kept (target_status = suspended, then reconcile)."""
+    from dreamlake.engine.verbs.suspend import suspend
+
+    _announce("suspend", name, dream_dir, as_json)
+    _emit(
+        _call(
+            "suspend",
+            name,
+            dream_dir,
+            lambda: suspend(
+                name,
+                yes=yes,
+                dream_dir=dream_dir,
+                progress=_progress(as_json),
+                drain_timeout=timeout,
+            ),
+        ),
+        as_json,
+    )
+
+
+@provider_app.command("resume")
+def resume_cmd(
+    name: Annotated[
+        str, typer.Option("-n", "--name", help="The provider's name (^[a-z0-9][a-z0-9-]*$).")
+    ],
+    yes: Yes = False,
+    dream_dir: DreamDir = None,
+    as_json: Json = False,
+) -> None:
+    """Start the provider again from its kept state (target_status = active, then reconcile)."""
+    from dreamlake.engine.verbs.resume import resume
+
+    _announce("resume", name, dream_dir, as_json)
+    _emit(
+        _call(
+            "resume",
+            name,
+            dream_dir,
+            lambda: resume(name, yes=yes, dream_dir=dream_dir, progress=_progress(as_json)),
+        ),
+        as_json,
+    )
+
+
+@provider_app.command("reconcile")
+def reconcile_cmd(
+    name: OptName = None,
+    all_: Annotated[
+        bool, typer.Option("--all", help="Every provider of the root, one after the other.")
+    ] = False,
+    yes: Yes = False,
+    dream_dir: DreamDir = None,
+    as_json: Json = False,
+) -> None:
+    """Move the provider towards its target_status: one planned step, gated steps only with --yes."""
+    from dreamlake.engine.verbs.reconcile import reconcile, reconcile_all
+
+    if all_ == (name is not None):
+        from .main import _cli_error
+
+        raise typer.Exit(
+            _cli_error(
+                "give either -n NAME or --all",
+                ["--json"] if as_json else [],
+                command="dreamlake provider reconcile --all",
+            )
+        )
+    if name is not None:
+        _announce("reconcile", name, dream_dir, as_json)
+        _emit(
+            _call(
+                "reconcile",
+                name,
+                dream_dir,
+                lambda: reconcile(name, yes=yes, dream_dir=dream_dir, progress=_progress(as_json)),
+            ),
+            as_json,
+        )
+    results = reconcile_all(yes=yes, dream_dir=dream_dir, progress=_progress(as_json))
+    if as_json:
+        import json
+
+        sys.stdout.write(json.dumps([r.to_wire() for r in results], indent=2) + "\n")
+    else:
+        from .render import render
+
+        if not results:
+            sys.stdout.write("no providers under this root: nothing to reconcile\n")
+        for r in results:
+            sys.stdout.write(render(r) + "\n\n")
+    raise typer.Exit(max((r.exit_code for r in results), default=0))

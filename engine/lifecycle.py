@@ -1,0 +1,189 @@
+"""The actual lifecycle status (5), derived from the world, and where it is read.
+
+=============  ================================================================
+actual         in the world
+=============  ================================================================
+absent         no infrastructure state and no daemon (for ``local``/``ssh``: no
+               daemon under any supervisor on the host)
+provisioning   an apply or a connect in flight: a held lock, a daemon running
+               that has not claimed yet (joining)
+active         infrastructure up and, where the daemon is the provider
+               (``local``/``ssh``), the daemon running or claiming
+suspended      infrastructure present but stopped (as last applied: an
+               ``aws_ec2_instance_state`` / an instance's desired status, or a
+               ``power_state`` output), or
+               the daemon stopped on purpose with its supervisor entry kept
+failed         an interrupted apply (stale lock) or a partial state
+=============  ================================================================
+
+Vendors suspend at one of two levels (:func:`level`): ``daemon`` (``local``,
+``ssh``: the daemon is stopped, the host and its work directory stay) or
+``infrastructure`` (``ec2``, ``gce``: the machines are stopped, their disks kept).
+:func:`actual_status` is pure; :func:`observe_host` is the one probe of the host.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+
+from .daemon_suspend import HostDaemon
+from .derive import Observation
+from .planner import Actual
+
+Level = Literal["daemon", "infrastructure"]
+DAEMON_KINDS = ("local", "adopt")
+
+
+def level(obs: Observation) -> Level:
+    """Where this provider's suspend acts: on the daemon, or on the infrastructure."""
+    if obs.adopt:
+        return "daemon"
+    kind = obs.template.kind if obs.template else ""
+    return "daemon" if kind in DAEMON_KINDS else "infrastructure"
+
+
+def _plain(v: Any) -> Any:
+    return v["value"] if isinstance(v, dict) and "value" in v else v
+
+
+def power_stopped(outputs: Mapping[str, Any]) -> bool:
+    """The ``power_state`` output (a string or a list, one per machine) says every
+    machine is stopped. Absent: not stopped."""
+    value = _plain(outputs.get("power_state")) if outputs else None
+    if isinstance(value, str):
+        values = [value]
+    elif isinstance(value, list) and value:
+        values = [str(v) for v in value]
+    else:
+        return False
+    return all(v.lower() in ("stopped", "terminated", "suspended") for v in values)
+
+
+# Resources whose applied attributes say whether the machines run: type → (attribute,
+# the values that mean stopped).
+POWER_ATTRIBUTES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "aws_ec2_instance_state": ("state", ("stopped", "stopping")),
+    "google_compute_instance": ("desired_status", ("TERMINATED", "SUSPENDED")),
+}
+
+
+def applied_stopped(state: Mapping[str, Any]) -> bool | None:
+    """From a terraform state document: True when every machine it records is
+    stopped as last applied, False when one runs, None when it records none."""
+    seen: list[bool] = []
+    for r in state.get("resources") or []:
+        if r.get("mode", "managed") != "managed" or r.get("type") not in POWER_ATTRIBUTES:
+            continue
+        attr, stopped = POWER_ATTRIBUTES[r["type"]]
+        for inst in r.get("instances") or []:
+            value = (inst.get("attributes") or {}).get(attr)
+            if value:
+                seen.append(str(value) in stopped)
+    return all(seen) if seen else None
+
+
+def read_applied_stopped(obs: Observation) -> bool | None:
+    """:func:`applied_stopped` of the provider's terraform state (None for other
+    backends, or without a readable state)."""
+    import json
+
+    if obs.backend != "terraform":
+        return None
+    try:
+        data = json.loads((obs.dir / "terraform" / "terraform.tfstate").read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    return applied_stopped(data) if isinstance(data, dict) else None
+
+
+def actual_status(obs: Observation, host: HostDaemon | None, stopped: bool | None = None) -> Actual:
+    """The planner's actual status. ``host``: the daemon as its host shows it (for
+    daemon-level vendors; None when it was not probed). ``stopped``: whether the
+    machines are stopped as last applied (:func:`read_applied_stopped`)."""
+    infra = obs.infra
+    claims = obs.claims
+    if infra is not None and infra.lock is not None:
+        return "provisioning" if infra.lock.state == "held" else "failed"
+    if infra is not None and infra.partial:
+        return "failed"
+    infra_present = infra is not None and infra.present
+    if not obs.adopt and not infra_present:
+        return "absent"
+    if stopped or (infra is not None and power_stopped(infra.outputs)):
+        return "suspended"
+    live = claims is not None and claims.live > 0
+    if level(obs) == "infrastructure" or host is None:
+        return "active"
+    if host.state == "stopped":
+        return "suspended"
+    if host.state == "absent":
+        return "active" if live else "absent"
+    # running
+    if live or claims is None:
+        return "active"
+    return "provisioning"
+
+
+ShellFactory = Callable[[Any], Any]
+
+
+def host_target(obs: Observation, host: str | None = None) -> Any:
+    """The SSH target of a daemon-level provider, None for this machine (``local``)."""
+    from .paths import ProviderPaths
+    from .remote.ssh import SSHTarget, parse_host
+    from .verbs.connect import _read_adopt
+
+    if not obs.adopt:
+        if host:
+            return parse_host(host)
+        return None
+    adopt = _read_adopt(ProviderPaths(obs.dir))
+    spec = host or adopt.get("host")
+    if not spec:
+        return None
+    port = adopt.get("port") if isinstance(adopt.get("port"), int) else None
+    target = parse_host(str(spec), user=adopt.get("user") or None, port=port)
+    ident = adopt.get("identity_file")
+    if ident:
+        ident = os.path.expanduser(str(ident))
+        if not os.path.isabs(ident):
+            ident = str((obs.dir / ident).resolve())
+        target = SSHTarget(target.host, target.user, target.port, identity_file=ident)
+    return target
+
+
+def default_shell_factory(target: Any) -> Any:
+    from .verbs.connect import _default_factory
+
+    return _default_factory(target)
+
+
+def observe_host(obs: Observation, factory: ShellFactory | None = None) -> HostDaemon | None:
+    """Probe the daemon on the provider's host (daemon-level vendors only). None when
+    there is no host to ask (an ssh provider without a host yet)."""
+    from .daemon_suspend import daemon_state
+
+    if level(obs) != "daemon":
+        return None
+    if obs.adopt and host_target(obs) is None:
+        return None
+    shell = (factory or default_shell_factory)(host_target(obs))
+    try:
+        return daemon_state(shell, obs.name)
+    finally:
+        shell.close()
+
+
+__all__ = [
+    "Level",
+    "actual_status",
+    "applied_stopped",
+    "default_shell_factory",
+    "host_target",
+    "level",
+    "observe_host",
+    "power_stopped",
+    "read_applied_stopped",
+]

@@ -1,0 +1,485 @@
+"""``dreamlake provider reconcile``: cross the actual status with the target, take one step.
+
+1. observe the world; read the target (``target_status`` in the provider's config),
+   the capability (``statefulLifecycle`` in TEMPLATE.json) and the gating set;
+2. derive the actual status (:mod:`..lifecycle`; for ``local``/``ssh`` one probe of
+   the daemon on its host);
+3. the planner names a step (:mod:`..planner`);
+4. a gated step without ``--yes`` is not performed: ``needs_input`` whose next action
+   is the same command with ``--yes`` and ``approval: true`` (an agent stops there
+   and asks a person); an ungated one is performed:
+
+   * ``suspend`` — daemon level: drain and stop the daemon (its supervisor entry and
+     work directory are kept); infrastructure level: plan and apply the target (the
+     machines stop, the disks stay), refusing a plan that would add or destroy;
+   * ``resume`` — the reverse; a state that did not survive is ``error`` with a
+     recovery next action (``plan``, never ``apply``);
+   * ``provision`` — ``connect`` (daemon level), or plan + apply;
+   * ``deprovision`` — ``destroy`` (the stateless path's suspend);
+   * ``wait`` / ``none`` / ``recover`` — nothing is touched.
+
+``suspend`` and ``resume`` are this verb after setting the target. A second run
+finds nothing to do: the state as ``status`` reports it, with ``files: []``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from .. import commands, lakeshore
+from ..backends.base import Progress
+from ..contract import ProviderLifecycleResult, Run
+from ..daemon_suspend import HostDaemon
+from ..derive import Derived, Observation, derive
+from ..errors import DreamlakeError
+from ..lifecycle import (
+    ShellFactory,
+    actual_status,
+    host_target,
+    level,
+    observe_host,
+    read_applied_stopped,
+)
+from ..observe import observe, to_result
+from ..paths import ProviderPaths, Root, check_name
+from ..planner import plan_step
+from ..target import Target, read_target, write_target
+from ._common import error_result, root_for
+
+DEFAULT_WATCH = 20.0
+DEFAULT_DRAIN = 300.0
+Verb = str  # "reconcile", "suspend" or "resume": the command repeated in next actions
+
+
+def reconcile(
+    name: str,
+    *,
+    yes: bool = False,
+    dream_dir: str | None = None,
+    cwd: Path | None = None,
+    progress: Progress | None = None,
+    shell_factory: ShellFactory | None = None,
+    watch: float | None = None,
+    drain_timeout: float | None = None,
+) -> ProviderLifecycleResult:
+    """Plan one step towards the provider's target status and perform it unless gated."""
+    return run(
+        name,
+        None,
+        "reconcile",
+        yes=yes,
+        dream_dir=dream_dir,
+        cwd=cwd,
+        progress=progress,
+        shell_factory=shell_factory,
+        watch=watch,
+        drain_timeout=drain_timeout,
+    )
+
+
+def reconcile_all(
+    *,
+    yes: bool = False,
+    dream_dir: str | None = None,
+    cwd: Path | None = None,
+    progress: Progress | None = None,
+    shell_factory: ShellFactory | None = None,
+) -> list[ProviderLifecycleResult]:
+    """``reconcile --all``: every provider of the root, in name order."""
+    root = root_for(dream_dir, cwd)
+    return [
+        reconcile(
+            n,
+            yes=yes,
+            dream_dir=dream_dir,
+            cwd=cwd,
+            progress=progress,
+            shell_factory=shell_factory,
+        )
+        for n in root.known_providers()
+    ]
+
+
+def run(
+    name: str,
+    new_target: Target | None,
+    verb: Verb,
+    *,
+    yes: bool,
+    dream_dir: str | None,
+    cwd: Path | None,
+    progress: Progress | None,
+    shell_factory: ShellFactory | None,
+    watch: float | None,
+    drain_timeout: float | None,
+) -> ProviderLifecycleResult:
+    """Set the target (``new_target``, unless None), then reconcile."""
+    root = root_for(dream_dir, cwd)
+    say = progress or (lambda _m: None)
+    try:
+        check_name(name)
+        obs = observe(name, root, dream_dir, probe=False)
+    except DreamlakeError as exc:
+        return error_result(exc, name, root=root, dream_dir=dream_dir)
+    vendor = obs.record.vendor if obs.record else None
+    try:
+        return _run(
+            obs,
+            root,
+            new_target,
+            verb,
+            yes,
+            say,
+            shell_factory,
+            DEFAULT_WATCH if watch is None else watch,
+            DEFAULT_DRAIN if drain_timeout is None else drain_timeout,
+        )
+    except DreamlakeError as exc:
+        return error_result(
+            exc,
+            name,
+            root=root,
+            vendor=vendor,
+            dream_dir=dream_dir,
+            default_next=Run(command=commands.status(name, dream_dir)),
+        )
+
+
+def _command(verb: Verb, name: str, dd: str | None, yes: bool) -> str:
+    builder = {
+        "suspend": commands.suspend,
+        "resume": commands.resume,
+        "reconcile": commands.reconcile,
+    }[verb]
+    return builder(name, dd, yes)
+
+
+def _run(
+    obs: Observation,
+    root: Root,
+    new_target: Target | None,
+    verb: Verb,
+    yes: bool,
+    say: Progress,
+    factory: ShellFactory | None,
+    watch: float,
+    drain: float,
+) -> ProviderLifecycleResult:
+    from ..gating import effective_gating
+
+    assert obs.record is not None
+    name, dd = obs.name, obs.dream_dir
+    paths = ProviderPaths(obs.dir)
+    if obs.blocking:
+        # Decisions still open: there is nothing to suspend or resume yet.
+        return to_result(obs, files=[]).with_notes(
+            f"'{name}' has open decisions; {verb} acts once it is applied or connected."
+        )
+    target: Target = new_target or read_target(paths, obs.backend)
+    stateful = obs.template.stateful_lifecycle if obs.template else False
+    gating = effective_gating(root.path, obs.record.gating, str(paths.provider_json))
+    host = observe_host(obs, factory)
+    actual = actual_status(obs, host, read_applied_stopped(obs))
+    step = plan_step(actual, target, stateful, gating)
+    say(f"actual {actual}, target {target}: {step.action} ({step.why})")
+    lines = [f"actual: {actual}   target: {target}   step: {step.action} — {step.why}"]
+    if not stateful and step.action in ("deprovision", "provision") and target == "suspended":
+        lines.append(
+            f"{obs.record.vendor} has no stateful lifecycle (statefulLifecycle: false): "
+            "suspend destroys it and resume provisions it afresh; nothing it held is kept."
+        )
+    elif not stateful and step.action == "provision" and new_target == "active":
+        lines.append(f"{obs.record.vendor} has no stateful lifecycle: resume provisions it afresh.")
+
+    if step.gated and not yes:
+        nxt = Run(command=_command(verb, name, dd, True), approval=True)
+        res = to_result(obs, Derived("needs_input", nxt, obs.blocking), files=[])
+        return res.with_notes(
+            *lines,
+            f"'{step.action}' needs a person's yes (gating: {', '.join(sorted(gating)) or '-'}): "
+            "nothing was touched. Re-run with --yes once a person agrees.",
+        )
+
+    files: list[str] = []
+    if new_target is not None:
+        written = write_target(paths, obs.backend, new_target)
+        if written is not None:
+            files.append(str(written))
+            say(f"target_status = {new_target} in {written}")
+        obs = replace(obs, target=new_target)
+
+    if step.action == "none":
+        res = to_result(obs, files=files)
+        return res.with_headline(
+            f"'{name}' is already {'suspended' if target == 'suspended' else 'active'}"
+            " — nothing to do" + ("" if not files else f" (target written to {files[0]})")
+        ).with_notes(*lines)
+    if step.action == "wait":
+        res = to_result(obs, files=files)
+        if res.status == "connected":  # a worker joining: it counts as live already
+            return res.with_notes(*lines)
+        return res.with_notes(
+            *lines, "re-run when it has landed: " + _command(verb, name, dd, False)
+        )
+    if step.action == "recover":
+        return _recover(obs, root, files, lines)
+    if step.action == "deprovision":
+        return _deprovision(obs, yes, say, files, lines)
+    if step.action == "provision":
+        return _provision(obs, root, say, files, lines, factory, watch)
+    if step.action == "suspend":
+        return _suspend(obs, root, say, files, lines, factory, drain, host)
+    return _resume(obs, root, say, files, lines, factory, watch, host)
+
+
+def _recovery_action(obs: Observation) -> Run:
+    """Plan, never apply; an adopted host has nothing to plan: connect afresh, gated."""
+    if obs.adopt:
+        return Run(command=commands.connect(obs.name, obs.dream_dir), approval=True)
+    return Run(command=commands.plan(obs.name, obs.dream_dir))
+
+
+def _recover(
+    obs: Observation, root: Root, files: list[str], lines: list[str]
+) -> ProviderLifecycleResult:
+    return to_result(
+        obs,
+        Derived("error", _recovery_action(obs), obs.blocking),
+        files=files,
+        error=f"'{obs.name}' is in a failed state (an interrupted apply or a partial state); "
+        "plan to see what it would take to recover",
+        kind="failed_state",
+        root=str(root.path),
+    ).with_notes(*lines)
+
+
+def _deprovision(
+    obs: Observation, yes: bool, say: Progress, files: list[str], lines: list[str]
+) -> ProviderLifecycleResult:
+    from importlib import import_module
+
+    try:
+        destroy_mod = import_module(".destroy", __package__)
+    except ModuleNotFoundError:
+        return to_result(
+            obs,
+            Derived("error", Run(command=commands.status(obs.name, obs.dream_dir)), ()),
+            files=files,
+            error="destroy is not available in this dreamlake, so the stateless suspend "
+            "(destroy) cannot run; nothing was touched",
+            kind="destroy_unavailable",
+        ).with_notes(*lines)
+    res: ProviderLifecycleResult = destroy_mod.destroy(
+        obs.name, yes=yes, dream_dir=obs.dream_dir, cwd=obs.dir, progress=say
+    )
+    return res.model_copy(update={"files": [*files, *(res.files or [])]}).with_notes(*lines)
+
+
+def _provision(
+    obs: Observation,
+    root: Root,
+    say: Progress,
+    files: list[str],
+    lines: list[str],
+    factory: ShellFactory | None,
+    watch: float,
+) -> ProviderLifecycleResult:
+    from .connect import connect
+
+    if obs.adopt or (obs.infra is not None and obs.infra.present):
+        res = connect(
+            obs.name,
+            dream_dir=obs.dream_dir,
+            cwd=root.path,
+            progress=say,
+            watch=watch,
+            shell_factory=factory,
+        )
+    else:
+        from .apply import apply
+        from .plan import plan
+
+        planned = plan(obs.name, dream_dir=obs.dream_dir, cwd=root.path, progress=say)
+        if planned.status != "ready":
+            return planned.with_notes(*lines)
+        res = apply(obs.name, yes=True, dream_dir=obs.dream_dir, cwd=root.path, progress=say)
+    return res.model_copy(update={"files": [*files, *(res.files or [])]}).with_notes(*lines)
+
+
+def _watch_claim(obs: Observation, want_live: bool, limit: float) -> Observation:
+    cp = lakeshore.resolve_control_plane(obs.dir.parent.parent.parent)
+    deadline = time.monotonic() + limit
+    claim = lakeshore.fetch_claims(cp, obs.name)
+    while claim is not None and (claim.live > 0) != want_live and time.monotonic() < deadline:
+        time.sleep(0.1)
+        claim = lakeshore.fetch_claims(cp, obs.name)
+    return replace(obs, claims=claim)
+
+
+def _infra_step(
+    obs: Observation,
+    root: Root,
+    say: Progress,
+    files: list[str],
+    lines: list[str],
+    what: str,
+) -> ProviderLifecycleResult:
+    """Plan and apply the target on the infrastructure; only a plan that changes
+    (never adds, never destroys) is applied without a person."""
+    from ..backends import get_backend
+    from .plan import failure
+
+    name, dd = obs.name, obs.dream_dir
+    backend = get_backend(obs.backend)
+    try:
+        planned = backend.plan(obs.dir, progress=say)
+    except DreamlakeError as exc:
+        return failure(obs, root, exc).with_notes(*lines)
+    files.extend(planned.files)
+    counts = planned.plan
+    if planned.result != "ok" or counts is None:
+        return to_result(obs, files=files).with_notes(*lines, f"the {what} plan did not finish")
+    if counts.add or counts.destroy:
+        after = replace(obs, infra=backend.observe_state(obs.dir))
+        nxt = Run(command=commands.apply_yes(name, dd), approval=True)
+        return to_result(after, Derived("ready", nxt, ()), files=files, plan=counts).with_notes(
+            *lines,
+            f"⚠ the {what} plan would also add {counts.add} and destroy {counts.destroy} "
+            "resource(s): not applied. Review it (plan), then apply --yes if a person agrees.",
+        )
+    try:
+        outcome = backend.apply(obs.dir, progress=say)
+    except DreamlakeError as exc:
+        return failure(obs, root, exc).with_notes(*lines)
+    files.extend(outcome.files)
+    final = observe(name, root, dd, probe=False)
+    return to_result(final, files=sorted(set(files))).with_notes(
+        *lines, f"{what}: {counts.change} resource(s) changed"
+    )
+
+
+def _drain_on_the_machine(
+    obs: Observation, say: Progress, factory: ShellFactory | None, drain: float
+) -> list[str]:
+    """Before a machine stops: let its daemon finish the running item and deregister
+    (over ssh to ``worker_host``). Best effort: a machine that cannot be reached is
+    stopped anyway, and the result says its daemon was not drained."""
+    from ..daemon_suspend import suspend_daemon
+    from ..lifecycle import default_shell_factory
+    from ..remote.ssh import parse_host
+
+    if obs.claims is None or obs.claims.live == 0 or obs.infra is None:
+        return []
+    outs = {
+        k: (v["value"] if isinstance(v, dict) and "value" in v else v)
+        for k, v in obs.infra.outputs.items()
+    }
+    if not outs.get("worker_host"):
+        return ["⚠ no worker_host output: the daemon was not drained before the stop"]
+    target = parse_host(str(outs["worker_host"]), user=outs.get("worker_user") or None)
+    try:
+        shell = (factory or default_shell_factory)(target)
+    except DreamlakeError as exc:
+        return [f"⚠ the daemon was not drained before the stop: {exc.message}"]
+    try:
+        say(f"draining the daemon on {shell.label} (up to {drain:g}s)")
+        suspend_daemon(shell, obs.name, timeout=drain)
+    except DreamlakeError as exc:
+        return [f"⚠ the daemon was not drained before the stop: {exc.message}"]
+    finally:
+        shell.close()
+    return [f"✓ daemon on {shell.label} drained and deregistered before the stop"]
+
+
+def _suspend(
+    obs: Observation,
+    root: Root,
+    say: Progress,
+    files: list[str],
+    lines: list[str],
+    factory: ShellFactory | None,
+    drain: float,
+    host: HostDaemon | None,
+) -> ProviderLifecycleResult:
+    from ..daemon_suspend import suspend_daemon
+    from ..lifecycle import default_shell_factory
+
+    if level(obs) == "infrastructure":
+        lines = [*lines, *_drain_on_the_machine(obs, say, factory, drain)]
+        return _infra_step(obs, root, say, files, lines, "suspend")
+    shell = (factory or default_shell_factory)(host_target(obs))
+    try:
+        say(f"suspending the daemon on {shell.label} (drain up to {drain:g}s)")
+        after = suspend_daemon(shell, obs.name, timeout=drain, before=host)
+    finally:
+        shell.close()
+    if after.state == "running":
+        raise DreamlakeError(
+            f"the daemon on {shell.label} is still running after the suspend",
+            kind="suspend_failed",
+            next_action=Run(command=commands.suspend(obs.name, obs.dream_dir)),
+        )
+    seen = _watch_claim(obs, False, 10.0)
+    res = to_result(seen, files=files)
+    return res.with_notes(
+        *lines,
+        f"✓ daemon stopped under {after.supervisor or 'its supervisor'}; "
+        f"work directory kept: {after.workdir}",
+    )
+
+
+def _resume(
+    obs: Observation,
+    root: Root,
+    say: Progress,
+    files: list[str],
+    lines: list[str],
+    factory: ShellFactory | None,
+    watch: float,
+    host: HostDaemon | None,
+) -> ProviderLifecycleResult:
+    from ..daemon_suspend import Unrecoverable, resume_daemon
+    from ..lifecycle import default_shell_factory
+
+    name, dd = obs.name, obs.dream_dir
+    if level(obs) == "infrastructure":
+        return _infra_step(obs, root, say, files, lines, "resume")
+    shell = (factory or default_shell_factory)(host_target(obs))
+    try:
+        run = obs.target == "active"
+        say(f"resuming the daemon on {shell.label}" + ("" if run else " (kept suspended)"))
+        after, sup = resume_daemon(shell, name, run=run, before=host)
+    except Unrecoverable as exc:
+        return to_result(
+            obs,
+            Derived("error", _recovery_action(obs), obs.blocking),
+            files=files,
+            error=exc.message,
+            kind="unrecoverable",
+            root=str(root.path),
+        ).with_notes(
+            *lines,
+            "the state it kept is gone: provisioning afresh starts from nothing "
+            "(plan first; a person decides).",
+        )
+    finally:
+        shell.close()
+    if not run:
+        return to_result(obs, files=files, supervisor=sup).with_notes(
+            *lines,
+            f"✓ its state survived (work directory {after.workdir}); the daemon's "
+            f"{sup} entry is restored, stopped: it stays suspended",
+        )
+    seen = _watch_claim(obs, True, watch)
+    if seen.claims is not None and seen.claims.live > 0:
+        dv = derive(seen)
+    else:
+        dv = Derived("connecting", Run(command=commands.status(name, dd)), obs.blocking)
+    return to_result(seen, dv, files=files, supervisor=sup).with_notes(
+        *lines, f"✓ daemon started again under {sup}; work directory: {after.workdir}"
+    )
+
+
+__all__ = ["reconcile", "reconcile_all", "run"]

@@ -1,0 +1,87 @@
+"""The day-2 commands through the real CLI (``python -m dreamlake.cli.main``, stdin
+closed): registered, bad flags are one JSON error with a nextAction, an empty root
+reconciles to nothing, and pool status prints a table or JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+DREAMLAKE = [sys.executable, "-m", "dreamlake.cli.main"]
+
+
+def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*DREAMLAKE, *args],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=os.environ.copy(),
+    )
+
+
+def test_commands_are_registered(project: Path) -> None:
+    p = run("provider", "--help", cwd=project)
+    assert p.returncode == 0
+    for verb in ("suspend", "resume", "reconcile"):
+        assert verb in p.stdout
+    p = run("pool", "--help", cwd=project)
+    assert p.returncode == 0
+    for verb in ("acquire", "release", "status"):
+        assert verb in p.stdout
+
+
+def test_reconcile_needs_a_name_or_all(project: Path) -> None:
+    p = run("provider", "reconcile", "--json", cwd=project)
+    assert p.returncode == 1
+    doc = json.loads(p.stdout)
+    assert (doc["status"], doc["kind"]) == ("error", "usage")
+    assert doc["nextAction"]["command"] == "dreamlake provider reconcile --all"
+
+
+def test_reconcile_all_on_an_empty_root(project: Path) -> None:
+    p = run("provider", "reconcile", "--all", "--json", cwd=project)
+    assert (p.returncode, json.loads(p.stdout)) == (0, [])
+    p = run("provider", "reconcile", "--all", cwd=project)
+    assert "nothing to reconcile" in p.stdout
+
+
+def test_suspend_unknown_provider_is_an_error_with_a_next_action(project: Path) -> None:
+    p = run("provider", "suspend", "-n", "ghost", "--json", cwd=project)
+    assert p.returncode == 1
+    doc = json.loads(p.stdout)
+    assert doc["status"] == "error"
+    assert doc["nextAction"]["kind"] == "run"
+
+
+def test_suspend_before_anything_exists_touches_nothing(project: Path) -> None:
+    run("provider", "create", "-n", "lab", "--provider", "local", "--json", cwd=project)
+    tfvars = project / ".dream" / "providers" / "lab" / "terraform" / "terraform.tfvars"
+    before = tfvars.read_text()
+    p = run("provider", "suspend", "-n", "lab", "--json", cwd=project)
+    doc = json.loads(p.stdout)
+    assert (p.returncode, doc["status"], doc["files"]) == (0, "needs_input", []), doc
+    assert tfvars.read_text() == before
+
+
+def test_pool_status_table_and_json(project: Path) -> None:
+    run("provider", "create", "-n", "m1", "--provider", "ssh", "--json", cwd=project)
+    pj = project / ".dream" / "providers" / "m1" / "provider.json"
+    record = json.loads(pj.read_text())
+    record["pool"] = "gpu"
+    pj.write_text(json.dumps(record))
+    p = run("pool", "status", "gpu", cwd=project)
+    assert p.returncode == 0, p.stderr
+    assert "pool gpu: 0 free, 1 taken" in p.stdout
+    assert "m1" in p.stdout and "active" in p.stdout
+    doc = json.loads(run("pool", "status", "gpu", "--json", cwd=project).stdout)
+    assert doc["members"] == [
+        {"provider": "m1", "vendor": "ssh", "target": "active", "status": "needs_input"}
+    ]
+    p = run("pool", "status", "none-here", cwd=project)
+    assert "has no members" in p.stdout
