@@ -233,6 +233,17 @@ class Wire:
                 out[k] = _dump(v, by_alias, exclude_none)
         return out
 
+    def model_dump_json(
+        self, *, indent: int | None = None, by_alias: bool = False, exclude_none: bool = False
+    ) -> str:
+        """The JSON pydantic would write: UTF-8 as is, compact unless indented."""
+        import json
+
+        data = self.model_dump(mode="json", by_alias=by_alias, exclude_none=exclude_none)
+        if indent is None:
+            return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        return json.dumps(data, ensure_ascii=False, indent=indent)
+
     # -- behaviour of a value ---------------------------------------------------
 
     def __setattr__(self, name: str, value: Any) -> None:

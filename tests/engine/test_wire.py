@@ -119,3 +119,10 @@ def test_status_path_imports_neither_pydantic_nor_typer(tmp_path: Any) -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stderr.strip().splitlines()[-1] == "[]"
     assert json.loads(out.stdout)["kind"] == "unknown_provider"
+
+
+def test_model_dump_json_is_what_pydantic_writes() -> None:
+    lean = ProviderLifecycleResult.model_validate(FULL)
+    model = mirror(ProviderLifecycleResult).model_validate(FULL)
+    for kw in ({}, {"indent": 2, "by_alias": True}, {"exclude_none": True, "by_alias": True}):
+        assert lean.model_dump_json(**kw) == model.model_dump_json(**kw)
