@@ -11,6 +11,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import zipfile
 from pathlib import Path
 
@@ -212,6 +213,8 @@ def test_python_3_9_runs_the_daemon(app: Path, tmp_path: Path) -> None:
         stdin=subprocess.DEVNULL,
         cwd=tmp_path,
     )
+    watchdog = threading.Timer(60, proc.kill)  # never hang the suite on a silent daemon
+    watchdog.start()
     try:
         out = b""
         assert proc.stdout is not None
@@ -222,6 +225,7 @@ def test_python_3_9_runs_the_daemon(app: Path, tmp_path: Path) -> None:
     finally:
         proc.terminate()
         rc = proc.wait(timeout=15)
+        watchdog.cancel()
     assert rc == 0
 
 
