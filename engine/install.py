@@ -227,7 +227,8 @@ def install(
     probe = check(
         shell,
         f"umask 077; mkdir -p {qd} && cd {qd} && "
-        f"{{ sha256sum -- {APP_NAME} 2>/dev/null; echo; cat installed.json 2>/dev/null; }}; true",
+        f"{{ sha256sum -- {APP_NAME} 2>/dev/null || shasum -a 256 {APP_NAME} 2>/dev/null; "
+        "echo; cat installed.json 2>/dev/null; }; true",
         what=f"creating {d}",
     ).stdout
     first, _, rest = probe.partition("\n")
