@@ -1,5 +1,5 @@
-"""connect to a host whose python is too old for the daemon (below 3.9), over a real
-sshd: an ``error`` result naming what was found, whose next action installs python3
+"""The daemon's install over a real sshd. The same hash twice: nothing uploaded.
+connect to a host whose python is too old for the daemon (below 3.9): an ``error`` result naming what was found, whose next action installs python3
 on that host; nothing started, no daemon files beyond the install folder.
 
 The old interpreters are test doubles (shell scripts answering the version probe as
@@ -85,3 +85,36 @@ def test_python_below_3_9_is_an_error_with_a_next_action(
     assert res.next_action.host == f"root@{sshd.host}:{sshd.port}"
     d = sshd.home / ".dreamlake" / "nymph" / name
     assert not (d / "run.sh").exists()  # nothing to start was written
+
+
+def test_over_ssh_the_same_hash_uploads_nothing(sshd: _sshd.SSHServer, tmp_path: Path) -> None:
+    """install() over the real sshd: the first run uploads the zipapp and the host's
+    python3 runs it; a second run finds the same sha256 there and uploads nothing."""
+    from dreamlake.engine.remote import open_ssh
+    from dreamlake.engine.remote.ssh import SSHTarget
+
+    target = SSHTarget(
+        host=sshd.host,
+        user=sshd.user,
+        port=sshd.port,
+        identity_file=str(sshd.client_key),
+        known_hosts=str(tmp_path / "known_hosts"),
+    )
+    name = f"hash-{uuid.uuid4().hex[:6]}"
+    cfg = install.DaemonConfig(name, "http://127.0.0.1:9", "default", "t", ("default",))
+    cache = tmp_path / "cache"
+    shell = open_ssh(target)
+    try:
+        said: list[str] = []
+        first = install.install(shell, cfg, progress=said.append, cache=cache)
+        assert first.changed and any("uploading the daemon" in s for s in said)
+        app = sshd.home / ".dreamlake" / "nymph" / name / "nymph.pyz"
+        inode = app.stat().st_ino
+        ok = shell.run(f"cd / && {first.python} -I {app} --help")
+        assert ok.ok and "--provider" in ok.stdout, ok.stderr
+        said.clear()
+        again = install.install(shell, cfg, progress=said.append, cache=cache)
+        assert not again.changed and said == []
+        assert app.stat().st_ino == inode
+    finally:
+        shell.close()
