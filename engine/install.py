@@ -261,9 +261,17 @@ def install(
             timeout=120,
         )
         if not smoke.ok:
+            from .contract import Shell as ShellAction
+
+            # e.g. a python3-minimal without the standard library's http or json
             raise InstallError(
                 f"the daemon was uploaded to {app} on {shell.label} but python {pyver} "
-                f"({python}) cannot import it: {smoke.tail(4)}"
+                f"({python}) cannot import it: {smoke.tail(4)}. Install the full python3 "
+                "(its standard library) there, then re-run connect.",
+                next_action=ShellAction(
+                    command="sudo apt-get install -y python3",
+                    host=None if shell.is_local else shell.label,
+                ),
             )
 
     token_file = f"{d}/token"

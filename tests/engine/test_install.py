@@ -144,3 +144,27 @@ def test_the_cache_location(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     assert install.cache_dir() == tmp_path / "old"  # the older name still works
     monkeypatch.setenv("DREAMLAKE_DAEMON_CACHE", str(tmp_path / "new"))
     assert install.cache_dir() == tmp_path / "new"
+
+
+def test_a_python_that_cannot_import_the_daemon_is_an_install_error(tmp_path: Path) -> None:
+    """A stand-in python3 (a test double) that passes the version probe but, like a
+    python3-minimal without http.client, fails to import the daemon."""
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    exe = bin_ / "python3"
+    exe.write_text(
+        "#!/bin/sh\n"
+        f'case "$1" in -c) echo "{exe} 3.11" ;; '
+        "*) echo \"ModuleNotFoundError: No module named 'http.client'\" >&2; exit 1 ;; esac\n"
+    )
+    exe.chmod(0o755)
+    home = tmp_path / "home"
+    sh = LocalShell(env={"HOME": str(home), "PATH": f"{bin_}:/usr/bin:/bin"})
+    cfg = install.DaemonConfig("lab", "http://127.0.0.1:9", "default", "t")
+    with pytest.raises(install.InstallError) as err:
+        install.install(sh, cfg, cache=tmp_path / "cache")
+    assert "cannot import it" in err.value.message and "http.client" in err.value.message
+    assert err.value.next_action is not None
+    assert err.value.next_action.command == "sudo apt-get install -y python3"
+    d = home / ".dreamlake" / "nymph" / "lab"
+    assert not (d / "installed.json").exists() and not (d / "run.sh").exists()
