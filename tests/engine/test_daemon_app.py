@@ -153,6 +153,16 @@ def test_a_bare_python_runs_it_without_site_packages(app: Path, tmp_path: Path) 
         timeout=60,
     )
     assert help_.returncode == 0 and "--provider" in help_.stdout, help_.stderr
+    if "--version" in help_.stdout:  # the archive has no package metadata to read it from
+        version = subprocess.run(
+            [*run, str(app), "--version"],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            timeout=60,
+        )
+        assert version.returncode == 0, version.stderr
     _import_all(run, app, tmp_path)
 
 
