@@ -7,6 +7,9 @@ statements (imports inside functions included, ``if TYPE_CHECKING:`` blocks left
 out), with every parent package's ``__init__``. Anything else they import must be
 the standard library; :func:`external_imports` names what is not.
 
+The archive holds modules only, no package metadata: the daemon reads its version
+from ``dreamlake.__version__``, never through ``importlib.metadata``.
+
 The archive is built deterministically (sorted entries, fixed timestamps and
 modes, stored uncompressed), so the same sources give the same bytes and the same
 sha256, which is what names it in the local cache and what decides whether a host
