@@ -83,3 +83,26 @@ def test_wheel_installs_and_runs_from_elsewhere(tmp_path: Path) -> None:
     assert where.startswith(str(target))
     assert status == "needs_input"
     assert (elsewhere / ".dream/providers/lab/terraform/variables.tf").is_file()
+
+    # the daemon's zipapp builds from the installed package too, and runs bare
+    build = (
+        "import sys; from dreamlake.engine import daemon_app as d;"
+        "mods = d.module_closure();"
+        "bad = [str(m.file) for m in mods if not str(m.file).startswith(sys.argv[1])];"
+        "assert not bad, bad;"
+        "open('nymph.pyz', 'wb').write(d.build(mods))"
+    )
+    for argv in (
+        [sys.executable, "-c", build, str(target)],
+        [sys.executable, "-I", "-S", "nymph.pyz", "--help"],
+    ):
+        p = subprocess.run(
+            argv,
+            cwd=elsewhere,
+            capture_output=True,
+            text=True,
+            env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"},
+            stdin=subprocess.DEVNULL,
+            timeout=120,
+        )
+        assert p.returncode == 0, p.stderr
