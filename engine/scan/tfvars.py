@@ -9,6 +9,7 @@ as ``'"x"'`` (quotes and escapes included) and an expression as ``'${...}'``.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any
 from ..commands import create_continue
 from ..contract import EditThenContinue
 from ..errors import DreamlakeError
+from .expr.values import make_number, nfc, parse_number
 from .hcl_eval import EvalError, Unevaluable, evaluate, parse, parse_template
 from .lines import KeyLines, hcl_key_lines, json_key_lines
 
@@ -49,6 +51,36 @@ def _decode_heredoc(raw: str) -> Any:
     return text
 
 
+def _decimal(value: float) -> Any:
+    """A float python-hcl2 parsed, as the exact decimal it was written as; one
+    with more digits than a float holds may have lost some, so is not judged."""
+    digits = repr(value).split("e")[0].replace("-", "").replace(".", "").strip("0")
+    if len(digits) >= 15 or not math.isfinite(value):
+        return OPAQUE
+    try:
+        return make_number(value)
+    except Unevaluable:
+        return OPAQUE
+
+
+def _json_value(value: Any) -> Any:
+    """A ``.tfvars.json`` value with Terraform's kinds: exact numbers, NFC strings."""
+    if isinstance(value, str):
+        return nfc(value)
+    if isinstance(value, list):
+        return [_json_value(v) for v in value]
+    if isinstance(value, dict):
+        return {nfc(k): _json_value(v) for k, v in value.items()}
+    return value
+
+
+def _json_number(text: str) -> Any:
+    try:
+        return parse_number(text)
+    except (Unevaluable, EvalError):
+        return OPAQUE
+
+
 def decode(value: Any) -> Any:
     """A python-hcl2 value as a plain Python value (or :data:`OPAQUE`)."""
     if isinstance(value, str):
@@ -63,6 +95,8 @@ def decode(value: Any) -> Any:
             return evaluate(value)
         except (Unevaluable, EvalError):
             return OPAQUE
+    if isinstance(value, float):
+        return _decimal(value)
     if isinstance(value, list):
         items = [decode(v) for v in value]
         return OPAQUE if any(v is OPAQUE for v in items) else items
@@ -131,7 +165,11 @@ def read_var_file(path: Path, provider: str) -> VarFile:
         raise _syntax_error(path, None, f"cannot be read ({e})", provider) from None
     if path.name.endswith(".json"):
         try:
-            data = json.loads(text) if text.strip() else {}
+            data = (
+                json.loads(text, parse_float=_json_number, parse_int=_json_number)
+                if text.strip()
+                else {}
+            )
         except json.JSONDecodeError as e:
             raise _syntax_error(path, e.lineno, e.msg, provider) from None
         if not isinstance(data, dict):
@@ -145,7 +183,7 @@ def read_var_file(path: Path, provider: str) -> VarFile:
                 f'"{key}" is given twice (first on line {jlines.assigned[key]})',
                 provider,
             )
-        return VarFile(path, data, jlines)
+        return VarFile(path, _json_value(data), jlines)
     from .. import hcl
 
     try:

@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from typing import Any
 
 from .errors import EvalError, Unevaluable
 from .functions import FUNCTIONS
 from .parser import parse
-from .values import equal, seq, to_bool, to_num, to_str, type_name
+from .values import (
+    LooseList,
+    SetVal,
+    binary_exact,
+    equal,
+    frac,
+    loosen,
+    make_number,
+    nfc,
+    to_bool,
+    to_num,
+    to_str,
+    type_name,
+)
 
 
 class Evaluator:
@@ -36,8 +48,8 @@ class Evaluator:
         if kind == "lit":
             return node[1]
         if kind == "tmpl":
-            text = [p if isinstance(p, str) else to_str(self.eval(p, local)) for p in node[1]]
-            return "".join(text)
+            text = [p if isinstance(p, str) else _interp(self.eval(p, local)) for p in node[1]]
+            return nfc("".join(text))
         if kind == "ref":
             name = node[1]
             if name in local:
@@ -47,6 +59,8 @@ class Evaluator:
             raise Unevaluable(f"unknown reference {name!r}")
         if kind == "attr":
             obj = self.eval(node[1], local)
+            if obj is None:
+                raise EvalError(f"cannot read attribute {node[2]!r} of null")
             if not isinstance(obj, dict):
                 raise EvalError(f"cannot read attribute {node[2]!r} of a {type_name(obj)}")
             if node[2] not in obj:
@@ -55,18 +69,7 @@ class Evaluator:
                 raise EvalError(f"no attribute {node[2]!r}")
             return obj[node[2]]
         if kind == "index":
-            obj = self.eval(node[1], local)
-            key = self.eval(node[2], local)
-            if isinstance(obj, dict):
-                k = to_str(key)
-                if k not in obj:
-                    raise EvalError(f"no element {k!r}")
-                return obj[k]
-            items = seq(obj)
-            i = to_num(key)
-            if not isinstance(i, int) or not 0 <= i < len(items):
-                raise EvalError(f"index {key!r} out of range")
-            return items[i]
+            return self._index(self.eval(node[1], local), self.eval(node[2], local))
         if kind == "splat":
             raise Unevaluable("splat expressions are not supported")
         if kind == "call":
@@ -74,60 +77,131 @@ class Evaluator:
         if kind == "list":
             return [self.eval(x, local) for x in node[1]]
         if kind == "obj":
-            return {to_str(self.eval(k, local)): self.eval(v, local) for k, v in node[1]}
+            out: dict[str, Any] = {}
+            for k, v in node[1]:
+                key = self.eval(k, local)
+                if key is None:
+                    raise EvalError("an object key must not be null")
+                if isinstance(key, list | dict):
+                    raise EvalError("an object key must be a string")
+                name = to_str(key)
+                if name in out:
+                    raise Unevaluable(f"duplicate object key {name!r}")
+                out[name] = self.eval(v, local)
+            return out
         if kind == "unop":
             v = self.eval(node[2], local)
-            return (not to_bool(v)) if node[1] == "!" else -to_num(v)
+            if v is None:
+                raise EvalError("operand must not be null")
+            if node[1] == "!":
+                return not to_bool(v)
+            return make_number(-frac(to_num(v)))
         if kind == "binop":
             return self._binop(node, local)
         if kind == "cond":
-            c = to_bool(self.eval(node[1], local))
-            return self.eval(node[2] if c else node[3], local)
+            return self._cond(node, local)
         if kind == "for_list":
             _, kn, vn, coll, body, cond = node
             return [self.eval(body, scope) for scope in self._for_scopes(kn, vn, coll, cond, local)]
         if kind == "for_obj":
             _, kn, vn, coll, kexpr, vexpr, group, cond = node
-            out: dict[str, Any] = {}
+            res: dict[str, Any] = {}
             for scope in self._for_scopes(kn, vn, coll, cond, local):
-                k = to_str(self.eval(kexpr, scope))
+                kv = self.eval(kexpr, scope)
+                if kv is None or isinstance(kv, list | dict):
+                    raise EvalError("a for expression's key must be a string")
+                k = to_str(kv)
                 v = self.eval(vexpr, scope)
                 if group:
-                    out.setdefault(k, []).append(v)
-                elif k in out:
+                    res.setdefault(k, []).append(v)
+                elif k in res:
                     raise EvalError(f"duplicate object key {k!r}")
                 else:
-                    out[k] = v
-            return out
+                    res[k] = v
+            return res
         raise Unevaluable(f"unsupported expression {kind}")
+
+    @staticmethod
+    def _index(obj: Any, key: Any) -> Any:
+        if obj is None:
+            raise EvalError("cannot index null")
+        if key is None:
+            raise EvalError("an index must not be null")
+        if isinstance(obj, dict):
+            if isinstance(key, list | dict):
+                raise EvalError("a key must be a string")
+            k = to_str(key)
+            if k not in obj:
+                raise EvalError(f"no element {k!r}")
+            return obj[k]
+        if isinstance(obj, SetVal | LooseList):
+            raise Unevaluable("indexing a set or a collection whose type is not tracked")
+        if not isinstance(obj, list):
+            raise EvalError(f"cannot index a {type_name(obj)}")
+        if isinstance(key, list | dict | bool):
+            raise EvalError("an index must be a number")
+        i = to_num(key)
+        if not isinstance(i, int):
+            raise Unevaluable("a fractional index")
+        if not 0 <= i < len(obj):
+            raise EvalError(f"index {i} out of range")
+        return obj[i]
 
     def _for_scopes(
         self, kn: str | None, vn: str, coll_node: Any, cond: Any, local: dict[str, Any]
     ) -> Iterator[dict[str, Any]]:
         coll = self.eval(coll_node, local)
+        if coll is None:
+            raise EvalError("cannot iterate over null")
         if isinstance(coll, dict):
             items: list[tuple[Any, Any]] = [(k, coll[k]) for k in sorted(coll)]
+        elif isinstance(coll, list):
+            if isinstance(coll, SetVal | LooseList) and kn:
+                raise Unevaluable("the key of a set element")
+            items = list(enumerate(coll))
         else:
-            items = list(enumerate(seq(coll)))
+            raise EvalError(f"cannot iterate over a {type_name(coll)}")
         for k, v in items:
             scope = {**local, vn: v}
             if kn:
                 scope[kn] = k
-            if cond is None or to_bool(self.eval(cond, scope)):
-                yield scope
+            if cond is not None:
+                c = self.eval(cond, scope)
+                if c is None:
+                    raise EvalError("a for expression's condition must not be null")
+                if not to_bool(c):
+                    continue
+            yield scope
+
+    def _both(self, a_node: Any, b_node: Any, local: dict[str, Any]) -> tuple[Any, Any]:
+        """Both operands, as Terraform evaluates them (no short-circuit): an
+        error in either is the expression's error."""
+        results: list[Any] = []
+        unsure: Unevaluable | None = None
+        for n in (a_node, b_node):
+            try:
+                results.append(self.eval(n, local))
+            except Unevaluable as e:
+                unsure = e
+                results.append(None)
+        if unsure is not None:
+            raise unsure
+        return results[0], results[1]
 
     def _binop(self, node: Any, local: dict[str, Any]) -> Any:
         _, op, a_node, b_node = node
-        a = self.eval(a_node, local)
-        if op == "&&":
-            return to_bool(a) and to_bool(self.eval(b_node, local))
-        if op == "||":
-            return to_bool(a) or to_bool(self.eval(b_node, local))
-        b = self.eval(b_node, local)
+        a, b = self._both(a_node, b_node, local)
         if op == "==":
             return equal(a, b)
         if op == "!=":
             return not equal(a, b)
+        if a is None or b is None:
+            raise EvalError(f"an operand of {op} must not be null")
+        if op in ("&&", "||"):
+            p, q = to_bool(a), to_bool(b)
+            return (p and q) if op == "&&" else (p or q)
+        if isinstance(a, list | dict) or isinstance(b, list | dict):
+            raise EvalError(f"{op} needs numbers")
         x, y = to_num(a), to_num(b)
         if op == "<":
             return x < y
@@ -137,51 +211,110 @@ class Evaluator:
             return x <= y
         if op == ">=":
             return x >= y
-        if op == "+":
-            return x + y
-        if op == "-":
-            return x - y
-        if op == "*":
-            return x * y
-        if y == 0 and op in "/%":
-            raise EvalError("division by zero")
-        if op == "/":
-            q = x / y
-            return int(q) if q.is_integer() else q
-        return (
-            math.fmod(x, y)
-            if isinstance(x, float) or isinstance(y, float)
-            else int(math.fmod(x, y))
-        )
+        return _arith(op, x, y)
+
+    def _cond(self, node: Any, local: dict[str, Any]) -> Any:
+        _, c_node, a_node, b_node = node
+        c = self.eval(c_node, local)
+        if c is None:
+            raise EvalError("the condition must not be null")
+        chosen_node, other_node = (a_node, b_node) if to_bool(c) else (b_node, a_node)
+        chosen = self.eval(chosen_node, local)
+        try:
+            other = self.eval(other_node, local)
+        except EvalError:
+            return chosen  # its type is unknown to Terraform too: the value passes as is
+        return _unify_result(chosen, other, other_node)
 
     def _call(self, node: Any, local: dict[str, Any]) -> Any:
         _, name, arg_nodes, expand = node
         if name == "can":
-            if len(arg_nodes) != 1:
-                raise EvalError("can takes one argument")
+            if len(arg_nodes) != 1 or expand:
+                raise Unevaluable("can takes one argument")
             try:
                 self.eval(arg_nodes[0], local)
             except EvalError:
                 return False
             return True
         if name == "try":
+            if not arg_nodes or expand:
+                raise Unevaluable("try needs arguments")
             last: EvalError | None = None
             for a in arg_nodes:
                 try:
                     return self.eval(a, local)
                 except EvalError as e:
                     last = e
-            raise last or EvalError("try needs at least one argument")
+            assert last is not None
+            raise last
         fn = FUNCTIONS.get(name)
         if fn is None:
             raise Unevaluable(f"function {name!r} is not supported")
         args = [self.eval(a, local) for a in arg_nodes]
-        if expand and args:
-            args = args[:-1] + seq(args[-1])
+        if expand:
+            if not args or not isinstance(args[-1], list):
+                raise Unevaluable("argument expansion of a non-list")
+            args = args[:-1] + list(args[-1])
         try:
             return fn(*args)
         except TypeError as e:
-            raise EvalError(f"{name}: {e}") from None
+            raise Unevaluable(f"{name}: {e}") from None
+
+
+def _interp(v: Any) -> str:
+    if isinstance(v, list | dict):
+        raise EvalError(f"cannot include a {type_name(v)} in a string template")
+    return to_str(v)
+
+
+def _arith(op: str, x: Any, y: Any) -> Any:
+    """Arithmetic as Terraform's 512-bit numbers do it, where that is exact."""
+    if not (binary_exact(x) and binary_exact(y)):
+        raise Unevaluable("arithmetic on decimals Terraform rounds")
+    fx, fy = frac(x), frac(y)
+    if op == "+":
+        r = fx + fy
+    elif op == "-":
+        r = fx - fy
+    elif op == "*":
+        r = fx * fy
+    elif fy == 0:
+        if op == "/":
+            raise EvalError("division by zero")
+        raise Unevaluable("modulo by zero")
+    elif op == "/":
+        r = fx / fy
+    else:
+        if not (isinstance(x, int) and isinstance(y, int)):
+            raise Unevaluable("modulo of fractions")
+        m = abs(x) % abs(y)
+        return -m if x < 0 else m
+    result = make_number(r)
+    if not binary_exact(result):
+        raise Unevaluable("a result Terraform rounds")
+    return result
+
+
+def _unify_result(chosen: Any, other: Any, other_node: Any) -> Any:
+    """The chosen branch of ``c ? a : b`` converted to the type both branches
+    unify to, as Terraform does (``true ? 1 : "x"`` is the string ``"1"``)."""
+    if chosen is None:
+        return None
+    if other is None:
+        if other_node == ("lit", None):
+            return chosen
+        raise Unevaluable("a null of a type not tracked in the other branch")
+    ka, kb = type_name(chosen), type_name(other)
+    prim = ("string", "number", "bool")
+    if ka in prim and kb in prim:
+        if ka == kb:
+            return chosen
+        if "string" in (ka, kb):
+            return to_str(chosen)
+        raise EvalError("inconsistent conditional result types")
+    if ka in prim or kb in prim:
+        raise Unevaluable("conditional branches of primitive and structured types")
+    return loosen(chosen)
 
 
 def evaluate(node_or_src: Any, scope: dict[str, Any] | None = None) -> Any:

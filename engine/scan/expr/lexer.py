@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import EvalError, Unevaluable
+from .values import nfc, parse_number
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ def read_string(src: str, i: int) -> tuple[list[str | Any], int]:
         c = src[i]
         if c == '"':
             if buf:
-                parts.append("".join(buf))
+                parts.append(nfc("".join(buf)))
             return parts, i + 1
         if c == "\\":
             if i + 1 >= n:
@@ -62,7 +63,7 @@ def read_string(src: str, i: int) -> tuple[list[str | Any], int]:
             raise Unevaluable("template directives are not supported")
         if src.startswith("${", i):
             if buf:
-                parts.append("".join(buf))
+                parts.append(nfc("".join(buf)))
                 buf = []
             from .parser import Parser  # a template's ${...} holds an expression
 
@@ -108,7 +109,7 @@ def tokens(src: str, i: int) -> Iterator[Tok]:
         m = _NUM_RE.match(src, i)
         if m and c.isdigit():
             text = m.group(0)
-            yield Tok("num", number(text), i)
+            yield Tok("num", parse_number(text), i)
             i = m.end()
             continue
         m = _IDENT_RE.match(src, i)
@@ -123,11 +124,3 @@ def tokens(src: str, i: int) -> Iterator[Tok]:
                 break
         else:
             raise Unevaluable(f"unexpected character {c!r}")
-
-
-def number(text: str) -> int | float:
-    try:
-        return int(text)
-    except ValueError:
-        f = float(text)
-        return int(f) if f.is_integer() and abs(f) < 2**53 else f
