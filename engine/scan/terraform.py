@@ -18,6 +18,7 @@ Offline and pure over the files: no terraform binary, no network.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 from decimal import Decimal
 from pathlib import Path
@@ -44,7 +45,12 @@ def convert(value: Any, type_expr: str | None) -> Any:
         raise Unevaluable("a value the scan cannot compute")
     if value is None or not type_expr:
         return value
-    return convert_to(value, parse_type(type_expr))
+    return convert_to(value, _type(type_expr))
+
+
+@functools.lru_cache(maxsize=256)
+def _type(type_expr: str) -> Any:
+    return parse_type(type_expr)
 
 
 def _json_default(v: Any) -> Any:
@@ -172,18 +178,33 @@ class _Scanner:
         return None
 
 
-def _known(specs: dict[str, VariableSpec], files: list[VarFile]) -> dict[str, Any]:
-    """Every variable's value as Terraform would see it, where the scan can tell."""
-    known: dict[str, Any] = {}
-    for name, other in specs.items():
-        if other.has_default and other.default is not OPAQUE:
-            known[name] = other.default
-    for f in files:
-        for name, v in f.values.items():
+def _referenced(node: Any, out: set[str]) -> set[str]:
+    """The ``var.NAME`` names a parsed condition reads."""
+    if isinstance(node, tuple):
+        if len(node) == 3 and node[0] == "attr" and node[1] == ("ref", "var"):
+            out.add(node[2])
+        for part in node:
+            _referenced(part, out)
+    elif isinstance(node, list):
+        for part in node:
+            _referenced(part, out)
+    return out
+
+
+def _known(names: set[str], specs: dict[str, VariableSpec], files: list[VarFile]) -> dict[str, Any]:
+    """The values of the variables ``names`` as Terraform would see them, where
+    the scan can tell."""
+    raw: dict[str, Any] = {}
+    for name in names:
+        other = specs.get(name)
+        if other is not None and other.has_default and other.default is not OPAQUE:
+            raw[name] = other.default
+        for f in files:
+            v = f.values.get(name)
             if v is not OPAQUE and v is not None:
-                known[name] = v
+                raw[name] = v
     out: dict[str, Any] = {}
-    for name, v in known.items():
+    for name, v in raw.items():
         with contextlib.suppress(TypeMismatch, Unevaluable):
             out[name] = convert(v, specs[name].type) if name in specs else v
     return out
@@ -192,24 +213,54 @@ def _known(specs: dict[str, VariableSpec], files: list[VarFile]) -> dict[str, An
 def judge(
     spec: VariableSpec, value: Any, specs: dict[str, VariableSpec], files: list[VarFile]
 ) -> str | None:
-    """Why Terraform would refuse ``value`` for ``spec`` (its type or one of its
-    ``validation`` blocks), or ``None`` when it would accept it or when the scan
-    cannot tell: what the scan cannot judge is left for ``terraform plan``."""
+    """Why Terraform would refuse ``value`` for ``spec``, or ``None`` when it would
+    accept it or when the scan cannot tell (then ``terraform plan`` judges)."""
+    return verdict(spec, value, specs, files)[1]
+
+
+def verdict(
+    spec: VariableSpec, value: Any, specs: dict[str, VariableSpec], files: list[VarFile]
+) -> tuple[str, str | None]:
+    """``("valid", None)``, ``("invalid", why)`` or ``("unknown", None)``: what
+    Terraform would say of ``value`` for ``spec`` (its type, then each of its
+    ``validation`` blocks), where the scan can tell.
+
+    Terraform 1.0 runs the conditions on the value as written in the file, later
+    versions on the value converted to the declared type (``"3"`` or ``3``,
+    ``["a", "a"]`` or a set of one). The scan does not know which binary will
+    run, so where the two readings disagree it leaves the value to plan."""
     try:
         converted = convert(value, spec.type)
     except TypeMismatch as e:
-        return f"{spec.name} must be {e} ({spec.type}), got {_render(value)}."
+        return "invalid", f"{spec.name} must be {e} ({spec.type}), got {_render(value)}."
     except Unevaluable:
-        return None
-    known = _known(specs, files)
-    known[spec.name] = converted
-    ev = Evaluator({"var": known})
+        return "unknown", None
+    names: set[str] = set()
+    for validation in spec.validations:
+        _referenced(validation.condition, names)
+        _referenced(validation.message_node, names)
+    names.discard(spec.name)
+    known = _known(names, specs, files)
+    as_converted = _conditions(spec, converted, known)
+    if as_converted[0] == "unknown":
+        return as_converted
+    as_written = _conditions(spec, value, known)
+    if as_written[0] != as_converted[0]:
+        return "unknown", None
+    return as_converted
+
+
+def _conditions(spec: VariableSpec, value: Any, known: dict[str, Any]) -> tuple[str, str | None]:
+    ev = Evaluator({"var": {**known, spec.name: value}})
+    unsure = False
     for validation in spec.validations:
         if validation.condition is OPAQUE:
+            unsure = True
             continue
         try:
             ok = ev.run(validation.condition)
         except Unevaluable:
+            unsure = True
             continue
         except EvalError:
             ok = False
@@ -221,8 +272,8 @@ def judge(
             except EvalError:
                 ok = False
         if ok is False:
-            return _message(ev, spec, validation.error_message, validation.message_node)
-    return None
+            return "invalid", _message(ev, spec, validation.error_message, validation.message_node)
+    return ("unknown" if unsure else "valid"), None
 
 
 def _message(ev: Evaluator, spec: VariableSpec, text: str, node: Any) -> str:
@@ -248,4 +299,4 @@ def scan_terraform(paths: ProviderPaths, template: Template) -> list[Blocking]:
     return out
 
 
-__all__ = ["convert", "judge", "scan_terraform"]
+__all__ = ["convert", "judge", "scan_terraform", "verdict"]

@@ -279,9 +279,7 @@ def _arith(op: str, x: Any, y: Any) -> Any:
     elif op == "*":
         r = fx * fy
     elif fy == 0:
-        if op == "/":
-            raise EvalError("division by zero")
-        raise Unevaluable("modulo by zero")
+        raise Unevaluable(f"{op} by zero")  # an infinity in Terraform, an error in places
     elif op == "/":
         r = fx / fy
     else:

@@ -446,8 +446,10 @@ def _ipv4(text: str) -> int:
     """An IPv4 address as Terraform's parser reads it: four decimal octets,
     leading zeros allowed (``010`` is ten)."""
     parts = text.split(".")
-    if len(parts) != 4 or not all(p.isascii() and p.isdigit() and len(p) <= 3 for p in parts):
+    if len(parts) != 4 or not all(p.isascii() and p.isdigit() for p in parts):
         raise EvalError(f"invalid IP address {text!r}")
+    if any(len(p) > 3 for p in parts):
+        raise Unevaluable("an IPv4 octet written with more than three digits")
     octets = [int(p) for p in parts]
     if any(o > 255 for o in octets):
         raise EvalError(f"invalid IP address {text!r}")

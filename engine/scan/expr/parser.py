@@ -119,6 +119,9 @@ class Parser:
             parts = t.value
             if all(isinstance(p, str) for p in parts):
                 return ("lit", "".join(parts))
+            if len(parts) == 1:
+                # "${x}" alone is x itself, not converted to a string (HCL's rule)
+                return parts[0]
             return ("tmpl", parts)
         if t.kind == "ident":
             self.advance()

@@ -154,7 +154,7 @@ def parse_number(text: str) -> Number:
         if abs(d.adjusted()) > 300:
             raise Unevaluable("a number too large to model")
         return make_number(d)
-    if re.fullmatch(r"[+-]?[0-9.]*[pP][+-]?[0-9]+", text):
+    if re.fullmatch(r"[+-]?[0-9.]*[pP][+-]?[0-9]+|[+-]?(?i:inf|infinity)", text):
         raise Unevaluable(f"cannot model {text!r} as a number")
     raise EvalError(f"cannot convert {text!r} to a number")
 
