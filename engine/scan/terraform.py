@@ -244,6 +244,8 @@ def verdict(
     as_converted = _conditions(spec, converted, known)
     if as_converted[0] == "unknown":
         return as_converted
+    if "optional(" in (spec.type or ""):
+        return as_converted  # optional() needs terraform 1.3, which judges converted values
     as_written = _conditions(spec, value, known)
     if as_written[0] != as_converted[0]:
         return "unknown", None

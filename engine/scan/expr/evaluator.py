@@ -10,6 +10,7 @@ from .functions import FUNCTIONS
 from .parser import parse
 from .values import (
     LooseList,
+    MapVal,
     SetVal,
     binary_exact,
     equal,
@@ -66,6 +67,10 @@ class Evaluator:
             if node[2] not in obj:
                 if obj is self.scope.get("var"):
                     raise Unevaluable(f"var.{node[2]} is not known here")
+                if not isinstance(obj, MapVal):
+                    # an object's missing attribute can be a static error that
+                    # even can() does not hide
+                    raise Unevaluable(f"no attribute {node[2]!r}")
                 raise EvalError(f"no attribute {node[2]!r}")
             return obj[node[2]]
         if kind == "index":
@@ -132,6 +137,8 @@ class Evaluator:
                 raise EvalError("a key must be a string")
             k = to_str(key)
             if k not in obj:
+                if not isinstance(obj, MapVal):
+                    raise Unevaluable(f"no attribute {k!r}")
                 raise EvalError(f"no element {k!r}")
             return obj[k]
         if isinstance(obj, SetVal | LooseList):
