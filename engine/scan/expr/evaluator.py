@@ -59,26 +59,51 @@ class Evaluator:
                 return self.scope[name]
             raise Unevaluable(f"unknown reference {name!r}")
         if kind == "attr":
-            obj = self.eval(node[1], local)
-            if obj is None:
-                raise EvalError(f"cannot read attribute {node[2]!r} of null")
-            if not isinstance(obj, dict):
-                raise EvalError(f"cannot read attribute {node[2]!r} of a {type_name(obj)}")
-            if node[2] not in obj:
-                if obj is self.scope.get("var"):
-                    raise Unevaluable(f"var.{node[2]} is not known here")
-                if not isinstance(obj, MapVal):
-                    # an object's missing attribute can be a static error that
-                    # even can() does not hide
-                    raise Unevaluable(f"no attribute {node[2]!r}")
-                raise EvalError(f"no attribute {node[2]!r}")
-            return obj[node[2]]
+            return self._attr(self.eval(node[1], local), node[2])
         if kind == "index":
             return self._index(self.eval(node[1], local), self.eval(node[2], local))
         if kind == "splat":
-            raise Unevaluable("splat expressions are not supported")
+            return self._splat(node, local)
         if kind == "call":
             return self._call(node, local)
+        return self._construct(node, local)
+
+    def _attr(self, obj: Any, name: str) -> Any:
+        if obj is None:
+            raise EvalError(f"cannot read attribute {name!r} of null")
+        if not isinstance(obj, dict):
+            raise EvalError(f"cannot read attribute {name!r} of a {type_name(obj)}")
+        if name not in obj:
+            if obj is self.scope.get("var"):
+                raise Unevaluable(f"var.{name} is not known here")
+            if not isinstance(obj, MapVal):
+                # an object's missing attribute can be a static error that
+                # even can() does not hide
+                raise Unevaluable(f"no attribute {name!r}")
+            raise EvalError(f"no attribute {name!r}")
+        return obj[name]
+
+    def _splat(self, node: Any, local: dict[str, Any]) -> Any:
+        _, src, path = node
+        value = self.eval(src, local)
+        if value is None:
+            items: list[Any] = []
+        elif isinstance(value, list):
+            items = list(value)
+        else:
+            items = [value]
+        out = []
+        for item in items:
+            for step in path:
+                if step[0] == "attr":
+                    item = self._attr(item, step[1])
+                else:
+                    item = self._index(item, self.eval(step[1], local))
+            out.append(item)
+        return LooseList(out)
+
+    def _construct(self, node: Any, local: dict[str, Any]) -> Any:
+        kind = node[0]
         if kind == "list":
             return [self.eval(x, local) for x in node[1]]
         if kind == "obj":
@@ -272,6 +297,11 @@ def _interp(v: Any) -> str:
     if isinstance(v, list | dict):
         raise EvalError(f"cannot include a {type_name(v)} in a string template")
     return to_str(v)
+
+
+def add(x: Any, y: Any) -> Any:
+    """``x + y`` for numbers, where Terraform's result is exact."""
+    return _arith("+", x, y)
 
 
 def _arith(op: str, x: Any, y: Any) -> Any:

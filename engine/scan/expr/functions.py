@@ -508,6 +508,74 @@ def _fn_cidrsubnet(prefix: Any, newbits: Any, netnum: Any) -> str:
     return str(ipaddress.ip_network((base, new_len)))
 
 
+def _fn_sum(coll: Any) -> Any:
+    items = _coll("sum", coll)
+    if not items:
+        raise EvalError("sum: cannot sum an empty list")
+    if not all(is_number(x) for x in items):
+        raise Unevaluable("sum of values that are not all numbers")
+    from .evaluator import add
+
+    total = items[0]
+    for x in items[1:]:
+        total = add(total, x)
+    return total
+
+
+def _fn_compact(coll: Any) -> Any:
+    items = _coll("compact", coll)
+    if not all(x is None or isinstance(x, str) for x in items):
+        raise Unevaluable("compact of values that are not all strings")
+    return ListVal(x for x in items if x)
+
+
+def _fn_element(coll: Any, index: Any) -> Any:
+    if isinstance(coll, SetVal | LooseList):
+        raise Unevaluable("element of a set or an untracked collection")
+    items = _coll("element", coll)
+    i = _int("element", index)
+    if not items:
+        raise EvalError("element: cannot use element function with an empty list")
+    if i < 0:
+        raise Unevaluable("element with a negative index")
+    return items[i % len(items)]
+
+
+def _fn_one(coll: Any) -> Any:
+    items = _coll("one", coll)
+    if len(items) > 1:
+        raise EvalError("one: must be a list, set, or tuple value with either zero or one elements")
+    return items[0] if items else None
+
+
+def _fn_merge(*maps: Any) -> Any:
+    out: dict[str, Any] = {}
+    for m in maps:
+        if m is None:
+            continue
+        if not isinstance(m, dict):
+            raise Unevaluable("merge of a value that is not a map or object")
+        out.update(m)
+    return LooseDict(out)
+
+
+def _fn_reverse(coll: Any) -> Any:
+    if isinstance(coll, SetVal | LooseList):
+        raise Unevaluable("reverse of a set or an untracked collection")
+    return LooseList(reversed(_coll("reverse", coll)))
+
+
+def _fn_sort(coll: Any) -> Any:
+    items = _coll("sort", coll)
+    if not all(isinstance(x, str) for x in items):
+        raise Unevaluable("sort of values that are not all strings")
+    return ListVal(sorted(items))
+
+
+def _fn_trim(s: Any, cutset: Any) -> str:
+    return _str("trim", s).strip(_str("trim", cutset))
+
+
 def _text_fn(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     def call(*args: Any) -> Any:
         return fn(*[_str(name, a) for a in args])
@@ -551,6 +619,14 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "cidrhost": _fn_cidrhost,
     "cidrnetmask": _fn_cidrnetmask,
     "cidrsubnet": _fn_cidrsubnet,
+    "sum": _fn_sum,
+    "compact": _fn_compact,
+    "element": _fn_element,
+    "one": _fn_one,
+    "merge": _fn_merge,
+    "reverse": _fn_reverse,
+    "sort": _fn_sort,
+    "trim": _fn_trim,
     "min": lambda *v: min(_nums("min", *v)),
     "max": lambda *v: max(_nums("max", *v)),
     "abs": lambda v: abs(_num1("abs", v)),

@@ -8,7 +8,7 @@ from .errors import EvalError, Unevaluable
 from .lexer import Tok, read_string, tokens
 
 # Nodes are tuples: ("lit", v), ("tmpl", parts), ("ref", name), ("attr", obj, name),
-# ("index", obj, key), ("splat", obj), ("call", name, args, expand), ("list", items),
+# ("index", obj, key), ("splat", obj, path), ("call", name, args, expand), ("list", items),
 # ("obj", pairs), ("unop", op, x), ("binop", op, a, b), ("cond", c, a, b),
 # ("for_list", k, v, coll, body, cond), ("for_obj", k, v, coll, kexpr, vexpr, group, cond).
 
@@ -91,7 +91,7 @@ class Parser:
                 self.advance()
                 if self.at("*"):
                     self.advance()
-                    node = ("splat", node)
+                    node = ("splat", node, self._splat_path(full=False))
                 elif self.tok.kind == "num":
                     node = ("index", node, ("lit", self.advance().value))
                 else:
@@ -101,13 +101,36 @@ class Parser:
                 if self.at("*"):
                     self.advance()
                     self.expect("]")
-                    node = ("splat", node)
+                    node = ("splat", node, self._splat_path(full=True))
                 else:
                     key = self.expr()
                     self.expect("]")
                     node = ("index", node, key)
             else:
                 return node
+
+    def _splat_path(self, full: bool) -> list[Any]:
+        """The traversals a splat applies to each element: attributes after
+        ``.*``; attributes and indexes after ``[*]``."""
+        path: list[Any] = []
+        while True:
+            if self.at("."):
+                self.advance()
+                if self.at("*"):
+                    raise Unevaluable("a splat inside a splat")
+                if self.tok.kind == "num":
+                    path.append(("index", ("lit", self.advance().value)))
+                else:
+                    path.append(("attr", self.expect_ident()))
+            elif full and self.at("["):
+                self.advance()
+                if self.at("*"):
+                    raise Unevaluable("a splat inside a splat")
+                key = self.expr()
+                self.expect("]")
+                path.append(("index", key))
+            else:
+                return path
 
     def primary(self) -> Any:
         t = self.tok

@@ -65,7 +65,7 @@ def test_evaluates(expr: str, expected: Any) -> None:
         'format("%s", "x")',  # a function the evaluator does not implement
         'can(format("%s", "x"))',  # can() does not hide that
         "var.other",  # a variable it does not know
-        "var.queues[*]",  # splat
+        "var.queues[*][*]",  # a splat inside a splat
         '"%{if true}x%{endif}"',  # template directive
         "local.x",
     ],
