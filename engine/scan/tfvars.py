@@ -81,6 +81,24 @@ def _json_number(text: str) -> Any:
         return OPAQUE
 
 
+def _has_call(node: Any) -> bool:
+    if isinstance(node, tuple):
+        if node and node[0] == "call":
+            return True
+        return any(_has_call(part) for part in node)
+    if isinstance(node, list):
+        return any(_has_call(part) for part in node)
+    return False
+
+
+def _constant(node: Any) -> Any:
+    """A variable file's expression evaluated; Terraform allows no function calls
+    there, so one makes the value :data:`OPAQUE` (plan reports it)."""
+    if _has_call(node):
+        return OPAQUE
+    return evaluate(node)
+
+
 def decode(value: Any) -> Any:
     """A python-hcl2 value as a plain Python value (or :data:`OPAQUE`)."""
     if isinstance(value, str):
@@ -89,10 +107,10 @@ def decode(value: Any) -> Any:
                 inner = value[1:-1]
                 if inner.startswith("<<"):
                     return _decode_heredoc(inner)
-                return evaluate(parse_template(inner))
+                return _constant(parse_template(inner))
             if value.startswith("${") and value.endswith("}"):
-                return evaluate(value[2:-1])
-            return evaluate(value)
+                return _constant(parse(value[2:-1]))
+            return _constant(parse(value))
         except (Unevaluable, EvalError):
             return OPAQUE
     if isinstance(value, float):
