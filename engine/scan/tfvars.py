@@ -66,11 +66,14 @@ def _decimal(value: float) -> Any:
 def _json_value(value: Any) -> Any:
     """A ``.tfvars.json`` value with Terraform's kinds: exact numbers, NFC strings."""
     if isinstance(value, str):
-        return nfc(value)
+        # HCL reads a JSON string as a template: "${...}" is not literal text
+        return OPAQUE if ("${" in value or "%{" in value) else nfc(value)
     if isinstance(value, list):
-        return [_json_value(v) for v in value]
+        items = [_json_value(v) for v in value]
+        return OPAQUE if any(v is OPAQUE for v in items) else items
     if isinstance(value, dict):
-        return {nfc(k): _json_value(v) for k, v in value.items()}
+        out = {nfc(k): _json_value(v) for k, v in value.items()}
+        return OPAQUE if any(v is OPAQUE for v in out.values()) else out
     return value
 
 
@@ -201,7 +204,7 @@ def read_var_file(path: Path, provider: str) -> VarFile:
                 f'"{key}" is given twice (first on line {jlines.assigned[key]})',
                 provider,
             )
-        return VarFile(path, _json_value(data), jlines)
+        return VarFile(path, {k: _json_value(v) for k, v in data.items()}, jlines)
     from .. import hcl
 
     try:
