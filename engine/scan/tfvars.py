@@ -18,7 +18,7 @@ from typing import Any
 from ..commands import create_continue
 from ..contract import EditThenContinue
 from ..errors import DreamlakeError
-from .expr.values import make_number, nfc, parse_number
+from .expr.values import Respelled, make_number, nfc, parse_number
 from .hcl_eval import EvalError, Unevaluable, evaluate, parse, parse_template
 from .lines import KeyLines, hcl_key_lines, json_key_lines
 
@@ -58,9 +58,10 @@ def _decimal(value: float) -> Any:
     if len(digits) >= 15 or not math.isfinite(value):
         return OPAQUE
     try:
-        return make_number(value)
+        number = make_number(value)
     except Unevaluable:
         return OPAQUE
+    return Respelled(number) if isinstance(number, int) else number
 
 
 def _json_value(value: Any) -> Any:

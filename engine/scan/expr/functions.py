@@ -23,6 +23,7 @@ from .values import (
     LooseDict,
     LooseList,
     MapVal,
+    Respelled,
     SetVal,
     equal,
     is_number,
@@ -576,6 +577,13 @@ def _fn_trim(s: Any, cutset: Any) -> str:
     return _str("trim", s).strip(_str("trim", cutset))
 
 
+def _rounded(name: str, v: Any, fn: Callable[[Any], int]) -> Any:
+    n = _num1(name, v)
+    if isinstance(n, Respelled):
+        raise Unevaluable(f"{name} of a whole number written as a decimal")
+    return make_number(fn(n))
+
+
 def _text_fn(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     def call(*args: Any) -> Any:
         return fn(*[_str(name, a) for a in args])
@@ -630,8 +638,8 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "min": lambda *v: min(_nums("min", *v)),
     "max": lambda *v: max(_nums("max", *v)),
     "abs": lambda v: abs(_num1("abs", v)),
-    "floor": lambda v: make_number(math.floor(_num1("floor", v))),
-    "ceil": lambda v: make_number(math.ceil(_num1("ceil", v))),
+    "floor": lambda v: _rounded("floor", v, math.floor),
+    "ceil": lambda v: _rounded("ceil", v, math.ceil),
 }
 
 __all__ = ["FUNCTIONS", "graphemes", "is_number", "seq"]

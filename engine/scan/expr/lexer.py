@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import EvalError, Unevaluable
-from .values import nfc, parse_number
+from .values import Respelled, nfc, parse_number
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,10 @@ def tokens(src: str, i: int) -> Iterator[Tok]:
         m = _NUM_RE.match(src, i)
         if m and c.isdigit():
             text = m.group(0)
-            yield Tok("num", parse_number(text), i)
+            value = parse_number(text)
+            if isinstance(value, int) and not text.isdigit():
+                value = Respelled(value)
+            yield Tok("num", value, i)
             i = m.end()
             continue
         m = _IDENT_RE.match(src, i)

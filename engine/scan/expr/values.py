@@ -48,6 +48,11 @@ class LooseDict(dict):  # type: ignore[type-arg]
     """A map or object whose exact type is not tracked."""
 
 
+class Respelled(int):
+    """A whole number a file wrote as a decimal or with an exponent (``100.0``,
+    ``1e2``): terraform 1.0's ``floor``/``ceil`` do not return it unchanged."""
+
+
 def is_number(v: Any) -> bool:
     return isinstance(v, int | Decimal | float) and not isinstance(v, bool)
 
