@@ -279,6 +279,10 @@ def equal(a: Any, b: Any) -> bool:
 def _all_equal(pairs: list[tuple[Any, Any]]) -> bool:
     unsure: Unevaluable | None = None
     for x, y in pairs:
+        if x is None and y is None:
+            # two nulls inside collections: their types (not tracked) decide
+            unsure = Unevaluable("nulls of types not tracked")
+            continue
         try:
             if not equal(x, y):
                 return False
