@@ -12,7 +12,7 @@ from .values import (
     LooseList,
     MapVal,
     SetVal,
-    binary_exact,
+    arith,
     equal,
     frac,
     loosen,
@@ -243,7 +243,7 @@ class Evaluator:
             return x <= y
         if op == ">=":
             return x >= y
-        return _arith(op, x, y)
+        return arith(op, x, y)
 
     def _cond(self, node: Any, local: dict[str, Any]) -> Any:
         _, c_node, a_node, b_node = node
@@ -297,37 +297,6 @@ def _interp(v: Any) -> str:
     if isinstance(v, list | dict):
         raise EvalError(f"cannot include a {type_name(v)} in a string template")
     return to_str(v)
-
-
-def add(x: Any, y: Any) -> Any:
-    """``x + y`` for numbers, where Terraform's result is exact."""
-    return _arith("+", x, y)
-
-
-def _arith(op: str, x: Any, y: Any) -> Any:
-    """Arithmetic as Terraform's 512-bit numbers do it, where that is exact."""
-    if not (binary_exact(x) and binary_exact(y)):
-        raise Unevaluable("arithmetic on decimals Terraform rounds")
-    fx, fy = frac(x), frac(y)
-    if op == "+":
-        r = fx + fy
-    elif op == "-":
-        r = fx - fy
-    elif op == "*":
-        r = fx * fy
-    elif fy == 0:
-        raise Unevaluable(f"{op} by zero")  # an infinity in Terraform, an error in places
-    elif op == "/":
-        r = fx / fy
-    else:
-        if not (isinstance(x, int) and isinstance(y, int)):
-            raise Unevaluable("modulo of fractions")
-        m = abs(x) % abs(y)
-        return -m if x < 0 else m
-    result = make_number(r)
-    if not binary_exact(result):
-        raise Unevaluable("a result Terraform rounds")
-    return result
 
 
 def _unify_result(chosen: Any, other: Any, other_node: Any) -> Any:

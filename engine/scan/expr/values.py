@@ -175,6 +175,40 @@ def number_text(v: Number) -> str:
     return format(v.normalize(), "f")
 
 
+# ----------------------------------------------------------------- arithmetic
+
+
+def add(x: Any, y: Any) -> Any:
+    """``x + y`` for numbers, where Terraform's result is exact."""
+    return arith("+", x, y)
+
+
+def arith(op: str, x: Any, y: Any) -> Any:
+    """Arithmetic as Terraform's 512-bit numbers do it, where that is exact."""
+    if not (binary_exact(x) and binary_exact(y)):
+        raise Unevaluable("arithmetic on decimals Terraform rounds")
+    fx, fy = frac(x), frac(y)
+    if op == "+":
+        r = fx + fy
+    elif op == "-":
+        r = fx - fy
+    elif op == "*":
+        r = fx * fy
+    elif fy == 0:
+        raise Unevaluable(f"{op} by zero")  # an infinity in Terraform, an error in places
+    elif op == "/":
+        r = fx / fy
+    else:
+        if not (isinstance(x, int) and isinstance(y, int)):
+            raise Unevaluable("modulo of fractions")
+        m = abs(x) % abs(y)
+        return -m if x < 0 else m
+    result = make_number(r)
+    if not binary_exact(result):
+        raise Unevaluable("a result Terraform rounds")
+    return result
+
+
 # --------------------------------------------------------------- conversions
 
 
