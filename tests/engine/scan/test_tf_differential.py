@@ -263,6 +263,7 @@ def test_corpus_covers_every_template_condition() -> None:
     assert not missing, f"template conditions with no corpus values: {missing}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tf", BINARIES or [None], ids=lambda b: str(b))
 def test_scan_never_disagrees_with_terraform(
     tf: str | None, tmp_path: Path, record_property: Any
