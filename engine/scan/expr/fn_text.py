@@ -68,6 +68,16 @@ def graphemes(s: str) -> list[str]:
     return out
 
 
+# Characters whose uppercase is several characters in Python but that have no
+# single-rune uppercase, so Go's strings.ToUpper keeps them (ß stays ß).
+_NO_SIMPLE_UPPER = frozenset(
+    "\u00df\u0149\u01f0\u0390\u03b0\u0587\u1e96\u1e97\u1e98\u1e99\u1e9a"
+    "\u1f50\u1f52\u1f54\u1f56\u1fb6\u1fc6\u1fd2\u1fd3\u1fd6\u1fd7\u1fe2\u1fe3"
+    "\u1fe4\u1fe6\u1fe7\u1ff6\ufb00\ufb01\ufb02\ufb03\ufb04\ufb05\ufb06"
+    "\ufb13\ufb14\ufb15\ufb16\ufb17"
+)
+
+
 def case_map(name: str, v: Any, upper: bool) -> str:
     s = str_arg(name, v)
     if s.isascii():
@@ -76,7 +86,13 @@ def case_map(name: str, v: Any, upper: bool) -> str:
     for ch in s:
         m = ch.upper() if upper else ch.lower()
         if len(m) != 1:
-            raise Unevaluable(f"{name}: a character Go maps differently")
+            # Python's full case mapping; Go maps one rune to one rune
+            if upper and ch in _NO_SIMPLE_UPPER:
+                m = ch
+            elif not upper and ch == "\u0130":
+                m = "i"
+            else:
+                raise Unevaluable(f"{name}: a character Go maps differently")
         out.append(m)
     return nfc("".join(out))
 
