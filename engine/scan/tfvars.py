@@ -80,9 +80,11 @@ def _json_value(value: Any) -> Any:
 
 def _json_number(text: str) -> Any:
     try:
-        return parse_number(text)
+        number = parse_number(text)
     except (Unevaluable, EvalError):
         return OPAQUE
+    whole = text.lstrip("-").isdigit()
+    return Respelled(number) if isinstance(number, int) and not whole else number
 
 
 def _has_call(node: Any) -> bool:
