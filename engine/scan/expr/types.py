@@ -27,7 +27,6 @@ from .values import (
     SetVal,
     equal,
     is_number,
-    number_text,
     parse_number,
     sort_key,
     to_str,
@@ -198,11 +197,4 @@ def _set_order(items: list[Any]) -> list[Any]:
     return sorted(out, key=sort_key)
 
 
-def describe(value: Any) -> str:
-    """A short rendering of a value for a message."""
-    if is_number(value):
-        return number_text(value)
-    return repr(value)
-
-
-__all__ = ["TypeMismatch", "convert", "describe", "has_any", "parse_type"]
+__all__ = ["TypeMismatch", "convert", "has_any", "parse_type"]

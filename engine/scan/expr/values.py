@@ -248,12 +248,6 @@ def to_bool(v: Any) -> bool:
     raise EvalError(f"a bool is required, got {type_name(v)}")
 
 
-def seq(v: Any) -> list[Any]:
-    if isinstance(v, list | tuple):
-        return list(v)
-    raise EvalError(f"a list is required, got {type_name(v)}")
-
-
 def sort_key(v: Any) -> tuple[int, Any]:
     if isinstance(v, str):
         return (1, v)
