@@ -12,6 +12,13 @@ Two failures are kept apart on purpose:
   ``try()`` turn it into a value, exactly as in Terraform.
 * :class:`Unevaluable` — this evaluator does not know enough. It passes through
   ``can()`` and ``try()`` untouched.
+
+Where things are: ``lexer`` and ``parser`` (source to tuple nodes), ``values``
+(how Terraform's typed values are held, exact numbers, equality), ``types``
+(declared type constraints and conversion to them), ``evaluator`` (operators,
+conditionals, ``for``, splats, ``can``/``try``), ``functions`` (the registry) with
+``fn_text``, ``fn_collections``, ``fn_numbers``, ``fn_network``, ``fn_args``, and
+``re2`` (Terraform's regex syntax run with Python's ``re``).
 """
 
 from __future__ import annotations
