@@ -18,7 +18,8 @@ Corpus format: blocks separated by blank lines; ``type:`` (optional), one or
 more ``cond:`` (``var.x`` is the case's variable), ``min: 1.3`` for conditions
 an older terraform cannot load, ``template: kube.region`` in place of type and
 conditions for a shipped template's variable, and one value per ``- `` line in
-tfvars syntax.
+tfvars syntax
+(a heredoc runs on to its closing marker).
 """
 
 from __future__ import annotations
@@ -88,12 +89,21 @@ def load_corpus() -> list[Group]:
     groups: list[Group] = []
     for block in re.split(r"\n\s*\n", CORPUS.read_text()):
         g = Group(type=None, conds=[], values=[])
+        heredoc: str | None = None
         for line in block.splitlines():
+            if heredoc is not None:
+                # a heredoc value runs on until its closing marker
+                g.values[-1] += "\n" + line
+                if line.strip() == heredoc:
+                    heredoc = None
+                continue
             if not line.strip() or line.lstrip().startswith("#"):
                 continue
             key, _, rest = line.partition(":") if not line.startswith("- ") else ("-", "", "")
             if line.startswith("- "):
                 g.values.append(line[2:])
+                m = re.fullmatch(r"<<-?([A-Za-z_]+)", line[2:].strip())
+                heredoc = m.group(1) if m else None
             elif key == "type":
                 g.type = rest.strip()
             elif key == "cond":
@@ -137,8 +147,8 @@ def render(cases: list[Case]) -> tuple[str, str]:
             tf.append("  }")
         tf.append("}")
         c.tf_lines = range(start, len(tf) + 1)
-        tfvars.append(f"{c.name} = {c.value}")
-        c.tfvars_line = len(tfvars)
+        c.tfvars_line = len(tfvars) + 1
+        tfvars.extend(f"{c.name} = {c.value}".split("\n"))
     return "\n".join(tf) + "\n", "\n".join(tfvars) + "\n"
 
 
