@@ -55,6 +55,7 @@ class Group:
     values: list[str]
     min: tuple[int, ...] = ()
     origin: str = ""
+    others: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -64,6 +65,7 @@ class Case:
     value: str
     tf_lines: range = field(default_factory=lambda: range(0))
     tfvars_line: int = 0
+    tfvars_lines: range = field(default_factory=lambda: range(0))
 
 
 def _template_vars() -> dict[str, tuple[str | None, list[str], str]]:
@@ -108,6 +110,11 @@ def load_corpus() -> list[Group]:
                 g.type = rest.strip()
             elif key == "cond":
                 g.conds.append(rest.strip())
+            elif key == "with":
+                m = re.fullmatch(r"\s*(\w+)\s+(.+?)\s*=\s*(.+)", rest)
+                if not m:
+                    raise ValueError(f"corpus line not understood: {line!r}")
+                g.others.append((m.group(1), m.group(2), m.group(3)))
             elif key == "min":
                 g.min = tuple(int(x) for x in rest.strip().split("."))
             elif key == "template":
@@ -141,14 +148,21 @@ def render(cases: list[Case]) -> tuple[str, str]:
             tf.append(f"  type = {c.group.type}")
         for cond in c.group.conds:
             own = re.sub(r"\bvar\.x\b", f"var.{c.name}", cond)
+            for other, _, _ in c.group.others:
+                own = re.sub(rf"\bvar\.{other}\b", f"var.{c.name}_{other}", own)
             tf.append("  validation {")
             tf.append(f"    condition     = {own}")
             tf.append('    error_message = "The value fails this rule."')
             tf.append("  }")
         tf.append("}")
+        for other, type_, _ in c.group.others:
+            tf.append(f'variable "{c.name}_{other}" {{ type = {type_} }}')
         c.tf_lines = range(start, len(tf) + 1)
         c.tfvars_line = len(tfvars) + 1
         tfvars.extend(f"{c.name} = {c.value}".split("\n"))
+        for other, _, value in c.group.others:
+            tfvars.append(f"{c.name}_{other} = {value}")
+        c.tfvars_lines = range(c.tfvars_line, len(tfvars) + 1)
     return "\n".join(tf) + "\n", "\n".join(tfvars) + "\n"
 
 
@@ -174,7 +188,7 @@ def _plan(tf: str, folder: Path, cases: list[Case]) -> tuple[set[str], set[str]]
         stdin=subprocess.DEVNULL,
         timeout=300,
     )
-    by_tfvars = {c.tfvars_line: c.name for c in cases}
+    by_tfvars = {line: c.name for c in cases for line in c.tfvars_lines}
     conversion: set[str] = set()
     failing: set[str] = set()
     for line in r.stdout.splitlines():
