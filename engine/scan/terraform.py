@@ -8,9 +8,11 @@ For each decision, read ``var`` from the decision's file and report a
   variable file Terraform loads automatically (``terraform.tfvars.json``,
   ``*.auto.tfvars``, ``*.auto.tfvars.json`` in the same folder);
 * ``placeholder`` — still the template's placeholder (see :mod:`.placeholder`);
-* ``invalid`` — not of the variable's type, or failing one of the variable's own
-  ``validation`` blocks in ``*.tf``. A condition :mod:`.hcl_eval` cannot
-  evaluate is left for ``terraform plan``.
+* ``invalid`` — not of the variable's type (converted as Terraform converts
+  it, see :mod:`.expr.types`), or failing one of the variable's own
+  ``validation`` blocks in ``*.tf``. A value or condition the scan cannot judge
+  for certain, or that terraform 1.0 and later versions judge differently, is
+  left for ``terraform plan``: never blocking.
 
 Offline and pure over the files: no terraform binary, no network.
 """
