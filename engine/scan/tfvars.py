@@ -31,6 +31,7 @@ class _Opaque:
 OPAQUE: Any = _Opaque()
 """A value that is set but that the scan cannot compute (left for plan)."""
 
+_NUMBER_RE = re.compile(r"(?<![\w.])([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _VARIABLE_BLOCK_RE = re.compile(r"^\s*variable\s", re.M)
 _HEREDOC_RE = re.compile(r"\A<<(-?)([A-Za-z_][A-Za-z0-9_]*)\n(.*?)\n?[ \t]*\2\Z", re.S)
 
@@ -105,7 +106,14 @@ def _constant(node: Any) -> Any:
     return evaluate(node)
 
 
-def decode(value: Any) -> Any:
+def _floats_exact(text: str) -> bool:
+    """Whether every number in ``text`` survives python-hcl2's float intact."""
+    return not any(
+        len(m.group(1).replace(".", "").strip("0")) > 15 for m in _NUMBER_RE.finditer(text)
+    )
+
+
+def decode(value: Any, exact_floats: bool = True) -> Any:
     """A python-hcl2 value as a plain Python value (or :data:`OPAQUE`)."""
     if isinstance(value, str):
         try:
@@ -120,9 +128,9 @@ def decode(value: Any) -> Any:
         except (Unevaluable, EvalError):
             return OPAQUE
     if isinstance(value, float):
-        return _decimal(value)
+        return _decimal(value) if exact_floats else OPAQUE
     if isinstance(value, list):
-        items = [decode(v) for v in value]
+        items = [decode(v, exact_floats) for v in value]
         return OPAQUE if any(v is OPAQUE for v in items) else items
     if isinstance(value, dict):
         out = {}
@@ -130,7 +138,7 @@ def decode(value: Any) -> Any:
             if isinstance(k, str) and k.startswith("__") and k.endswith("__"):
                 continue
             key = decode(k) if isinstance(k, str) and k.startswith('"') else k
-            dv = decode(v)
+            dv = decode(v, exact_floats)
             if key is OPAQUE or dv is OPAQUE:
                 return OPAQUE
             out[str(key)] = dv
@@ -216,7 +224,12 @@ def read_var_file(path: Path, provider: str) -> VarFile:
         at = getattr(e, "line", None)
         at_line = at if isinstance(at, int) and at > 0 else None
         raise _syntax_error(path, at_line, _describe(e), provider) from None
-    values = {k: decode(v) for k, v in raw.items() if not (k.startswith("__") and k.endswith("__"))}
+    # python-hcl2 reads a decimal into a float: one written with more digits than
+    # a float holds (0.10000000000000001) is no longer what Terraform reads.
+    exact = _floats_exact(text)
+    values = {
+        k: decode(v, exact) for k, v in raw.items() if not (k.startswith("__") and k.endswith("__"))
+    }
     lines = hcl_key_lines(text)
     for key, line in sorted(lines.repeated.items(), key=lambda kv: kv[1]):
         raise _syntax_error(
@@ -307,7 +320,7 @@ def read_variables(tf_dir: Path) -> dict[str, VariableSpec]:
                 spec = VariableSpec(name=name, type=_expr_text(body.get("type")))
                 if "default" in body:
                     spec.has_default = True
-                    spec.default = decode(body["default"])
+                    spec.default = decode(body["default"], _floats_exact(text))
                 for block in body.get("validation", []) or []:
                     if isinstance(block, dict):
                         spec.validations.append(_validation(block))

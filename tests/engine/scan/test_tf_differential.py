@@ -261,20 +261,23 @@ def terraform_verdicts(tf: str, cases: list[Case], work: Path) -> dict[str, str]
 
 
 def scan_verdicts(cases: list[Case], work: Path) -> dict[str, str]:
-    folder = work / "scan"
-    folder.mkdir(parents=True, exist_ok=True)
-    vars_tf, tfvars = render(cases)
-    (folder / "variables.tf").write_text(vars_tf)
-    (folder / "terraform.tfvars").write_text(tfvars)
-    specs = read_variables(folder)
-    vf = read_var_file(folder / "terraform.tfvars", "differential")
+    """The scan's verdict per case, over the same files terraform was given."""
     out: dict[str, str] = {}
-    for c in cases:
-        value: Any = vf.values.get(c.name, OPAQUE)
-        if value is OPAQUE or c.name not in specs:
-            out[c.name] = "unknown"
-            continue
-        out[c.name] = verdict(specs[c.name], value, specs, [vf])[0]
+    for i in range(0, len(cases), CHUNK):
+        chunk = cases[i : i + CHUNK]
+        folder = work / f"scan-{i // CHUNK}"
+        folder.mkdir(parents=True, exist_ok=True)
+        vars_tf, tfvars = render(chunk)
+        (folder / "variables.tf").write_text(vars_tf)
+        (folder / "terraform.tfvars").write_text(tfvars)
+        specs = read_variables(folder)
+        vf = read_var_file(folder / "terraform.tfvars", "differential")
+        for c in chunk:
+            value: Any = vf.values.get(c.name, OPAQUE)
+            if value is OPAQUE or c.name not in specs:
+                out[c.name] = "unknown"
+                continue
+            out[c.name] = verdict(specs[c.name], value, specs, [vf])[0]
     return out
 
 
