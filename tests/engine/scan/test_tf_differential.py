@@ -56,6 +56,7 @@ class Group:
     min: tuple[int, ...] = ()
     origin: str = ""
     others: list[tuple[str, str, str]] = field(default_factory=list)
+    json: bool = False
 
 
 @dataclass
@@ -66,6 +67,7 @@ class Case:
     tf_lines: range = field(default_factory=lambda: range(0))
     tfvars_line: int = 0
     tfvars_lines: range = field(default_factory=lambda: range(0))
+    json_line: int = 0
 
 
 def _template_vars() -> dict[str, tuple[str | None, list[str], str]]:
@@ -115,6 +117,8 @@ def load_corpus() -> list[Group]:
                 if not m:
                     raise ValueError(f"corpus line not understood: {line!r}")
                 g.others.append((m.group(1), m.group(2), m.group(3)))
+            elif key == "file" and rest.strip() == "json":
+                g.json = True
             elif key == "min":
                 g.min = tuple(int(x) for x in rest.strip().split("."))
             elif key == "template":
@@ -137,10 +141,12 @@ def build(groups: list[Group], version: tuple[int, ...]) -> list[Case]:
     return cases
 
 
-def render(cases: list[Case]) -> tuple[str, str]:
-    """``variables.tf`` and ``terraform.tfvars`` for ``cases`` (line ranges noted)."""
+def render(cases: list[Case]) -> tuple[str, str, str]:
+    """``variables.tf``, ``terraform.tfvars`` and ``terraform.tfvars.json`` for
+    ``cases`` (line ranges noted; the JSON file is empty text when unused)."""
     tf: list[str] = []
     tfvars: list[str] = []
+    json_entries: list[str] = []
     for c in cases:
         start = len(tf) + 1
         tf.append(f'variable "{c.name}" {{')
@@ -159,18 +165,28 @@ def render(cases: list[Case]) -> tuple[str, str]:
             tf.append(f'variable "{c.name}_{other}" {{ type = {type_} }}')
         c.tf_lines = range(start, len(tf) + 1)
         c.tfvars_line = len(tfvars) + 1
-        tfvars.extend(f"{c.name} = {c.value}".split("\n"))
+        if c.group.json:
+            json_entries.append(f'  "{c.name}": {c.value}')
+            c.json_line = len(json_entries) + 1
+        else:
+            tfvars.extend(f"{c.name} = {c.value}".split("\n"))
         for other, _, value in c.group.others:
             tfvars.append(f"{c.name}_{other} = {value}")
         c.tfvars_lines = range(c.tfvars_line, len(tfvars) + 1)
-    return "\n".join(tf) + "\n", "\n".join(tfvars) + "\n"
+    tfjson = "{\n" + ",\n".join(json_entries) + "\n}\n" if json_entries else ""
+    return "\n".join(tf) + "\n", "\n".join(tfvars) + "\n", tfjson
 
 
 def _plan(tf: str, folder: Path, cases: list[Case]) -> tuple[set[str], set[str]]:
     """One plan: (cases refused at type conversion, cases with any error)."""
-    vars_tf, tfvars = render(cases)
+    vars_tf, tfvars, tfjson = render(cases)
     (folder / "variables.tf").write_text(vars_tf)
     (folder / "terraform.tfvars").write_text(tfvars)
+    json_file = folder / "terraform.tfvars.json"
+    if tfjson:
+        json_file.write_text(tfjson)
+    else:
+        json_file.unlink(missing_ok=True)
     env = {
         **os.environ,
         "TF_CLI_CONFIG_FILE": os.devnull,
@@ -188,7 +204,8 @@ def _plan(tf: str, folder: Path, cases: list[Case]) -> tuple[set[str], set[str]]
         stdin=subprocess.DEVNULL,
         timeout=300,
     )
-    by_tfvars = {line: c.name for c in cases for line in c.tfvars_lines}
+    by_tfvars = {line: c.name for c in cases for line in c.tfvars_lines if not c.group.json}
+    by_json = {c.json_line: c.name for c in cases if c.group.json}
     conversion: set[str] = set()
     failing: set[str] = set()
     for line in r.stdout.splitlines():
@@ -204,6 +221,8 @@ def _plan(tf: str, folder: Path, cases: list[Case]) -> tuple[set[str], set[str]]
         name = None
         if fname == "terraform.tfvars":
             name = by_tfvars.get(at)
+        elif fname == "terraform.tfvars.json":
+            name = by_json.get(at)
         elif fname == "variables.tf":
             name = next((c.name for c in cases if at in c.tf_lines), None)
         if name is None or d.get("summary") in ("Call to unknown function", "Unsupported argument"):
@@ -238,8 +257,9 @@ def _refused(tf: str, folder: Path, cases: list[Case]) -> set[str]:
 def terraform_verdicts(tf: str, cases: list[Case], work: Path) -> dict[str, str]:
     """``{case value text: "valid" | "invalid"}`` from the real terraform, cached."""
     version = ".".join(map(str, version_of(tf) or ()))
-    vars_tf, tfvars = render(cases)
-    key = hashlib.sha256(f"{HARNESS}\n{version}\n{vars_tf}\n{tfvars}".encode()).hexdigest()[:24]
+    vars_tf, tfvars, tfjson = render(cases)
+    text = f"{HARNESS}\n{version}\n{vars_tf}\n{tfvars}\n{tfjson}"
+    key = hashlib.sha256(text.encode()).hexdigest()[:24]
     cached = CACHE / f"{version}-{key}.json"
     if cached.is_file():
         return dict(json.loads(cached.read_text()))
@@ -267,17 +287,20 @@ def scan_verdicts(cases: list[Case], work: Path) -> dict[str, str]:
         chunk = cases[i : i + CHUNK]
         folder = work / f"scan-{i // CHUNK}"
         folder.mkdir(parents=True, exist_ok=True)
-        vars_tf, tfvars = render(chunk)
+        vars_tf, tfvars, tfjson = render(chunk)
         (folder / "variables.tf").write_text(vars_tf)
         (folder / "terraform.tfvars").write_text(tfvars)
+        files = [read_var_file(folder / "terraform.tfvars", "differential")]
+        if tfjson:
+            (folder / "terraform.tfvars.json").write_text(tfjson)
+            files.append(read_var_file(folder / "terraform.tfvars.json", "differential"))
         specs = read_variables(folder)
-        vf = read_var_file(folder / "terraform.tfvars", "differential")
         for c in chunk:
-            value: Any = vf.values.get(c.name, OPAQUE)
+            value: Any = next((f.values[c.name] for f in files if c.name in f.values), OPAQUE)
             if value is OPAQUE or c.name not in specs:
                 out[c.name] = "unknown"
                 continue
-            out[c.name] = verdict(specs[c.name], value, specs, [vf])[0]
+            out[c.name] = verdict(specs[c.name], value, specs, files)[0]
     return out
 
 
