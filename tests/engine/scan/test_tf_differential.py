@@ -44,7 +44,7 @@ HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "data" / "tf_differential.txt"
 TEMPLATES = HERE.parents[2] / "templates"
 CACHE = Path(tempfile.gettempdir()) / "dreamlake-tf-differential"
-CHUNK = 120
+CHUNK = 80
 HARNESS = "plan-until-clean-2"  # part of the cache key: change it with the harness
 
 
