@@ -8,94 +8,62 @@ For each decision, read ``var`` from the decision's file and report a
   variable file Terraform loads automatically (``terraform.tfvars.json``,
   ``*.auto.tfvars``, ``*.auto.tfvars.json`` in the same folder);
 * ``placeholder`` — still the template's placeholder (see :mod:`.placeholder`);
-* ``invalid`` — not of the variable's type, or failing one of the variable's own
-  ``validation`` blocks in ``*.tf``. A condition :mod:`.hcl_eval` cannot
-  evaluate is left for ``terraform plan``.
+* ``invalid`` — not of the variable's type (converted as Terraform converts
+  it, see :mod:`.expr.types`), or failing one of the variable's own
+  ``validation`` blocks in ``*.tf``. A value or condition the scan cannot judge
+  for certain, or that terraform 1.0 and later versions judge differently, is
+  left for ``terraform plan``: never blocking.
 
 Offline and pure over the files: no terraform binary, no network.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
-import re
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from ..contract import Blocking
 from ..paths import ProviderPaths
 from ..vendors import Decision, Template
+from .expr.types import TypeMismatch, parse_type
+from .expr.types import convert as convert_to
+from .expr.values import to_bool
 from .hcl_eval import EvalError, Evaluator, Unevaluable, equal
 from .placeholder import is_placeholder
 from .tfvars import OPAQUE, VarFile, VariableSpec, read_var_file, read_variables
 
 
-class _TypeMismatch(Exception):
-    pass
-
-
-_COLLECTION_RE = re.compile(r"^\s*(list|set|map)\s*\((.*)\)\s*$", re.S)
-
-
 def convert(value: Any, type_expr: str | None) -> Any:
-    """Convert a tfvars value to a variable's declared type, as Terraform would.
+    """A variable-file value converted to a variable's declared type, as Terraform
+    converts it (see :mod:`.expr.types`).
 
-    Types this does not model (object, tuple, optional attributes) pass the
-    value through unchanged."""
-    if value is OPAQUE or value is None or not type_expr:
+    Raises :class:`TypeMismatch` where Terraform refuses the value and
+    :class:`Unevaluable` where the outcome is not modelled."""
+    if value is OPAQUE:
+        raise Unevaluable("a value the scan cannot compute")
+    if value is None or not type_expr:
         return value
-    t = type_expr.strip()
-    if t == "any":
-        return value
-    if t == "string":
-        if isinstance(value, bool):
-            return "true" if value else "false"
-        if isinstance(value, int | float):
-            return str(int(value)) if float(value).is_integer() else repr(value)
-        if isinstance(value, str):
-            return value
-        raise _TypeMismatch("a string")
-    if t == "number":
-        if isinstance(value, bool):
-            raise _TypeMismatch("a number")
-        if isinstance(value, int | float):
-            return value
-        if isinstance(value, str):
-            try:
-                f = float(value.strip())
-            except ValueError:
-                raise _TypeMismatch("a number") from None
-            return int(f) if f.is_integer() else f
-        raise _TypeMismatch("a number")
-    if t == "bool":
-        if isinstance(value, bool):
-            return value
-        if value in ("true", "false"):
-            return value == "true"
-        raise _TypeMismatch("a bool")
-    m = _COLLECTION_RE.match(t)
-    if m:
-        kind, inner = m.group(1), m.group(2)
-        if kind in ("list", "set"):
-            if not isinstance(value, list):
-                raise _TypeMismatch(f"a {kind} ({t})")
-            items = [convert(v, inner) for v in value]
-            if kind == "set":
-                dedup: list[Any] = []
-                for v in items:
-                    if v not in dedup:
-                        dedup.append(v)
-                items = dedup
-            return items
-        if not isinstance(value, dict):
-            raise _TypeMismatch(f"a map ({t})")
-        return {k: convert(v, inner) for k, v in value.items()}
-    return value
+    return convert_to(value, _type(type_expr))
+
+
+@functools.lru_cache(maxsize=256)
+def _type(type_expr: str) -> Any:
+    return parse_type(type_expr)
+
+
+def _json_default(v: Any) -> Any:
+    if isinstance(v, Decimal):
+        return float(v)
+    raise TypeError(type(v).__name__)
 
 
 def _render(value: Any) -> str:
     try:
-        return json.dumps(value, ensure_ascii=False)
+        return json.dumps(value, ensure_ascii=False, default=_json_default)
     except (TypeError, ValueError):
         return repr(value)
 
@@ -176,11 +144,7 @@ class _Scanner:
         spec = specs.get(d.var)
         if spec is None:
             return None
-        try:
-            value = convert(value, spec.type)
-        except _TypeMismatch as e:
-            return blocking("invalid", source, f"{d.var} must be {e}, got {_render(value)}.")
-        message = self._failed_validation(spec, value, specs, files)
+        message = judge(spec, value, specs, files)
         if message is not None:
             return blocking("invalid", source, message)
         return None
@@ -192,7 +156,11 @@ class _Scanner:
             return None
         first_file, first = settings[0]
         for other_file, other in settings[1:]:
-            if not equal(other, first):
+            try:
+                same = equal(other, first)
+            except Unevaluable:
+                same = True  # the scan cannot tell them apart; plan will
+            if not same:
                 a_line = first_file.lines.line_of(d.var)
                 b_line = other_file.lines.line_of(d.var)
                 where_a = f"{first_file.path.name}" + (f" line {a_line}" if a_line else "")
@@ -211,47 +179,114 @@ class _Scanner:
                 )
         return None
 
-    def _failed_validation(
-        self,
-        spec: VariableSpec,
-        value: Any,
-        specs: dict[str, VariableSpec],
-        files: list[VarFile],
-    ) -> str | None:
-        known: dict[str, Any] = {}
-        for name, other in specs.items():
-            if other.has_default and other.default is not OPAQUE:
-                known[name] = other.default
+
+def _referenced(node: Any, out: set[str]) -> set[str]:
+    """The ``var.NAME`` names a parsed condition reads."""
+    if isinstance(node, tuple):
+        if len(node) == 3 and node[0] == "attr" and node[1] == ("ref", "var"):
+            out.add(node[2])
+        for part in node:
+            _referenced(part, out)
+    elif isinstance(node, list):
+        for part in node:
+            _referenced(part, out)
+    return out
+
+
+def _known(names: set[str], specs: dict[str, VariableSpec], files: list[VarFile]) -> dict[str, Any]:
+    """The values of the variables ``names`` as Terraform would see them, where
+    the scan can tell."""
+    raw: dict[str, Any] = {}
+    for name in names:
+        other = specs.get(name)
+        if other is not None and other.has_default and other.default is not OPAQUE:
+            raw[name] = other.default
         for f in files:
-            for name, v in f.values.items():
-                if v is not OPAQUE and v is not None:
-                    try:
-                        known[name] = convert(v, specs[name].type) if name in specs else v
-                    except _TypeMismatch:
-                        known.pop(name, None)
-        known[spec.name] = value
-        ev = Evaluator({"var": known})
-        for validation in spec.validations:
-            if validation.condition is OPAQUE:
-                continue
+            v = f.values.get(name)
+            if v is not OPAQUE and v is not None:
+                raw[name] = v
+    out: dict[str, Any] = {}
+    for name, v in raw.items():
+        with contextlib.suppress(TypeMismatch, Unevaluable):
+            out[name] = convert(v, specs[name].type) if name in specs else v
+    return out
+
+
+def judge(
+    spec: VariableSpec, value: Any, specs: dict[str, VariableSpec], files: list[VarFile]
+) -> str | None:
+    """Why Terraform would refuse ``value`` for ``spec``, or ``None`` when it would
+    accept it or when the scan cannot tell (then ``terraform plan`` judges)."""
+    return verdict(spec, value, specs, files)[1]
+
+
+def verdict(
+    spec: VariableSpec, value: Any, specs: dict[str, VariableSpec], files: list[VarFile]
+) -> tuple[str, str | None]:
+    """``("valid", None)``, ``("invalid", why)`` or ``("unknown", None)``: what
+    Terraform would say of ``value`` for ``spec`` (its type, then each of its
+    ``validation`` blocks), where the scan can tell.
+
+    Terraform 1.0 runs the conditions on the value as written in the file, later
+    versions on the value converted to the declared type (``"3"`` or ``3``,
+    ``["a", "a"]`` or a set of one). The scan does not know which binary will
+    run, so where the two readings disagree it leaves the value to plan."""
+    try:
+        converted = convert(value, spec.type)
+    except TypeMismatch as e:
+        return "invalid", f"{spec.name} must be {e} ({spec.type}), got {_render(value)}."
+    except Unevaluable:
+        return "unknown", None
+    names: set[str] = set()
+    for validation in spec.validations:
+        _referenced(validation.condition, names)
+        _referenced(validation.message_node, names)
+    names.discard(spec.name)
+    known = _known(names, specs, files)
+    as_converted = _conditions(spec, converted, known)
+    if as_converted[0] == "unknown":
+        return as_converted
+    if "optional(" in (spec.type or ""):
+        return as_converted  # optional() needs terraform 1.3, which judges converted values
+    as_written = _conditions(spec, value, known)
+    if as_written[0] != as_converted[0]:
+        return "unknown", None
+    return as_converted
+
+
+def _conditions(spec: VariableSpec, value: Any, known: dict[str, Any]) -> tuple[str, str | None]:
+    ev = Evaluator({"var": {**known, spec.name: value}})
+    unsure = False
+    for validation in spec.validations:
+        if validation.condition is OPAQUE:
+            unsure = True
+            continue
+        try:
+            ok = ev.run(validation.condition)
+        except Unevaluable:
+            unsure = True
+            continue
+        except EvalError:
+            ok = False
+        if ok is None:
+            ok = False  # a null condition is an error in Terraform
+        if not isinstance(ok, bool):
             try:
-                ok = ev.run(validation.condition)
-            except Unevaluable:
-                continue
+                ok = to_bool(ok)
             except EvalError:
                 ok = False
-            if ok is False:
-                return self._message(ev, spec, validation.error_message, validation.message_node)
-        return None
+        if ok is False:
+            return "invalid", _message(ev, spec, validation.error_message, validation.message_node)
+    return ("unknown" if unsure else "valid"), None
 
-    @staticmethod
-    def _message(ev: Evaluator, spec: VariableSpec, text: str, node: Any) -> str:
-        if node is not None:
-            try:
-                return str(ev.run(node))
-            except (Unevaluable, EvalError):
-                pass
-        return text or f"{spec.name} fails its validation."
+
+def _message(ev: Evaluator, spec: VariableSpec, text: str, node: Any) -> str:
+    if node is not None:
+        try:
+            return str(ev.run(node))
+        except (Unevaluable, EvalError):
+            pass
+    return text or f"{spec.name} fails its validation."
 
 
 def scan_terraform(paths: ProviderPaths, template: Template) -> list[Blocking]:
@@ -268,4 +303,4 @@ def scan_terraform(paths: ProviderPaths, template: Template) -> list[Blocking]:
     return out
 
 
-__all__ = ["convert", "scan_terraform"]
+__all__ = ["convert", "judge", "scan_terraform", "verdict"]

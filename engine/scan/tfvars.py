@@ -9,6 +9,7 @@ as ``'"x"'`` (quotes and escapes included) and an expression as ``'${...}'``.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any
 from ..commands import create_continue
 from ..contract import EditThenContinue
 from ..errors import DreamlakeError
+from .expr.values import Respelled, make_number, nfc, parse_number
 from .hcl_eval import EvalError, Unevaluable, evaluate, parse, parse_template
 from .lines import KeyLines, hcl_key_lines, json_key_lines
 
@@ -29,6 +31,7 @@ class _Opaque:
 OPAQUE: Any = _Opaque()
 """A value that is set but that the scan cannot compute (left for plan)."""
 
+_NUMBER_RE = re.compile(r"(?<![\w.])([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _VARIABLE_BLOCK_RE = re.compile(r"^\s*variable\s", re.M)
 _HEREDOC_RE = re.compile(r"\A<<(-?)([A-Za-z_][A-Za-z0-9_]*)\n(.*?)\n?[ \t]*\2\Z", re.S)
 
@@ -49,7 +52,68 @@ def _decode_heredoc(raw: str) -> Any:
     return text
 
 
-def decode(value: Any) -> Any:
+def _decimal(value: float) -> Any:
+    """A float python-hcl2 parsed, as the exact decimal it was written as; one
+    with more digits than a float holds may have lost some, so is not judged."""
+    digits = repr(value).split("e")[0].replace("-", "").replace(".", "").strip("0")
+    if len(digits) >= 15 or not math.isfinite(value):
+        return OPAQUE
+    try:
+        number = make_number(value)
+    except Unevaluable:
+        return OPAQUE
+    return Respelled(number) if isinstance(number, int) else number
+
+
+def _json_value(value: Any) -> Any:
+    """A ``.tfvars.json`` value with Terraform's kinds: exact numbers, NFC strings."""
+    if isinstance(value, str):
+        # HCL reads a JSON string as a template: "${...}" is not literal text
+        return OPAQUE if ("${" in value or "%{" in value) else nfc(value)
+    if isinstance(value, list):
+        items = [_json_value(v) for v in value]
+        return OPAQUE if any(v is OPAQUE for v in items) else items
+    if isinstance(value, dict):
+        out = {nfc(k): _json_value(v) for k, v in value.items()}
+        return OPAQUE if any(v is OPAQUE for v in out.values()) else out
+    return value
+
+
+def _json_number(text: str) -> Any:
+    try:
+        number = parse_number(text)
+    except (Unevaluable, EvalError):
+        return OPAQUE
+    whole = text.lstrip("-").isdigit()
+    return Respelled(number) if isinstance(number, int) and not whole else number
+
+
+def _has_call(node: Any) -> bool:
+    if isinstance(node, tuple):
+        if node and node[0] == "call":
+            return True
+        return any(_has_call(part) for part in node)
+    if isinstance(node, list):
+        return any(_has_call(part) for part in node)
+    return False
+
+
+def _constant(node: Any) -> Any:
+    """A variable file's expression evaluated; Terraform allows no function calls
+    there, so one makes the value :data:`OPAQUE` (plan reports it)."""
+    if _has_call(node):
+        return OPAQUE
+    return evaluate(node)
+
+
+def _floats_exact(text: str) -> bool:
+    """Whether every number in ``text`` survives python-hcl2's float intact."""
+    return not any(
+        len(m.group(1).replace(".", "").strip("0")) > 15 for m in _NUMBER_RE.finditer(text)
+    )
+
+
+def decode(value: Any, exact_floats: bool = True) -> Any:
     """A python-hcl2 value as a plain Python value (or :data:`OPAQUE`)."""
     if isinstance(value, str):
         try:
@@ -57,14 +121,16 @@ def decode(value: Any) -> Any:
                 inner = value[1:-1]
                 if inner.startswith("<<"):
                     return _decode_heredoc(inner)
-                return evaluate(parse_template(inner))
+                return _constant(parse_template(inner))
             if value.startswith("${") and value.endswith("}"):
-                return evaluate(value[2:-1])
-            return evaluate(value)
+                return _constant(parse(value[2:-1]))
+            return _constant(parse(value))
         except (Unevaluable, EvalError):
             return OPAQUE
+    if isinstance(value, float):
+        return _decimal(value) if exact_floats else OPAQUE
     if isinstance(value, list):
-        items = [decode(v) for v in value]
+        items = [decode(v, exact_floats) for v in value]
         return OPAQUE if any(v is OPAQUE for v in items) else items
     if isinstance(value, dict):
         out = {}
@@ -72,7 +138,7 @@ def decode(value: Any) -> Any:
             if isinstance(k, str) and k.startswith("__") and k.endswith("__"):
                 continue
             key = decode(k) if isinstance(k, str) and k.startswith('"') else k
-            dv = decode(v)
+            dv = decode(v, exact_floats)
             if key is OPAQUE or dv is OPAQUE:
                 return OPAQUE
             out[str(key)] = dv
@@ -131,7 +197,11 @@ def read_var_file(path: Path, provider: str) -> VarFile:
         raise _syntax_error(path, None, f"cannot be read ({e})", provider) from None
     if path.name.endswith(".json"):
         try:
-            data = json.loads(text) if text.strip() else {}
+            data = (
+                json.loads(text, parse_float=_json_number, parse_int=_json_number)
+                if text.strip()
+                else {}
+            )
         except json.JSONDecodeError as e:
             raise _syntax_error(path, e.lineno, e.msg, provider) from None
         if not isinstance(data, dict):
@@ -145,7 +215,7 @@ def read_var_file(path: Path, provider: str) -> VarFile:
                 f'"{key}" is given twice (first on line {jlines.assigned[key]})',
                 provider,
             )
-        return VarFile(path, data, jlines)
+        return VarFile(path, {k: _json_value(v) for k, v in data.items()}, jlines)
     from .. import hcl
 
     try:
@@ -154,7 +224,12 @@ def read_var_file(path: Path, provider: str) -> VarFile:
         at = getattr(e, "line", None)
         at_line = at if isinstance(at, int) and at > 0 else None
         raise _syntax_error(path, at_line, _describe(e), provider) from None
-    values = {k: decode(v) for k, v in raw.items() if not (k.startswith("__") and k.endswith("__"))}
+    # python-hcl2 reads a decimal into a float: one written with more digits than
+    # a float holds (0.10000000000000001) is no longer what Terraform reads.
+    exact = _floats_exact(text)
+    values = {
+        k: decode(v, exact) for k, v in raw.items() if not (k.startswith("__") and k.endswith("__"))
+    }
     lines = hcl_key_lines(text)
     for key, line in sorted(lines.repeated.items(), key=lambda kv: kv[1]):
         raise _syntax_error(
@@ -245,7 +320,7 @@ def read_variables(tf_dir: Path) -> dict[str, VariableSpec]:
                 spec = VariableSpec(name=name, type=_expr_text(body.get("type")))
                 if "default" in body:
                     spec.has_default = True
-                    spec.default = decode(body["default"])
+                    spec.default = decode(body["default"], _floats_exact(text))
                 for block in body.get("validation", []) or []:
                     if isinstance(block, dict):
                         spec.validations.append(_validation(block))
