@@ -3,7 +3,8 @@
 The :class:`GpuWorkers` component mirrors ``templates/ec2/terraform``: a security
 group (all outbound, ssh inbound only from ``ssh_ingress_cidrs``) in the chosen
 subnet's VPC, ``worker_count`` instances (IMDSv2 required, gp3 root volume) and
-each instance's declared run state (``aws.ec2.InstanceState``: ``stopped`` when
+each instance's declared run state (``aws.ec2transitgateway.InstanceState``, terraform's
+``aws_ec2_instance_state``: ``stopped`` when
 ``target_status`` is ``suspended``, else ``running``; the disks are kept).
 ``pulumi_aws`` is imported when the component is built (it is in the
 ``pulumi-clouds`` extra), so the config model loads without it.
@@ -256,7 +257,7 @@ def component_class() -> Any:
             ]
             state = "stopped" if config.target_status == "suspended" else "running"
             self.states = [
-                aws.ec2.InstanceState(
+                aws.ec2transitgateway.InstanceState(
                     f"{name}-worker-{i}", instance_id=w.id, state=state, opts=child
                 )
                 for i, w in enumerate(workers)
