@@ -23,13 +23,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ...contract import Blocking, LockInfo, PlanCounts
+from ...contract import Blocking, LockInfo, PlanCounts, Shell
 from ...errors import BackendError, DreamlakeError
 from ...fsutil import atomic_write
 from ...paths import ProviderPaths
 from ...record import read_record
-from ..base import ApplyOutcome, InfraState, PlanOutcome, Progress
-from .automation import Automation, PulumiAutomation, StackRequest
+from ..base import ApplyOutcome, DestroyOutcome, InfraState, PlanOutcome, Progress
+from .automation import Automation, PulumiAutomation, StackRequest, StackSession
 from .errors import classify
 from .project import PulumiProject
 from .runtime import backend_url, cli_command, command_env, local_root, require_cli
@@ -43,6 +43,7 @@ from .state import (
 )
 
 _TRUE = {"1", "true", "yes", "on"}
+BACKUPS = "backups"
 
 
 def counts_from(changes: Mapping[str, int]) -> PlanCounts:
@@ -188,7 +189,7 @@ class PulumiBackend:
                 ),
                 stale_hint="run `dreamlake provider plan` to compare the stack with its config",
             )
-        files = BackendFiles.open(root, project.name, project.stack)
+        files = BackendFiles.open(root, project.stack_project, project.stack_short)
         notes = list(files.notes)
         cp = None
         try:
@@ -236,7 +237,7 @@ class PulumiBackend:
 
     def _request(self, provider_dir: Path) -> tuple[PulumiProject, StackRequest]:
         project = PulumiProject.of(provider_dir)
-        if not project.main.is_file():
+        if not project.adopted and not project.main.is_file():
             raise BackendError(
                 f"{project.main} is missing: the pulumi backend runs the program there",
                 argv=["pulumi"],
@@ -247,13 +248,15 @@ class PulumiBackend:
         run_env = command_env(project, env)
         if self._save_plans(provider_dir):  # update plans are behind the experimental flag
             run_env["PULUMI_EXPERIMENTAL"] = "true"
+        project.dir.mkdir(parents=True, exist_ok=True)
         request = StackRequest(
             stack=project.stack,
-            project=project.name,
+            project=project.stack_project,
             work_dir=project.dir.absolute(),
-            main=project.main.absolute(),
+            main=None if project.adopted else project.main.absolute(),
             env=run_env,
             cli=cli,
+            config_file=None if project.adopted else project.stack_file.absolute(),
         )
         return project, request
 
@@ -287,9 +290,13 @@ class PulumiBackend:
         for stale in (project.summary, project.update_plan):
             stale.unlink(missing_ok=True)
         save = str(project.update_plan.absolute()) if self._save_plans(provider_dir) else None
+        recovered: list[str] = []
         try:
             session = self.automation.open(request)
+            recovered = self._recover(project, request, session, progress)
             result = session.preview(save_plan=save, on_output=progress)
+        except DreamlakeError:
+            raise
         except Exception as exc:
             failure = classify(exc, op="preview")
             if failure.kind == "config":
@@ -307,7 +314,7 @@ class PulumiBackend:
         url = request.env["PULUMI_BACKEND_URL"]
         root = local_root(url, project)
         state = (
-            BackendFiles.open(root, project.name, project.stack).state_digest()
+            BackendFiles.open(root, project.stack_project, project.stack_short).state_digest()
             if root
             else "remote"
         )
@@ -323,7 +330,7 @@ class PulumiBackend:
             "createdAt": datetime.now(UTC).isoformat(timespec="seconds"),
         }
         atomic_write(project.summary, json.dumps(summary, indent=2) + "\n")
-        files = [str(project.summary.absolute())]
+        files = [*recovered, str(project.summary.absolute())]
         if saved:
             files.append(str(project.update_plan.absolute()))
         return PlanOutcome("ok", plan=counts, files=tuple(files))
@@ -367,6 +374,112 @@ class PulumiBackend:
             for used in (project.summary, project.update_plan):
                 used.unlink(missing_ok=True)
         return ApplyOutcome("applied")
+
+    def _recover(
+        self,
+        project: PulumiProject,
+        request: StackRequest,
+        session: StackSession,
+        progress: Progress | None,
+    ) -> list[str]:
+        """``plan`` is the recovery step (``apply`` never is): clear what an
+        interrupted run left on a file backend, through the Automation API.
+
+        * a stale lock (its process is gone from this host): the state is exported
+          to a backup first (``export_stack``), then ``cancel`` removes the lock;
+        * pending deletes / updates: ``refresh`` reconciles the state with the cloud
+          and clears them;
+        * pending creates are never cleared here: the resources may exist in the
+          cloud account. The error's next action is the exact ``refresh
+          --clear-pending-creates`` command, flagged for a person's approval.
+
+        A held lock is left alone: its run is in flight. Returns the files written."""
+        root = local_root(request.env["PULUMI_BACKEND_URL"], project)
+        if root is None or project.adopted:
+            return []
+        files = BackendFiles.open(root, project.stack_project, project.stack_short)
+        locks = files.locks(hostname=self._hostname)
+        if any(lk.held for lk in locks):
+            return []
+        try:
+            cp = files.checkpoint()
+        except StateUnreadable:
+            cp = None
+        pending = cp.pending_operations if cp else []
+        if not locks and not pending:
+            return []
+        say = progress or (lambda _line: None)
+        written = [str(self._backup(project, session))]
+        if locks:
+            say(f"removing the stale stack lock ({locks[0].detail}): pulumi cancel")
+            session.cancel()
+            for lk in locks:  # cancel clears the backend's locks; a file one left is ours to drop
+                lk.path.unlink(missing_ok=True)
+        kinds = {str(o.get("type")) for o in pending}
+        if "creating" in kinds:
+            env = self._env()
+            raise BackendError(
+                "an interrupted update left pending creates: those resources may exist in the "
+                "cloud account without being in the state. Check the account, then clear them "
+                f"(or import the ones that exist); the state was saved to {written[0]}",
+                argv=["pulumi", "refresh"],
+                kind="pending_creates",
+                next_action=Shell(
+                    command=cli_command(project, "refresh --yes --clear-pending-creates", env),
+                    approval=True,
+                ),
+            )
+        if pending:
+            say(f"reconciling {len(pending)} interrupted operation(s): pulumi refresh")
+            session.refresh(on_output=progress)
+        return written
+
+    def _backup(self, project: PulumiProject, session: StackSession) -> Path:
+        """The stack's state, exported before a recovery changes it (restore it with
+        ``pulumi stack import --file <it>``, or the Automation API's ``import_stack``)."""
+        state = session.export_stack()
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        path = project.dir / BACKUPS / f"{project.stack_short}-{stamp}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, json.dumps(state, indent=2) + "\n", mode=0o600)
+        return path.absolute()
+
+    def destroy(
+        self, provider_dir: Path, *, yes: bool, progress: Progress | None = None
+    ) -> DestroyOutcome:
+        """``yes=False``: ``preview_destroy`` (what would be removed, nothing changed);
+        ``yes=True``: ``destroy``. A held lock or an interrupted update → ``applying``
+        (plan is what recovers it). An adopted stack is never destroyed from here."""
+        project = PulumiProject.of(provider_dir)
+        if project.adopted:
+            raise BackendError(
+                f"the stack {project.stack} was adopted: its program is managed elsewhere, "
+                "so dreamlake does not destroy it. Destroy it where it is managed.",
+                argv=["pulumi", "destroy"],
+                kind="pulumi",
+            )
+        state = self.observe_state(provider_dir)
+        if state.lock is not None:
+            return DestroyOutcome("applying", lock=state.lock)
+        project, request = self._request(provider_dir)
+        op = "destroy" if yes else "preview"
+        try:
+            session = self.automation.open(request)
+            if not yes:
+                preview = session.preview_destroy(on_output=progress)
+                return DestroyOutcome("preview", plan=counts_from(preview.changes))
+            changes = session.destroy(on_output=progress)
+        except Exception as exc:
+            failure = classify(exc, op=op)
+            after = self.observe_state(provider_dir)
+            if failure.kind == "lock" or after.lock is not None:
+                lock = after.lock or failure.lock
+                assert lock is not None
+                return DestroyOutcome("applying", lock=lock)
+            raise failure.error or exc from exc
+        for used in (project.summary, project.update_plan):
+            used.unlink(missing_ok=True)
+        return DestroyOutcome("destroyed", plan=counts_from(changes))
 
     def _blocking(self, project: PulumiProject, problems: dict[str, str]) -> tuple[Blocking, ...]:
         from ...scan.pulumi import commented_lines, read_stack_config

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from dreamlake.engine.backends.pulumi import PulumiBackend
+from dreamlake.engine.backends.pulumi.project import PulumiProject
 from dreamlake.engine.backends.pulumi.state import BackendFiles, read_checkpoint
 from pulumi_helpers import LOCAL_OK, lay_out
 
@@ -240,7 +241,8 @@ def test_backend_url_from_provider_json_wins(
     elsewhere = tmp_path / "shared-state"
     d = provider(config=LOCAL_OK, settings={"pulumi": {"backendUrl": f"file://{elsewhere}"}})
     monkeypatch.setenv("PULUMI_BACKEND_URL", "s3://ignored")
-    lay_out(elsewhere, fixtures / "checkpoint-v4.features.json")
+    stack = PulumiProject.of(d).stack
+    lay_out(elsewhere, fixtures / "checkpoint-v4.features.json", stack=stack)
     assert PulumiBackend().observe_state(d).present
 
 
