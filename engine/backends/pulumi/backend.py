@@ -31,7 +31,7 @@ from ...record import read_record
 from ..base import ApplyOutcome, DestroyOutcome, InfraState, PlanOutcome, Progress
 from .automation import Automation, PulumiAutomation, StackRequest, StackSession
 from .errors import classify
-from .project import PulumiProject
+from .project import BACKUPS, PulumiProject
 from .runtime import backend_url, cli_command, command_env, local_root, require_cli
 from .state import (
     BackendFiles,
@@ -43,7 +43,6 @@ from .state import (
 )
 
 _TRUE = {"1", "true", "yes", "on"}
-BACKUPS = "backups"
 
 
 def counts_from(changes: Mapping[str, int]) -> PlanCounts:

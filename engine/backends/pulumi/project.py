@@ -9,6 +9,7 @@
   .passphrase            the generated secrets passphrase, mode 0600 (git-ignored)
   summary.plan.json      the last clean preview's counts and input digest (git-ignored)
   update.plan.json       the saved update plan, when the CLI supports it (git-ignored)
+  backups/               the state exported before a recovery changed it (git-ignored)
 
 The stack in the backend is named after the provider AND its identity
 (``ProviderRecord.identity``: its ``id``, else one derived from its folder):
@@ -38,6 +39,7 @@ SUMMARY = "summary.plan.json"
 UPDATE_PLAN = "update.plan.json"
 PASSPHRASE = ".passphrase"
 STATE = ".state"
+BACKUPS = "backups"
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")

@@ -25,7 +25,7 @@ from typing import Any
 import yaml
 
 from ...vendors import Template
-from .project import MAIN, PASSPHRASE, PROJECT_DEFAULT, STATE, SUMMARY, UPDATE_PLAN
+from .project import BACKUPS, MAIN, PASSPHRASE, PROJECT_DEFAULT, STATE, SUMMARY, UPDATE_PLAN
 
 STACKS_PACKAGE = "dreamlake.stacks"
 
@@ -41,7 +41,7 @@ def scaffold_files(template: Template, name: str) -> dict[str, bytes]:
         "pulumi/ADAPT.md": adapt_md(template, name).encode(),
         "pulumi/.gitignore": (
             f"# State, secrets and plans stay out of git.\n{STATE}/\n{PASSPHRASE}\n"
-            f"{SUMMARY}\n{UPDATE_PLAN}\n__pycache__/\n"
+            f"{SUMMARY}\n{UPDATE_PLAN}\n{BACKUPS}/\n__pycache__/\n"
         ).encode(),
     }
     return files
