@@ -29,6 +29,7 @@ from ...fsutil import atomic_write
 from ...paths import ProviderPaths
 from ...record import read_record
 from ..base import ApplyOutcome, DestroyOutcome, InfraState, PlanOutcome, Progress
+from .adopt import not_ours
 from .automation import Automation, PulumiAutomation, StackRequest, StackSession
 from .errors import classify
 from .project import BACKUPS, PulumiProject
@@ -282,6 +283,9 @@ class PulumiBackend:
         return bool(isinstance(pul, dict) and pul.get("savePlan"))
 
     def plan(self, provider_dir: Path, *, progress: Progress | None = None) -> PlanOutcome:
+        adopted = PulumiProject.of(provider_dir)
+        if adopted.adopted:
+            raise not_ours(provider_dir.name, adopted.stack, "preview")
         blocking = self._scan(provider_dir)
         if blocking:
             return PlanOutcome("needs_input", blocking=tuple(blocking))
@@ -345,6 +349,8 @@ class PulumiBackend:
                 "(the config, the program or the state changed since the last one)",
             )
         project, request = self._request(provider_dir)
+        if project.adopted:
+            raise not_ours(provider_dir.name, project.stack, "up")
         summary = read_summary(project) or {}
         plan = (
             str(project.update_plan.absolute())
@@ -451,12 +457,7 @@ class PulumiBackend:
         (plan is what recovers it). An adopted stack is never destroyed from here."""
         project = PulumiProject.of(provider_dir)
         if project.adopted:
-            raise BackendError(
-                f"the stack {project.stack} was adopted: its program is managed elsewhere, "
-                "so dreamlake does not destroy it. Destroy it where it is managed.",
-                argv=["pulumi", "destroy"],
-                kind="pulumi",
-            )
+            raise not_ours(provider_dir.name, project.stack, "destroy")
         state = self.observe_state(provider_dir)
         if state.lock is not None:
             return DestroyOutcome("applying", lock=state.lock)
