@@ -96,9 +96,11 @@ def _lock_info(
     else:
         detail = (
             f"a stack lock was left by an interrupted update ({lock.detail}). "
-            f"`{cli_command(project, 'cancel --yes', environ)}` removes it"
+            f"`dreamlake provider plan -n {project.config_name}` removes it (after exporting the "
+            f"state to {BACKUPS}/) and previews again; by hand: "
+            f"`{cli_command(project, 'cancel --yes', environ)}`"
             + (
-                f"; then `{cli_command(project, 'refresh --yes', environ)}` reconciles the "
+                f", then `{cli_command(project, 'refresh --yes', environ)}` reconciles the "
                 "state with the cloud before planning again."
                 if refresh
                 else "."
@@ -133,7 +135,11 @@ def _pending_info(
             "them (or `--import-pending-creates <urn> <id>` to keep one that was created)."
         )
     else:
-        fix = f"`{cli_command(project, 'refresh --yes', environ)}` reconciles and clears them."
+        fix = (
+            f"`dreamlake provider plan -n {project.config_name}` reconciles and clears them "
+            f"(pulumi refresh, after exporting the state to {BACKUPS}/); by hand: "
+            f"`{cli_command(project, 'refresh --yes', environ)}`."
+        )
     return LockInfo(
         state="stale",
         path=str(path),

@@ -5,7 +5,8 @@
 * ``pulumi/Pulumi.yaml`` — the project (runtime python; its name namespaces config keys);
 * ``pulumi/__main__.py`` — the vendor's program, copied from ``dreamlake.stacks.<vendor>``
   so it is yours to edit;
-* ``pulumi/Pulumi.<name>.yaml`` — the decisions as stack config (stack = provider name).
+* ``pulumi/Pulumi.<name>.yaml`` — the decisions as stack config (named after the provider;
+  the backend stack is ``<name>-<identity>``, see ``project``).
   Account-specific decisions are commented out (as they are in the terraform
   template's ``terraform.tfvars``), with the example value to replace;
 * ``pulumi/ADAPT.md`` — how to choose each decision;
@@ -176,7 +177,7 @@ def adapt_md(template: Template, name: str) -> str:
     lines = [
         f"# Adapting the `{template.vendor}` template (Pulumi)",
         "",
-        f"Every decision lives in `Pulumi.{name}.yaml` (the stack is named after the provider)",
+        f"Every decision lives in `Pulumi.{name}.yaml` (named after the provider)",
         f"under `config:`, as `{ns}:<key>`. Uncomment the key, set a value from YOUR account,",
         f"then run `dreamlake provider create -n {name} --continue`. The values are checked by",
         f"the `Config` model in `{MAIN}` (the same rules as the terraform template's",
