@@ -332,3 +332,22 @@ def test_progress_is_made_from_engine_events(standin: Path, tmp_path: Path) -> N
     assert "created dreamlake:local:LocalWorker dreamlake" in lines
     assert lines[-1].startswith("done in ") and "2 create" in lines[-1]
     assert not any("up:" in x for x in lines)  # not the CLI's display text
+
+
+def test_export_and_import_round_trip_through_the_sdk(standin: Path, tmp_path: Path) -> None:
+    """The recovery backup is what ``import_stack`` takes back."""
+    from dreamlake.engine.backends.pulumi.automation import PulumiAutomation
+
+    d = write_provider(tmp_path, config=LOCAL_OK)
+    backend = PulumiBackend()
+    backend.plan(d)
+    backend.apply(d)
+    _, request = backend._request(d)
+    session = PulumiAutomation().open(request)
+    saved = session.export_stack()
+    assert saved["version"] == 3 and saved["deployment"]["resources"]
+    backend.destroy(d, yes=True)
+    assert not backend.observe_state(d).present
+    session.import_stack(saved)
+    assert backend.observe_state(d).outputs["worker_host"] == "localhost"
+    assert "stack import" in verbs(standin)
