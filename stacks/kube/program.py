@@ -7,7 +7,7 @@ the EKS cluster and a GPU node group (tainted ``nvidia.com/gpu``), plus a
 pods. ``pulumi_aws`` and ``pulumi_kubernetes`` are imported when the component
 is built (they are in the ``pulumi-clouds`` extra), so the config model loads
 without them. ``target_status`` is accepted and declares nothing here: a cluster
-has no stopped state, so suspending acts on the daemon's pods.
+has no stopped state (the template's ADAPT.md says what suspending means for it).
 
 This file is self-contained so a scaffolded copy is yours to edit. One code path,
 three ways in: ``GpuCluster(name, Config(...), opts)`` inside your own program;
