@@ -197,6 +197,7 @@ class PulumiBackend:
             )
         files = BackendFiles.open(root, project.stack_project, project.stack_short)
         notes = list(files.notes)
+        notes += _legacy_note(root, project)
         cp = None
         try:
             cp = files.checkpoint()
@@ -510,6 +511,34 @@ class PulumiBackend:
                 )
             )
         return tuple(out)
+
+
+def _legacy_note(root: Path, project: PulumiProject) -> list[str]:
+    """A shared backend holding a stack under the provider's bare name (from before
+    stacks carried its identity) while this provider's own stack is absent."""
+    if project.adopted or project.stack == project.config_name:
+        return []
+    base = root / ".pulumi" / "stacks"
+    own = [
+        base / project.stack_project / f"{project.stack_short}{x}" for x in (".json", ".json.gz")
+    ]
+    old = [
+        p / f"{project.config_name}{x}"
+        for p in (base / project.stack_project, base)
+        for x in (".json", ".json.gz", ".json.zst")
+    ]
+    if any(p.exists() for p in own) or not any(p.exists() for p in old):
+        return []
+    # the rename runs on the old stack: the command line names it, not the new one
+    rename = cli_command(project, f"stack rename {project.stack}", None).replace(
+        f" --stack {project.stack}", f" --stack {project.config_name}"
+    )
+    return [
+        f"this backend holds a stack named '{project.config_name}' from before stacks carried "
+        f"the provider's identity; this provider's stack is '{project.stack}'. If that one is "
+        f"this provider's, rename it (`{rename}`) or name it in provider.json "
+        "settings.pulumi.stack (docs/pulumi.md, migration)"
+    ]
 
 
 def _summary_counts(summary: dict[str, Any] | None) -> PlanCounts | None:

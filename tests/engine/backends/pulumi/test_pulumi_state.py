@@ -268,3 +268,19 @@ def test_backend_files_paths(tmp_path: Path) -> None:
     scoped = BackendFiles.open(tmp_path, "proj", "dev")
     assert scoped.stack_base == tmp_path / ".pulumi/stacks/proj/dev"
     assert scoped.lock_dir == tmp_path / ".pulumi/locks/organization/proj/dev"
+
+
+def test_a_bare_name_stack_on_a_shared_backend_is_noted_not_taken(
+    provider, fixtures: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a shared backend a stack named just 'lab' may be anyone's: status does not
+    read it as this provider's, and says how to claim it if it is."""
+    shared = tmp_path / "shared-state"
+    monkeypatch.setenv("PULUMI_BACKEND_URL", f"file://{shared}")
+    d = provider(config=LOCAL_OK)
+    lay_out(shared, fixtures / "checkpoint-v4.features.json", stack="lab")
+    st = PulumiBackend().observe_state(d)
+    assert not st.present
+    [note] = [n for n in st.notes if "before stacks carried" in n]
+    stack = PulumiProject.of(d).stack
+    assert f"pulumi stack rename {stack} --stack lab --config-file Pulumi.lab.yaml" in note
