@@ -1,14 +1,15 @@
 """Run one vendor's Pulumi program under the Pulumi SDK's own mocks
 (``pulumi.runtime.set_mocks``) and print what it declared, as JSON.
 
-    python mock_stack.py <vendor> '<config json>' [program|embed|main]
+    python mock_stack.py '[["<vendor>", {<config>}, "program|embed|main"], ...]'
 
 ``program``: ``program(Config(...))`` (the CLI's path); ``embed``: two components
 (``a`` and ``b``) side by side in one program, as a team embedding them would;
 ``main``: the scaffolded file's ``main()`` reading the stack config with Pulumi's
 typed getters. Output: ``{"resources": [{urn, type, name, parent, custom,
-inputs}], "outputs": {...}, "error": null}``. A child process per run: the SDK
-keeps its runtime settings in globals.
+inputs}], "outputs": {...}, "error": null}`` per scenario. The SDK keeps its
+runtime settings in globals, so the tests run this in a child process (one per
+vendor, each scenario with fresh mocks).
 
 The mocks stand in for the cloud APIs (NAMED here as a test double): they echo
 the inputs back and add the few computed attributes the programs read
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import json
 import sys
+from importlib import import_module
 from typing import Any
 
 import pulumi
@@ -81,12 +83,11 @@ class Recorder(MockMonitor):
         return resp
 
 
-def main() -> None:
-    vendor, raw = sys.argv[1], json.loads(sys.argv[2])
-    mode = sys.argv[3] if len(sys.argv) > 3 else "program"
+def run_one(vendor: str, raw: dict[str, Any], mode: str) -> dict[str, Any]:
     mocks = CloudAPIDouble()
     monitor = Recorder(mocks)
     set_mocks(mocks, project="dreamlake", stack="lab", preview=False, monitor=monitor)
+    pulumi.runtime.set_all_config({})
     states: dict[str, Any] = {}
     original = mocks.new_resource
 
@@ -97,15 +98,12 @@ def main() -> None:
 
     mocks.new_resource = keep  # type: ignore[method-assign]
     exported: dict[str, Any] = {}
-    real_export = pulumi.export
 
     def export(key: str, value: Any) -> None:
         exported[key] = value
-        real_export(key, value)
+        REAL_EXPORT(key, value)
 
     pulumi.export = export  # type: ignore[assignment]
-    from importlib import import_module
-
     mod = import_module(f"dreamlake.stacks.{vendor}")
     result: dict[str, Any] = {"error": None}
 
@@ -137,7 +135,16 @@ def main() -> None:
     for r in monitor.seen:
         r["inputs"] = states.get(r["name"] + "|" + r["type"])
     result["resources"] = monitor.seen
-    print(json.dumps(result, default=str))
+    return result
+
+
+REAL_EXPORT = pulumi.export
+
+
+def main() -> None:
+    """argv[1]: a JSON list of ``[vendor, config, mode]``; prints a JSON list of results."""
+    scenarios = json.loads(sys.argv[1])
+    print(json.dumps([run_one(v, c, m) for v, c, m in scenarios], default=str))
 
 
 if __name__ == "__main__":

@@ -69,16 +69,55 @@ def needs_sdk(vendor: str) -> None:
         pytest.skip(f"needs {', '.join(missing)} (the dev extra) to run the {vendor} program")
 
 
-def run(vendor: str, config: dict[str, Any], mode: str = "program") -> dict[str, Any]:
-    needs_sdk(vendor)
-    out = subprocess.run(
-        [sys.executable, str(HERE / "mock_stack.py"), vendor, json.dumps(config), mode],
-        check=True,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    return json.loads(out.stdout.strip().splitlines()[-1])
+SCENARIOS: list[tuple[str, dict[str, Any], str]] = [
+    *[(v, CONFIGS[v], "program") for v in VENDORS],
+    *[(v, CONFIGS[v], "embed") for v in VENDORS],
+    ("ec2", {**CONFIGS["ec2"], "target_status": "suspended"}, "program"),
+    ("gce", {**CONFIGS["gce"], "target_status": "suspended"}, "program"),
+    ("ec2", {**CONFIGS["ec2"], "worker_count": "3"}, "main"),
+    ("local", {"workdir": "/srv", "queues": "not-json", "worker_name": "box"}, "main"),
+]
+
+
+def _key(vendor: str, config: dict[str, Any], mode: str) -> str:
+    return json.dumps([vendor, config, mode], sort_keys=True)
+
+
+@pytest.fixture(scope="module")
+def mocked() -> dict[str, dict[str, Any]]:
+    """Every scenario's result: one child process per vendor, run side by side."""
+    procs = {}
+    for vendor in VENDORS:
+        if any(find_spec(m) is None for m in SDKS[vendor]):
+            continue
+        batch = [s for s in SCENARIOS if s[0] == vendor]
+        procs[vendor] = (
+            batch,
+            subprocess.Popen(
+                [sys.executable, str(HERE / "mock_stack.py"), json.dumps(batch)],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            ),
+        )
+    out: dict[str, dict[str, Any]] = {}
+    for vendor, (batch, proc) in procs.items():
+        stdout, stderr = proc.communicate(timeout=300)
+        assert proc.returncode == 0, f"{vendor}: {stderr[-2000:]}"
+        for scenario, result in zip(
+            batch, json.loads(stdout.strip().splitlines()[-1]), strict=True
+        ):
+            out[_key(*scenario)] = result
+    return out
+
+
+@pytest.fixture
+def run(mocked: dict[str, dict[str, Any]]) -> Any:
+    def get(vendor: str, config: dict[str, Any], mode: str = "program") -> dict[str, Any]:
+        needs_sdk(vendor)
+        return mocked[_key(vendor, config, mode)]
+
+    return get
 
 
 def custom(res: dict[str, Any], typ: str) -> list[dict[str, Any]]:
@@ -112,13 +151,13 @@ def test_both_backends_expose_the_same_output_names(vendor: str) -> None:
 
 
 @pytest.mark.parametrize("vendor", VENDORS)
-def test_program_exports_the_terraform_outputs(vendor: str) -> None:
+def test_program_exports_the_terraform_outputs(run: Any, vendor: str) -> None:
     res = run(vendor, CONFIGS[vendor])
     assert res["error"] is None, res["error"]
     assert set(res["outputs"]) == terraform_outputs(vendor)
 
 
-def test_local_component_outputs_only() -> None:
+def test_local_component_outputs_only(run: Any) -> None:
     res = run("local", CONFIGS["local"])
     assert res["error"] is None
     assert [r["type"] for r in res["resources"]] == [
@@ -145,7 +184,7 @@ def test_local_component_outputs_only() -> None:
     }
 
 
-def test_ec2_resources_and_outputs() -> None:
+def test_ec2_resources_and_outputs(run: Any) -> None:
     res = run("ec2", CONFIGS["ec2"])
     assert res["error"] is None, res["error"]
     assert_parented(res, "dreamlake:ec2:GpuWorkers")
@@ -181,7 +220,7 @@ def test_ec2_resources_and_outputs() -> None:
     assert out["worker_user"] == "ubuntu" and out["region"] == "us-east-1"
 
 
-def test_ec2_suspended_declares_the_stopped_instance_state() -> None:
+def test_ec2_suspended_declares_the_stopped_instance_state(run: Any) -> None:
     res = run("ec2", {**CONFIGS["ec2"], "target_status": "suspended"})
     assert res["error"] is None, res["error"]
     states = custom(res, "aws:ec2transitgateway/instanceState:InstanceState")
@@ -193,7 +232,7 @@ def test_ec2_suspended_declares_the_stopped_instance_state() -> None:
     assert len(custom(res, "aws:ec2/instance:Instance")) == 2  # the instances (and disks) stay
 
 
-def test_gce_resources_and_outputs() -> None:
+def test_gce_resources_and_outputs(run: Any) -> None:
     res = run("gce", CONFIGS["gce"])
     assert res["error"] is None, res["error"]
     assert_parented(res, "dreamlake:gce:GpuVm")
@@ -220,7 +259,7 @@ def test_gce_resources_and_outputs() -> None:
     assert vm["inputs"]["desiredStatus"] == "TERMINATED"
 
 
-def test_kube_resources_and_outputs() -> None:
+def test_kube_resources_and_outputs(run: Any) -> None:
     res = run("kube", CONFIGS["kube"])
     assert res["error"] is None, res["error"]
     assert_parented(res, "dreamlake:kube:GpuCluster")
@@ -256,7 +295,7 @@ def test_kube_resources_and_outputs() -> None:
 
 
 @pytest.mark.parametrize("vendor", VENDORS)
-def test_two_components_side_by_side(vendor: str) -> None:
+def test_two_components_side_by_side(run: Any, vendor: str) -> None:
     """Embedded twice in one program: every URN distinct, each tree its own."""
     res = run(vendor, CONFIGS[vendor], "embed")
     assert res["error"] is None, res["error"]
@@ -272,7 +311,7 @@ def test_two_components_side_by_side(vendor: str) -> None:
     assert len(res["hosts"]) == 2
 
 
-def test_main_reads_the_stack_config_with_typed_getters() -> None:
+def test_main_reads_the_stack_config_with_typed_getters(run: Any) -> None:
     """``main()`` (the scaffolded file's entry) reads ints and lists with Pulumi's
     typed getters: ``worker_count`` set as text is an int."""
     res = run("ec2", {**CONFIGS["ec2"], "worker_count": "3"}, "main")
@@ -280,7 +319,7 @@ def test_main_reads_the_stack_config_with_typed_getters() -> None:
     assert len(custom(res, "aws:ec2/instance:Instance")) == 3
 
 
-def test_main_reports_a_mistyped_value_by_key() -> None:
+def test_main_reports_a_mistyped_value_by_key(run: Any) -> None:
     res = run("local", {"workdir": "/srv", "queues": "not-json", "worker_name": "box"}, "main")
     assert res["error"] is not None
     assert "dreamlake config: queues:" in res["error"]
