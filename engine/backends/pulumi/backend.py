@@ -60,7 +60,10 @@ def counts_from(changes: Mapping[str, int]) -> PlanCounts:
 
 
 def inputs_digest(project: PulumiProject, url: str) -> str:
+    """The files a preview depends on, the backend URL, and the packaged vendor
+    program the scaffolded ``__main__.py`` wraps (an upgrade changes the plan)."""
     h = hashlib.sha256(url.encode())
+    h.update(_packaged_program(project))
     for p in project.inputs():
         h.update(p.relative_to(project.dir).as_posix().encode() + b"\0")
         try:
@@ -69,6 +72,22 @@ def inputs_digest(project: PulumiProject, url: str) -> str:
             h.update(b"?")
         h.update(b"\0")
     return h.hexdigest()
+
+
+def _packaged_program(project: PulumiProject) -> bytes:
+    try:
+        record = read_record(project.provider_dir / "provider.json")
+    except DreamlakeError:
+        return b""
+    if record is None or project.adopted:
+        return b""
+    from importlib import resources
+
+    try:
+        node = resources.files("dreamlake.stacks").joinpath(record.vendor, "program.py")
+        return node.read_bytes() if node.is_file() else b""
+    except (ImportError, OSError):
+        return b""
 
 
 def read_summary(project: PulumiProject) -> dict[str, Any] | None:

@@ -138,13 +138,9 @@ def test_program_config_check_is_needs_input(standin: Path, tmp_path: Path) -> N
     """The program's own rule fails the run; the SDK raises its typed error and the
     key comes back as a blocking decision."""
     d = write_provider(tmp_path, config=LOCAL_OK)
-    main = d / "pulumi" / "__main__.py"
-    main.write_text(
-        main.read_text().replace(
-            "def main() -> None:\n",
-            "def main() -> None:\n"
-            "    raise ConfigError('dreamlake config: workdir: must be under /srv here')\n",
-        )
+    (d / "pulumi" / "__main__.py").write_text(
+        "from dreamlake.stacks.local import ConfigError\n"
+        "raise ConfigError('dreamlake config: workdir: must be under /srv here')\n"
     )
     out = PulumiBackend().plan(d)
     assert out.result == "needs_input"
