@@ -11,6 +11,10 @@
     InvalidVersionError, FileNotFoundError
     (no CLI to run)                              →  BinaryMissing (Shell: install)
 
+The SDK's exception classes decide first; the CLI's text only supplies details
+(which config key, which lock). Engine errors raised on purpose (pending creates,
+an adopted stack) pass through untouched.
+
 ``CommandError`` keeps only the text of the CLI's result (``code``, ``stdout``,
 ``stderr``); :func:`command_result` reads it back.
 """
