@@ -126,6 +126,14 @@ def create_cmd(
     continue_: Annotated[
         bool, typer.Option("--continue", help="The directory is expected: re-scan the decisions.")
     ] = False,
+    stack: Annotated[
+        str | None,
+        typer.Option(
+            "--stack",
+            help="With --backend pulumi: adopt this existing stack (ORG/PROJECT/STACK) instead "
+            "of scaffolding a program.",
+        ),
+    ] = None,
     dream_dir: DreamDir = None,
     as_json: Json = False,
     events: Events = False,
@@ -139,7 +147,14 @@ def create_cmd(
             "create",
             name,
             dream_dir,
-            lambda: create(name, vendor, backend=backend, continue_=continue_, dream_dir=dream_dir),
+            lambda: create(
+                name,
+                vendor,
+                backend=backend,
+                continue_=continue_,
+                dream_dir=dream_dir,
+                stack=stack,
+            ),
             as_json,
             events,
         ),

@@ -1,12 +1,15 @@
 """dreamlake.stacks — Pulumi programs, one package per vendor.
 
-Each ``dreamlake.stacks.<vendor>`` exposes ``Config`` (a pydantic model: the
-template's decision keys plus settings with defaults, validators mirroring the
-terraform ``validation`` blocks), ``program(config)`` (an inline Pulumi program
-for your own Automation API code) and ``main()`` (reads ``Config`` from the stack
-config). Importing a vendor package does not import ``pulumi`` or a cloud SDK.
+Each ``dreamlake.stacks.<vendor>`` exposes a ``pulumi.ComponentResource``
+(``LocalWorker``, ``GpuWorkers``, ``GpuVm``, ``GpuCluster``) taking the vendor's
+typed ``Config`` (a pydantic model: the template's decision keys plus settings
+with defaults, validators mirroring the terraform ``validation`` blocks),
+``OUTPUTS`` (the terraform template's output names), ``program(config)`` (the
+component as a whole stack, for Automation API code) and ``main()`` (reads
+``Config`` with Pulumi's typed getters, then calls ``program``). Importing a vendor
+package does not import ``pulumi`` or a cloud SDK.
 
-    from dreamlake.stacks.local import Config, program
+    from dreamlake.stacks.ec2 import Config, GpuWorkers
 """
 
 VENDORS = ("local", "ec2", "gce", "kube")

@@ -60,6 +60,18 @@ class ApplyOutcome:
     files: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class DestroyOutcome:
+    """``destroyed``; ``preview`` (``yes=False``: what a destroy would remove, in
+    ``plan``; nothing changed); ``applying`` (a lock held or an interrupted
+    operation is in the way, with ``lock``). Failures raise the backend's error."""
+
+    result: Literal["destroyed", "preview", "applying"]
+    plan: PlanCounts | None = None
+    lock: LockInfo | None = None
+    files: tuple[str, ...] = ()
+
+
 Progress = Callable[[str], None]
 
 
@@ -73,6 +85,10 @@ class Backend(Protocol):
     def apply(self, provider_dir: Path, *, progress: Progress | None = None) -> ApplyOutcome: ...
 
     def outputs(self, provider_dir: Path) -> dict[str, Any]: ...
+
+    def destroy(
+        self, provider_dir: Path, *, yes: bool, progress: Progress | None = None
+    ) -> DestroyOutcome: ...
 
 
 _BACKENDS = {

@@ -42,13 +42,19 @@ def create(
     dream_dir: str | None = None,
     cwd: Path | None = None,
     probe: bool = True,
+    stack: str | None = None,
 ) -> ProviderLifecycleResult:
     """Scaffold ``name`` from ``vendor`` once; on an existing provider ``vendor`` and
     ``backend`` default to what its provider.json records (so ``--continue`` needs
-    neither)."""
+    neither). ``stack`` (``ORG/PROJECT/STACK``, pulumi backend): adopt that existing
+    stack instead of scaffolding a program."""
     root = root_for(dream_dir, cwd)
     try:
         check_name(name)
+        if stack is not None:
+            from .adopt_stack import adopt_stack
+
+            return adopt_stack(root, name, stack, vendor, backend, dream_dir, probe)
         record = read_record(root.provider_dir(name) / "provider.json", dream_dir)
         if vendor is None:
             if record is None:

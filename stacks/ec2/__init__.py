@@ -1,8 +1,42 @@
-"""``dreamlake.stacks.ec2``: the EC2 Pulumi program and its config model.
+"""``dreamlake.stacks.ec2``: the EC2 Pulumi program, its component and config model.
 
-``program`` needs ``pulumi_aws`` (the ``pulumi-clouds`` extra); ``Config`` does not.
+    from dreamlake.stacks.ec2 import Config, GpuWorkers
+    GpuWorkers("gpu", Config(region=..., subnet=..., instance_type=..., ami=...))
+
+``GpuWorkers`` and ``program`` need ``pulumi_aws`` (the ``pulumi-clouds`` extra);
+``Config`` does not, and ``GpuWorkers`` is built on first access.
 """
 
-from .program import DECISIONS, Config, ConfigError, load_config, main, program
+from typing import Any
 
-__all__ = ["DECISIONS", "Config", "ConfigError", "load_config", "main", "program"]
+from .program import (
+    DECISIONS,
+    OUTPUTS,
+    Config,
+    ConfigError,
+    component_class,
+    load_config,
+    main,
+    program,
+    read_pulumi_config,
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "GpuWorkers":
+        return component_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = [
+    "DECISIONS",
+    "OUTPUTS",
+    "Config",
+    "ConfigError",
+    "GpuWorkers",
+    "component_class",
+    "load_config",
+    "main",
+    "program",
+    "read_pulumi_config",
+]

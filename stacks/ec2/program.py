@@ -1,28 +1,50 @@
 """The `ec2` Pulumi program: GPU worker instances in a subnet you already have.
 
-It mirrors ``templates/ec2/terraform``: a security group (all outbound, ssh
-inbound only from ``ssh_ingress_cidrs``) in the chosen subnet's VPC and
-``worker_count`` instances. ``pulumi_aws`` is imported inside :func:`program`
-(it is in the ``pulumi-clouds`` extra), so the config model loads without it.
+The :class:`GpuWorkers` component mirrors ``templates/ec2/terraform``: a security
+group (all outbound, ssh inbound only from ``ssh_ingress_cidrs``) in the chosen
+subnet's VPC, ``worker_count`` instances (IMDSv2 required, gp3 root volume) and
+each instance's declared run state (``aws.ec2transitgateway.InstanceState``, terraform's
+``aws_ec2_instance_state``: ``stopped`` when
+``target_status`` is ``suspended``, else ``running``; the disks are kept).
+``pulumi_aws`` is imported when the component is built (it is in the
+``pulumi-clouds`` extra), so the config model loads without it.
 
 This file is self-contained (``pydantic`` plus, when run, ``pulumi`` and
-``pulumi_aws``) so a scaffolded copy is yours to edit. Configuration is read
-from the stack's config in the project's namespace, e.g. ``dreamlake:region``.
+``pulumi_aws``) so a scaffolded copy is yours to edit. One code path, three ways
+in: ``GpuWorkers(name, Config(...), opts)`` inside your own program;
+``program(Config(...))`` inline from Automation API code (what ``dreamlake
+provider plan/apply`` run); ``pulumi up`` in a project whose ``__main__.py`` is
+this file (:func:`main` reads :class:`Config` from the stack config, e.g.
+``dreamlake:region``).
 """
 
 from __future__ import annotations
 
 import ipaddress
-import json
 import re
-from typing import Any
+from collections.abc import Mapping
+from functools import cache
+from typing import Any, Literal, get_origin
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 DECISIONS: tuple[str, ...] = ("region", "subnet", "instance_type", "ami")
 """Config keys that are decisions (TEMPLATE.json ``decisions[].key``), in order."""
 
-_TEXT = (str, str | None)
+OUTPUTS: tuple[str, ...] = (
+    "worker_host",
+    "worker_user",
+    "worker_hosts",
+    "instance_ids",
+    "security_group_id",
+    "vpc_id",
+    "region",
+)
+"""The stack outputs, the same names as the terraform template's ``outputs.tf``."""
+
+TYPE = "dreamlake:ec2:GpuWorkers"
+"""The component's Pulumi type token."""
+
 _REGION = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]*)?-[a-z]+-[0-9]+$")
 _SUBNET = re.compile(r"^subnet-[0-9a-f]{8,17}$")
 _INSTANCE = re.compile(r"^(g4dn|g4ad|g5|g5g|g6|g6e|gr6|p3|p3dn|p4d|p4de|p5|p5e|p5en)\.[0-9a-z]+$")
@@ -53,6 +75,8 @@ class Config(BaseModel):
     # Endpoint settings (a local AWS API implementation), not decisions.
     aws_endpoints: dict[str, str] = {}
     aws_skip_credentials_validation: bool = False
+    # Lifecycle intent: "suspended" stops the instances (disks kept), "active" runs them.
+    target_status: Literal["active", "suspended"] = "active"
 
     @field_validator("region")
     @classmethod
@@ -128,83 +152,149 @@ class Config(BaseModel):
         return v
 
 
-def program(config: Config) -> None:
-    """Declare the security group and the worker instances."""
+def given_provider(opts: Any, package: str) -> Any:
+    """The ``package`` provider the caller passed in ``opts`` (``provider=`` or
+    ``providers=``), else None: the component then makes its own."""
+    if opts is None:
+        return None
+    if getattr(opts.provider, "package", None) == package:
+        return opts.provider
+    provs = opts.providers
+    if isinstance(provs, Mapping):
+        return provs.get(package)
+    return next((p for p in provs or [] if getattr(p, "package", None) == package), None)
+
+
+@cache
+def component_class() -> Any:
+    """:class:`GpuWorkers`, defined on first use so importing this file imports
+    neither ``pulumi`` nor ``pulumi_aws``."""
     import pulumi
     import pulumi_aws as aws
 
-    skip = config.aws_skip_credentials_validation
-    provider = aws.Provider(
-        "aws",
-        region=config.region,
-        endpoints=[aws.ProviderEndpointArgs(**config.aws_endpoints)]
-        if config.aws_endpoints
-        else None,
-        skip_credentials_validation=skip,
-        skip_requesting_account_id=skip,
-        skip_metadata_api_check=skip,
-        default_tags=aws.ProviderDefaultTagsArgs(tags=config.tags) if config.tags else None,
-    )
-    opts = pulumi.ResourceOptions(provider=provider)
-    invoke = pulumi.InvokeOptions(provider=provider)
-    subnet = aws.ec2.get_subnet(id=config.subnet, opts=invoke)
+    class GpuWorkers(pulumi.ComponentResource):
+        """GPU worker instances in an existing subnet, every resource its child.
 
-    group = aws.ec2.SecurityGroup(
-        "worker",
-        name=f"{config.name_prefix}-worker",
-        description="dreamlake GPU workers: all outbound, ssh inbound only from ssh_ingress_cidrs",
-        vpc_id=subnet.vpc_id,
-        egress=[
-            aws.ec2.SecurityGroupEgressArgs(
-                description="Outbound to the control plane, registries and data",
-                from_port=0,
-                to_port=0,
-                protocol="-1",
-                cidr_blocks=["0.0.0.0/0"],
+        ``GpuWorkers(name, config, opts)``. Pass an ``aws`` provider in ``opts``
+        (``providers=[...]``) to use yours; otherwise one is made for
+        ``config.region`` (and the endpoint settings). Outputs are attributes of
+        the same names (``worker_host``, ``instance_ids``, ...); ``outputs`` maps
+        them all. Logical names are prefixed with ``name``, so two components live
+        side by side in one stack.
+        """
+
+        def __init__(
+            self, name: str, config: Config, opts: pulumi.ResourceOptions | None = None
+        ) -> None:
+            super().__init__(TYPE, name, None, opts)
+            self.config = config
+            provider = given_provider(opts, "aws")
+            if provider is None:
+                skip = config.aws_skip_credentials_validation
+                provider = aws.Provider(
+                    f"{name}-aws",
+                    region=config.region,
+                    endpoints=[aws.ProviderEndpointArgs(**config.aws_endpoints)]
+                    if config.aws_endpoints
+                    else None,
+                    skip_credentials_validation=skip,
+                    skip_requesting_account_id=skip,
+                    skip_metadata_api_check=skip,
+                    default_tags=aws.ProviderDefaultTagsArgs(tags=config.tags)
+                    if config.tags
+                    else None,
+                    opts=pulumi.ResourceOptions(parent=self),
+                )
+            child = pulumi.ResourceOptions(parent=self, provider=provider)
+            subnet = aws.ec2.get_subnet_output(
+                id=config.subnet, opts=pulumi.InvokeOptions(parent=self, provider=provider)
             )
-        ],
-        ingress=[
-            aws.ec2.SecurityGroupIngressArgs(
-                description="ssh",
-                from_port=22,
-                to_port=22,
-                protocol="tcp",
-                cidr_blocks=config.ssh_ingress_cidrs,
+            group = aws.ec2.SecurityGroup(
+                f"{name}-worker",
+                name=f"{config.name_prefix}-worker",
+                description="dreamlake GPU workers: all outbound, ssh inbound only from "
+                "ssh_ingress_cidrs",
+                vpc_id=subnet.vpc_id,
+                egress=[
+                    aws.ec2.SecurityGroupEgressArgs(
+                        description="Outbound to the control plane, registries and data",
+                        from_port=0,
+                        to_port=0,
+                        protocol="-1",
+                        cidr_blocks=["0.0.0.0/0"],
+                    )
+                ],
+                ingress=[
+                    aws.ec2.SecurityGroupIngressArgs(
+                        description="ssh",
+                        from_port=22,
+                        to_port=22,
+                        protocol="tcp",
+                        cidr_blocks=config.ssh_ingress_cidrs,
+                    )
+                ]
+                if config.ssh_ingress_cidrs
+                else [],
+                opts=child,
             )
-        ]
-        if config.ssh_ingress_cidrs
-        else [],
-        opts=opts,
-    )
-    workers = [
-        aws.ec2.Instance(
-            f"worker-{i}",
-            ami=config.ami,
-            instance_type=config.instance_type,
-            subnet_id=config.subnet,
-            vpc_security_group_ids=[group.id],
-            associate_public_ip_address=config.associate_public_ip,
-            key_name=config.key_name,
-            root_block_device=aws.ec2.InstanceRootBlockDeviceArgs(
-                volume_size=int(config.root_volume_gb), volume_type="gp3"
-            ),
-            metadata_options=aws.ec2.InstanceMetadataOptionsArgs(http_tokens="required"),
-            tags={"Name": f"{config.name_prefix}-worker-{i}"},
-            opts=opts,
-        )
-        for i in range(config.worker_count)
-    ]
-    hosts = [
-        pulumi.Output.all(w.public_ip, w.private_ip).apply(lambda ips: ips[0] or ips[1])
-        for w in workers
-    ]
-    pulumi.export("worker_host", hosts[0])
-    pulumi.export("worker_user", config.ssh_user)
-    pulumi.export("worker_hosts", pulumi.Output.all(*hosts))
-    pulumi.export("instance_ids", pulumi.Output.all(*[w.id for w in workers]))
-    pulumi.export("security_group_id", group.id)
-    pulumi.export("vpc_id", subnet.vpc_id)
-    pulumi.export("region", config.region)
+            workers = [
+                aws.ec2.Instance(
+                    f"{name}-worker-{i}",
+                    ami=config.ami,
+                    instance_type=config.instance_type,
+                    subnet_id=config.subnet,
+                    vpc_security_group_ids=[group.id],
+                    associate_public_ip_address=config.associate_public_ip,
+                    key_name=config.key_name,
+                    root_block_device=aws.ec2.InstanceRootBlockDeviceArgs(
+                        volume_size=int(config.root_volume_gb), volume_type="gp3"
+                    ),
+                    metadata_options=aws.ec2.InstanceMetadataOptionsArgs(http_tokens="required"),
+                    tags={"Name": f"{config.name_prefix}-worker-{i}"},
+                    opts=child,
+                )
+                for i in range(config.worker_count)
+            ]
+            state = "stopped" if config.target_status == "suspended" else "running"
+            self.states = [
+                aws.ec2transitgateway.InstanceState(
+                    f"{name}-worker-{i}", instance_id=w.id, state=state, opts=child
+                )
+                for i, w in enumerate(workers)
+            ]
+            self.instances = workers
+            self.security_group = group
+            hosts = [
+                pulumi.Output.all(w.public_ip, w.private_ip).apply(lambda ips: ips[0] or ips[1])
+                for w in workers
+            ]
+            self.worker_host = hosts[0]
+            self.worker_user = pulumi.Output.from_input(config.ssh_user)
+            self.worker_hosts = pulumi.Output.all(*hosts)
+            self.instance_ids = pulumi.Output.all(*[w.id for w in workers])
+            self.security_group_id = group.id
+            self.vpc_id = subnet.vpc_id
+            self.region = pulumi.Output.from_input(config.region)
+            self.outputs: dict[str, Any] = {k: getattr(self, k) for k in OUTPUTS}
+            self.register_outputs(self.outputs)
+
+    return GpuWorkers
+
+
+def __getattr__(name: str) -> Any:
+    if name == "GpuWorkers":
+        return component_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def program(config: Config, name: str = "dreamlake") -> Any:
+    """The stack: one :class:`GpuWorkers` whose outputs become the stack outputs."""
+    import pulumi
+
+    workers = component_class()(name, config)
+    for key, value in workers.outputs.items():
+        pulumi.export(key, value)
+    return workers
 
 
 class ConfigError(Exception):
@@ -217,36 +307,63 @@ def load_config(values: dict[str, Any]) -> Config:
     try:
         return Config.model_validate(values)
     except ValidationError as exc:
-        lines = []
-        for err in exc.errors():
-            msg = "not set" if err["type"] == "missing" else str(err["msg"])
-            msg = msg.removeprefix("Value error, ")
-            if err["loc"]:
-                keys = [".".join(str(p) for p in err["loc"])]
-            else:  # a cross-field conflict names its keys
-                keys = [str(k) for k in (err.get("ctx") or {}).get("keys") or ["(config)"]]
-            lines += [f"dreamlake config: {key}: {msg}" for key in keys]
-        raise ConfigError("\n".join(lines)) from None
+        raise ConfigError("\n".join(_error_lines(exc))) from None
+
+
+def _error_lines(exc: ValidationError) -> list[str]:
+    lines = []
+    for err in exc.errors():
+        msg = "not set" if err["type"] == "missing" else str(err["msg"])
+        msg = msg.removeprefix("Value error, ")
+        if err["loc"]:
+            keys = [".".join(str(p) for p in err["loc"])]
+        else:  # a cross-field conflict names its keys
+            keys = [str(k) for k in (err.get("ctx") or {}).get("keys") or ["(config)"]]
+        lines += [f"dreamlake config: {key}: {msg}" for key in keys]
+    return lines
+
+
+def _getter(cfg: Any, annotation: Any) -> Any:
+    """Pulumi's typed getter for a field of :class:`Config`."""
+    if annotation is bool:
+        return cfg.get_bool
+    if annotation is int:
+        return cfg.get_int
+    if annotation is float:
+        return cfg.get_float
+    if get_origin(annotation) in (list, dict):
+        return cfg.get_object
+    return cfg.get
 
 
 def read_pulumi_config() -> Config:
-    """Read every field of :class:`Config` from the running stack's config."""
+    """Read every field of :class:`Config` from the running stack's config with
+    Pulumi's typed getters (``get_int``, ``get_float``, ``get_bool``,
+    ``get_object``, ``get``); a value of the wrong type is reported like any
+    other invalid value."""
     import pulumi
 
     cfg = pulumi.Config()
     values: dict[str, Any] = {}
+    lines: list[str] = []
+    mistyped: set[str] = set()
     for name, field in Config.model_fields.items():
-        raw = cfg.get(name)
-        if raw is None:
+        try:
+            value = _getter(cfg, field.annotation)(name)
+        except (pulumi.ConfigTypeError, ValueError) as exc:
+            lines.append(f"dreamlake config: {name}: {exc}")
+            mistyped.add(name)
             continue
-        if field.annotation in _TEXT:
-            values[name] = raw
-        else:
-            try:
-                values[name] = json.loads(raw)
-            except ValueError:
-                values[name] = raw
-    return load_config(values)
+        if value is not None:
+            values[name] = value
+    try:
+        config = Config.model_validate(values)
+    except ValidationError as exc:
+        lines += [line for line in _error_lines(exc) if line.split(": ")[1] not in mistyped]
+        raise ConfigError("\n".join(lines)) from None
+    if lines:
+        raise ConfigError("\n".join(lines))
+    return config
 
 
 def main() -> None:

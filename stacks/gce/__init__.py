@@ -1,8 +1,42 @@
-"""``dreamlake.stacks.gce``: the GCE Pulumi program and its config model.
+"""``dreamlake.stacks.gce``: the GCE Pulumi program, its component and config model.
 
-``program`` needs ``pulumi_gcp`` (the ``pulumi-clouds`` extra); ``Config`` does not.
+    from dreamlake.stacks.gce import Config, GpuVm
+    GpuVm("gpu", Config(project=..., zone=..., gpu_type=...))
+
+``GpuVm`` and ``program`` need ``pulumi_gcp`` (the ``pulumi-clouds`` extra);
+``Config`` does not, and ``GpuVm`` is built on first access.
 """
 
-from .program import DECISIONS, GPU_TYPES, Config, ConfigError, load_config, main, program
+from typing import Any
 
-__all__ = ["DECISIONS", "GPU_TYPES", "Config", "ConfigError", "load_config", "main", "program"]
+from .program import (
+    DECISIONS,
+    OUTPUTS,
+    Config,
+    ConfigError,
+    component_class,
+    load_config,
+    main,
+    program,
+    read_pulumi_config,
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "GpuVm":
+        return component_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = [
+    "DECISIONS",
+    "OUTPUTS",
+    "Config",
+    "ConfigError",
+    "GpuVm",
+    "component_class",
+    "load_config",
+    "main",
+    "program",
+    "read_pulumi_config",
+]

@@ -1,9 +1,42 @@
-"""``dreamlake.stacks.kube``: the EKS Pulumi program and its config model.
+"""``dreamlake.stacks.kube``: the EKS Pulumi program, its component and config model.
 
-``program`` needs ``pulumi_aws`` and ``pulumi_kubernetes`` (the ``pulumi-clouds``
-extra); ``Config`` does not.
+    from dreamlake.stacks.kube import Config, GpuCluster
+    GpuCluster("gpu", Config(region=..., cluster_name=..., vpc=..., node_type=[...]))
+
+``GpuCluster`` and ``program`` need ``pulumi_aws`` and ``pulumi_kubernetes`` (the ``pulumi-clouds`` extra);
+``Config`` does not, and ``GpuCluster`` is built on first access.
 """
 
-from .program import DECISIONS, Config, ConfigError, load_config, main, program
+from typing import Any
 
-__all__ = ["DECISIONS", "Config", "ConfigError", "load_config", "main", "program"]
+from .program import (
+    DECISIONS,
+    OUTPUTS,
+    Config,
+    ConfigError,
+    component_class,
+    load_config,
+    main,
+    program,
+    read_pulumi_config,
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "GpuCluster":
+        return component_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = [
+    "DECISIONS",
+    "OUTPUTS",
+    "Config",
+    "ConfigError",
+    "GpuCluster",
+    "component_class",
+    "load_config",
+    "main",
+    "program",
+    "read_pulumi_config",
+]

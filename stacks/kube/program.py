@@ -1,14 +1,20 @@
 """The `kube` Pulumi program: an EKS cluster with a GPU node group.
 
-It mirrors ``templates/kube/terraform``: a VPC across ``az_count`` zones with
-public subnets, the cluster and node IAM roles, the EKS cluster and a GPU node
-group (tainted ``nvidia.com/gpu``), plus a ``dreamlake`` namespace created through
-``pulumi_kubernetes`` for the daemon's pods. ``pulumi_aws`` and
-``pulumi_kubernetes`` are imported inside :func:`program` (they are in the
-``pulumi-clouds`` extra), so the config model loads without them.
+The :class:`GpuCluster` component mirrors ``templates/kube/terraform``: a VPC
+across ``az_count`` zones with public subnets, the cluster and node IAM roles,
+the EKS cluster and a GPU node group (tainted ``nvidia.com/gpu``), plus a
+``dreamlake`` namespace created through ``pulumi_kubernetes`` for the daemon's
+pods. ``pulumi_aws`` and ``pulumi_kubernetes`` are imported when the component
+is built (they are in the ``pulumi-clouds`` extra), so the config model loads
+without them. ``target_status`` is accepted and declares nothing here: a cluster
+has no stopped state (the template's ADAPT.md says what suspending means for it).
 
-This file is self-contained so a scaffolded copy is yours to edit. Configuration
-is read from the stack's config in the project's namespace, e.g. ``dreamlake:vpc``.
+This file is self-contained so a scaffolded copy is yours to edit. One code path,
+three ways in: ``GpuCluster(name, Config(...), opts)`` inside your own program;
+``program(Config(...))`` inline from Automation API code (what ``dreamlake
+provider plan/apply`` run); ``pulumi up`` in a project whose ``__main__.py`` is
+this file (:func:`main` reads :class:`Config` from the stack config, e.g.
+``dreamlake:vpc``).
 """
 
 from __future__ import annotations
@@ -16,7 +22,9 @@ from __future__ import annotations
 import ipaddress
 import json
 import re
-from typing import Any
+from collections.abc import Mapping
+from functools import cache
+from typing import Any, Literal, get_origin
 
 from pydantic import (
     BaseModel,
@@ -30,7 +38,20 @@ from pydantic_core import PydanticCustomError
 DECISIONS: tuple[str, ...] = ("region", "cluster_name", "vpc", "node_type")
 """Config keys that are decisions (TEMPLATE.json ``decisions[].key``), in order."""
 
-_TEXT = (str, str | None)
+OUTPUTS: tuple[str, ...] = (
+    "worker_host",
+    "cluster_name",
+    "cluster_endpoint",
+    "cluster_ca_data",
+    "node_group",
+    "vpc_id",
+    "region",
+)
+"""The stack outputs, the same names as the terraform template's ``outputs.tf``."""
+
+TYPE = "dreamlake:kube:GpuCluster"
+"""The component's Pulumi type token."""
+
 _REGION = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]*)?-[a-z]+-[0-9]+$")
 _CLUSTER = re.compile(r"^[a-zA-Z][a-zA-Z0-9-]{0,99}$")
 _CIDR_SIZE = re.compile(r"/(1[6-9]|20)$")
@@ -71,6 +92,8 @@ class Config(BaseModel):
     # Endpoint settings (a local AWS API implementation), not decisions.
     aws_endpoints: dict[str, str] = {}
     aws_skip_credentials_validation: bool = False
+    # Lifecycle intent; a cluster has no stopped state (see the module docstring).
+    target_status: Literal["active", "suspended"] = "active"
 
     @field_validator("region")
     @classmethod
@@ -166,187 +189,269 @@ class Config(BaseModel):
         return self
 
 
-def program(config: Config) -> None:
-    """Declare the VPC, the IAM roles, the cluster, the GPU node group and a namespace."""
+def given_provider(opts: Any, package: str) -> Any:
+    """The ``package`` provider the caller passed in ``opts`` (``provider=`` or
+    ``providers=``), else None: the component then makes its own."""
+    if opts is None:
+        return None
+    if getattr(opts.provider, "package", None) == package:
+        return opts.provider
+    provs = opts.providers
+    if isinstance(provs, Mapping):
+        return provs.get(package)
+    return next((p for p in provs or [] if getattr(p, "package", None) == package), None)
+
+
+@cache
+def component_class() -> Any:
+    """:class:`GpuCluster`, defined on first use so importing this file imports
+    neither ``pulumi`` nor a cloud SDK."""
     import pulumi
     import pulumi_aws as aws
     import pulumi_kubernetes as k8s
 
-    skip = config.aws_skip_credentials_validation
-    provider = aws.Provider(
-        "aws",
-        region=config.region,
-        endpoints=[aws.ProviderEndpointArgs(**config.aws_endpoints)]
-        if config.aws_endpoints
-        else None,
-        skip_credentials_validation=skip,
-        skip_requesting_account_id=skip,
-        skip_metadata_api_check=skip,
-        default_tags=aws.ProviderDefaultTagsArgs(tags=config.tags) if config.tags else None,
-    )
-    opts = pulumi.ResourceOptions(provider=provider)
-    name = config.cluster_name
-    zones = aws.get_availability_zones(
-        state="available", opts=pulumi.InvokeOptions(provider=provider)
-    ).names[: config.az_count]
-    net = ipaddress.ip_network(config.vpc, strict=False)
-    blocks = list(net.subnets(prefixlen_diff=4))
+    class GpuCluster(pulumi.ComponentResource):
+        """An EKS cluster with a GPU node group, every resource its child.
 
-    vpc = aws.ec2.Vpc(
-        "vpc",
-        cidr_block=config.vpc,
-        enable_dns_support=True,
-        enable_dns_hostnames=True,
-        tags={"Name": f"{name}-vpc"},
-        opts=opts,
-    )
-    igw = aws.ec2.InternetGateway("igw", vpc_id=vpc.id, tags={"Name": f"{name}-igw"}, opts=opts)
-    routes = aws.ec2.RouteTable(
-        "public",
-        vpc_id=vpc.id,
-        routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=igw.id)],
-        tags={"Name": f"{name}-public"},
-        opts=opts,
-    )
-    subnets = []
-    for i, zone in enumerate(zones):
-        subnet = aws.ec2.Subnet(
-            f"public-{i}",
-            vpc_id=vpc.id,
-            cidr_block=str(blocks[i]),
-            availability_zone=zone,
-            map_public_ip_on_launch=True,
-            tags={
-                "Name": f"{name}-public-{zone}",
-                "kubernetes.io/role/elb": "1",
-                f"kubernetes.io/cluster/{name}": "shared",
-            },
-            opts=opts,
-        )
-        aws.ec2.RouteTableAssociation(
-            f"public-{i}", subnet_id=subnet.id, route_table_id=routes.id, opts=opts
-        )
-        subnets.append(subnet)
+        ``GpuCluster(name, config, opts)``. Pass an ``aws`` provider in ``opts``
+        (``providers=[...]``) to use yours; otherwise one is made for
+        ``config.region``. Outputs are attributes of the same names
+        (``worker_host``, ``cluster_endpoint``, ...); ``outputs`` maps them all.
+        """
 
-    def assume(service: str) -> str:
-        return json.dumps(
-            {
-                "Version": "2012-10-17",
-                "Statement": [
+        def __init__(
+            self, name: str, config: Config, opts: pulumi.ResourceOptions | None = None
+        ) -> None:
+            super().__init__(TYPE, name, None, opts)
+            self.config = config
+            provider = given_provider(opts, "aws")
+            if provider is None:
+                skip = config.aws_skip_credentials_validation
+                provider = aws.Provider(
+                    f"{name}-aws",
+                    region=config.region,
+                    endpoints=[aws.ProviderEndpointArgs(**config.aws_endpoints)]
+                    if config.aws_endpoints
+                    else None,
+                    skip_credentials_validation=skip,
+                    skip_requesting_account_id=skip,
+                    skip_metadata_api_check=skip,
+                    default_tags=aws.ProviderDefaultTagsArgs(tags=config.tags)
+                    if config.tags
+                    else None,
+                    opts=pulumi.ResourceOptions(parent=self),
+                )
+            child = pulumi.ResourceOptions(parent=self, provider=provider)
+            cname = config.cluster_name
+            zones = aws.get_availability_zones(
+                state="available", opts=pulumi.InvokeOptions(parent=self, provider=provider)
+            ).names[: config.az_count]
+            net = ipaddress.ip_network(config.vpc, strict=False)
+            blocks = list(net.subnets(prefixlen_diff=4))
+
+            vpc = aws.ec2.Vpc(
+                f"{name}-vpc",
+                cidr_block=config.vpc,
+                enable_dns_support=True,
+                enable_dns_hostnames=True,
+                tags={"Name": f"{cname}-vpc"},
+                opts=child,
+            )
+            igw = aws.ec2.InternetGateway(
+                f"{name}-igw", vpc_id=vpc.id, tags={"Name": f"{cname}-igw"}, opts=child
+            )
+            routes = aws.ec2.RouteTable(
+                f"{name}-public",
+                vpc_id=vpc.id,
+                routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=igw.id)],
+                tags={"Name": f"{cname}-public"},
+                opts=child,
+            )
+            subnets = []
+            for i, zone in enumerate(zones):
+                subnet = aws.ec2.Subnet(
+                    f"{name}-public-{i}",
+                    vpc_id=vpc.id,
+                    cidr_block=str(blocks[i]),
+                    availability_zone=zone,
+                    map_public_ip_on_launch=True,
+                    tags={
+                        "Name": f"{cname}-public-{zone}",
+                        "kubernetes.io/role/elb": "1",
+                        f"kubernetes.io/cluster/{cname}": "shared",
+                    },
+                    opts=child,
+                )
+                aws.ec2.RouteTableAssociation(
+                    f"{name}-public-{i}", subnet_id=subnet.id, route_table_id=routes.id, opts=child
+                )
+                subnets.append(subnet)
+
+            def assume(service: str) -> str:
+                return json.dumps(
                     {
-                        "Effect": "Allow",
-                        "Action": "sts:AssumeRole",
-                        "Principal": {"Service": service},
-                    }
-                ],
-            }
-        )
-
-    cluster_role = aws.iam.Role(
-        "cluster", name=f"{name}-cluster", assume_role_policy=assume("eks.amazonaws.com"), opts=opts
-    )
-    cluster_policy = aws.iam.RolePolicyAttachment(
-        "cluster",
-        role=cluster_role.name,
-        policy_arn="arn:aws:iam::aws:policy/AmazonEKSClusterPolicy",
-        opts=opts,
-    )
-    node_role = aws.iam.Role(
-        "node", name=f"{name}-node", assume_role_policy=assume("ec2.amazonaws.com"), opts=opts
-    )
-    node_policies = [
-        aws.iam.RolePolicyAttachment(
-            f"node-{arn.rsplit('/', 1)[1]}", role=node_role.name, policy_arn=arn, opts=opts
-        )
-        for arn in (
-            "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
-            "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy",
-            "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly",
-        )
-    ]
-    cluster = aws.eks.Cluster(
-        "cluster",
-        name=name,
-        version=config.kubernetes_version,
-        role_arn=cluster_role.arn,
-        vpc_config=aws.eks.ClusterVpcConfigArgs(
-            subnet_ids=[s.id for s in subnets],
-            endpoint_public_access=True,
-            endpoint_private_access=True,
-        ),
-        opts=pulumi.ResourceOptions(provider=provider, depends_on=[cluster_policy]),
-    )
-    group = aws.eks.NodeGroup(
-        "gpu",
-        cluster_name=cluster.name,
-        node_group_name=f"{name}-gpu",
-        node_role_arn=node_role.arn,
-        subnet_ids=[s.id for s in subnets],
-        ami_type=config.node_ami_type,
-        capacity_type=config.capacity_type,
-        instance_types=config.node_type,
-        disk_size=config.node_disk_gb,
-        scaling_config=aws.eks.NodeGroupScalingConfigArgs(
-            min_size=config.node_min, desired_size=config.node_desired, max_size=config.node_max
-        ),
-        labels={"dreamlake/gpu": "true"},
-        taints=[
-            aws.eks.NodeGroupTaintArgs(key="nvidia.com/gpu", value="true", effect="NO_SCHEDULE")
-        ],
-        opts=pulumi.ResourceOptions(
-            provider=provider,
-            depends_on=node_policies,
-            ignore_changes=["scalingConfig.desiredSize"],
-        ),
-    )
-    kubeconfig = pulumi.Output.all(
-        cluster.endpoint, cluster.certificate_authority.data, cluster.name
-    ).apply(
-        lambda a: json.dumps(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "current-context": "eks",
-                "clusters": [
-                    {"name": "eks", "cluster": {"server": a[0], "certificate-authority-data": a[1]}}
-                ],
-                "contexts": [{"name": "eks", "context": {"cluster": "eks", "user": "eks"}}],
-                "users": [
-                    {
-                        "name": "eks",
-                        "user": {
-                            "exec": {
-                                "apiVersion": "client.authentication.k8s.io/v1beta1",
-                                "command": "aws",
-                                "args": [
-                                    "eks",
-                                    "get-token",
-                                    "--cluster-name",
-                                    a[2],
-                                    "--region",
-                                    config.region,
-                                ],
+                        "Version": "2012-10-17",
+                        "Statement": [
+                            {
+                                "Effect": "Allow",
+                                "Action": "sts:AssumeRole",
+                                "Principal": {"Service": service},
                             }
-                        },
+                        ],
                     }
-                ],
-            }
-        )
-    )
-    cluster_provider = k8s.Provider("eks", kubeconfig=kubeconfig)
-    k8s.core.v1.Namespace(
-        "dreamlake",
-        metadata={"name": "dreamlake"},
-        opts=pulumi.ResourceOptions(provider=cluster_provider, depends_on=[group]),
-    )
+                )
 
-    pulumi.export("worker_host", cluster.endpoint.apply(lambda e: e.removeprefix("https://")))
-    pulumi.export("cluster_name", cluster.name)
-    pulumi.export("cluster_endpoint", cluster.endpoint)
-    pulumi.export("cluster_ca_data", cluster.certificate_authority.data)
-    pulumi.export("node_group", group.node_group_name)
-    pulumi.export("vpc_id", vpc.id)
-    pulumi.export("region", config.region)
+            cluster_role = aws.iam.Role(
+                f"{name}-cluster",
+                name=f"{cname}-cluster",
+                assume_role_policy=assume("eks.amazonaws.com"),
+                opts=child,
+            )
+            cluster_policy = aws.iam.RolePolicyAttachment(
+                f"{name}-cluster",
+                role=cluster_role.name,
+                policy_arn="arn:aws:iam::aws:policy/AmazonEKSClusterPolicy",
+                opts=child,
+            )
+            node_role = aws.iam.Role(
+                f"{name}-node",
+                name=f"{cname}-node",
+                assume_role_policy=assume("ec2.amazonaws.com"),
+                opts=child,
+            )
+            node_policies = [
+                aws.iam.RolePolicyAttachment(
+                    f"{name}-node-{arn.rsplit('/', 1)[1]}",
+                    role=node_role.name,
+                    policy_arn=arn,
+                    opts=child,
+                )
+                for arn in (
+                    "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
+                    "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy",
+                    "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly",
+                )
+            ]
+            cluster = aws.eks.Cluster(
+                f"{name}-cluster",
+                name=cname,
+                version=config.kubernetes_version,
+                role_arn=cluster_role.arn,
+                vpc_config=aws.eks.ClusterVpcConfigArgs(
+                    subnet_ids=[s.id for s in subnets],
+                    endpoint_public_access=True,
+                    endpoint_private_access=True,
+                ),
+                opts=pulumi.ResourceOptions(
+                    parent=self, provider=provider, depends_on=[cluster_policy]
+                ),
+            )
+            group = aws.eks.NodeGroup(
+                f"{name}-gpu",
+                cluster_name=cluster.name,
+                node_group_name=f"{cname}-gpu",
+                node_role_arn=node_role.arn,
+                subnet_ids=[s.id for s in subnets],
+                ami_type=config.node_ami_type,
+                capacity_type=config.capacity_type,
+                instance_types=config.node_type,
+                disk_size=config.node_disk_gb,
+                scaling_config=aws.eks.NodeGroupScalingConfigArgs(
+                    min_size=config.node_min,
+                    desired_size=config.node_desired,
+                    max_size=config.node_max,
+                ),
+                labels={"dreamlake/gpu": "true"},
+                taints=[
+                    aws.eks.NodeGroupTaintArgs(
+                        key="nvidia.com/gpu", value="true", effect="NO_SCHEDULE"
+                    )
+                ],
+                opts=pulumi.ResourceOptions(
+                    parent=self,
+                    provider=provider,
+                    depends_on=node_policies,
+                    ignore_changes=["scalingConfig.desiredSize"],
+                ),
+            )
+            kubeconfig = pulumi.Output.all(
+                cluster.endpoint, cluster.certificate_authority.data, cluster.name
+            ).apply(
+                lambda a: json.dumps(
+                    {
+                        "apiVersion": "v1",
+                        "kind": "Config",
+                        "current-context": "eks",
+                        "clusters": [
+                            {
+                                "name": "eks",
+                                "cluster": {"server": a[0], "certificate-authority-data": a[1]},
+                            }
+                        ],
+                        "contexts": [{"name": "eks", "context": {"cluster": "eks", "user": "eks"}}],
+                        "users": [
+                            {
+                                "name": "eks",
+                                "user": {
+                                    "exec": {
+                                        "apiVersion": "client.authentication.k8s.io/v1beta1",
+                                        "command": "aws",
+                                        "args": [
+                                            "eks",
+                                            "get-token",
+                                            "--cluster-name",
+                                            a[2],
+                                            "--region",
+                                            config.region,
+                                        ],
+                                    }
+                                },
+                            }
+                        ],
+                    }
+                )
+            )
+            cluster_provider = k8s.Provider(
+                f"{name}-eks", kubeconfig=kubeconfig, opts=pulumi.ResourceOptions(parent=self)
+            )
+            namespace = k8s.core.v1.Namespace(
+                f"{name}-dreamlake",
+                metadata={"name": "dreamlake"},
+                opts=pulumi.ResourceOptions(
+                    parent=self, provider=cluster_provider, depends_on=[group]
+                ),
+            )
+
+            self.cluster = cluster
+            self.node_group_resource = group
+            self.namespace = namespace
+            self.worker_host = cluster.endpoint.apply(lambda e: e.removeprefix("https://"))
+            self.cluster_name = cluster.name
+            self.cluster_endpoint = cluster.endpoint
+            self.cluster_ca_data = cluster.certificate_authority.data
+            self.node_group = group.node_group_name
+            self.vpc_id = vpc.id
+            self.region = pulumi.Output.from_input(config.region)
+            self.outputs: dict[str, Any] = {k: getattr(self, k) for k in OUTPUTS}
+            self.register_outputs(self.outputs)
+
+    return GpuCluster
+
+
+def __getattr__(name: str) -> Any:
+    if name == "GpuCluster":
+        return component_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def program(config: Config, name: str = "dreamlake") -> Any:
+    """The stack: one :class:`GpuCluster` whose outputs become the stack outputs."""
+    import pulumi
+
+    cluster = component_class()(name, config)
+    for key, value in cluster.outputs.items():
+        pulumi.export(key, value)
+    return cluster
 
 
 class ConfigError(Exception):
@@ -359,36 +464,63 @@ def load_config(values: dict[str, Any]) -> Config:
     try:
         return Config.model_validate(values)
     except ValidationError as exc:
-        lines = []
-        for err in exc.errors():
-            msg = "not set" if err["type"] == "missing" else str(err["msg"])
-            msg = msg.removeprefix("Value error, ")
-            if err["loc"]:
-                keys = [".".join(str(p) for p in err["loc"])]
-            else:  # a cross-field conflict names its keys
-                keys = [str(k) for k in (err.get("ctx") or {}).get("keys") or ["(config)"]]
-            lines += [f"dreamlake config: {key}: {msg}" for key in keys]
-        raise ConfigError("\n".join(lines)) from None
+        raise ConfigError("\n".join(_error_lines(exc))) from None
+
+
+def _error_lines(exc: ValidationError) -> list[str]:
+    lines = []
+    for err in exc.errors():
+        msg = "not set" if err["type"] == "missing" else str(err["msg"])
+        msg = msg.removeprefix("Value error, ")
+        if err["loc"]:
+            keys = [".".join(str(p) for p in err["loc"])]
+        else:  # a cross-field conflict names its keys
+            keys = [str(k) for k in (err.get("ctx") or {}).get("keys") or ["(config)"]]
+        lines += [f"dreamlake config: {key}: {msg}" for key in keys]
+    return lines
+
+
+def _getter(cfg: Any, annotation: Any) -> Any:
+    """Pulumi's typed getter for a field of :class:`Config`."""
+    if annotation is bool:
+        return cfg.get_bool
+    if annotation is int:
+        return cfg.get_int
+    if annotation is float:
+        return cfg.get_float
+    if get_origin(annotation) in (list, dict):
+        return cfg.get_object
+    return cfg.get
 
 
 def read_pulumi_config() -> Config:
-    """Read every field of :class:`Config` from the running stack's config."""
+    """Read every field of :class:`Config` from the running stack's config with
+    Pulumi's typed getters (``get_int``, ``get_float``, ``get_bool``,
+    ``get_object``, ``get``); a value of the wrong type is reported like any
+    other invalid value."""
     import pulumi
 
     cfg = pulumi.Config()
     values: dict[str, Any] = {}
+    lines: list[str] = []
+    mistyped: set[str] = set()
     for name, field in Config.model_fields.items():
-        raw = cfg.get(name)
-        if raw is None:
+        try:
+            value = _getter(cfg, field.annotation)(name)
+        except (pulumi.ConfigTypeError, ValueError) as exc:
+            lines.append(f"dreamlake config: {name}: {exc}")
+            mistyped.add(name)
             continue
-        if field.annotation in _TEXT:
-            values[name] = raw
-        else:
-            try:
-                values[name] = json.loads(raw)
-            except ValueError:
-                values[name] = raw
-    return load_config(values)
+        if value is not None:
+            values[name] = value
+    try:
+        config = Config.model_validate(values)
+    except ValidationError as exc:
+        lines += [line for line in _error_lines(exc) if line.split(": ")[1] not in mistyped]
+        raise ConfigError("\n".join(lines)) from None
+    if lines:
+        raise ConfigError("\n".join(lines))
+    return config
 
 
 def main() -> None:

@@ -1,9 +1,44 @@
-"""``dreamlake.stacks.local``: the local Pulumi program and its config model.
+"""``dreamlake.stacks.local``: the local Pulumi program, its component and config model.
 
-from dreamlake.stacks.local import Config, program
-program(Config(workdir="/var/lib/nymph", queues=["default"], worker_name="lab-box"))
+    from dreamlake.stacks.local import Config, LocalWorker, program
+    LocalWorker("lab", Config(workdir="/var/lib/nymph", queues=["default"], worker_name="lab-box"))
+
+``LocalWorker`` is built on first access, so importing this package does not
+import ``pulumi``.
 """
 
-from .program import DECISIONS, Config, ConfigError, daemon_args, load_config, main, program
+from typing import Any
 
-__all__ = ["DECISIONS", "Config", "ConfigError", "daemon_args", "load_config", "main", "program"]
+from .program import (
+    DECISIONS,
+    OUTPUTS,
+    Config,
+    ConfigError,
+    component_class,
+    daemon_args,
+    load_config,
+    main,
+    program,
+    read_pulumi_config,
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "LocalWorker":
+        return component_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = [
+    "DECISIONS",
+    "OUTPUTS",
+    "Config",
+    "ConfigError",
+    "LocalWorker",
+    "component_class",
+    "daemon_args",
+    "load_config",
+    "main",
+    "program",
+    "read_pulumi_config",
+]

@@ -1,15 +1,21 @@
 """The `local` Pulumi program: this machine runs the daemon itself.
 
-Nothing here needs a provider plugin: the program only checks the decisions and
-turns them into stack outputs the daemon starts from (``worker_host`` is
-``localhost``). It mirrors ``templates/local/terraform``.
+Nothing here needs a provider plugin: the :class:`LocalWorker` component only
+checks the decisions and turns them into outputs the daemon starts from
+(``worker_host`` is ``localhost``). It mirrors ``templates/local/terraform``.
+
+``target_status`` (``active`` | ``suspended``) declares nothing here: on this
+machine there is no instance to stop, so suspending and resuming act on the
+daemon alone.
 
 This file is self-contained (it needs only ``pydantic`` and, when run, ``pulumi``)
-so a scaffolded copy is yours to edit. Run it three ways:
+so a scaffolded copy is yours to edit. One code path, three ways in:
 
-* as the Pulumi program of a project directory (``pulumi up`` runs ``__main__.py``);
-* inline from your own Automation API code: ``program(Config(...))``;
-* through ``dreamlake provider plan/apply``, which runs the scaffolded copy inline.
+* inside your own Pulumi program: ``LocalWorker("lab", Config(...))``;
+* as the Pulumi program of a project directory (``pulumi up`` runs ``__main__.py``,
+  whose :func:`main` reads :class:`Config` and calls :func:`program`);
+* inline from Automation API code: ``program(Config(...))``, which is what
+  ``dreamlake provider plan/apply`` run.
 
 Configuration is read from the stack's config in the project's namespace, e.g.
 ``dreamlake:workdir`` in ``Pulumi.<stack>.yaml``.
@@ -17,16 +23,21 @@ Configuration is read from the stack's config in the project's namespace, e.g.
 
 from __future__ import annotations
 
-import json
 import re
-from typing import Any
+from functools import cache
+from typing import Any, Literal, get_origin
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 DECISIONS: tuple[str, ...] = ("workdir", "queues", "worker_name")
 """Config keys that are decisions (TEMPLATE.json ``decisions[].key``), in order."""
 
-_TEXT = (str, str | None)
+OUTPUTS: tuple[str, ...] = ("worker_host", "worker_name", "workdir", "queues", "daemon_args")
+"""The stack outputs, the same names as the terraform template's ``outputs.tf``."""
+
+TYPE = "dreamlake:local:LocalWorker"
+"""The component's Pulumi type token."""
+
 _QUEUE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _WORKER = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 
@@ -40,6 +51,8 @@ class Config(BaseModel):
     workdir: str
     queues: list[str]
     worker_name: str
+    # Lifecycle intent: "suspended" keeps the state and stops the work.
+    target_status: Literal["active", "suspended"] = "active"
 
     @field_validator("workdir")
     @classmethod
@@ -80,15 +93,49 @@ def daemon_args(config: Config) -> list[str]:
     return args
 
 
-def program(config: Config) -> None:
-    """Declare the stack: outputs only, no resources, no provider plugin."""
+@cache
+def component_class() -> Any:
+    """:class:`LocalWorker`, defined on first use so importing this file does not
+    import ``pulumi``."""
     import pulumi
 
-    pulumi.export("worker_host", "localhost")
-    pulumi.export("worker_name", config.worker_name)
-    pulumi.export("workdir", config.workdir.removesuffix("/"))
-    pulumi.export("queues", list(dict.fromkeys(config.queues)))
-    pulumi.export("daemon_args", daemon_args(config))
+    class LocalWorker(pulumi.ComponentResource):
+        """This machine as a dreamlake worker: outputs only, no resources, no plugin.
+
+        ``LocalWorker(name, config, opts)``; its outputs are attributes of the same
+        names (``worker_host``, ``daemon_args``, ...) and ``outputs`` maps them all.
+        """
+
+        def __init__(
+            self, name: str, config: Config, opts: pulumi.ResourceOptions | None = None
+        ) -> None:
+            super().__init__(TYPE, name, None, opts)
+            self.config = config
+            self.worker_host = pulumi.Output.from_input("localhost")
+            self.worker_name = pulumi.Output.from_input(config.worker_name)
+            self.workdir = pulumi.Output.from_input(config.workdir.removesuffix("/"))
+            self.queues = pulumi.Output.from_input(list(dict.fromkeys(config.queues)))
+            self.daemon_args = pulumi.Output.from_input(daemon_args(config))
+            self.outputs: dict[str, Any] = {k: getattr(self, k) for k in OUTPUTS}
+            self.register_outputs(self.outputs)
+
+    return LocalWorker
+
+
+def __getattr__(name: str) -> Any:
+    if name == "LocalWorker":
+        return component_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def program(config: Config, name: str = "dreamlake") -> Any:
+    """The stack: one :class:`LocalWorker` whose outputs become the stack outputs."""
+    import pulumi
+
+    worker = component_class()(name, config)
+    for key, value in worker.outputs.items():
+        pulumi.export(key, value)
+    return worker
 
 
 class ConfigError(Exception):
@@ -101,36 +148,63 @@ def load_config(values: dict[str, Any]) -> Config:
     try:
         return Config.model_validate(values)
     except ValidationError as exc:
-        lines = []
-        for err in exc.errors():
-            msg = "not set" if err["type"] == "missing" else str(err["msg"])
-            msg = msg.removeprefix("Value error, ")
-            if err["loc"]:
-                keys = [".".join(str(p) for p in err["loc"])]
-            else:  # a cross-field conflict names its keys
-                keys = [str(k) for k in (err.get("ctx") or {}).get("keys") or ["(config)"]]
-            lines += [f"dreamlake config: {key}: {msg}" for key in keys]
-        raise ConfigError("\n".join(lines)) from None
+        raise ConfigError("\n".join(_error_lines(exc))) from None
+
+
+def _error_lines(exc: ValidationError) -> list[str]:
+    lines = []
+    for err in exc.errors():
+        msg = "not set" if err["type"] == "missing" else str(err["msg"])
+        msg = msg.removeprefix("Value error, ")
+        if err["loc"]:
+            keys = [".".join(str(p) for p in err["loc"])]
+        else:  # a cross-field conflict names its keys
+            keys = [str(k) for k in (err.get("ctx") or {}).get("keys") or ["(config)"]]
+        lines += [f"dreamlake config: {key}: {msg}" for key in keys]
+    return lines
+
+
+def _getter(cfg: Any, annotation: Any) -> Any:
+    """Pulumi's typed getter for a field of :class:`Config`."""
+    if annotation is bool:
+        return cfg.get_bool
+    if annotation is int:
+        return cfg.get_int
+    if annotation is float:
+        return cfg.get_float
+    if get_origin(annotation) in (list, dict):
+        return cfg.get_object
+    return cfg.get
 
 
 def read_pulumi_config() -> Config:
-    """Read every field of :class:`Config` from the running stack's config."""
+    """Read every field of :class:`Config` from the running stack's config with
+    Pulumi's typed getters (``get_int``, ``get_float``, ``get_bool``,
+    ``get_object``, ``get``); a value of the wrong type is reported like any
+    other invalid value."""
     import pulumi
 
     cfg = pulumi.Config()
     values: dict[str, Any] = {}
+    lines: list[str] = []
+    mistyped: set[str] = set()
     for name, field in Config.model_fields.items():
-        raw = cfg.get(name)
-        if raw is None:
+        try:
+            value = _getter(cfg, field.annotation)(name)
+        except (pulumi.ConfigTypeError, ValueError) as exc:
+            lines.append(f"dreamlake config: {name}: {exc}")
+            mistyped.add(name)
             continue
-        if field.annotation in _TEXT:
-            values[name] = raw
-        else:
-            try:
-                values[name] = json.loads(raw)
-            except ValueError:
-                values[name] = raw
-    return load_config(values)
+        if value is not None:
+            values[name] = value
+    try:
+        config = Config.model_validate(values)
+    except ValidationError as exc:
+        lines += [line for line in _error_lines(exc) if line.split(": ")[1] not in mistyped]
+        raise ConfigError("\n".join(lines)) from None
+    if lines:
+        raise ConfigError("\n".join(lines))
+    return config
 
 
 def main() -> None:

@@ -19,7 +19,11 @@ from dreamlake.engine.verbs.status import status
 pytestmark = [
     pytest.mark.needs_pulumi,
     pytest.mark.slow,
-    pytest.mark.skipif(shutil.which("pulumi") is None, reason="needs the pulumi CLI on PATH"),
+    pytest.mark.skipif(
+        shutil.which("pulumi") is None,
+        reason="needs the pulumi CLI on PATH (runs for real wherever one is; the same flows run "
+        "here against the stand-in CLI in tests/engine/backends/pulumi/test_pulumi_automation.py)",
+    ),
 ]
 
 

@@ -71,20 +71,3 @@ def test_model_matches_variables_tf(vendor: str) -> None:
         for validation in body.get("validation", []):
             message = _unquote(validation["error_message"])
             assert message in messages, f"{vendor}.{key}: no validator raises {message!r}"
-
-
-@pytest.mark.parametrize("vendor", VENDORS)
-def test_program_exports_the_template_outputs(vendor: str) -> None:
-    text = get_template(vendor).root.joinpath("terraform", "outputs.tf").read_text()
-    outputs = {name.strip('"') for block in hcl2.loads(text)["output"] for name in block}
-    src = resources.files("dreamlake.stacks").joinpath(vendor, "program.py").read_text()
-    exported = {
-        node.args[0].value
-        for node in ast.walk(ast.parse(src))
-        if isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "export"
-        and node.args
-        and isinstance(node.args[0], ast.Constant)
-    }
-    assert exported == outputs

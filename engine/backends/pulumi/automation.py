@@ -1,11 +1,15 @@
 """The one place that drives Pulumi: the Automation API behind a small seam.
 
 ``Automation.open(request)`` selects (or creates) the stack and returns a
-``StackSession`` with ``preview`` and ``up``; the real implementation
-(:class:`PulumiAutomation`) imports ``pulumi.automation`` lazily, runs the
-provider's ``__main__.py`` as an inline program (the way ``pulumi up`` runs a
-Python project) and never lets the CLI prompt. Tests swap in a double.
-Exceptions pass through untouched: ``errors.translate`` maps them, in one place.
+``StackSession``: ``preview``, ``up``, ``refresh``, ``preview_destroy``,
+``destroy``, ``cancel``, ``export_stack`` and ``import_stack``. The real
+implementation (:class:`PulumiAutomation`) imports ``pulumi.automation`` lazily,
+runs the provider's ``__main__.py`` as an inline program (the way ``pulumi up``
+runs a Python project), passes the provider's stack config file
+(``--config-file``), reports progress from the engine's events (``on_event``) and
+never lets the CLI prompt. An adopted stack (``request.main`` None) is selected,
+never created, and runs no program of ours.
+Exceptions pass through untouched: ``errors.classify`` maps them, in one place.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from .events import on_event
+
 Output = Callable[[str], None]
 
 
@@ -27,9 +33,10 @@ class StackRequest:
     stack: str
     project: str
     work_dir: Path
-    main: Path
+    main: Path | None
     env: dict[str, str]
     cli: Path | None = None
+    config_file: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -49,6 +56,20 @@ class StackSession(Protocol):
     ) -> PreviewSummary: ...
 
     def up(self, *, plan: str | None = None, on_output: Output | None = None) -> UpSummary: ...
+
+    def refresh(
+        self, *, clear_pending_creates: bool = False, on_output: Output | None = None
+    ) -> dict[str, int]: ...
+
+    def preview_destroy(self, *, on_output: Output | None = None) -> PreviewSummary: ...
+
+    def destroy(self, *, on_output: Output | None = None) -> dict[str, int]: ...
+
+    def cancel(self) -> None: ...
+
+    def export_stack(self) -> dict[str, Any]: ...
+
+    def import_stack(self, state: dict[str, Any]) -> None: ...
 
 
 class Automation(Protocol):
@@ -96,25 +117,48 @@ def _progress_events(*, preview: bool) -> Callable[[Any], None] | None:
     return on_event
 
 
+def _listeners(on_output: Output | None, *, preview: bool) -> Callable[[Any], None] | None:
+    """One ``on_event`` callback for both listeners: progress lines for ``on_output``
+    and progress events for a recorder (either may be absent)."""
+    handlers = [h for h in (on_event(on_output), _progress_events(preview=preview)) if h]
+    if not handlers:
+        return None
+    if len(handlers) == 1:
+        return handlers[0]
+
+    def both(event: Any) -> None:
+        for h in handlers:
+            h(event)
+
+    return both
+
+
 class _Session:
-    def __init__(self, stack: Any) -> None:
+    """``on_output`` receives progress lines made from engine events (``events``),
+    not the CLI's display text."""
+
+    def __init__(self, stack: Any, config_file: Path | None) -> None:
         self._stack = stack
+        self._config = {"config_file": str(config_file)} if config_file else {}
 
     def preview(
         self, *, save_plan: str | None = None, on_output: Output | None = None
     ) -> PreviewSummary:
         res = self._stack.preview(
             plan=save_plan,
-            on_output=on_output,
-            on_event=_progress_events(preview=True),
+            on_event=_listeners(on_output, preview=True),
             color="never",
             diff=False,
+            **self._config,
         )
         return PreviewSummary(_changes(res.change_summary))
 
     def up(self, *, plan: str | None = None, on_output: Output | None = None) -> UpSummary:
         res = self._stack.up(
-            plan=plan, on_output=on_output, on_event=_progress_events(preview=False), color="never"
+            plan=plan,
+            on_event=_listeners(on_output, preview=False),
+            color="never",
+            **self._config,
         )
         outputs = {
             k: getattr(v, "value", v)
@@ -123,12 +167,49 @@ class _Session:
         }
         return UpSummary(_changes(getattr(res.summary, "resource_changes", None)), outputs)
 
+    def refresh(
+        self, *, clear_pending_creates: bool = False, on_output: Output | None = None
+    ) -> dict[str, int]:
+        res = self._stack.refresh(
+            clear_pending_creates=clear_pending_creates or None,
+            on_event=_listeners(on_output, preview=False),
+            color="never",
+            **self._config,
+        )
+        return _changes(getattr(res.summary, "resource_changes", None))
+
+    def preview_destroy(self, *, on_output: Output | None = None) -> PreviewSummary:
+        res = self._stack.preview_destroy(
+            on_event=_listeners(on_output, preview=True), color="never", **self._config
+        )
+        return PreviewSummary(_changes(res.change_summary))
+
+    def destroy(self, *, on_output: Output | None = None) -> dict[str, int]:
+        res = self._stack.destroy(
+            on_event=_listeners(on_output, preview=False), color="never", **self._config
+        )
+        return _changes(getattr(res.summary, "resource_changes", None))
+
+    def cancel(self) -> None:
+        self._stack.cancel()
+
+    def export_stack(self) -> dict[str, Any]:
+        dep = self._stack.export_stack()
+        return {"version": dep.version, "deployment": dep.deployment}
+
+    def import_stack(self, state: dict[str, Any]) -> None:
+        from pulumi.automation import Deployment
+
+        self._stack.import_stack(
+            Deployment(version=state.get("version"), deployment=state.get("deployment"))
+        )
+
 
 class PulumiAutomation:
     """The real Automation API (``pulumi.automation``), imported on first use.
 
     ``pulumi_command``: a ``PulumiCommand`` to run instead of the one found at
-    ``request.cli`` (how tests put a double in place of the CLI binary)."""
+    ``request.cli``."""
 
     def __init__(self, pulumi_command: Any | None = None) -> None:
         self._command = pulumi_command
@@ -138,7 +219,7 @@ class PulumiAutomation:
 
         command = self._command
         if command is None and request.cli is not None:
-            # PulumiCommand(root=R) runs R/bin/pulumi; it checks the version, too.
+            # PulumiCommand(root=R) runs R/bin/pulumi and checks its version.
             command = auto.PulumiCommand(root=str(request.cli.parent.parent))
         return auto.LocalWorkspaceOptions(
             work_dir=str(request.work_dir),
@@ -149,10 +230,17 @@ class PulumiAutomation:
     def open(self, request: StackRequest) -> StackSession:
         from pulumi import automation as auto
 
+        opts = self.workspace_options(request)
+        if request.main is None:  # an adopted stack: select it, run no program
+            ws = auto.LocalWorkspace(
+                work_dir=opts.work_dir, env_vars=opts.env_vars, pulumi_command=opts.pulumi_command
+            )
+            stack = auto.Stack.select(request.stack, ws)
+            return _Session(stack, None)
         stack = auto.create_or_select_stack(
             stack_name=request.stack,
             project_name=request.project,
             program=inline_program(request.main),
-            opts=self.workspace_options(request),
+            opts=opts,
         )
-        return _Session(stack)
+        return _Session(stack, request.config_file)

@@ -24,15 +24,16 @@ from pathlib import Path
 from typing import Any
 
 from ... import events
-from ...contract import Blocking, LockInfo, PlanCounts
+from ...contract import Blocking, LockInfo, PlanCounts, Shell
 from ...errors import BackendError, DreamlakeError
 from ...fsutil import atomic_write
 from ...paths import ProviderPaths
 from ...record import read_record
-from ..base import ApplyOutcome, InfraState, PlanOutcome, Progress
-from .automation import Automation, PulumiAutomation, StackRequest
+from ..base import ApplyOutcome, DestroyOutcome, InfraState, PlanOutcome, Progress
+from .adopt import not_ours
+from .automation import Automation, PulumiAutomation, StackRequest, StackSession
 from .errors import classify
-from .project import PulumiProject
+from .project import BACKUPS, PulumiProject
 from .runtime import backend_url, cli_command, command_env, local_root, require_cli
 from .state import (
     BackendFiles,
@@ -60,7 +61,10 @@ def counts_from(changes: Mapping[str, int]) -> PlanCounts:
 
 
 def inputs_digest(project: PulumiProject, url: str) -> str:
+    """The files a preview depends on, the backend URL, and the packaged vendor
+    program the scaffolded ``__main__.py`` wraps (an upgrade changes the plan)."""
     h = hashlib.sha256(url.encode())
+    h.update(_packaged_program(project))
     for p in project.inputs():
         h.update(p.relative_to(project.dir).as_posix().encode() + b"\0")
         try:
@@ -69,6 +73,22 @@ def inputs_digest(project: PulumiProject, url: str) -> str:
             h.update(b"?")
         h.update(b"\0")
     return h.hexdigest()
+
+
+def _packaged_program(project: PulumiProject) -> bytes:
+    try:
+        record = read_record(project.provider_dir / "provider.json")
+    except DreamlakeError:
+        return b""
+    if record is None or project.adopted:
+        return b""
+    from importlib import resources
+
+    try:
+        node = resources.files("dreamlake.stacks").joinpath(record.vendor, "program.py")
+        return node.read_bytes() if node.is_file() else b""
+    except (ImportError, OSError):
+        return b""
 
 
 def read_summary(project: PulumiProject) -> dict[str, Any] | None:
@@ -96,9 +116,11 @@ def _lock_info(
     else:
         detail = (
             f"a stack lock was left by an interrupted update ({lock.detail}). "
-            f"`{cli_command(project, 'cancel --yes', environ)}` removes it"
+            f"`dreamlake provider plan -n {project.config_name}` removes it (after exporting the "
+            f"state to {BACKUPS}/) and previews again; by hand: "
+            f"`{cli_command(project, 'cancel --yes', environ)}`"
             + (
-                f"; then `{cli_command(project, 'refresh --yes', environ)}` reconciles the "
+                f", then `{cli_command(project, 'refresh --yes', environ)}` reconciles the "
                 "state with the cloud before planning again."
                 if refresh
                 else "."
@@ -133,7 +155,11 @@ def _pending_info(
             "them (or `--import-pending-creates <urn> <id>` to keep one that was created)."
         )
     else:
-        fix = f"`{cli_command(project, 'refresh --yes', environ)}` reconciles and clears them."
+        fix = (
+            f"`dreamlake provider plan -n {project.config_name}` reconciles and clears them "
+            f"(pulumi refresh, after exporting the state to {BACKUPS}/); by hand: "
+            f"`{cli_command(project, 'refresh --yes', environ)}`."
+        )
     return LockInfo(
         state="stale",
         path=str(path),
@@ -189,8 +215,9 @@ class PulumiBackend:
                 ),
                 stale_hint="run `dreamlake provider plan` to compare the stack with its config",
             )
-        files = BackendFiles.open(root, project.name, project.stack)
+        files = BackendFiles.open(root, project.stack_project, project.stack_short)
         notes = list(files.notes)
+        notes += _legacy_note(root, project)
         cp = None
         try:
             cp = files.checkpoint()
@@ -237,7 +264,7 @@ class PulumiBackend:
 
     def _request(self, provider_dir: Path) -> tuple[PulumiProject, StackRequest]:
         project = PulumiProject.of(provider_dir)
-        if not project.main.is_file():
+        if not project.adopted and not project.main.is_file():
             raise BackendError(
                 f"{project.main} is missing: the pulumi backend runs the program there",
                 argv=["pulumi"],
@@ -248,13 +275,15 @@ class PulumiBackend:
         run_env = command_env(project, env)
         if self._save_plans(provider_dir):  # update plans are behind the experimental flag
             run_env["PULUMI_EXPERIMENTAL"] = "true"
+        project.dir.mkdir(parents=True, exist_ok=True)
         request = StackRequest(
             stack=project.stack,
-            project=project.name,
+            project=project.stack_project,
             work_dir=project.dir.absolute(),
-            main=project.main.absolute(),
+            main=None if project.adopted else project.main.absolute(),
             env=run_env,
             cli=cli,
+            config_file=None if project.adopted else project.stack_file.absolute(),
         )
         return project, request
 
@@ -281,6 +310,9 @@ class PulumiBackend:
         return bool(isinstance(pul, dict) and pul.get("savePlan"))
 
     def plan(self, provider_dir: Path, *, progress: Progress | None = None) -> PlanOutcome:
+        adopted = PulumiProject.of(provider_dir)
+        if adopted.adopted:
+            raise not_ours(provider_dir.name, adopted.stack, "preview")
         blocking = self._scan(provider_dir)
         if blocking:
             return PlanOutcome("needs_input", blocking=tuple(blocking))
@@ -288,10 +320,14 @@ class PulumiBackend:
         for stale in (project.summary, project.update_plan):
             stale.unlink(missing_ok=True)
         save = str(project.update_plan.absolute()) if self._save_plans(provider_dir) else None
+        recovered: list[str] = []
         try:
             session = self.automation.open(request)
+            recovered = self._recover(project, request, session, progress)
             events.step("preview", "pulumi preview")
             result = session.preview(save_plan=save, on_output=progress)
+        except DreamlakeError:
+            raise
         except Exception as exc:
             failure = classify(exc, op="preview")
             if failure.kind == "config":
@@ -309,7 +345,7 @@ class PulumiBackend:
         url = request.env["PULUMI_BACKEND_URL"]
         root = local_root(url, project)
         state = (
-            BackendFiles.open(root, project.name, project.stack).state_digest()
+            BackendFiles.open(root, project.stack_project, project.stack_short).state_digest()
             if root
             else "remote"
         )
@@ -325,7 +361,7 @@ class PulumiBackend:
             "createdAt": datetime.now(UTC).isoformat(timespec="seconds"),
         }
         atomic_write(project.summary, json.dumps(summary, indent=2) + "\n")
-        files = [str(project.summary.absolute())]
+        files = [*recovered, str(project.summary.absolute())]
         if saved:
             files.append(str(project.update_plan.absolute()))
         return PlanOutcome("ok", plan=counts, files=tuple(files))
@@ -341,6 +377,8 @@ class PulumiBackend:
                 "(the config, the program or the state changed since the last one)",
             )
         project, request = self._request(provider_dir)
+        if project.adopted:
+            raise not_ours(provider_dir.name, project.stack, "up")
         summary = read_summary(project) or {}
         plan = (
             str(project.update_plan.absolute())
@@ -371,6 +409,107 @@ class PulumiBackend:
                 used.unlink(missing_ok=True)
         return ApplyOutcome("applied")
 
+    def _recover(
+        self,
+        project: PulumiProject,
+        request: StackRequest,
+        session: StackSession,
+        progress: Progress | None,
+    ) -> list[str]:
+        """``plan`` is the recovery step (``apply`` never is): clear what an
+        interrupted run left on a file backend, through the Automation API.
+
+        * a stale lock (its process is gone from this host): the state is exported
+          to a backup first (``export_stack``), then ``cancel`` removes the lock;
+        * pending deletes / updates: ``refresh`` reconciles the state with the cloud
+          and clears them;
+        * pending creates are never cleared here: the resources may exist in the
+          cloud account. The error's next action is the exact ``refresh
+          --clear-pending-creates`` command, flagged for a person's approval.
+
+        A held lock is left alone: its run is in flight. Returns the files written."""
+        root = local_root(request.env["PULUMI_BACKEND_URL"], project)
+        if root is None or project.adopted:
+            return []
+        files = BackendFiles.open(root, project.stack_project, project.stack_short)
+        locks = files.locks(hostname=self._hostname)
+        if any(lk.held for lk in locks):
+            return []
+        try:
+            cp = files.checkpoint()
+        except StateUnreadable:
+            cp = None
+        pending = cp.pending_operations if cp else []
+        if not locks and not pending:
+            return []
+        say = progress or (lambda _line: None)
+        written = [str(self._backup(project, session))]
+        if locks:
+            say(f"removing the stale stack lock ({locks[0].detail}): pulumi cancel")
+            session.cancel()
+            for lk in locks:  # cancel clears the backend's locks; a file one left is ours to drop
+                lk.path.unlink(missing_ok=True)
+        kinds = {str(o.get("type")) for o in pending}
+        if "creating" in kinds:
+            env = self._env()
+            raise BackendError(
+                "an interrupted update left pending creates: those resources may exist in the "
+                "cloud account without being in the state. Check the account, then clear them "
+                f"(or import the ones that exist); the state was saved to {written[0]}",
+                argv=["pulumi", "refresh"],
+                kind="pending_creates",
+                next_action=Shell(
+                    command=cli_command(project, "refresh --yes --clear-pending-creates", env),
+                    approval=True,
+                ),
+            )
+        if pending:
+            say(f"reconciling {len(pending)} interrupted operation(s): pulumi refresh")
+            session.refresh(on_output=progress)
+        return written
+
+    def _backup(self, project: PulumiProject, session: StackSession) -> Path:
+        """The stack's state, exported before a recovery changes it (restore it with
+        ``pulumi stack import --file <it>``, or the Automation API's ``import_stack``)."""
+        state = session.export_stack()
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        path = project.dir / BACKUPS / f"{project.stack_short}-{stamp}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, json.dumps(state, indent=2) + "\n", mode=0o600)
+        return path.absolute()
+
+    def destroy(
+        self, provider_dir: Path, *, yes: bool, progress: Progress | None = None
+    ) -> DestroyOutcome:
+        """``yes=False``: ``preview_destroy`` (what would be removed, nothing changed);
+        ``yes=True``: ``destroy``. A held lock or an interrupted update → ``applying``
+        (plan is what recovers it). An adopted stack is never destroyed from here."""
+        project = PulumiProject.of(provider_dir)
+        if project.adopted:
+            raise not_ours(provider_dir.name, project.stack, "destroy")
+        state = self.observe_state(provider_dir)
+        if state.lock is not None:
+            return DestroyOutcome("applying", lock=state.lock)
+        project, request = self._request(provider_dir)
+        op = "destroy" if yes else "preview"
+        try:
+            session = self.automation.open(request)
+            if not yes:
+                preview = session.preview_destroy(on_output=progress)
+                return DestroyOutcome("preview", plan=counts_from(preview.changes))
+            changes = session.destroy(on_output=progress)
+        except Exception as exc:
+            failure = classify(exc, op=op)
+            after = self.observe_state(provider_dir)
+            if failure.kind == "lock" or after.lock is not None:
+                lock = after.lock or failure.lock
+                assert lock is not None
+                return DestroyOutcome("applying", lock=lock)
+            raise failure.error or exc from exc
+        for used in (project.summary, project.update_plan):
+            used.unlink(missing_ok=True)
+        return DestroyOutcome("destroyed", plan=counts_from(changes))
+
     def _blocking(self, project: PulumiProject, problems: dict[str, str]) -> tuple[Blocking, ...]:
         from ...scan.pulumi import commented_lines, read_stack_config
 
@@ -394,6 +533,34 @@ class PulumiBackend:
                 )
             )
         return tuple(out)
+
+
+def _legacy_note(root: Path, project: PulumiProject) -> list[str]:
+    """A shared backend holding a stack under the provider's bare name (from before
+    stacks carried its identity) while this provider's own stack is absent."""
+    if project.adopted or project.stack == project.config_name:
+        return []
+    base = root / ".pulumi" / "stacks"
+    own = [
+        base / project.stack_project / f"{project.stack_short}{x}" for x in (".json", ".json.gz")
+    ]
+    old = [
+        p / f"{project.config_name}{x}"
+        for p in (base / project.stack_project, base)
+        for x in (".json", ".json.gz", ".json.zst")
+    ]
+    if any(p.exists() for p in own) or not any(p.exists() for p in old):
+        return []
+    # the rename runs on the old stack: the command line names it, not the new one
+    rename = cli_command(project, f"stack rename {project.stack}", None).replace(
+        f" --stack {project.stack}", f" --stack {project.config_name}"
+    )
+    return [
+        f"this backend holds a stack named '{project.config_name}' from before stacks carried "
+        f"the provider's identity; this provider's stack is '{project.stack}'. If that one is "
+        f"this provider's, rename it (`{rename}`) or name it in provider.json "
+        "settings.pulumi.stack (docs/pulumi.md, migration)"
+    ]
 
 
 def _summary_counts(summary: dict[str, Any] | None) -> PlanCounts | None:

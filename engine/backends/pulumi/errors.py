@@ -11,6 +11,10 @@
     InvalidVersionError, FileNotFoundError
     (no CLI to run)                              →  BinaryMissing (Shell: install)
 
+The SDK's exception classes decide first; the CLI's text only supplies details
+(which config key, which lock). Engine errors raised on purpose (pending creates,
+an adopted stack) pass through untouched.
+
 ``CommandError`` keeps only the text of the CLI's result (``code``, ``stdout``,
 ``stderr``); :func:`command_result` reads it back.
 """
@@ -127,20 +131,34 @@ def translate(exc: BaseException, *, op: str) -> BaseException:
         )
     if isinstance(exc, auto_errors.CommandError):
         out = command_result(exc)
-        kind = getattr(exc, "name", type(exc).__name__)
-        what = {
-            "StackNotFoundError": "the stack does not exist in this backend",
-            "CompilationError": "the program does not compile",
-            "RuntimeError": "the program failed",
-            "InlineSourceRuntimeError": "the program failed",
-            "StackAlreadyExistsError": "the stack already exists",
-        }.get(kind, "the command failed")
+        # The SDK's own exception types first; the CLI's text only for the detail.
+        what = next(
+            (
+                text
+                for cls, text in (
+                    (auto_errors.StackNotFoundError, "the stack does not exist in this backend"),
+                    (auto_errors.StackAlreadyExistsError, "the stack already exists"),
+                    (auto_errors.CompilationError, "the program does not compile"),
+                    (auto_errors.InlineSourceRuntimeError, "the program failed"),
+                    (auto_errors.RuntimeError, "the program failed"),
+                )
+                if isinstance(exc, cls)
+            ),
+            "the command failed",
+        )
         detail = tail(out.stderr) or tail(out.stdout)
         return BackendError(
             f"pulumi {op}: {what}" + (f": {detail.splitlines()[-1]}" if detail else ""),
             argv=["pulumi", op],
             returncode=out.code,
             stderr_tail=detail,
+            kind="pulumi",
+        )
+    if isinstance(exc, RuntimeError) and "summary event" in str(exc):
+        return BackendError(
+            f"pulumi {op}: the CLI ended without reporting a summary (it may have been "
+            "killed); nothing was recorded",
+            argv=["pulumi", op],
             kind="pulumi",
         )
     return BackendError(

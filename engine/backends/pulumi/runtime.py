@@ -118,5 +118,8 @@ def cli_command(project: PulumiProject, args: str, environ: Mapping[str, str] | 
         parts.append(
             f"PULUMI_CONFIG_PASSPHRASE_FILE={shlex.quote(env['PULUMI_CONFIG_PASSPHRASE_FILE'])}"
         )
-    parts.append(f"pulumi {args} --stack {shlex.quote(project.stack)} --non-interactive")
+    parts.append(f"pulumi {args} --stack {shlex.quote(project.stack)}")
+    if not project.adopted:
+        parts.append(f"--config-file {shlex.quote(project.stack_file.name)}")
+    parts.append("--non-interactive")
     return " ".join(parts)

@@ -3,9 +3,12 @@
 ``scaffold_files(template, name)`` returns relative path → content:
 
 * ``pulumi/Pulumi.yaml`` — the project (runtime python; its name namespaces config keys);
-* ``pulumi/__main__.py`` — the vendor's program, copied from ``dreamlake.stacks.<vendor>``
-  so it is yours to edit;
-* ``pulumi/Pulumi.<name>.yaml`` — the decisions as stack config (stack = provider name).
+* ``pulumi/__main__.py`` — a thin wrapper over the vendor's component
+  (``dreamlake.stacks.<vendor>``): the CLI, ``pulumi up`` here and a team embedding
+  the component run one code path. Yours to edit (wrap the component, add
+  resources beside it, or replace it with a copy of the vendor's ``program.py``);
+* ``pulumi/Pulumi.<name>.yaml`` — the decisions as stack config (named after the provider;
+  the backend stack is ``<name>-<identity>``, see ``project``).
   Account-specific decisions are commented out (as they are in the terraform
   template's ``terraform.tfvars``), with the example value to replace;
 * ``pulumi/ADAPT.md`` — how to choose each decision;
@@ -25,14 +28,15 @@ from typing import Any
 import yaml
 
 from ...vendors import Template
-from .project import MAIN, PASSPHRASE, PROJECT_DEFAULT, STATE, SUMMARY, UPDATE_PLAN
+from .project import BACKUPS, MAIN, PASSPHRASE, PROJECT_DEFAULT, STATE, SUMMARY, UPDATE_PLAN
 
 STACKS_PACKAGE = "dreamlake.stacks"
 
 
 def scaffold_files(template: Template, name: str) -> dict[str, bytes]:
     """Relative path under the provider dir → content, for the pulumi backend."""
-    program = program_source(template.vendor)
+    program_source(template.vendor)  # the vendor must have a Pulumi program
+    program = main_source(template, name).encode()
     active, examples = tfvars_values(template)
     files = {
         "pulumi/Pulumi.yaml": project_yaml(template, name).encode(),
@@ -41,7 +45,7 @@ def scaffold_files(template: Template, name: str) -> dict[str, bytes]:
         "pulumi/ADAPT.md": adapt_md(template, name).encode(),
         "pulumi/.gitignore": (
             f"# State, secrets and plans stay out of git.\n{STATE}/\n{PASSPHRASE}\n"
-            f"{SUMMARY}\n{UPDATE_PLAN}\n__pycache__/\n"
+            f"{SUMMARY}\n{UPDATE_PLAN}\n{BACKUPS}/\n__pycache__/\n"
         ).encode(),
     }
     return files
@@ -57,6 +61,40 @@ def program_source(vendor: str) -> bytes:
             "use --backend terraform"
         )
     return node.read_bytes()
+
+
+COMPONENTS = {"local": "LocalWorker", "ec2": "GpuWorkers", "gce": "GpuVm", "kube": "GpuCluster"}
+
+
+def main_source(template: Template, name: str) -> str:
+    """The scaffolded ``__main__.py``: the vendor's ``main()``, which reads the stack
+    config with Pulumi's typed getters and builds the component."""
+    vendor = template.vendor
+    component = COMPONENTS.get(vendor, "the component")
+    return (
+        f'"""The Pulumi program of dreamlake provider {name!r} (vendor {vendor}).\n'
+        "\n"
+        f"A thin wrapper over ``dreamlake.stacks.{vendor}.{component}``, the component your\n"
+        "own Pulumi programs can embed as well: one code path. ``main()`` reads the stack\n"
+        f"config (``Pulumi.{name}.yaml``) with Pulumi's typed getters, checks it with\n"
+        "``Config`` (a rejected value fails with ``dreamlake config: <key>: <why>``) and\n"
+        "declares the component, exporting its outputs as the stack's.\n"
+        "\n"
+        "This file is yours to edit: build the component yourself to add resources beside\n"
+        "it, e.g.\n"
+        "\n"
+        f"    from dreamlake.stacks.{vendor} import read_pulumi_config, program\n"
+        "    workers = program(read_pulumi_config())\n"
+        "    # ... more resources, using workers.outputs\n"
+        "\n"
+        f"or replace it with a copy of ``dreamlake/stacks/{vendor}/program.py`` to change\n"
+        "what is declared.\n"
+        '"""\n'
+        "\n"
+        f"from dreamlake.stacks.{vendor} import main\n"
+        "\n"
+        "main()\n"
+    )
 
 
 def project_yaml(template: Template, name: str) -> str:
@@ -176,11 +214,11 @@ def adapt_md(template: Template, name: str) -> str:
     lines = [
         f"# Adapting the `{template.vendor}` template (Pulumi)",
         "",
-        f"Every decision lives in `Pulumi.{name}.yaml` (the stack is named after the provider)",
+        f"Every decision lives in `Pulumi.{name}.yaml` (named after the provider)",
         f"under `config:`, as `{ns}:<key>`. Uncomment the key, set a value from YOUR account,",
         f"then run `dreamlake provider create -n {name} --continue`. The values are checked by",
-        f"the `Config` model in `{MAIN}` (the same rules as the terraform template's",
-        "`variables.tf`); the program is yours to edit.",
+        f"the vendor's `Config` model (`dreamlake.stacks.{template.vendor}`: the same rules as",
+        f"the terraform template's `variables.tf`); `{MAIN}` is yours to edit.",
         "",
         "| decision | stack config key | terraform variable | how to choose |",
         "| --- | --- | --- | --- |",

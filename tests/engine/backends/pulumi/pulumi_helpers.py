@@ -1,8 +1,9 @@
 """Helpers for the pulumi backend tests: the shared fixture files laid out as a
 file backend, scaffolded provider directories, and ``FakeAutomation``.
 
-``FakeAutomation`` is a TEST DOUBLE for the pulumi CLI, which cannot be installed
-here: it stands in for ``PulumiAutomation`` (``create_or_select_stack`` + preview/up),
+``FakeAutomation`` is a TEST DOUBLE for the Automation API session (the flows
+through the SDK itself run against the stand-in CLI in
+``test_pulumi_automation.py``): it stands in for ``PulumiAutomation`` (preview/up),
 records every ``StackRequest`` it is given, and fails with the Automation API's own
 exception types (see :func:`error`). On ``up`` it writes a checkpoint into the file
 backend, as the CLI would, so ``observe_state`` reads it.
@@ -137,6 +138,7 @@ class FakeAutomation:
                 lay_out(
                     root,
                     Path("x"),
+                    stack=req.stack,
                     data=json.dumps(
                         {
                             "version": 3,
@@ -148,6 +150,7 @@ class FakeAutomation:
         lay_out(
             root,
             Path("x"),
+            stack=req.stack,
             data=json.dumps(
                 {
                     "version": 3,
@@ -156,3 +159,27 @@ class FakeAutomation:
             ).encode(),
         )
         return UpSummary({"create": 0, "same": 1}, {"worker_host": "localhost"})
+
+    def refresh(
+        self, *, clear_pending_creates: bool = False, on_output: Any = None
+    ) -> dict[str, int]:
+        self.calls.append(("refresh", {"clear_pending_creates": clear_pending_creates}))
+        return {}
+
+    def preview_destroy(self, *, on_output: Any = None) -> PreviewSummary:
+        self.calls.append(("preview_destroy", {}))
+        return PreviewSummary({"delete": 1})
+
+    def destroy(self, *, on_output: Any = None) -> dict[str, int]:
+        self.calls.append(("destroy", {}))
+        return {"delete": 1}
+
+    def cancel(self) -> None:
+        self.calls.append(("cancel", {}))
+
+    def export_stack(self) -> dict[str, Any]:
+        self.calls.append(("export_stack", {}))
+        return {"version": 3, "deployment": {}}
+
+    def import_stack(self, state: dict[str, Any]) -> None:
+        self.calls.append(("import_stack", {}))

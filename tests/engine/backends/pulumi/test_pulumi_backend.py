@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from dreamlake.engine.backends.pulumi import PulumiBackend, counts_from
+from dreamlake.engine.backends.pulumi.project import PulumiProject
 from dreamlake.engine.contract import PlanCounts, Shell
 from dreamlake.engine.errors import BackendError, BinaryMissing
 from pulumi_helpers import LOCAL_OK, FakeAutomation, error
@@ -69,7 +70,8 @@ def test_plan_ok_builds_the_request_and_records_a_fresh_plan(provider, cli_env) 
     assert out.result == "ok" and out.plan == PlanCounts(add=2, change=1, destroy=0)
     assert lines == ["Previewing update (lab):\n"]
     (req,) = fake.requests
-    assert req.stack == "lab" and req.project == "dreamlake"
+    assert req.stack == PulumiProject.of(d).stack and req.stack.startswith("lab-dir-")
+    assert req.project == "dreamlake" and req.config_file == d / "pulumi" / "Pulumi.lab.yaml"
     assert req.work_dir == d / "pulumi" and req.main == d / "pulumi" / "__main__.py"
     assert req.cli == Path(cli_env["PATH"]) / "pulumi"
     assert req.env["PULUMI_BACKEND_URL"] == f"file://{d / 'pulumi' / '.state'}"
@@ -256,7 +258,7 @@ def test_a_held_lock_stops_apply_before_up(provider, cli_env, fixtures: Path) ->
     fake = FakeAutomation()
     backend = PulumiBackend(fake, environ=cli_env)
     backend.plan(d)
-    lock_dir = d / "pulumi/.state/.pulumi/locks/organization/dreamlake/lab"
+    lock_dir = d / "pulumi/.state/.pulumi/locks/organization/dreamlake" / PulumiProject.of(d).stack
     (d / "pulumi/.state/.pulumi").mkdir(parents=True, exist_ok=True)
     (d / "pulumi/.state/.pulumi/meta.yaml").write_text("version: 1\n")
     lock_dir.mkdir(parents=True)

@@ -68,7 +68,17 @@ def test_cli_command_is_pasteable(tmp_path: Path) -> None:
     parts = shlex.split(cmd)
     assert parts[:2] == ["cd", str(d / "pulumi")]
     assert f"PULUMI_BACKEND_URL=file://{d / 'pulumi' / '.state'}" in parts
-    assert parts[-6:] == ["pulumi", "cancel", "--yes", "--stack", "lab", "--non-interactive"]
+    stack = PulumiProject.of(d).stack
+    assert parts[-8:] == [
+        "pulumi",
+        "cancel",
+        "--yes",
+        "--stack",
+        stack,
+        "--config-file",
+        "Pulumi.lab.yaml",
+        "--non-interactive",
+    ]
     assert not (d / "pulumi" / ".passphrase").exists()  # describing a command writes nothing
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from dreamlake.engine.backends.pulumi import PulumiBackend
+from dreamlake.engine.backends.pulumi.project import PulumiProject
 from dreamlake.engine.backends.pulumi.state import BackendFiles, read_checkpoint
 from pulumi_helpers import LOCAL_OK, lay_out
 
@@ -240,7 +241,8 @@ def test_backend_url_from_provider_json_wins(
     elsewhere = tmp_path / "shared-state"
     d = provider(config=LOCAL_OK, settings={"pulumi": {"backendUrl": f"file://{elsewhere}"}})
     monkeypatch.setenv("PULUMI_BACKEND_URL", "s3://ignored")
-    lay_out(elsewhere, fixtures / "checkpoint-v4.features.json")
+    stack = PulumiProject.of(d).stack
+    lay_out(elsewhere, fixtures / "checkpoint-v4.features.json", stack=stack)
     assert PulumiBackend().observe_state(d).present
 
 
@@ -266,3 +268,19 @@ def test_backend_files_paths(tmp_path: Path) -> None:
     scoped = BackendFiles.open(tmp_path, "proj", "dev")
     assert scoped.stack_base == tmp_path / ".pulumi/stacks/proj/dev"
     assert scoped.lock_dir == tmp_path / ".pulumi/locks/organization/proj/dev"
+
+
+def test_a_bare_name_stack_on_a_shared_backend_is_noted_not_taken(
+    provider, fixtures: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a shared backend a stack named just 'lab' may be anyone's: status does not
+    read it as this provider's, and says how to claim it if it is."""
+    shared = tmp_path / "shared-state"
+    monkeypatch.setenv("PULUMI_BACKEND_URL", f"file://{shared}")
+    d = provider(config=LOCAL_OK)
+    lay_out(shared, fixtures / "checkpoint-v4.features.json", stack="lab")
+    st = PulumiBackend().observe_state(d)
+    assert not st.present
+    [note] = [n for n in st.notes if "before stacks carried" in n]
+    stack = PulumiProject.of(d).stack
+    assert f"pulumi stack rename {stack} --stack lab --config-file Pulumi.lab.yaml" in note

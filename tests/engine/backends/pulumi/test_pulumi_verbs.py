@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from dreamlake.engine.backends.pulumi import BACKEND
+from dreamlake.engine.backends.pulumi.project import PulumiProject
 from dreamlake.engine.verbs.apply import apply
 from dreamlake.engine.verbs.create import create
 from dreamlake.engine.verbs.plan import plan
@@ -73,8 +74,9 @@ def test_interrupted_apply_is_applying_and_apply_does_not_retry(
     res = create("lab", "local", backend="pulumi", dream_dir=dd, probe=False)
     _resolve(Path(res.next_action.file))  # type: ignore[union-attr]
     assert plan("lab", dream_dir=dd).status == "ready"
+    stack = PulumiProject.of(project / ".dream/providers/lab").stack
     lock_dir = (
-        project / ".dream/providers/lab/pulumi/.state/.pulumi/locks/organization/dreamlake/lab"
+        project / ".dream/providers/lab/pulumi/.state/.pulumi/locks/organization/dreamlake" / stack
     )
     lock_dir.mkdir(parents=True)
     (project / ".dream/providers/lab/pulumi/.state/.pulumi/meta.yaml").write_text("version: 1\n")

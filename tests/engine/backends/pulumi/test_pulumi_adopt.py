@@ -1,0 +1,144 @@
+"""Adopting a stack a Pulumi team already manages:
+``create -n X --backend pulumi --stack ORG/PROJECT/STACK``. Its status is derived
+from that stack's state (a file backend laid out as the CLI writes it), and
+``connect`` targets the host its outputs name."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dreamlake.engine.errors import RemoteError
+from dreamlake.engine.verbs.connect import connect
+from dreamlake.engine.verbs.create import create
+from dreamlake.engine.verbs.plan import plan
+from dreamlake.engine.verbs.status import status
+from pulumi_helpers import lay_out
+
+REF = "organization/gpu-fleet/prod"
+
+
+def _stack(root: Path, outputs: dict[str, Any]) -> Path:
+    latest = {
+        "manifest": {"time": "2026-11-30T09:00:00Z"},
+        "resources": [
+            {
+                "urn": "urn:pulumi:prod::gpu-fleet::pulumi:pulumi:Stack::gpu-fleet-prod",
+                "type": "pulumi:pulumi:Stack",
+                "custom": False,
+                "outputs": outputs,
+            },
+            {
+                "urn": "urn:pulumi:prod::gpu-fleet::aws:ec2/instance:Instance::gpu-0",
+                "type": "aws:ec2/instance:Instance",
+                "custom": True,
+                "id": "i-0abc",
+            },
+        ],
+    }
+    data = {"version": 3, "checkpoint": {"stack": REF, "latest": latest}}
+    return lay_out(
+        root, Path("x"), project="gpu-fleet", stack="prod", data=json.dumps(data).encode()
+    )
+
+
+@pytest.fixture
+def shared(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "team-state"
+    monkeypatch.setenv("PULUMI_BACKEND_URL", f"file://{root}")
+    return root
+
+
+def test_adopted_stack_status_comes_from_its_state(
+    project: Path, shared: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _stack(shared, {"worker_host": "203.0.113.7", "worker_user": "ubuntu"})
+    dd = str(project)
+    res = create("fleet", backend="pulumi", stack=REF, dream_dir=dd, probe=False)
+    assert res.status in ("applied", "unclaimed"), res.to_json()
+    assert res.next_action is not None and "connect -n fleet" in res.next_action.command  # type: ignore[union-attr]
+    record = json.loads((project / ".dream/providers/fleet/provider.json").read_text())
+    assert record["backend"] == "pulumi" and record["vendor"] == "pulumi-stack"
+    assert record["settings"]["pulumi"] == {
+        "stack": REF,
+        "backendUrl": f"file://{shared}",
+        "adopted": True,
+    }
+    assert (project / ".dream/providers/fleet/pulumi/ADOPTED.md").is_file()
+    assert not (project / ".dream/providers/fleet/pulumi/__main__.py").exists()
+
+    # the backend is recorded: status no longer needs the environment
+    monkeypatch.delenv("PULUMI_BACKEND_URL")
+    st = status("fleet", dream_dir=dd, probe=False)
+    assert st.status in ("applied", "unclaimed") and st.resources == 1
+    assert st.outputs is not None and st.outputs["worker_host"] == "203.0.113.7"
+
+    again = create("fleet", backend="pulumi", stack=REF, dream_dir=dd, probe=False)
+    assert again.status == "exists"
+
+
+def test_connect_targets_the_host_the_outputs_name(
+    project: Path, shared: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _stack(shared, {"worker_host": "203.0.113.7", "worker_user": "ubuntu"})
+    dd = str(project)
+    create("fleet", backend="pulumi", stack=REF, dream_dir=dd, probe=False)
+    monkeypatch.setenv("LAKESHORE_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("LAKESHORE_TOKEN", "test-token")
+    targets: list[Any] = []
+
+    def factory(target: Any) -> Any:
+        targets.append(target)
+        raise RemoteError("stop here: this test checks the target only", kind="ssh")
+
+    res = connect("fleet", dream_dir=dd, shell_factory=factory)
+    assert res.status == "error"
+    [target] = targets
+    assert target.host == "203.0.113.7" and target.user == "ubuntu"
+
+
+def test_plan_on_an_adopted_stack_hands_back_connect(project: Path, shared: Path) -> None:
+    _stack(shared, {"worker_host": "203.0.113.7"})
+    dd = str(project)
+    create("fleet", backend="pulumi", stack=REF, dream_dir=dd, probe=False)
+    res = plan("fleet", dream_dir=dd)
+    assert res.status == "error" and res.kind == "adopted_stack"
+    assert res.next_action is not None and "connect -n fleet" in res.next_action.command  # type: ignore[union-attr]
+
+
+def test_destroy_refuses_an_adopted_stack(project: Path, shared: Path) -> None:
+    from dreamlake.engine.backends.pulumi import BACKEND
+    from dreamlake.engine.errors import DreamlakeError
+
+    _stack(shared, {"worker_host": "203.0.113.7"})
+    create("fleet", backend="pulumi", stack=REF, dream_dir=str(project), probe=False)
+    with pytest.raises(DreamlakeError) as ei:
+        BACKEND.destroy(project / ".dream/providers/fleet", yes=True)
+    assert ei.value.kind == "adopted_stack"
+
+
+def test_no_worker_host_is_said(project: Path, shared: Path) -> None:
+    _stack(shared, {"cluster": "x"})
+    res = create("fleet", backend="pulumi", stack=REF, dream_dir=str(project), probe=False)
+    assert any("no worker_host" in n for n in res.notes), res.notes
+
+
+def test_missing_stack_writes_nothing(project: Path, shared: Path) -> None:
+    res = create("fleet", backend="pulumi", stack=REF, dream_dir=str(project), probe=False)
+    assert res.status == "error" and res.kind == "stack_not_found"
+    assert res.next_action is not None and res.next_action.kind == "shell"
+    assert not (project / ".dream/providers/fleet").exists()
+
+
+@pytest.mark.parametrize("ref", ["prod", "gpu-fleet/prod", "a//b", "a/b/c d"])
+def test_stack_must_be_fully_named(project: Path, shared: Path, ref: str) -> None:
+    res = create("fleet", backend="pulumi", stack=ref, dream_dir=str(project), probe=False)
+    assert res.status == "error" and res.kind == "usage"
+    assert not (project / ".dream/providers/fleet").exists()
+
+
+def test_stack_takes_no_vendor(project: Path, shared: Path) -> None:
+    res = create("fleet", "ec2", backend="pulumi", stack=REF, dream_dir=str(project), probe=False)
+    assert res.status == "error" and res.kind == "usage"
