@@ -36,6 +36,8 @@ class InfraState:
     plan_changes: bool = True
     stale_hint: str | None = None
     notes: tuple[str, ...] = ()
+    # An apply that failed part-way: the resources it left (addresses), else None.
+    failed_apply: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,18 @@ class ApplyOutcome:
     files: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class DestroyOutcome:
+    """``destroyed``; ``preview`` (nothing destroyed: the counts of a real destroy
+    plan); ``applying`` (a lock is held, with ``lock``). Failures raise the
+    backend's own error type."""
+
+    result: Literal["destroyed", "preview", "applying"]
+    plan: PlanCounts | None = None
+    lock: LockInfo | None = None
+    files: tuple[str, ...] = ()
+
+
 Progress = Callable[[str], None]
 
 
@@ -73,6 +87,10 @@ class Backend(Protocol):
     def apply(self, provider_dir: Path, *, progress: Progress | None = None) -> ApplyOutcome: ...
 
     def outputs(self, provider_dir: Path) -> dict[str, Any]: ...
+
+    def destroy(
+        self, provider_dir: Path, *, yes: bool, progress: Progress | None = None
+    ) -> DestroyOutcome: ...
 
 
 _BACKENDS = {

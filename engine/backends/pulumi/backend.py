@@ -28,7 +28,7 @@ from ...errors import BackendError, DreamlakeError
 from ...fsutil import atomic_write
 from ...paths import ProviderPaths
 from ...record import read_record
-from ..base import ApplyOutcome, InfraState, PlanOutcome, Progress
+from ..base import ApplyOutcome, DestroyOutcome, InfraState, PlanOutcome, Progress
 from .automation import Automation, PulumiAutomation, StackRequest
 from .errors import classify
 from .project import PulumiProject
@@ -367,6 +367,17 @@ class PulumiBackend:
             for used in (project.summary, project.update_plan):
                 used.unlink(missing_ok=True)
         return ApplyOutcome("applied")
+
+    def destroy(
+        self, provider_dir: Path, *, yes: bool, progress: Progress | None = None
+    ) -> DestroyOutcome:
+        """Not available for this backend yet: a typed error, never a guess."""
+        raise BackendError(
+            "destroy is not available for the pulumi backend yet: nothing was destroyed. "
+            f"Destroy the stack with the pulumi CLI in {provider_dir / 'pulumi'} "
+            "(pulumi destroy), then check with status.",
+            kind="not_supported",
+        )
 
     def _blocking(self, project: PulumiProject, problems: dict[str, str]) -> tuple[Blocking, ...]:
         from ...scan.pulumi import commented_lines, read_stack_config

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ...backends.base import ApplyOutcome, InfraState, PlanOutcome, Progress
+from ...backends.base import ApplyOutcome, DestroyOutcome, InfraState, PlanOutcome, Progress
 from ...contract import LockInfo
 from ...errors import BackendError
 from ...vendors import Template
@@ -123,7 +123,11 @@ class TerraformBackend:
         counts = plan_counts(plan_json)
         changes = done.returncode == 2 or is_applyable(plan_json, counts)
         record = planfile.make_record(
-            tf, counts, changes=changes, terraform_version=summary.version
+            tf,
+            counts,
+            changes=changes,
+            terraform_version=summary.version,
+            creates=_creates(plan_json),
         )
         meta = planfile.write_record(tf, record)
         files = [str(tf / PLAN_FILE), str(meta)]
@@ -184,10 +188,29 @@ class TerraformBackend:
         planfile.discard(tf)
         return ApplyOutcome(result="applied", files=tuple(written))
 
+    # -- destroy ------------------------------------------------------------
+
+    def destroy(
+        self, provider_dir: Path, *, yes: bool, progress: Progress | None = None
+    ) -> DestroyOutcome:
+        """A real destroy plan; applied only with ``yes`` (see ``destroy.py``)."""
+        from .destroy import destroy
+
+        return destroy(provider_dir, yes=yes, progress=progress)
+
     # -- outputs ------------------------------------------------------------
 
     def outputs(self, provider_dir: Path) -> dict[str, Any]:
         return dict(observe_state(provider_dir).outputs)
+
+
+def _creates(plan_json: Any) -> tuple[str, ...]:
+    out: list[str] = []
+    for rc in (plan_json.get("resource_changes") if isinstance(plan_json, dict) else None) or []:
+        actions = (rc.get("change") or {}).get("actions") or []
+        if "create" in actions and rc.get("mode", "managed") == "managed" and rc.get("address"):
+            out.append(str(rc["address"]))
+    return tuple(out)
 
 
 def _lock_path(tf: Path) -> Path:

@@ -32,6 +32,7 @@ class StateFile:
     providers: tuple[str, ...] = ()
     mtime: float | None = None
     error: str | None = None
+    addresses: tuple[str, ...] = ()  # managed resource instances, as terraform names them
 
     @property
     def present(self) -> bool:
@@ -40,14 +41,25 @@ class StateFile:
         return self.resources > 0 or bool(self.outputs) or bool(self.sensitive_outputs)
 
 
+def _address(r: dict[str, Any], instance: Any) -> str:
+    module = r.get("module")
+    base = f"{str(module) + '.' if module else ''}{r.get('type')}.{r.get('name')}"
+    key = instance.get("index_key") if isinstance(instance, dict) else None
+    if key is None:
+        return base
+    return f"{base}[{key}]" if isinstance(key, int) else f"{base}[{json.dumps(key)}]"
+
+
 def parse_state(data: dict[str, Any], *, mtime: float | None = None) -> StateFile:
     resources = 0
     providers: list[str] = []
+    addresses: list[str] = []
     for r in data.get("resources") or []:
         if r.get("mode", "managed") != "managed":
             continue
         n = len(r.get("instances") or [])
         resources += n
+        addresses.extend(_address(r, i) for i in r.get("instances") or [])
         if n and r.get("provider"):
             providers.append(str(r["provider"]))
     outputs: dict[str, Any] = {}
@@ -69,6 +81,7 @@ def parse_state(data: dict[str, Any], *, mtime: float | None = None) -> StateFil
         sensitive_outputs=tuple(sensitive),
         providers=tuple(dict.fromkeys(providers)),
         mtime=mtime,
+        addresses=tuple(addresses),
     )
 
 
