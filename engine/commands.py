@@ -35,3 +35,15 @@ def status(name: str, dream_dir: str | None = None) -> str:
 def create(name: str, vendor: str, dream_dir: str | None = None, backend: str | None = None) -> str:
     b = f" --backend {backend}" if backend and backend != "terraform" else ""
     return f"{PROG} create -n {name} --provider {vendor}{b}{_dd(dream_dir)}"
+
+
+def destroy_yes(name: str, dream_dir: str | None = None) -> str:
+    return f"{PROG} destroy -n {name} --yes{_dd(dream_dir)}"
+
+
+def delete_yes(name: str, dream_dir: str | None = None) -> str:
+    return f"{PROG} delete -n {name} --yes{_dd(dream_dir)}"
+
+
+def list_(dream_dir: str | None = None) -> str:
+    return f"{PROG} list{_dd(dream_dir)}"
