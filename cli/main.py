@@ -99,7 +99,15 @@ def _progress(as_json: bool) -> Callable[[str], None] | None:
 
 @provider_app.command("create")
 def create_cmd(
-    name: Name,
+    name: Annotated[
+        str | None, typer.Option("-n", "--name", help="The provider's name (^[a-z0-9][a-z0-9-]*$).")
+    ] = None,
+    file: Annotated[
+        Path | None,
+        typer.Option(
+            "-f", "--file", help="Register a provider row from YAML/JSON {name, launcher, kwargs}."
+        ),
+    ] = None,
     vendor: Annotated[
         str | None,
         typer.Option(
@@ -116,8 +124,16 @@ def create_cmd(
     dream_dir: DreamDir = None,
     as_json: Json = False,
 ) -> None:
-    """Scaffold a provider once and report every decision it cannot make itself."""
+    """Scaffold a provider once and report every decision it cannot make itself
+    (with -f: register a provider row in the control plane instead)."""
     from dreamlake.engine.verbs.create import create
+
+    if file is not None:
+        from .provider_rows import create_from_file
+
+        create_from_file(file, dream_dir, as_json)
+    if name is None:
+        raise typer.BadParameter("-n NAME is required (or -f FILE for a provider row)")
 
     _announce("create", name, dream_dir, as_json)
     _emit(
@@ -369,5 +385,11 @@ def main(argv: list[str] | None = None) -> int:
     return int(rv or 0) if isinstance(rv, int) else 0
 
 
+# Day-2 and row CRUD verbs live in their own modules, on the same provider group.
+from . import provider_day2, provider_rows  # noqa: E402,F401
+
 if __name__ == "__main__":  # python -m dreamlake.cli.main
-    raise SystemExit(main())
+    # The importable module, whose provider group the day-2 modules registered on.
+    from dreamlake.cli.main import main as _main
+
+    raise SystemExit(_main())
