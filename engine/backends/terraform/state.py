@@ -121,13 +121,14 @@ def _failed_apply(tf: Path, state: StateFile, fresh: Freshness) -> tuple[str, ..
 
     The world's evidence: the saved plan is still there (an apply that succeeds
     removes it), the state moved since that plan was made (so the apply ran), and
-    some resource the plan creates is not in the state (so it did not finish)."""
+    some resource the plan creates is not in the state, or only tainted (so it did
+    not finish)."""
     record = fresh.record
     if fresh.fresh or record is None or not record.creates:
         return None
     if record.state.get("serial") == state.serial and record.state.get("lineage") == state.lineage:
         return None
-    have = set(state.addresses)
+    have = set(state.addresses) - set(state.tainted)  # tainted: created, then failed
     if all(a in have for a in record.creates):
         return None
     return tuple(a for a in record.creates if a in have)

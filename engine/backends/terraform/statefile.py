@@ -33,6 +33,7 @@ class StateFile:
     mtime: float | None = None
     error: str | None = None
     addresses: tuple[str, ...] = ()  # managed resource instances, as terraform names them
+    tainted: tuple[str, ...] = ()  # of those, the ones a failed create or provisioner left
 
     @property
     def present(self) -> bool:
@@ -54,12 +55,16 @@ def parse_state(data: dict[str, Any], *, mtime: float | None = None) -> StateFil
     resources = 0
     providers: list[str] = []
     addresses: list[str] = []
+    tainted: list[str] = []
     for r in data.get("resources") or []:
         if r.get("mode", "managed") != "managed":
             continue
         n = len(r.get("instances") or [])
         resources += n
-        addresses.extend(_address(r, i) for i in r.get("instances") or [])
+        for i in r.get("instances") or []:
+            addresses.append(_address(r, i))
+            if isinstance(i, dict) and i.get("status") == "tainted":
+                tainted.append(addresses[-1])
         if n and r.get("provider"):
             providers.append(str(r["provider"]))
     outputs: dict[str, Any] = {}
@@ -82,6 +87,7 @@ def parse_state(data: dict[str, Any], *, mtime: float | None = None) -> StateFil
         providers=tuple(dict.fromkeys(providers)),
         mtime=mtime,
         addresses=tuple(addresses),
+        tainted=tuple(tainted),
     )
 
 
