@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 from ...backends.base import DestroyOutcome, Progress
-from ...contract import LockInfo
+from ...contract import LockInfo, PlanCounts
 from ...errors import BackendError
 from . import planfile, uijson
 from .location import state_location
@@ -35,27 +35,42 @@ def destroy(provider_dir: Path, *, yes: bool, progress: Progress | None = None) 
     if state.lock is not None and state.lock.state == "held":
         return DestroyOutcome("applying", lock=state.lock)
 
-    done = run(init_args(), cwd=tf, provider_dir=provider_dir)
-    if done.returncode != 0:
-        raise failed(done, "init")
+    def init() -> None:
+        done = run(init_args(), cwd=tf, provider_dir=provider_dir)
+        if done.returncode != 0:
+            raise failed(done, "init")
+
+    # A state means an init ran here before; it is run again only when terraform
+    # says so (each run of a big provider plugin costs seconds).
+    initialised = (tf / ".terraform").is_dir()
+    if not initialised:
+        init()
 
     plan_path = tf / DESTROY_PLAN_FILE
     try:
         done = run(destroy_plan_args(), cwd=tf, provider_dir=provider_dir, on_line=_feed(progress))
         summary = uijson.summarize(uijson.parse_stream(done.stdout))
+        if initialised and _needs_init(done.returncode, summary.errors):
+            init()
+            done = run(
+                destroy_plan_args(), cwd=tf, provider_dir=provider_dir, on_line=_feed(progress)
+            )
+            summary = uijson.summarize(uijson.parse_stream(done.stdout))
         if done.returncode not in (0, 2) or summary.errors:
             for d in summary.errors:
                 if d.get("summary") == LOCK_SUMMARY:
                     lock = lock_from_diagnostic(str(d.get("detail", "")), _lock_path(tf))
                     return DestroyOutcome("applying", lock=lock)
             raise failed(done, "plan -destroy", summary.errors)
-        shown = run(show_args(DESTROY_PLAN_FILE), cwd=tf, provider_dir=provider_dir)
-        if shown.returncode != 0:
-            raise failed(shown, "show")
-        try:
-            counts = plan_counts(json.loads(shown.stdout))
-        except ValueError as exc:
-            raise failed(shown, "show (no JSON)") from exc
+        counts = _counts(summary.changes)
+        if counts is None:  # no change_summary in the stream: ask the saved plan
+            shown = run(show_args(DESTROY_PLAN_FILE), cwd=tf, provider_dir=provider_dir)
+            if shown.returncode != 0:
+                raise failed(shown, "show")
+            try:
+                counts = plan_counts(json.loads(shown.stdout))
+            except ValueError as exc:
+                raise failed(shown, "show (no JSON)") from exc
         if not yes:
             return DestroyOutcome("preview", plan=counts)
 
@@ -84,6 +99,34 @@ def destroy(provider_dir: Path, *, yes: bool, progress: Progress | None = None) 
         return DestroyOutcome("destroyed", plan=counts, files=written)
     finally:
         plan_path.unlink(missing_ok=True)
+
+
+# Diagnostics terraform gives when the working directory needs ``init`` again.
+NEEDS_INIT = (
+    "Inconsistent dependency lock file",
+    "Missing required provider",
+    "Module not installed",
+    "Backend initialization required",
+    "Required plugins are not installed",
+)
+
+
+def _needs_init(returncode: int, errors: list[dict[str, object]]) -> bool:
+    if returncode in (0, 2) and not errors:
+        return False
+    return any(
+        any(w in f"{d.get('summary', '')} {d.get('detail', '')}" for w in NEEDS_INIT)
+        or "terraform init" in str(d.get("detail", ""))
+        for d in errors
+    )
+
+
+def _counts(changes: dict[str, int] | None) -> PlanCounts | None:
+    if changes is None:
+        return None
+    return PlanCounts(
+        add=changes.get("add", 0), change=changes.get("change", 0), destroy=changes.get("remove", 0)
+    )
 
 
 __all__ = ["destroy"]
