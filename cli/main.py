@@ -24,7 +24,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 provider_app = typer.Typer(
-    help="Lifecycle of one provider: create, plan, apply, connect, status.",
+    help="Lifecycle of one provider: create, plan, apply, connect, status; day 2: destroy, "
+    "delete, list; its control-plane row: create -f, show, update.",
     no_args_is_help=True,
 )
 app.add_typer(provider_app, name="provider")

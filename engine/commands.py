@@ -47,3 +47,7 @@ def delete_yes(name: str, dream_dir: str | None = None) -> str:
 
 def list_(dream_dir: str | None = None) -> str:
     return f"{PROG} list{_dd(dream_dir)}"
+
+
+# ``commands.list``, the name the verbs share; defined last, under the builtin's name.
+list = list_
