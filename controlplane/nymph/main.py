@@ -30,6 +30,16 @@ def _name(value: str) -> str:
     return value
 
 
+def _identity(value: str) -> str:
+    import re
+
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", value):
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a provider identity (letters, digits, '_', '.', '-'; ≤64)"
+        )
+    return value
+
+
 def _queues(value: str) -> list[str]:
     queues = [q.strip() for q in value.split(",") if q.strip()]
     for q in queues:
@@ -57,6 +67,7 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--identity",
+        type=_identity,
         default=os.environ.get("NYMPH_PROVIDER_ID") or None,
         help="The provider's identity (provider.json id): claims count for it alone.",
     )

@@ -155,6 +155,10 @@ def _destroy(
         )
         return _preview(obs, outcome.plan, what, daemon)
 
+    if obs.backend != "terraform":
+        # Ask first whether this backend can destroy at all: the daemon is not taken
+        # down for a destroy that cannot follow.
+        backend.destroy(obs.dir, yes=False, progress=progress)
     stop = stop_daemon(obs, remove=local_install, shell_factory=shell_factory, progress=progress)
     notes = list(stop.notes)
     outcome = backend.destroy(obs.dir, yes=True, progress=progress)
