@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -64,7 +65,7 @@ def destroy_cmd(
     )
 
 
-def _confirm(as_json: bool) -> object:
+def _confirm(as_json: bool) -> Callable[[str], bool] | None:
     """A yes/no question on a terminal; None (cancel) for an agent or a pipe."""
     if as_json or not sys.stdin.isatty() or not sys.stdout.isatty():
         return None
@@ -94,7 +95,7 @@ def delete_cmd(
             "delete",
             n,
             dream_dir,
-            lambda: delete(n, yes=yes, dream_dir=dream_dir, confirm=confirm),  # type: ignore[arg-type]
+            lambda: delete(n, yes=yes, dream_dir=dream_dir, confirm=confirm),
         ),
         as_json,
     )
