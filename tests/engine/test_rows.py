@@ -22,6 +22,7 @@ from dreamlake.engine.verbs.apply import apply
 from dreamlake.engine.verbs.create import create
 from dreamlake.engine.verbs.delete import delete
 from dreamlake.engine.verbs.destroy import destroy
+from dreamlake.engine.verbs.listing import list_providers
 from dreamlake.engine.verbs.plan import plan
 from dreamlake.engine.verbs.status import status
 
@@ -105,6 +106,10 @@ def test_one_name_is_one_provider(admin: Client, tmp_path: Path) -> None:
     admin.register(name, "box-1", identity=ident(pdir))
     assert status(name, dream_dir=str(one)).status == "connected"
     assert status(name, dream_dir=str(three)).status == "ready"
+    # list asks for every provider's claims in one request, with the same answer
+    (listed,) = list_providers(dream_dir=str(one))
+    assert listed.status == "connected" and listed.claim and listed.claim.live == 1
+    assert [r.status for r in list_providers(dream_dir=str(three))] == ["ready"]
 
     # create re-run on a connected provider: exists, rc 0, nothing written
     again = create(name, "local", dream_dir=str(one), probe=False)
