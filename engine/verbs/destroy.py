@@ -123,9 +123,9 @@ def _destroy(
     local_install = obs.adopt or (obs.record is not None and obs.record.vendor == "local")
 
     if obs.adopt:
-        what = "leave the host itself alone"
         if not yes:
-            return _preview(obs, None, what, daemon or "stop the daemon (none is recorded)")
+            what = f"{daemon or 'stop the daemon'} (the host itself is left alone)"
+            return _preview(obs, None, what, None)
         stop = stop_daemon(obs, remove=True, shell_factory=shell_factory, progress=progress)
         return _after(obs, root, None, [], list(stop.notes), "✓ the daemon was taken down")
 
