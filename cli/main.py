@@ -27,7 +27,8 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 provider_app = typer.Typer(
-    help="Lifecycle of one provider: create, plan, apply, connect, status.",
+    help="Lifecycle of one provider: create, plan, apply, connect, status; day 2: suspend, "
+    "resume, reconcile, destroy, delete, list; its control-plane row: create -f, show, update.",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
@@ -112,7 +113,15 @@ def _progress(as_json: bool) -> Callable[[str], None] | None:
 
 @provider_app.command("create")
 def create_cmd(
-    name: Name,
+    name: Annotated[
+        str | None, typer.Option("-n", "--name", help="The provider's name (^[a-z0-9][a-z0-9-]*$).")
+    ] = None,
+    file: Annotated[
+        Path | None,
+        typer.Option(
+            "-f", "--file", help="Register a provider row from YAML/JSON {name, launcher, kwargs}."
+        ),
+    ] = None,
     vendor: Annotated[
         str | None,
         typer.Option(
@@ -138,8 +147,16 @@ def create_cmd(
     as_json: Json = False,
     events: Events = False,
 ) -> None:
-    """Scaffold a provider once and report every decision it cannot make itself."""
+    """Scaffold a provider once and report every decision it cannot make itself
+    (with -f: register a provider row in the control plane instead)."""
     from dreamlake.engine.verbs.create import create
+
+    if file is not None:
+        from .provider_rows import create_from_file
+
+        create_from_file(file, dream_dir, as_json)
+    if name is None:
+        raise typer.BadParameter("-n NAME is required (or -f FILE for a provider row)")
 
     _announce("create", name, dream_dir, as_json)
     _emit(
@@ -434,7 +451,9 @@ def main(argv: list[str] | None = None) -> int:
     return int(rv or 0) if isinstance(rv, int) else 0
 
 
-from . import pool, provider_lifecycle  # noqa: E402, F401  (registers their commands)
+# The day-2, row CRUD, stateful lifecycle and pool verbs live in their own modules,
+# registered on the same groups.
+from . import pool, provider_day2, provider_lifecycle, provider_rows  # noqa: E402, F401
 
 if __name__ == "__main__":  # python -m dreamlake.cli.main
     # The imported module is the one the command modules registered on, not __main__.

@@ -99,13 +99,16 @@ def _body(r: ProviderLifecycleResult) -> list[str]:
     # The folder the backend's code is in, as the spec prints it: .../terraform/
     backend = r.template.backend if r.template else None
     sub = f"{backend}/" if backend in ("terraform", "pulumi") else ""
-    if s in ("scaffolded", "needs_input") and r.files:
+    own = bool(r.headline) and s in ("scaffolded", "unclaimed")
+    if own:
+        out.append(str(r.headline))  # a verb's own outcome (destroy) before the state it left
+    if s in ("scaffolded", "needs_input") and r.files and not own:
         out.append(f"✓ scaffolded {d}/{sub}")
         out.append(f"   wrote {r.files[0]}")
         if len(r.files) > 1:
             out.append(f"   … {len(r.files) - 1} more")
     if s == "scaffolded":
-        if not r.files:
+        if not r.files and not own:
             out.append(f"✓ scaffolded {d}/{sub}")
         out.append("every decision in this template has a value.")
     elif s == "needs_input":
@@ -113,7 +116,7 @@ def _body(r: ProviderLifecycleResult) -> list[str]:
             out.append("⚠ needs decisions before it can apply:")
             out.extend(_blocking_line(b) for b in r.blocking)
         else:
-            out.append("⚠ needs your go-ahead: applying spends money")
+            out.append(r.headline or "⚠ needs your go-ahead: applying spends money")
     elif s == "ready":
         p = r.plan
         counts = f" — {p.add} to add, {p.change} to change, {p.destroy} to destroy" if p else ""

@@ -136,14 +136,17 @@ class Client:
         host: str = "",
         queues: list[str] | None = None,
         version: str = "",
+        identity: str | None = None,
     ) -> dict[str, Any]:
-        body = {
+        body: dict[str, Any] = {
             "providerName": provider,
             "instanceId": instance_id,
             "host": host,
             "queues": list(queues or []),
             "version": version,
         }
+        if identity:
+            body["identity"] = identity
         return self.request("POST", f"/api/namespaces/{self._ns(None)}/workers", body)  # type: ignore[no-any-return]
 
     def heartbeat(self, worker_id: str) -> dict[str, Any]:
@@ -181,9 +184,38 @@ class Client:
 
     # -- claims and work (what the engine and people call) ------------------------
 
-    def claims(self, provider: str) -> dict[str, Any]:
+    def claims(self, provider: str, identity: str | None = None) -> dict[str, Any]:
         path = f"/api/namespaces/{self._ns(None)}/providers/{urllib.parse.quote(provider)}/claims"
-        return self.request("GET", path)  # type: ignore[no-any-return]
+        query = {"identity": identity} if identity else None
+        return self.request("GET", path, query=query)  # type: ignore[no-any-return]
+
+    def claims_many(self, providers: list[tuple[str, str | None]]) -> list[dict[str, Any]]:
+        """The claims of many ``(provider, identity)`` pairs in one request, in order."""
+        body = {"providers": [{"name": n, **({"identity": i} if i else {})} for n, i in providers]}
+        out = self.request("POST", f"/api/namespaces/{self._ns(None)}/claims/query", body)
+        return list(out["claims"])
+
+    # -- provider rows (the registry) -------------------------------------------
+
+    def _row_path(self, name: str | None = None) -> str:
+        base = f"/api/namespaces/{self._ns(None)}/providers"
+        return base if name is None else f"{base}/{urllib.parse.quote(name, safe='')}"
+
+    def provider_rows(self, *, all_: bool = False) -> list[dict[str, Any]]:
+        query = {"all": "true"} if all_ else None
+        return self.request("GET", self._row_path(), query=query)  # type: ignore[no-any-return]
+
+    def provider_row(self, name: str) -> dict[str, Any]:
+        return self.request("GET", self._row_path(name))  # type: ignore[no-any-return]
+
+    def create_provider_row(self, body: dict[str, Any]) -> dict[str, Any]:
+        return self.request("POST", self._row_path(), body)  # type: ignore[no-any-return]
+
+    def update_provider_row(self, name: str, body: dict[str, Any]) -> dict[str, Any]:
+        return self.request("PATCH", self._row_path(name), body)  # type: ignore[no-any-return]
+
+    def delete_provider_row(self, name: str) -> dict[str, Any]:
+        return self.request("DELETE", self._row_path(name))  # type: ignore[no-any-return]
 
     def submit_work(
         self,

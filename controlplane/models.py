@@ -54,6 +54,9 @@ class Worker(Base):
     host: Mapped[str] = mapped_column(String(255), default="", nullable=False)
     queues: Mapped[list[Any]] = mapped_column(JSON, default=list, nullable=False)
     version: Mapped[str] = mapped_column(String(64), default="", nullable=False)
+    # The provider identity the daemon was started for (provider.json ``id``); None
+    # for a daemon older than identities, which counts by name (see store.claims).
+    identity: Mapped[str | None] = mapped_column(String(64), nullable=True)
     registered_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, nullable=False)
     last_seen: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, nullable=False)
     polled_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)

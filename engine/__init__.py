@@ -31,6 +31,9 @@ if TYPE_CHECKING:
     from .verbs.apply import apply
     from .verbs.connect import connect
     from .verbs.create import create
+    from .verbs.delete import delete
+    from .verbs.destroy import destroy
+    from .verbs.listing import list_providers
     from .verbs.plan import plan
     from .verbs.reconcile import reconcile
     from .verbs.resume import resume
@@ -50,7 +53,10 @@ __all__ = [
     "apply",
     "connect",
     "create",
+    "delete",
+    "destroy",
     "json_schema",
+    "list_providers",
     "plan",
     "reconcile",
     "resume",
@@ -59,7 +65,19 @@ __all__ = [
     "suspend",
 ]
 
-_VERBS = {"create", "status", "plan", "apply", "connect", "suspend", "resume", "reconcile"}
+_VERBS = {
+    "create",
+    "status",
+    "plan",
+    "apply",
+    "connect",
+    "destroy",
+    "delete",
+    "suspend",
+    "resume",
+    "reconcile",
+}
+_VERB_MODULES = {"list_providers": "listing"}
 
 
 _LAZY = {
@@ -89,6 +107,8 @@ def __getattr__(name: str) -> Any:
 
     if name in _VERBS:
         return getattr(import_module(f".verbs.{name}", __name__), name)
+    if name in _VERB_MODULES:
+        return getattr(import_module(f".verbs.{_VERB_MODULES[name]}", __name__), name)
     if name in _LAZY:
         return getattr(import_module(_LAZY[name], __name__), name)
     raise AttributeError(name)

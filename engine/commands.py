@@ -51,3 +51,19 @@ def reconcile(name: str, dream_dir: str | None = None, yes: bool = False) -> str
 
 def pool_status(pool: str, dream_dir: str | None = None) -> str:
     return f"dreamlake pool status {shlex.quote(pool)}{_dd(dream_dir)}"
+
+
+def destroy_yes(name: str, dream_dir: str | None = None) -> str:
+    return f"{PROG} destroy -n {name} --yes{_dd(dream_dir)}"
+
+
+def delete_yes(name: str, dream_dir: str | None = None) -> str:
+    return f"{PROG} delete -n {name} --yes{_dd(dream_dir)}"
+
+
+def list_(dream_dir: str | None = None) -> str:
+    return f"{PROG} list{_dd(dream_dir)}"
+
+
+# ``commands.list``, the name the verbs share; defined last, under the builtin's name.
+list = list_

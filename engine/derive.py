@@ -67,6 +67,12 @@ def derive(obs: Observation) -> Derived:
 
     if infra.lock is not None:
         return Derived("applying", Run(command=commands.apply_yes(name, dd)), obs.blocking)
+    if infra.failed_apply is not None:
+        # An apply that failed part-way is a failure to recover from, never "applied":
+        # plan shows what is left to do (recovery is plan, never apply).
+        tf = obs.dir / ("pulumi" if obs.backend == "pulumi" else "terraform")
+        nxt = EditThenContinue(file=str(tf), command=commands.plan(name, dd))
+        return Derived("error", nxt, obs.blocking)
     if claims is not None and claims.live > 0:
         return Derived("connected", None, obs.blocking)
     if infra.plan_fresh and infra.plan_changes and not obs.blocking and not obs.adopt:

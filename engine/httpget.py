@@ -1,11 +1,11 @@
-"""One small JSON GET for the hot path.
+"""One small JSON request for the hot path.
 
 ``status`` asks the control plane for claims on every run, and importing
 ``urllib.request`` (http.client, email, ssl) costs more than the rest of the run. A
-plain ``http://`` GET that no proxy setting applies to goes over a socket here:
-HTTP/1.1, ``Connection: close``, a ``Content-Length`` or chunked body, bounded in
-size and time. ``https``, a proxy, or anything this reader does not understand goes
-through ``urllib.request`` as before.
+plain ``http://`` request that no proxy setting applies to goes over a socket here:
+HTTP/1.1, ``Connection: close``, a JSON body sent with its length, a
+``Content-Length`` or chunked answer, bounded in size and time. ``https``, a proxy,
+or an answer this reader does not understand goes through ``urllib.request``.
 """
 
 from __future__ import annotations
@@ -23,30 +23,61 @@ class _Unhandled(Exception):
     """Not for the socket path: urllib decides."""
 
 
-def get_json(
-    url: str, headers: dict[str, str], *, timeout: float, loopback: bool
+def request_json(
+    url: str,
+    headers: dict[str, str],
+    *,
+    method: str = "GET",
+    body: object | None = None,
+    timeout: float,
+    loopback: bool,
+    limit: int = LIMIT,
 ) -> tuple[int, Any]:
-    """``(status, decoded JSON body)``; raises OSError/ValueError on failure."""
+    """``(status, decoded JSON answer or None unless 200)``; raises OSError or
+    ValueError on failure. ``body`` is sent as JSON."""
+    data = None if body is None else json.dumps(body).encode("utf-8")
+    headers = dict(headers, **({"Content-Type": "application/json"} if data is not None else {}))
     parts = urlsplit(url)
     proxied = any(os.environ.get(k) for k in ("http_proxy", "HTTP_PROXY")) and not loopback
     if parts.scheme == "http" and parts.hostname and not proxied:
         try:
-            return _socket_get(parts.hostname, parts.port or 80, _target(parts), headers, timeout)
+            return _socket_request(
+                method, parts.hostname, parts.port or 80, _target(parts), headers, data,
+                timeout, limit,
+            )  # fmt: skip
         except _Unhandled:
             pass
-    return _urllib_get(url, headers, timeout=timeout, loopback=loopback)
+    return _urllib_request(
+        method, url, headers, data, timeout=timeout, loopback=loopback, limit=limit
+    )
+
+
+def get_json(
+    url: str, headers: dict[str, str], *, timeout: float, loopback: bool
+) -> tuple[int, Any]:
+    """A GET: ``request_json`` without a body."""
+    return request_json(url, headers, timeout=timeout, loopback=loopback)
 
 
 def _target(parts: Any) -> str:
     return (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
 
 
-def _socket_get(
-    host: str, port: int, target: str, headers: dict[str, str], timeout: float
+def _socket_request(
+    method: str,
+    host: str,
+    port: int,
+    target: str,
+    headers: dict[str, str],
+    data: bytes | None,
+    timeout: float,
+    limit: int,
 ) -> tuple[int, Any]:
-    lines = [f"GET {target} HTTP/1.1", f"Host: {host}:{port}", "Connection: close"]
+    lines = [f"{method} {target} HTTP/1.1", f"Host: {host}:{port}", "Connection: close"]
     lines += [f"{k}: {v}" for k, v in headers.items()]
-    request = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+    if data is not None:
+        lines.append(f"Content-Length: {len(data)}")
+    request = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + (data or b"")
     with socket.create_connection((host, port), timeout=timeout) as sock:
         sock.settimeout(timeout)
         sock.sendall(request)
@@ -57,7 +88,7 @@ def _socket_get(
             if not data:
                 break
             size += len(data)
-            if size > LIMIT + 65536:
+            if size > limit + 65536:
                 raise ValueError("response too large")
             chunks.append(data)
     raw = b"".join(chunks)
@@ -98,13 +129,20 @@ def _unchunk(body: bytes) -> bytes:
         body = body[n + 2 :]
 
 
-def _urllib_get(
-    url: str, headers: dict[str, str], *, timeout: float, loopback: bool
+def _urllib_request(
+    method: str,
+    url: str,
+    headers: dict[str, str],
+    data: bytes | None,
+    *,
+    timeout: float,
+    loopback: bool,
+    limit: int,
 ) -> tuple[int, Any]:
     import urllib.request
 
-    req = urllib.request.Request(url, method="GET", headers=headers)
+    req = urllib.request.Request(url, data=data, method=method, headers=headers)
     handlers = [urllib.request.ProxyHandler({})] if loopback else []
     with urllib.request.build_opener(*handlers).open(req, timeout=timeout) as resp:
         status = int(resp.status)
-        return status, json.loads(resp.read(LIMIT)) if status == 200 else None
+        return status, json.loads(resp.read(limit)) if status == 200 else None

@@ -69,6 +69,7 @@ class DaemonConfig:
     worker_name: str | None = None
     workdir: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    identity: str | None = None  # provider.json's identity, sent when registering
 
 
 @dataclass(frozen=True)
@@ -169,6 +170,8 @@ def nymph_argv(cfg: DaemonConfig, token_file: str) -> list[str]:
         argv += ["--workdir", cfg.workdir]
     # The pid of the running daemon, so a suspend can signal exactly it.
     argv += ["--pid-file", token_file.rsplit("/", 1)[0] + "/nymph.pid"]
+    if cfg.identity:
+        argv += ["--identity", cfg.identity]
     return argv
 
 
@@ -199,6 +202,8 @@ def daemon_config_json(cfg: DaemonConfig, token_file: str) -> str:
         data["workerName"] = cfg.worker_name
     if cfg.workdir:
         data["workdir"] = cfg.workdir
+    if cfg.identity:
+        data["identity"] = cfg.identity
     data.update(cfg.extra)
     return json.dumps(data, indent=2) + "\n"
 

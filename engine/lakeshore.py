@@ -129,26 +129,33 @@ def resolve_control_plane(start: object | None = None) -> ControlPlane:
     return ControlPlane(url=url.rstrip("/"), namespace=namespace, token=token, source=source)
 
 
-def fetch_claims(cp: ControlPlane, provider: str, *, timeout: float = 1.0) -> Claim | None:
-    """``GET {url}/api/namespaces/{ns}/providers/{provider}/claims``; None when
-    unreachable, unconfigured (no token) or refused — never raises, never hangs."""
+def _ask(
+    cp: ControlPlane, method: str, path: str, body: object | None, timeout: float
+) -> object | None:
+    """One bounded JSON call; None on any failure (never raises, never hangs)."""
     if not cp.url or not cp.token:
         return None
-    path = "/api/namespaces/{}/providers/{}/claims".format(
-        urllib.parse.quote(cp.namespace, safe=""), urllib.parse.quote(provider, safe="")
-    )
-    from .httpget import get_json
+    from .httpget import request_json
 
     headers = {"Accept": "application/json", "Authorization": f"Bearer {cp.token}"}
     try:
-        code, data = get_json(
-            cp.url.rstrip("/") + path, headers, timeout=timeout, loopback=is_loopback(cp.url)
+        code, data = request_json(
+            cp.url.rstrip("/") + path,
+            headers,
+            method=method,
+            body=body,
+            timeout=timeout,
+            loopback=is_loopback(cp.url),
+            limit=64 * 1024 * 1024,
         )
     except Exception:
         return None
-    if code != 200:
-        return None
+    return data if code == 200 else None
+
+
+def _claim(data: object) -> Claim | None:
     try:
+        assert isinstance(data, dict)
         raw = list(data.get("instances", []))
         workers = [
             ClaimWorker(
@@ -168,3 +175,33 @@ def fetch_claims(cp: ControlPlane, provider: str, *, timeout: float = 1.0) -> Cl
         )
     except Exception:
         return None
+
+
+def fetch_claims(
+    cp: ControlPlane, provider: str, *, identity: str | None = None, timeout: float = 1.0
+) -> Claim | None:
+    """``GET {url}/api/namespaces/{ns}/providers/{provider}/claims[?identity=]``; None
+    when unreachable, unconfigured (no token) or refused — never raises, never hangs.
+    With ``identity`` only the daemons started for that provider identity count."""
+    path = "/api/namespaces/{}/providers/{}/claims".format(
+        urllib.parse.quote(cp.namespace, safe=""), urllib.parse.quote(provider, safe="")
+    )
+    if identity:
+        path += "?" + urllib.parse.urlencode({"identity": identity})
+    return _claim(_ask(cp, "GET", path, None, timeout))
+
+
+def fetch_claims_many(
+    cp: ControlPlane, wanted: list[tuple[str, str | None]], *, timeout: float = 5.0
+) -> list[Claim | None] | None:
+    """The claims of many ``(provider, identity)`` pairs in ONE request
+    (``POST .../claims/query``); None when the control plane cannot be asked."""
+    if not wanted:
+        return []
+    path = "/api/namespaces/{}/claims/query".format(urllib.parse.quote(cp.namespace, safe=""))
+    body = {"providers": [{"name": n, **({"identity": i} if i else {})} for n, i in wanted]}
+    data = _ask(cp, "POST", path, body, timeout)
+    if not isinstance(data, dict) or not isinstance(data.get("claims"), list):
+        return None
+    out = [_claim(c) for c in data["claims"]]
+    return out if len(out) == len(wanted) else None

@@ -33,13 +33,15 @@ def observe(
     infra: bool = True,
     claims: bool = True,
     require: bool = True,
+    cp: lakeshore.ControlPlane | None = None,
 ) -> Observation:
     """Read the world for provider ``name``. ``require``: raise UnknownProvider when
-    there is no provider.json."""
+    there is no provider.json. ``cp``: the control plane, when the caller resolved it
+    once for many providers."""
     d = root.provider_dir(name)
     paths = ProviderPaths(d)
     record = read_record(paths.provider_json, dream_dir)
-    cp = lakeshore.resolve_control_plane(root.path)
+    cp = cp or lakeshore.resolve_control_plane(root.path)
     if record is None:
         if require:
             raise unknown_provider(name, root, dream_dir)
@@ -71,7 +73,9 @@ def observe(
         state = observe_state(record.backend, d)
     claim: Claim | None = None
     if claims:
-        claim = lakeshore.fetch_claims(cp, name)
+        # Only the daemons of this provider's identity: a namesake in another root
+        # does not make this one connected.
+        claim = lakeshore.fetch_claims(cp, name, identity=record.identity(d))
         if claim is None:
             degraded.append("no-lakeshore")
     return Observation(
@@ -151,12 +155,24 @@ def to_result(
         "outputs": infra.outputs if infra and infra.outputs else None,
         "state_note": infra.stale_hint if infra else None,
     }
+    if dv.status == "error" and infra is not None and infra.failed_apply is not None:
+        data["error"] = partial_apply_message(infra.failed_apply)
+        data["kind"] = "partial_apply"
     data.update(overrides)
     res = ProviderLifecycleResult.model_validate(data)
     notes = list(obs.notes) + (list(infra.notes) if infra else [])
     if infra and infra.stale_hint:
         notes.append(infra.stale_hint)
     return res.with_notes(*notes)
+
+
+def partial_apply_message(left: tuple[str, ...]) -> str:
+    shown = ", ".join(left[:8]) + (f" … ({len(left)} in all)" if len(left) > 8 else "")
+    return (
+        "the last apply failed part-way: "
+        + (f"it left {shown}" if left else "it created nothing")
+        + " and did not create the rest. Fix the cause, then plan: it shows what is left to do."
+    )
 
 
 def provider_paths(root: Root, name: str) -> ProviderPaths:

@@ -65,6 +65,13 @@ def write_gitignore(root: Root) -> Path | None:
     return path if atomic_write(path, GITIGNORE, overwrite=False) else None
 
 
+def new_provider_id() -> str:
+    """A fresh identity for a new provider: unique across roots and machines."""
+    import uuid
+
+    return f"prv-{uuid.uuid4().hex}"
+
+
 def build(root: Root, name: str, template: Template, backend: str) -> list[Path] | None:
     """Scaffold ``name`` whole or not at all. Returns the files written, or None when
     another run scaffolded it first (nothing of ours is left behind)."""
@@ -79,6 +86,7 @@ def build(root: Root, name: str, template: Template, backend: str) -> list[Path]
             backend=backend,  # type: ignore[arg-type]
             template_version=template.version,
             engine_version=dreamlake.__version__,
+            id=new_provider_id(),
         )
         files["provider.json"] = record.to_json().encode()
         for rel, data in files.items():

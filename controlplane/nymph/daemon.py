@@ -62,6 +62,7 @@ class DaemonConfig:
     poll_wait: float = 20.0
     max_backoff: float = 15.0
     heartbeat_seconds: float | None = None  # None: what the server suggests
+    identity: str | None = None  # the provider identity this daemon claims for
 
 
 @dataclass
@@ -112,7 +113,12 @@ class Daemon:
             self._refresh_token()
             c = self.config
             out = self.client.register(
-                c.provider, c.instance_id, host=c.host, queues=c.queues, version=c.version
+                c.provider,
+                c.instance_id,
+                host=c.host,
+                queues=c.queues,
+                version=c.version,
+                identity=c.identity,
             )
             self._worker_id = str(out["workerId"])
             if self.config.heartbeat_seconds is None:

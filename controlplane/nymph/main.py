@@ -5,7 +5,8 @@
 ``--server`` defaults to ``LAKESHORE_URL``; the token comes from ``--token-file``,
 else ``LAKESHORE_TOKEN``, else ``LAKESHORE_TOKEN_FILE``; ``--namespace`` defaults to
 ``LAKESHORE_NAMESPACE`` or ``default``; ``--instance-id`` to ``NYMPH_INSTANCE_ID`` or
-the host name. Exit 0 on SIGTERM/SIGINT (after deregistering), 2 on bad flags.
+the host name; ``--identity`` (the provider's identity, sent when registering) to
+``NYMPH_PROVIDER_ID``. Exit 0 on SIGTERM/SIGINT (after deregistering), 2 on bad flags.
 SIGUSR1 suspends: no new work, the running item finishes (a SIGTERM cuts it short),
 deregister, exit 75 (a supervisor does not restart it). ``--pid-file`` names a file
 holding the daemon's pid while it runs, so a suspend can signal exactly it.
@@ -29,6 +30,16 @@ from ..names import NAME_MAX, NAME_PATTERN, is_name
 def _name(value: str) -> str:
     if not is_name(value):
         raise argparse.ArgumentTypeError(f"{value!r} is not a name ({NAME_PATTERN}, ≤{NAME_MAX})")
+    return value
+
+
+def _identity(value: str) -> str:
+    import re
+
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", value):
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a provider identity (letters, digits, '_', '.', '-'; ≤64)"
+        )
     return value
 
 
@@ -56,6 +67,12 @@ def parser() -> argparse.ArgumentParser:
         "--instance-id",
         default=os.environ.get("NYMPH_INSTANCE_ID") or socket.gethostname(),
         help="This host's id in the claim (default: the host name).",
+    )
+    p.add_argument(
+        "--identity",
+        type=_identity,
+        default=os.environ.get("NYMPH_PROVIDER_ID") or None,
+        help="The provider's identity (provider.json id): claims count for it alone.",
     )
     p.add_argument("--poll-wait", type=float, default=20.0, help="Long-poll seconds (≤60).")
     p.add_argument("--max-backoff", type=float, default=15.0, help="Longest retry delay.")
@@ -115,6 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         poll_wait=args.poll_wait,
         max_backoff=max(0.5, args.max_backoff),
         heartbeat_seconds=args.heartbeat,
+        identity=args.identity,
     )
     daemon = Daemon(client, config, ProcessRunner(args.workdir), token_loader=load)
 

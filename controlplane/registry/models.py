@@ -29,6 +29,9 @@ class Provider(Base):
     kind: Mapped[str] = mapped_column(String(63), nullable=False)
     config: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict, nullable=False)
     hidden: Mapped[bool] = mapped_column(Boolean, default=False, nullable=False)
+    # The lifecycle provider (provider.json ``id``) that owns this name; None for a
+    # row registered by hand until a lifecycle provider of that name adopts it.
+    identity: Mapped[str | None] = mapped_column(String(64), nullable=True)
     deleted_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, nullable=False)
     updated_at: Mapped[datetime] = mapped_column(

@@ -98,7 +98,9 @@ def _ns_names(session: Session, ids: Sequence[int]) -> dict[int, str]:
 def provider_wire(row: Provider, namespace_name: str) -> dict[str, Any]:
     config = copy.deepcopy(row.config or {})
     kwargs = config.get("kwargs") or {}
+    ident = {"identity": row.identity} if row.identity else {}
     return {
+        **ident,
         "name": tombstone.strip(row.name),
         "namespace": namespace_name,
         "launcher": row.kind,
@@ -157,6 +159,16 @@ def _check_tunnel(value: Any) -> str | None:
         return None
     if not isinstance(value, str) or len(value) > 255:
         raise _unprocessable('tunnel must be a string ("" clears it)')
+    return value
+
+
+def _check_identity(value: Any) -> str | None:
+    import re
+
+    if value is None:
+        return None
+    if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", value):
+        raise _unprocessable("identity must be a string of letters, digits, '_', '.', '-' (≤64)")
     return value
 
 
@@ -239,7 +251,9 @@ def get_provider(session: Session, scope: Scope, name: str) -> dict[str, Any]:
 
 
 def create_provider(session: Session, scope: Scope, body: Mapping[str, Any]) -> dict[str, Any]:
-    unknown = sorted(set(body) - {"name", "launcher", "kwargs", "dispatch", "tunnel", "hidden"})
+    unknown = sorted(
+        set(body) - {"name", "launcher", "kwargs", "dispatch", "tunnel", "hidden", "identity"}
+    )
     if unknown:
         raise _unprocessable(
             f"unknown field(s) {', '.join(unknown)}; the body is {{name, launcher, kwargs, dispatch?}}"
@@ -252,6 +266,7 @@ def create_provider(session: Session, scope: Scope, body: Mapping[str, Any]) -> 
     hidden = body.get("hidden", False)
     if not isinstance(hidden, bool):
         raise _unprocessable("hidden must be true or false")
+    identity = _check_identity(body.get("identity"))
     existing = _active(session, scope.lookup_ids, name)
     if existing is not None:
         where = "this org" if scope.has_org else "this namespace"
@@ -268,7 +283,12 @@ def create_provider(session: Session, scope: Scope, body: Mapping[str, Any]) -> 
     if tunnel is not None:
         config["tunnel"] = tunnel
     row = Provider(
-        namespace_id=scope.namespace.id, name=name, kind=launcher, config=config, hidden=hidden
+        namespace_id=scope.namespace.id,
+        name=name,
+        kind=launcher,
+        config=config,
+        hidden=hidden,
+        identity=identity,
     )
     session.add(row)
     _commit(session, f"provider {name!r} already exists")
@@ -283,12 +303,26 @@ def update_provider(
             f"launcher is immutable; to change it remove and re-add: lakeshore providers remove {name} "
             f"&& lakeshore providers add {name} --launcher <L> ..."
         )
-    unknown = sorted(set(body) - {"kwargs", "kwargsPatch", "dispatch", "tunnel", "hidden"})
+    unknown = sorted(
+        set(body) - {"kwargs", "kwargsPatch", "dispatch", "tunnel", "hidden", "identity"}
+    )
     if unknown:
         raise _unprocessable(
-            f"unknown field(s) {', '.join(unknown)}; PATCH takes kwargs, kwargsPatch, dispatch, tunnel, hidden"
+            f"unknown field(s) {', '.join(unknown)}; PATCH takes kwargs, kwargsPatch, dispatch, "
+            "tunnel, hidden, identity"
         )
     row = get_provider_row(session, scope, name)
+    if "identity" in body:
+        identity = _check_identity(body["identity"])
+        if row.identity is not None and identity != row.identity:
+            raise RegistryError(
+                409,
+                "conflict",
+                f"provider {name!r} belongs to another provider identity ({row.identity}); "
+                "an identity, once set, does not change: pick another name, or remove the "
+                f"row first (lakeshore providers remove {name})",
+            )
+        row.identity = identity
     config = copy.deepcopy(row.config or {})
     kwargs = dict(config.get("kwargs") or {})
     if "kwargs" in body:

@@ -12,6 +12,7 @@ from ..names import NAME_MAX, NAME_PATTERN
 
 Name = Annotated[str, StringConstraints(pattern=NAME_PATTERN, max_length=NAME_MAX)]
 Text255 = Annotated[str, StringConstraints(max_length=255)]
+Identity = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=64)]
 
 
 class Wire(BaseModel):
@@ -65,6 +66,7 @@ class WorkerIn(Wire):
     host: Text255 = ""
     queues: Annotated[list[Name], Field(max_length=64)] = Field(default_factory=list)
     version: Annotated[str, StringConstraints(max_length=64)] = ""
+    identity: Identity | None = None
 
 
 class WorkerRegistered(Wire):
@@ -92,6 +94,7 @@ class WorkerOut(Wire):
     state: Literal["joining", "active", "gone"]
     registered_at: datetime
     last_seen: datetime
+    identity: str | None = None
 
 
 class ClaimInstance(Wire):
@@ -106,6 +109,21 @@ class Claims(Wire):
     live: int
     gone: int
     instances: list[ClaimInstance]
+
+
+class ClaimsQueryItem(Wire):
+    name: Name
+    identity: Identity | None = None
+
+
+class ClaimsQuery(Wire):
+    """Many providers' claims in one request (``dreamlake provider list``)."""
+
+    providers: Annotated[list[ClaimsQueryItem], Field(max_length=10000)]
+
+
+class ClaimsMany(Wire):
+    claims: list[Claims]
 
 
 # -- work ------------------------------------------------------------------------

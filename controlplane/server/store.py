@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from sqlalchemy import select, update
@@ -70,6 +71,7 @@ def _register(session: Session, namespace_id: int, body: WorkerIn) -> tuple[Work
     row.host = body.host
     row.queues = list(dict.fromkeys(body.queues))
     row.version = body.version
+    row.identity = body.identity
     row.last_seen = now
     row.polled_at = None
     row.deregistered_at = None
@@ -131,19 +133,50 @@ def worker_out(worker: Worker, live_seconds: float) -> WorkerOut:
         state=worker_state(worker, live_seconds),  # type: ignore[arg-type]
         registered_at=worker.registered_at,
         last_seen=worker.last_seen,
+        identity=worker.identity,
     )
 
 
-def claims(session: Session, namespace_id: int, provider: str, live_seconds: float) -> Claims:
-    rows = session.scalars(
-        select(Worker)
-        .where(Worker.namespace_id == namespace_id, Worker.provider_name == provider)
-        .order_by(Worker.registered_at)
-    ).all()
+def _owners(session: Session, namespace_id: int, names: Sequence[str]) -> dict[str, str | None]:
+    """The identity owning each active provider row named in ``names`` (None: a row
+    registered by hand); names without a row are absent."""
+    from ..registry.models import Provider
+
+    rows = session.execute(
+        select(Provider.name, Provider.identity).where(
+            Provider.namespace_id == namespace_id,
+            Provider.name.in_(list(names)),
+            Provider.deleted_at.is_(None),
+        )
+    )
+    return {n: i for n, i in rows}
+
+
+def counts_for(worker: Worker, identity: str | None, owner: str | None) -> bool:
+    """Whether ``worker`` claims the provider asked for as ``identity``.
+
+    Without an identity in the question, every worker of that name counts (the
+    question of a caller older than identities). With one: a worker started for that
+    identity counts; a worker of another identity never does; a worker without one
+    (a daemon started before identities existed) counts by name only while the name
+    is not owned by another identity, i.e. when the row has no identity, is this
+    identity's, or there is no row."""
+    if identity is None:
+        return True
+    if worker.identity is not None:
+        return worker.identity == identity
+    return owner is None or owner == identity
+
+
+def _claims_of(
+    rows: Sequence[Worker], identity: str | None, owner: str | None, live_seconds: float
+) -> Claims:
     now = utcnow()
     instances: list[ClaimInstance] = []
     gone = 0
     for w in rows:
+        if not counts_for(w, identity, owner):
+            continue
         state = worker_state(w, live_seconds, now)
         if state == "gone":
             gone += 1
@@ -158,6 +191,46 @@ def claims(session: Session, namespace_id: int, provider: str, live_seconds: flo
             )
         )
     return Claims(live=len(instances), gone=gone, instances=instances)
+
+
+def claims(
+    session: Session,
+    namespace_id: int,
+    provider: str,
+    live_seconds: float,
+    identity: str | None = None,
+) -> Claims:
+    rows = session.scalars(
+        select(Worker)
+        .where(Worker.namespace_id == namespace_id, Worker.provider_name == provider)
+        .order_by(Worker.registered_at)
+    ).all()
+    owner = _owners(session, namespace_id, [provider]).get(provider) if identity else None
+    return _claims_of(rows, identity, owner, live_seconds)
+
+
+def claims_many(
+    session: Session,
+    namespace_id: int,
+    wanted: Sequence[tuple[str, str | None]],
+    live_seconds: float,
+) -> list[Claims]:
+    """Claims for many ``(provider, identity)`` pairs: two queries, whatever the count."""
+    names = sorted({n for n, _ in wanted})
+    by_name: dict[str, list[Worker]] = {}
+    owners: dict[str, str | None] = {}
+    for start in range(0, len(names), 500):  # bounded IN lists
+        chunk = names[start : start + 500]
+        for w in session.scalars(
+            select(Worker)
+            .where(Worker.namespace_id == namespace_id, Worker.provider_name.in_(chunk))
+            .order_by(Worker.registered_at)
+        ):
+            by_name.setdefault(w.provider_name, []).append(w)
+        owners.update(_owners(session, namespace_id, chunk))
+    return [
+        _claims_of(by_name.get(n, []), ident, owners.get(n), live_seconds) for n, ident in wanted
+    ]
 
 
 def submit(session: Session, namespace_id: int, provider: str, body: WorkIn) -> WorkItem:

@@ -36,6 +36,8 @@ class InfraState:
     plan_changes: bool = True
     stale_hint: str | None = None
     notes: tuple[str, ...] = ()
+    # An apply that failed part-way: the resources it left (addresses), else None.
+    failed_apply: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -294,21 +294,40 @@ def _validation(block: dict[str, Any]) -> Validation:
     return Validation(cond, message, node)
 
 
+_VARIABLES_SEEN: dict[tuple[str, ...], dict[str, VariableSpec]] = {}
+"""Declarations by the text of the files declaring them: a process that scans many
+providers of one template (``provider list``) parses its variables once."""
+
+
 def read_variables(tf_dir: Path) -> dict[str, VariableSpec]:
     """Every ``variable`` block in the ``*.tf`` files of ``tf_dir``. A file that
     does not parse is skipped: plan reports it, the scan only judges values."""
-    from .. import hcl
-
-    out: dict[str, VariableSpec] = {}
+    texts: list[str] = []
     try:
         files = sorted(tf_dir.glob("*.tf"))
     except OSError:
-        return out
+        return {}
     for f in files:
         try:
             text = f.read_text(encoding="utf-8")
-            if not _VARIABLE_BLOCK_RE.search(text):
-                continue  # parsing costs; only files declaring variables matter here
+        except Exception:
+            continue
+        if _VARIABLE_BLOCK_RE.search(text):  # parsing costs; only declaring files matter
+            texts.append(text)
+    key = tuple(texts)
+    if key not in _VARIABLES_SEEN:
+        if len(_VARIABLES_SEEN) > 64:
+            _VARIABLES_SEEN.clear()
+        _VARIABLES_SEEN[key] = _declared(texts)
+    return _VARIABLES_SEEN[key]
+
+
+def _declared(texts: list[str]) -> dict[str, VariableSpec]:
+    from .. import hcl
+
+    out: dict[str, VariableSpec] = {}
+    for text in texts:
+        try:
             data = hcl.loads(text)
         except Exception:
             continue

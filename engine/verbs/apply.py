@@ -73,8 +73,17 @@ def _apply(
     if infra is not None and infra.lock is not None and infra.lock.state == "held":
         return applying(obs, infra.lock, commands.apply_yes(name, dd))
 
+    from .. import lakeshore, rows
     from ..backends import get_backend
 
+    assert obs.record is not None
+    rows.check(
+        lakeshore.resolve_control_plane(root.path),
+        name,
+        obs.record.identity(obs.dir),
+        dd,
+        obs.record.vendor,
+    )
     backend = get_backend(obs.backend)
     outcome = backend.apply(obs.dir, progress=progress)
     files = list(outcome.files)
@@ -94,7 +103,7 @@ def _apply(
     if dv.status in ("unclaimed", "applied"):
         # The table's row: apply exits 0 -> applied (status says unclaimed next).
         dv = Derived("applied", Run(command=commands.connect(name, dd)), dv.blocking)
-    return to_result(final, dv, files=files).with_notes("apply complete")
+    return to_result(final, dv, files=files).with_notes("apply complete", *rows.register(final))
 
 
 __all__ = ["apply"]

@@ -17,6 +17,7 @@ In the spec's order:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -102,6 +103,16 @@ def connect(
     try:
         check_name(name)
         obs = observe(name, root, dream_dir, probe=False)
+        if obs.adopt and host and remember_host(ProviderPaths(obs.dir), host):
+            # The host given here is a decision the person made: it is kept, so a
+            # later connect (the restart the prose offers) needs no --host.
+            obs = observe(name, root, dream_dir, probe=False)
+            say(f"wrote the host {host} into {ProviderPaths(obs.dir).adopt_json}")
+        if obs.record is not None and (obs.claims is None or obs.claims.live == 0):
+            from .. import rows
+
+            cp = lakeshore.resolve_control_plane(root.path)
+            rows.check(cp, name, obs.record.identity(obs.dir), dream_dir, obs.record.vendor)
     except DreamlakeError as exc:
         return error_result(exc, name, root=root, dream_dir=dream_dir)
     try:
@@ -192,7 +203,12 @@ def _connect(
         worker_name = adopt.get("worker_name") or None
     else:
         infra = obs.infra
-        if infra is None or infra.lock is not None or not infra.present:
+        if (
+            infra is None
+            or infra.lock is not None
+            or not infra.present
+            or infra.failed_apply is not None
+        ):
             res = to_result(obs)
             return res.with_notes(
                 "connect puts a daemon on applied infrastructure; "
@@ -240,6 +256,44 @@ def _connect(
         )
     finally:
         shell.close()
+
+
+def remember_host(paths: ProviderPaths, host: str) -> bool:
+    """Write ``--host`` into ``adopt.json`` with what it implies: the host, its user
+    (else the login ssh would use) and port, and ``["default"]`` queues when none are
+    chosen yet. Returns whether the file changed; a file that is not a JSON object
+    is left alone (the scan reports it)."""
+    import getpass
+
+    from ..fsutil import atomic_write
+    from ..remote.ssh import parse_host
+
+    try:
+        text = paths.adopt_json.read_text(encoding="utf-8")
+        data = json.loads(text)
+    except (OSError, ValueError):
+        return False
+    if not isinstance(data, dict):
+        return False
+    try:
+        t = parse_host(host)
+    except DreamlakeError:
+        return False
+    new = dict(data)
+    new["host"] = t.host
+    if t.user:
+        new["user"] = t.user
+    elif not new.get("user"):
+        with contextlib.suppress(KeyError, OSError):
+            new["user"] = getpass.getuser()
+    if t.port != 22 or not isinstance(new.get("port"), int):
+        new["port"] = t.port
+    if not new.get("queues"):
+        new["queues"] = ["default"]
+    if new == data:
+        return False
+    atomic_write(paths.adopt_json, json.dumps(new, indent=2) + "\n")
+    return True
 
 
 def _needs_host(obs: Observation, dd: str | None, file: str) -> ProviderLifecycleResult:
@@ -305,6 +359,7 @@ def _install_and_start(
         queues=queues,
         worker_name=worker_name,
         workdir=workdir,
+        identity=obs.record.identity(obs.dir) if obs.record else None,
     )
     inst = install.install(shell, cfg, progress=say)
     notes.extend(inst.notes)
@@ -341,10 +396,11 @@ def _install_and_start(
     events.step("wait", f"waiting up to {limit:.0f}s for the daemon to claim '{name}'")
     say(f"waiting up to {limit:.0f}s for the daemon to claim '{name}'")
     deadline = time.monotonic() + limit
-    claim = lakeshore.fetch_claims(cp, name)
+    ident = obs.record.identity(obs.dir) if obs.record else None
+    claim = lakeshore.fetch_claims(cp, name, identity=ident)
     while (claim is None or claim.live == 0) and time.monotonic() < deadline:
         time.sleep(0.5)
-        claim = lakeshore.fetch_claims(cp, name)
+        claim = lakeshore.fetch_claims(cp, name, identity=ident)
     seen = Observation(
         name=obs.name,
         dir=obs.dir,
@@ -367,6 +423,9 @@ def _install_and_start(
             f"⚠ the daemon started on {label} but has not claimed '{name}' within {limit:.0f}s — "
             f"check again with status (log: {inst.log})",
         )
+    from .. import rows
+
+    notes.extend(rows.register(seen))
     return to_result(seen, dv, extra_degraded=degraded, supervisor=sup, host=label).with_notes(
         *notes
     )

@@ -120,6 +120,11 @@ def _create(
                 kind="dir_not_ours",
                 next_action=Run(command=commands.create(f"{name}-2", template.vendor, dream_dir)),
             )
+        # One name is one provider: a name another root registered is refused now,
+        # before anything is written (a new scaffold gets a new identity).
+        from .. import lakeshore, rows
+
+        rows.check(lakeshore.resolve_control_plane(root.path), name, "", dream_dir, template.vendor)
         try:
             written = build(root, name, template, backend)
             gi = write_gitignore(root)
@@ -165,8 +170,10 @@ def _existing(
         return _scanned(obs, [])
     obs = observe(name, root, dream_dir, probe=probe)
     dv = derive(obs)
+    # ``connected`` alone has no next action; ``exists`` always has one: look again.
+    nxt = dv.next_action or Run(command=commands.status(name, dream_dir))
     # The prose (``⚠ <dir>/ already exists from vendor …``) is the renderer's, once.
-    return to_result(obs, Derived("exists", dv.next_action, dv.blocking), files=[])
+    return to_result(obs, Derived("exists", nxt, dv.blocking), files=[])
 
 
 def _scanned(obs, files: list[str]) -> ProviderLifecycleResult:  # type: ignore[no-untyped-def]

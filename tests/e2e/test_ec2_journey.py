@@ -374,6 +374,32 @@ def test_ec2_agent_loop(aws_api: str, tmp_path: Path) -> None:
     assert out["outputs"]["region"] == "us-west-2"  # chosen from observed
     assert out["outputs"]["worker_host"]
 
+    # Day 2: destroy. Without --yes a real destroy plan counts what would go and
+    # nothing is destroyed; the next action carries --yes, flagged for a person.
+    (instance,) = out["outputs"]["instance_ids"]
+
+    def instance_state() -> str:
+        found = ec2(aws_api, "us-west-2").describe_instances(InstanceIds=[instance])
+        return str(found["Reservations"][0]["Instances"][0]["State"]["Name"])
+
+    rc, out = dl(env, proj, "dreamlake provider destroy -n fleet")
+    assert (rc, out["status"]) == (0, "needs_input"), out
+    # the security group, the instance and its declared state
+    assert out["plan"] == {"add": 0, "change": 0, "destroy": 3}
+    assert out["nextAction"] == {
+        "kind": "run",
+        "command": "dreamlake provider destroy -n fleet --yes",
+        "approval": True,
+    }
+    assert out["files"] == [] and instance_state() == "running"
+
+    rc, out = dl(env, proj, out["nextAction"]["command"])
+    assert (rc, out["status"]) == (0, "scaffolded"), out
+    assert out["plan"]["destroy"] == 3 and instance_state() in ("shutting-down", "terminated")
+    assert out["nextAction"] == {"kind": "run", "command": "dreamlake provider plan -n fleet"}
+    rc, out = dl(env, proj, "dreamlake provider status -n fleet")
+    assert (rc, out["status"]) == (0, "scaffolded") and not out.get("resources"), out
+
 
 # ---------------------------------------------------------------------------
 # the stateful lifecycle: suspend stops the instances, resume starts them

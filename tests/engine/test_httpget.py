@@ -20,6 +20,14 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, *args: object) -> None:
         pass
 
+    def do_POST(self) -> None:
+        n = int(self.headers.get("Content-Length", "0"))
+        echo = json.dumps({"got": json.loads(self.rfile.read(n))}).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(echo)))
+        self.end_headers()
+        self.wfile.write(echo)
+
     def do_GET(self) -> None:
         data = json.dumps(BODY).encode()
         if self.headers.get("Authorization") != "Bearer t":
@@ -81,13 +89,21 @@ def test_proxy_settings_and_urllib_give_the_same_answer(
 ) -> None:
     """A proxy that applies (not loopback) sends the request through urllib."""
     calls: list[str] = []
-    real = httpget._urllib_get
+    real = httpget._urllib_request
 
-    def spy(url: str, headers: dict[str, str], **kw: object) -> object:
+    def spy(method: str, url: str, headers: dict[str, str], data: object, **kw: object) -> object:
         calls.append(url)
-        return real(url, headers, timeout=2, loopback=True)
+        return real(method, url, headers, None, timeout=2, loopback=True, limit=httpget.LIMIT)
 
-    monkeypatch.setattr(httpget, "_urllib_get", spy)
+    monkeypatch.setattr(httpget, "_urllib_request", spy)
     monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")
     assert httpget.get_json(server + "/claims", AUTH, timeout=2, loopback=False) == (200, BODY)
     assert calls == [server + "/claims"]
+
+
+def test_a_json_body_is_sent_with_its_length(server: str) -> None:
+    body = {"providers": [{"name": "a✓"}]}
+    got = httpget.request_json(
+        server + "/q", AUTH, method="POST", body=body, timeout=2, loopback=True
+    )
+    assert got == (200, {"got": body})

@@ -23,6 +23,8 @@ from ..deps import (
 from ..errors import ApiError
 from ..schemas import (
     Claims,
+    ClaimsMany,
+    ClaimsQuery,
     HeartbeatOut,
     WorkerIn,
     WorkerOut,
@@ -186,8 +188,25 @@ def report_result(
 def provider_claims(
     name: str,
     request: Request,
+    identity: str | None = None,
     access: Access = Depends(require_namespace),
     session: Session = Depends(get_session),
 ) -> Claims:
-    """Who claims provider ``name``. Zero live workers is a normal answer."""
-    return store.claims(session, access.namespace.id, name, _live(request))
+    """Who claims provider ``name``. Zero live workers is a normal answer. With
+    ``identity``, only the workers of that provider identity (see store.counts_for)."""
+    return store.claims(session, access.namespace.id, name, _live(request), identity or None)
+
+
+@router.post("/claims/query", response_model=ClaimsMany)
+def claims_query(
+    body: ClaimsQuery,
+    request: Request,
+    access: Access = Depends(require_namespace),
+    session: Session = Depends(get_session),
+) -> ClaimsMany:
+    """The claims of many providers in one request, in the order asked (a read:
+    POST only because the list does not fit a query string)."""
+    wanted = [(p.name, p.identity) for p in body.providers]
+    return ClaimsMany(
+        claims=store.claims_many(session, access.namespace.id, wanted, _live(request))
+    )

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ... import events
-from ...backends.base import ApplyOutcome, InfraState, PlanOutcome, Progress
+from ...backends.base import ApplyOutcome, DestroyOutcome, InfraState, PlanOutcome, Progress
 from ...contract import LockInfo
 from ...errors import BackendError
 from ...vendors import Template
@@ -135,7 +135,11 @@ class TerraformBackend:
         counts = plan_counts(plan_json)
         changes = done.returncode == 2 or is_applyable(plan_json, counts)
         record = planfile.make_record(
-            tf, counts, changes=changes, terraform_version=summary.version
+            tf,
+            counts,
+            changes=changes,
+            terraform_version=summary.version,
+            creates=_creates(plan_json),
         )
         meta = planfile.write_record(tf, record)
         files = [str(tf / PLAN_FILE), str(meta)]
@@ -197,6 +201,16 @@ class TerraformBackend:
         planfile.discard(tf)
         return ApplyOutcome(result="applied", files=tuple(written))
 
+    # -- destroy ------------------------------------------------------------
+
+    def destroy(
+        self, provider_dir: Path, *, yes: bool, progress: Progress | None = None
+    ) -> DestroyOutcome:
+        """A real destroy plan; applied only with ``yes`` (see ``destroy.py``)."""
+        from .destroy import destroy
+
+        return destroy(provider_dir, yes=yes, progress=progress)
+
     # -- outputs ------------------------------------------------------------
 
     def outputs(self, provider_dir: Path) -> dict[str, Any]:
@@ -209,6 +223,15 @@ def _planned_total(tf: Path) -> int | None:
     if record is None:
         return None
     return record.plan.add + record.plan.change + record.plan.destroy
+
+
+def _creates(plan_json: Any) -> tuple[str, ...]:
+    out: list[str] = []
+    for rc in (plan_json.get("resource_changes") if isinstance(plan_json, dict) else None) or []:
+        actions = (rc.get("change") or {}).get("actions") or []
+        if "create" in actions and rc.get("mode", "managed") == "managed" and rc.get("address"):
+            out.append(str(rc["address"]))
+    return tuple(out)
 
 
 def _lock_path(tf: Path) -> Path:

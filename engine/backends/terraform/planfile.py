@@ -64,6 +64,9 @@ class PlanRecord:
     changes: bool
     created_at: str
     terraform_version: str | None = None
+    # The resource instances the plan creates: after a failed apply, the ones the
+    # state holds are what it left, the others what it did not create.
+    creates: tuple[str, ...] = ()
 
     def to_json(self) -> str:
         data = {
@@ -76,6 +79,7 @@ class PlanRecord:
             "plan": self.plan.model_dump(),
             "state": self.state,
             "inputs": self.inputs,
+            "creates": list(self.creates),
         }
         return json.dumps(data, indent=2, sort_keys=False) + "\n"
 
@@ -92,6 +96,7 @@ class PlanRecord:
             changes=bool(data.get("changes", True)),
             created_at=str(data.get("createdAt", "")),
             terraform_version=data.get("terraformVersion"),
+            creates=tuple(str(a) for a in data.get("creates") or ()),
         )
 
 
@@ -113,7 +118,12 @@ def state_record(tf_dir: Path) -> dict[str, Any]:
 
 
 def make_record(
-    tf_dir: Path, plan: PlanCounts, *, changes: bool, terraform_version: str | None
+    tf_dir: Path,
+    plan: PlanCounts,
+    *,
+    changes: bool,
+    terraform_version: str | None,
+    creates: tuple[str, ...] = (),
 ) -> PlanRecord:
     return PlanRecord(
         plan_sha256=_sha256(tf_dir / PLAN_FILE),
@@ -123,6 +133,7 @@ def make_record(
         changes=changes,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         terraform_version=terraform_version,
+        creates=creates,
     )
 
 

@@ -17,7 +17,7 @@ from ...backends.base import InfraState
 from ...contract import LockInfo
 from .location import state_location
 from .lockinfo import lock_info_path, probe_fcntl, read_lock_info, to_lock
-from .planfile import freshness
+from .planfile import Freshness, freshness
 from .statefile import (
     ERRORED_STATE,
     StateFile,
@@ -100,6 +100,7 @@ def observe_state(provider_dir: Path) -> InfraState:
 
     fresh = freshness(tf)
     plan = fresh.record.plan if fresh.fresh and fresh.record else None
+    failed = None if lock is not None or where.remote else _failed_apply(tf, state, fresh)
     return InfraState(
         present=state.present,
         resources=state.resources,
@@ -111,7 +112,26 @@ def observe_state(provider_dir: Path) -> InfraState:
         plan_changes=bool(fresh.record.changes) if fresh.fresh and fresh.record else True,
         stale_hint=stale_hint(state),
         notes=tuple(notes),
+        failed_apply=failed,
     )
+
+
+def _failed_apply(tf: Path, state: StateFile, fresh: Freshness) -> tuple[str, ...] | None:
+    """The resources an apply left when it failed part-way, else None.
+
+    The world's evidence: the saved plan is still there (an apply that succeeds
+    removes it), the state moved since that plan was made (so the apply ran), and
+    some resource the plan creates is not in the state, or only tainted (so it did
+    not finish)."""
+    record = fresh.record
+    if fresh.fresh or record is None or not record.creates:
+        return None
+    if record.state.get("serial") == state.serial and record.state.get("lineage") == state.lineage:
+        return None
+    have = set(state.addresses) - set(state.tainted)  # tainted: created, then failed
+    if all(a in have for a in record.creates):
+        return None
+    return tuple(a for a in record.creates if a in have)
 
 
 def _is_partial(tf: Path, state: StateFile) -> bool:

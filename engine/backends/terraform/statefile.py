@@ -32,6 +32,8 @@ class StateFile:
     providers: tuple[str, ...] = ()
     mtime: float | None = None
     error: str | None = None
+    addresses: tuple[str, ...] = ()  # managed resource instances, as terraform names them
+    tainted: tuple[str, ...] = ()  # of those, the ones a failed create or provisioner left
 
     @property
     def present(self) -> bool:
@@ -40,14 +42,29 @@ class StateFile:
         return self.resources > 0 or bool(self.outputs) or bool(self.sensitive_outputs)
 
 
+def _address(r: dict[str, Any], instance: Any) -> str:
+    module = r.get("module")
+    base = f"{str(module) + '.' if module else ''}{r.get('type')}.{r.get('name')}"
+    key = instance.get("index_key") if isinstance(instance, dict) else None
+    if key is None:
+        return base
+    return f"{base}[{key}]" if isinstance(key, int) else f"{base}[{json.dumps(key)}]"
+
+
 def parse_state(data: dict[str, Any], *, mtime: float | None = None) -> StateFile:
     resources = 0
     providers: list[str] = []
+    addresses: list[str] = []
+    tainted: list[str] = []
     for r in data.get("resources") or []:
         if r.get("mode", "managed") != "managed":
             continue
         n = len(r.get("instances") or [])
         resources += n
+        for i in r.get("instances") or []:
+            addresses.append(_address(r, i))
+            if isinstance(i, dict) and i.get("status") == "tainted":
+                tainted.append(addresses[-1])
         if n and r.get("provider"):
             providers.append(str(r["provider"]))
     outputs: dict[str, Any] = {}
@@ -69,6 +86,8 @@ def parse_state(data: dict[str, Any], *, mtime: float | None = None) -> StateFil
         sensitive_outputs=tuple(sensitive),
         providers=tuple(dict.fromkeys(providers)),
         mtime=mtime,
+        addresses=tuple(addresses),
+        tainted=tuple(tainted),
     )
 
 

@@ -86,10 +86,12 @@ def test_unresolved_adopt_decisions_need_input_without_a_shell(project: Path) ->
     assert res.next_action is not None and res.next_action.kind == "edit_then_continue"
     assert res.next_action.command == "dreamlake provider connect -n lab"
     assert rec.targets == []
-    # --host answers host and user, not queues
+    # --host answers host and user, and fills the default queues it implies; it is
+    # kept in adopt.json, so nothing blocks any more
     res = connect("lab", host="me@box", cwd=project, shell_factory=rec)
-    assert [b.key for b in res.blocking or []] == ["queues"]
-    assert rec.targets == []
+    assert not res.blocking, res.to_json()
+    adopt = json.loads((project / ".dream/providers/lab/adopt.json").read_text())
+    assert (adopt["host"], adopt["user"], adopt["queues"]) == ("box", "me", ["default"])
 
 
 def test_nothing_applied_yet_reports_the_derived_state(project: Path) -> None:

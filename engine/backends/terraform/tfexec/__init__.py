@@ -6,6 +6,7 @@ non-interactive environment.
 """
 
 from .apply import apply_args
+from .destroy import DESTROY_PLAN_FILE, destroy_apply_args, destroy_plan_args
 from .init import init_args
 from .plan import plan_args
 from .show import show_args
@@ -14,7 +15,10 @@ from .validate import validate_args
 from .version import version_args
 
 __all__ = [
+    "DESTROY_PLAN_FILE",
     "apply_args",
+    "destroy_apply_args",
+    "destroy_plan_args",
     "init_args",
     "plan_args",
     "show_args",

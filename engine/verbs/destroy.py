@@ -1,0 +1,199 @@
+"""``dreamlake provider destroy``: take the daemon down, then the infrastructure.
+
+Without ``--yes`` nothing is touched: a real destroy plan says what would go
+(``plan`` counts), the status is ``needs_input`` and the next action is the same
+command with ``--yes``, flagged ``approval`` (a person says yes to destroying).
+
+With ``--yes``, in this order:
+
+1. stop and deregister the daemon under whichever supervisor runs it
+   (:func:`..daemonctl.stop_daemon`); for an adopted (``ssh``) provider or the
+   ``local`` vendor it is removed from the host too, the host itself left alone;
+2. destroy the infrastructure through the provider's backend (terraform: a saved
+   destroy plan, applied);
+3. look again: the scaffold and the decisions are kept, the state is empty, so the
+   status is derived (``scaffolded``, next ``plan``) — never a stored phase.
+
+A held lock → ``applying`` (re-run when it is free); a failed destroy → ``error``
+whose recovery is ``plan``; a backend without destroy → ``error`` saying so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from .. import commands
+from ..backends.base import Progress
+from ..contract import LockInfo, PlanCounts, ProviderLifecycleResult, Run
+from ..derive import Derived, Observation, derive
+from ..errors import DreamlakeError
+from ..observe import observe, to_result
+from ..paths import Root, check_name
+from ._common import error_result, root_for
+from .plan import failure
+
+ShellFactory = Callable[[Any], Any]
+
+
+def destroy(
+    name: str,
+    *,
+    yes: bool = False,
+    dream_dir: str | None = None,
+    cwd: Path | None = None,
+    progress: Progress | None = None,
+    shell_factory: ShellFactory | None = None,
+) -> ProviderLifecycleResult:
+    root = root_for(dream_dir, cwd)
+    try:
+        check_name(name)
+        obs = observe(name, root, dream_dir, probe=False)
+    except DreamlakeError as exc:
+        return error_result(exc, name, root=root, dream_dir=dream_dir)
+    try:
+        return _destroy(obs, root, yes, progress, shell_factory)
+    except DreamlakeError as exc:
+        if exc.kind == "not_supported":
+            return to_result(
+                obs,
+                Derived("error", None, ()),
+                next_action=Run(command=commands.status(name, dream_dir)),
+                error=exc.message,
+                kind=exc.kind,
+                root=str(root.path),
+            )
+        return failure(obs, root, exc)
+
+
+def _again(obs: Observation) -> Run:
+    return Run(command=commands.destroy_yes(obs.name, obs.dream_dir), approval=True)
+
+
+def _applying(obs: Observation, lock: LockInfo) -> ProviderLifecycleResult:
+    cmd = commands.destroy_yes(obs.name, obs.dream_dir)
+    res = to_result(
+        obs, Derived("applying", Run(command=cmd, approval=True), obs.blocking), lock=lock
+    )
+    return res.with_notes(
+        f"nothing was destroyed: another run holds the state. Re-run when it has finished: {cmd}"
+    )
+
+
+def _preview(
+    obs: Observation, counts: PlanCounts | None, what: str, daemon: str | None
+) -> ProviderLifecycleResult:
+    res = to_result(obs, Derived("needs_input", _again(obs), ()), files=[], plan=counts)
+    notes = [
+        f"destroying is permanent: re-run with --yes to {daemon + ' and ' if daemon else ''}{what}."
+    ]
+    notes.append("the scaffold and the decisions are kept: plan + apply bring it back.")
+    return res.with_headline(f"⚠ destroy would {what} — nothing was destroyed").with_notes(*notes)
+
+
+def _daemon_words(obs: Observation) -> str | None:
+    from ..daemonctl import daemon_target
+
+    live = obs.claims.live if obs.claims else 0
+    where = daemon_target(obs)
+    if where is None and not live:
+        return None
+    host = "this machine" if where and where[0] else (where[1].label if where else "its host")
+    if obs.adopt or (where and where[0]):
+        return f"stop the daemon on {host} and remove it from there"
+    return f"stop the daemon on {host}" if live else None
+
+
+def _destroy(
+    obs: Observation,
+    root: Root,
+    yes: bool,
+    progress: Progress | None,
+    shell_factory: ShellFactory | None,
+) -> ProviderLifecycleResult:
+    from ..daemonctl import stop_daemon
+
+    name, dd = obs.name, obs.dream_dir
+    infra = obs.infra
+    if infra is not None and infra.lock is not None and infra.lock.state == "held":
+        return _applying(obs, infra.lock)
+    daemon = _daemon_words(obs)
+    local_install = obs.adopt or (obs.record is not None and obs.record.vendor == "local")
+
+    if obs.adopt:
+        if not yes:
+            what = f"{daemon or 'stop the daemon'} (the host itself is left alone)"
+            return _preview(obs, None, what, None)
+        stop = stop_daemon(obs, remove=True, shell_factory=shell_factory, progress=progress)
+        return _after(obs, root, None, [], list(stop.notes), "✓ the daemon was taken down")
+
+    present = infra is not None and (infra.present or infra.failed_apply is not None)
+    if not present:
+        notes = ["nothing to destroy: the state holds no infrastructure."]
+        if yes and obs.claims and obs.claims.live:
+            stop = stop_daemon(
+                obs, remove=local_install, shell_factory=shell_factory, progress=progress
+            )
+            notes.extend(stop.notes)
+        after = observe(name, root, dd, probe=False) if yes else obs
+        return to_result(after, files=[]).with_notes(*notes)
+
+    from ..backends import get_backend
+
+    backend = get_backend(obs.backend)
+    if not yes:
+        outcome = backend.destroy(obs.dir, yes=False, progress=progress)
+        if outcome.result == "applying" and outcome.lock is not None:
+            return _applying(obs, outcome.lock)
+        n = outcome.plan.destroy if outcome.plan else (infra.resources if infra else 0)
+        what = (
+            f"destroy {n} resource{'s' if n != 1 else ''}"
+            if n
+            else "empty its state (it holds outputs, no resources)"
+        )
+        return _preview(obs, outcome.plan, what, daemon)
+
+    if obs.backend != "terraform":
+        # Ask first whether this backend can destroy at all: the daemon is not taken
+        # down for a destroy that cannot follow.
+        backend.destroy(obs.dir, yes=False, progress=progress)
+    stop = stop_daemon(obs, remove=local_install, shell_factory=shell_factory, progress=progress)
+    notes = list(stop.notes)
+    outcome = backend.destroy(obs.dir, yes=True, progress=progress)
+    if outcome.result == "applying" and outcome.lock is not None:
+        after = replace(obs, infra=backend.observe_state(obs.dir))
+        return (
+            _applying(after, outcome.lock)
+            .with_notes(*notes)
+            .model_copy(update={"files": list(outcome.files)})
+        )
+    n = outcome.plan.destroy if outcome.plan else 0
+    return _after(
+        obs,
+        root,
+        outcome.plan,
+        list(outcome.files),
+        notes,
+        f"✓ destroyed — {n} resource{'s' if n != 1 else ''}; the scaffold and the decisions are kept",
+    )
+
+
+def _after(
+    obs: Observation,
+    root: Root,
+    counts: PlanCounts | None,
+    files: list[str],
+    notes: list[str],
+    headline: str,
+) -> ProviderLifecycleResult:
+    from .. import rows
+
+    final = observe(obs.name, root, obs.dream_dir, probe=False)
+    dv = derive(final)
+    notes = [*notes, *rows.register(final, create=False)]
+    return to_result(final, dv, files=files, plan=counts).with_headline(headline).with_notes(*notes)
+
+
+__all__ = ["destroy"]

@@ -1,0 +1,67 @@
+"""``dreamlake provider list``: every provider under the root, each with its derived
+status, vendor, backend, claim count and next command.
+
+Fast by construction: each provider's files and state are read directly (no
+subprocess per provider, no account probe), the control plane is resolved once and
+asked for all claims in ONE request. A provider whose files are broken is listed
+as an ``error`` entry; the others are unaffected.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from .. import lakeshore
+from ..contract import ProviderLifecycleResult
+from ..derive import Observation
+from ..errors import DreamlakeError
+from ..observe import observe, to_result
+from ..paths import NAME_RE, Root
+from ._common import error_result, root_for
+
+
+def provider_names(root: Root) -> list[str]:
+    """Folders under ``.dream/providers`` holding a provider.json, by name."""
+    try:
+        entries = list(root.providers.iterdir())
+    except OSError:
+        return []
+    return sorted(
+        p.name for p in entries if NAME_RE.fullmatch(p.name) and (p / "provider.json").is_file()
+    )
+
+
+def list_providers(
+    *, dream_dir: str | None = None, cwd: Path | None = None, claims: bool = True
+) -> list[ProviderLifecycleResult]:
+    """The results ``status`` would give for every provider, in name order."""
+    root = root_for(dream_dir, cwd)
+    cp = lakeshore.resolve_control_plane(root.path)
+    seen: list[Observation | ProviderLifecycleResult] = []
+    for name in provider_names(root):
+        try:
+            seen.append(observe(name, root, dream_dir, probe=False, claims=False, cp=cp))
+        except DreamlakeError as exc:
+            seen.append(error_result(exc, name, root=root, dream_dir=dream_dir))
+    observed = [o for o in seen if isinstance(o, Observation)]
+    wanted = [(o.name, o.record.identity(o.dir) if o.record else None) for o in observed]
+    got = lakeshore.fetch_claims_many(cp, wanted) if claims and wanted else None
+    by_name = dict(zip((o.name for o in observed), got or [], strict=False))
+    out: list[ProviderLifecycleResult] = []
+    for o in seen:
+        if not isinstance(o, Observation):
+            out.append(o)
+            continue
+        claim = by_name.get(o.name)
+        degraded = o.degraded if claim is not None else (*o.degraded, "no-lakeshore")
+        o = replace(o, claims=claim, degraded=tuple(dict.fromkeys(degraded)))
+        try:
+            out.append(to_result(o))
+        except (DreamlakeError, ValueError) as exc:
+            err = exc if isinstance(exc, DreamlakeError) else DreamlakeError(str(exc))
+            out.append(error_result(err, o.name, root=root, dream_dir=dream_dir))
+    return out
+
+
+__all__ = ["list_providers", "provider_names"]

