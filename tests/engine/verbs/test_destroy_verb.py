@@ -21,7 +21,6 @@ from dreamlake.engine.backends.terraform.binaries import at_least, available
 from dreamlake.engine.backends.terraform.lockinfo import LOCK_INFO, probe_fcntl
 from dreamlake.engine.backends.terraform.tfexec import DESTROY_PLAN_FILE
 from dreamlake.engine.contract import EditThenContinue, Run
-from dreamlake.engine.errors import BackendError
 from dreamlake.engine.verbs.apply import apply
 from dreamlake.engine.verbs.connect import connect
 from dreamlake.engine.verbs.create import create
@@ -187,11 +186,3 @@ def test_an_apply_that_failed_part_way_is_an_error_listing_what_it_left(
     (pdir / "terraform/extra.tf").write_text('resource "terraform_data" "ok" {}\n')
     assert plan(name, dream_dir=str(project)).status in ("ready", "applied", "unclaimed")
     assert status(name, dream_dir=str(project)).status != "error"
-
-
-def test_the_pulumi_backend_says_destroy_is_not_available(tmp_path: Path) -> None:
-    from dreamlake.engine.backends import get_backend
-
-    with pytest.raises(BackendError) as err:
-        get_backend("pulumi").destroy(tmp_path, yes=True)
-    assert err.value.kind == "not_supported" and "not available" in err.value.message
