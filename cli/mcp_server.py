@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib
 import io
+import json
 import os
 import sys
 from collections.abc import Callable, Mapping
@@ -45,13 +46,23 @@ class VerbTool:
     destructive: bool = False
     read_only: bool = False
     rename: Mapping[str, str] = field(default_factory=dict)
+    # Flags that are not this tool's (another surface of the same command), and flags
+    # the CLI leaves optional for such a surface but this tool needs.
+    skip: frozenset[str] = frozenset()
+    require: frozenset[str] = frozenset()
+    # The engine returns one result per provider: the tool returns {"providers": [...]}.
+    many: bool = False
 
+
+_NAMED = frozenset({"name"})
 
 TOOLS: tuple[VerbTool, ...] = (
     VerbTool(
         "provider_create",
         ("provider", "create"),
         "dreamlake.engine.verbs.create:create",
+        skip=frozenset({"file"}),  # create -f registers a control-plane row: not a lifecycle step
+        require=_NAMED,
     ),
     VerbTool(
         "provider_status",
@@ -67,7 +78,46 @@ TOOLS: tuple[VerbTool, ...] = (
         destructive=True,
     ),
     VerbTool("provider_connect", ("provider", "connect"), "dreamlake.engine.verbs.connect:connect"),
+    # Day 2. suspend / resume / reconcile perform only ungated steps unless yes is true
+    # (the engine's gating): a gated one comes back with an approval next action.
+    VerbTool(
+        "provider_suspend",
+        ("provider", "suspend"),
+        "dreamlake.engine.verbs.suspend:suspend",
+        rename={"timeout": "drain_timeout"},
+    ),
+    VerbTool("provider_resume", ("provider", "resume"), "dreamlake.engine.verbs.resume:resume"),
+    VerbTool(
+        "provider_reconcile",
+        ("provider", "reconcile"),
+        "dreamlake.engine.verbs.reconcile:reconcile",
+        skip=frozenset({"all_"}),
+        require=_NAMED,
+    ),
+    VerbTool(
+        "provider_destroy",
+        ("provider", "destroy"),
+        "dreamlake.engine.verbs.destroy:destroy",
+        destructive=True,
+        require=_NAMED,
+    ),
+    VerbTool(
+        "provider_delete",
+        ("provider", "delete"),
+        "dreamlake.engine.verbs.delete:delete",
+        destructive=True,
+        require=_NAMED,
+    ),
+    VerbTool(
+        "provider_list",
+        ("provider", "list"),
+        "dreamlake.engine.verbs.listing:list_providers",
+        read_only=True,
+        many=True,
+    ),
 )
+
+TOOLS_BY_NAME = {t.name: t for t in TOOLS}
 
 DESTRUCTIVE_NOTE = (
     "DESTRUCTIVE: this spends or destroys money. Nothing is done unless `yes` is true, and "
@@ -125,7 +175,7 @@ def arguments(tool: VerbTool) -> list[Argument]:
     out = []
     for pname, param in inspect.signature(fn).parameters.items():
         hint = hints.get(pname)
-        if pname in SKIPPED_FLAGS or get_origin(hint) is not Annotated:
+        if pname in SKIPPED_FLAGS or pname in tool.skip or get_origin(hint) is not Annotated:
             continue
         base, *meta = get_args(hint)
         info = next((m for m in meta if isinstance(m, OptionInfo)), None)
@@ -139,7 +189,7 @@ def arguments(tool: VerbTool) -> list[Argument]:
         schema = _type_schema(base)
         if info.help:
             schema["description"] = info.help
-        required = param.default is inspect.Parameter.empty
+        required = param.default is inspect.Parameter.empty or pname in tool.require
         if not required and param.default is not None:
             schema["default"] = param.default
         if key == "yes" and tool.destructive:
@@ -161,18 +211,36 @@ def input_schema(tool: VerbTool) -> dict[str, Any]:
     }
 
 
-def output_schema() -> dict[str, Any]:
+def output_schema(tool: VerbTool | None = None) -> dict[str, Any]:
+    """The contract's JSON Schema; for a tool with one result per provider, an
+    object holding their array."""
     from dreamlake.engine.contract import json_schema
 
-    return json_schema()
+    one = json_schema()
+    if tool is None or not tool.many:
+        return one
+    defs = one.pop("$defs", {})
+    return {
+        "type": "object",
+        "$defs": defs,
+        "properties": {"providers": {"type": "array", "items": one}},
+        "required": ["providers"],
+    }
 
 
 def description(tool: VerbTool) -> str:
     text = (_callback(tool.command).__doc__ or tool.name).strip()
-    text += (
-        f"\n\nSame as `dreamlake {' '.join(tool.command)} --json`: returns that document. "
-        "Branch on .status and .nextAction (read the resource " + AGENT_LOOP_URI + ")."
-    )
+    if tool.many:
+        text += (
+            f"\n\nSame as `dreamlake {' '.join(tool.command)} --json`: returns that array, "
+            "as {providers: [...]}, one result per provider (each branches on .status and "
+            ".nextAction like the other tools)."
+        )
+    else:
+        text += (
+            f"\n\nSame as `dreamlake {' '.join(tool.command)} --json`: returns that document. "
+            "Branch on .status and .nextAction (read the resource " + AGENT_LOOP_URI + ")."
+        )
     if tool.destructive:
         text += "\n\n" + DESTRUCTIVE_NOTE
     return text
@@ -207,6 +275,14 @@ def engine_kwargs(
             value = value is True  # never anything but an explicit true
         kwargs[tool.rename.get(a.param, a.param)] = value
     return kwargs
+
+
+def run_many(
+    tool: VerbTool, given: Mapping[str, Any], *, default_dream_dir: str | None = None
+) -> list[ProviderLifecycleResult]:
+    """A verb with one result per provider (``list``): what its ``--json`` prints."""
+    fn: Callable[..., list[ProviderLifecycleResult]] = _engine_fn(tool)  # type: ignore[assignment]
+    return fn(**engine_kwargs(tool, given, default_dream_dir))
 
 
 def run_tool(
@@ -255,7 +331,7 @@ def build_server(default_dream_dir: str | None = None) -> Any:
 
     from .agent_loop import TEXT
 
-    by_name = {t.name: t for t in TOOLS}
+    by_name = TOOLS_BY_NAME
     server: Any = Server(
         "dreamlake",
         version=dreamlake.__version__,
@@ -268,14 +344,13 @@ def build_server(default_dream_dir: str | None = None) -> Any:
 
     @server.list_tools()  # type: ignore[untyped-decorator]
     async def list_tools() -> list[Any]:
-        out = output_schema()
         return [
             types.Tool(
                 name=t.name,
                 title=f"dreamlake {' '.join(t.command)}",
                 description=description(t),
                 inputSchema=input_schema(t),
-                outputSchema=out,
+                outputSchema=output_schema(t),
                 annotations=types.ToolAnnotations(
                     title=f"dreamlake {' '.join(t.command)}",
                     readOnlyHint=t.read_only,
@@ -292,6 +367,16 @@ def build_server(default_dream_dir: str | None = None) -> Any:
         tool = by_name.get(name)
         if tool is None:
             raise ValueError(f"no tool {name!r}; tools: {', '.join(by_name)}")
+        if tool.many:
+            many = await anyio.to_thread.run_sync(
+                lambda: run_many(tool, args, default_dream_dir=default_dream_dir)
+            )
+            docs = [r.to_wire() for r in many]
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=json.dumps(docs, indent=2))],
+                structuredContent={"providers": docs},
+                isError=False,
+            )
         ctx = server.request_context
         token = ctx.meta.progressToken if ctx.meta is not None else None
         sink = None
@@ -393,12 +478,14 @@ def serve(dream_dir: str | None = None) -> int:
 __all__ = [
     "AGENT_LOOP_URI",
     "TOOLS",
+    "TOOLS_BY_NAME",
     "VerbTool",
     "arguments",
     "build_server",
     "engine_kwargs",
     "input_schema",
     "output_schema",
+    "run_many",
     "run_tool",
     "serve",
 ]

@@ -25,18 +25,31 @@ def test_every_tool_has_schemas_from_its_flags() -> None:
     for tool in mcp_server.TOOLS:
         schema = mcp_server.input_schema(tool)
         assert schema["type"] == "object" and schema["additionalProperties"] is False
-        assert schema["required"] == ["name"], tool.name
+        assert schema["required"] == ([] if tool.many else ["name"]), tool.name
         assert "dream_dir" in schema["properties"]
         assert not {"json", "as_json", "events"} & set(schema["properties"])
         assert callable(mcp_server._engine_fn(tool))
     create = mcp_server.input_schema(mcp_server.TOOLS[0])["properties"]
-    assert {"name", "provider", "backend", "continue", "dream_dir"} == set(create)
+    assert {"name", "provider", "backend", "continue", "stack", "dream_dir"} == set(create)
     assert create["continue"] == {
         "type": "boolean",
         "description": create["continue"]["description"],
         "default": False,
     }
     assert mcp_server.output_schema() == json_schema()
+    listing = next(t for t in mcp_server.TOOLS if t.many)
+    wrapped = mcp_server.output_schema(listing)
+    one = json_schema()
+    assert wrapped["$defs"] == one.pop("$defs")
+    assert wrapped["properties"]["providers"]["items"] == one
+    destructive = {t.name for t in mcp_server.TOOLS if t.destructive}
+    assert destructive == {"provider_apply", "provider_destroy", "provider_delete"}
+    for t in mcp_server.TOOLS:  # a destructive tool's yes is never defaulted to true
+        props = mcp_server.input_schema(t)["properties"]
+        assert ("yes" in props) >= t.destructive and props.get("yes", {}).get("default") in (
+            None,
+            False,
+        )
 
 
 def test_destructive_tools_need_an_explicit_yes_the_server_never_sets() -> None:
@@ -120,8 +133,9 @@ def test_stdio_tools_resource_and_a_first_call(project: Path, tmp_path: Path) ->
     tools = got["tools"]
     assert set(tools) == {t.name for t in mcp_server.TOOLS}
     for t in tools.values():
-        assert t.inputSchema["properties"]["name"]["type"] == "string"
-        assert t.outputSchema == json_schema()
+        if t.name != "provider_list":  # the one tool over every provider
+            assert t.inputSchema["properties"]["name"]["type"] == "string"
+        assert t.outputSchema == mcp_server.output_schema(mcp_server.TOOLS_BY_NAME[t.name])
         assert t.description
     assert tools["provider_apply"].annotations.destructiveHint is True
     assert tools["provider_status"].annotations.readOnlyHint is True
@@ -181,3 +195,20 @@ def test_status_does_not_import_the_sdk_or_rich(project: Path) -> None:
         check=False,
     )
     assert p.stderr.strip().splitlines()[-1] == "[]", p.stderr
+
+
+def test_day2_tools_map_onto_the_engine(tmp_path: Path) -> None:
+    """destroy never gets a yes the caller did not give; list returns one result per
+    provider under the root; suspend's --timeout is the engine's drain_timeout."""
+    by = mcp_server.TOOLS_BY_NAME
+    kw = mcp_server.engine_kwargs(by["provider_destroy"], {"name": "lab", "yes": "true"}, None)
+    assert kw == {"name": "lab", "yes": False, "dream_dir": None}
+    kw = mcp_server.engine_kwargs(by["provider_suspend"], {"name": "lab", "timeout": 5}, "/r")
+    assert kw["drain_timeout"] == 5 and kw["dream_dir"] == "/r"
+    assert "all" not in mcp_server.input_schema(by["provider_reconcile"])["properties"]
+    assert mcp_server.run_many(by["provider_list"], {}, default_dream_dir=str(tmp_path)) == []
+    from dreamlake.engine.verbs.create import create
+
+    create("lab", "local", dream_dir=str(tmp_path), probe=False)
+    (one,) = mcp_server.run_many(by["provider_list"], {"dream_dir": str(tmp_path)})
+    assert one.provider == "lab" and one.next_action is not None

@@ -165,10 +165,11 @@ def test_agent_stops_at_every_gated_step(
 def test_ungated_deprovision_is_attempted(
     vendors: Path, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The same world without the gate goes on to destroy (the stateless suspend); in
-    this build the destroy verb may be absent, and then it says so."""
+    """The same world without the gate goes on to destroy (the stateless suspend): the
+    destroy really runs terraform, which fails on this hand-made world (no plugin,
+    no cloud) and says so, with plan as the recovery — never apply."""
     _name, command = _world(project, "deprovision", ["NONE"])
     out = _run(command, project, monkeypatch)
     assert not (out["nextAction"] or {}).get("approval"), out
-    if out["status"] == "error":
-        assert out["kind"] == "destroy_unavailable", out
+    assert out["status"] == "error" and out["kind"] == "terraform", out
+    assert " plan " in f"{out['nextAction']['command']} ", out
