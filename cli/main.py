@@ -217,6 +217,7 @@ def providers_cmd(
     """Providers from .dreamrc (--dreamrc, $DREAMRC, walking up from cwd, ~/.dreamrc,
     then the last pull's cache): no control-plane round trip unless --pull."""
     import json
+    import shlex
 
     from dreamlake.engine.dreamrc import load_dreamrc
     from dreamlake.engine.errors import DreamlakeError
@@ -224,11 +225,12 @@ def providers_cmd(
     try:
         rc = load_dreamrc(dreamrc, pull=pull)
     except DreamlakeError as exc:
-        _providers_error(exc.message, exc.kind, "dreamlake providers --help", as_json)
+        bad = getattr(exc, "path", None)  # a .dreamrc to fix, then list again
+        again = "dreamlake providers" + (f" --dreamrc {shlex.quote(dreamrc)}" if dreamrc else "")
+        command = again if bad is not None else "dreamlake providers --help"
+        _providers_error(exc.message, exc.kind, command, as_json, file=bad)
     specs = [rc.providers[name]] if name and name in rc.providers else list(rc.providers.values())
     if name and name not in rc.providers:
-        import shlex
-
         again = "dreamlake providers" + (f" --dreamrc {shlex.quote(dreamrc)}" if dreamrc else "")
         msg = f"no provider {name!r} in {rc.where()}"
         _providers_error(msg, "unknown_provider", again, as_json, source=rc.source)
@@ -250,21 +252,26 @@ def providers_cmd(
 
 
 def _providers_error(
-    message: str, kind: str, command: str, as_json: bool, **extra: object
+    message: str,
+    kind: str,
+    command: str,
+    as_json: bool,
+    file: Path | None = None,
+    **extra: object,
 ) -> NoReturn:
-    """An error of ``dreamlake providers``: rc 1, and like every error a next action."""
+    """An error of ``dreamlake providers``: rc 1, and like every error a next action
+    (with ``file``: fix that file, then run ``command``)."""
     import json
 
     if as_json:
-        doc = {
-            "error": message,
-            "kind": kind,
-            **extra,
-            "nextAction": {"kind": "run", "command": command},
-        }
+        nxt: dict[str, str] = {"kind": "run", "command": command}
+        if file is not None:
+            nxt = {"kind": "edit_then_continue", "file": str(file), "command": command}
+        doc = {"error": message, "kind": kind, **extra, "nextAction": nxt}
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     else:
-        sys.stderr.write(f"✗ {message}\nnext: {command}\n")
+        edit = f"edit {file}, then " if file is not None else ""
+        sys.stderr.write(f"✗ {message}\nnext: {edit}{command}\n")
     raise typer.Exit(1)
 
 
@@ -308,7 +315,7 @@ def _cli_error(
 
         from dreamlake.engine import lakeshore
 
-        cp = lakeshore.resolve_control_plane(Path.cwd())
+        cp = lakeshore.resolve_control_plane(Path.cwd(), strict=False)
         name = ""
         for flag in ("-n", "--name"):
             if flag in argv and argv.index(flag) + 1 < len(argv):

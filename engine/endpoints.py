@@ -35,7 +35,6 @@ credential-looking key in ``settings`` is refused rather than copied anywhere.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -47,6 +46,7 @@ from . import commands
 from .contract import EditThenContinue
 from .errors import UsageError
 from .paths import nearest_dreamrc
+from .readers import FileProblem, read_json, read_text
 
 # The services a template's ``aws_endpoints`` map is filled with when one endpoint
 # serves every service (the terraform provider needs them named one by one).
@@ -349,7 +349,7 @@ def _refuse_credentials(raw: Any, file: Path, where: str) -> None:
 
 def _provider_json_settings(pj: Path) -> Mapping[str, Any] | None:
     try:
-        data = json.loads(pj.read_text(encoding="utf-8"))
+        data = read_json(pj)
     except (OSError, ValueError):
         return None  # a missing or broken provider.json is reported by whoever reads the record
     settings = data.get("settings") if isinstance(data, dict) else None
@@ -362,9 +362,11 @@ def _provider_json_settings(pj: Path) -> Mapping[str, Any] | None:
 
 def _dreamrc_settings(rc: Path) -> Mapping[str, Any] | None:
     try:
-        text = rc.read_text(encoding="utf-8")
+        text = read_text(rc)
     except OSError:
         return None
+    except FileProblem as exc:
+        raise _settings_error(f"{rc}: {exc.reason}", rc) from None
     if "settings" not in text:
         return None  # nothing for us; skip the YAML parse
     import yaml
@@ -373,6 +375,8 @@ def _dreamrc_settings(rc: Path) -> Mapping[str, Any] | None:
 
     try:
         data = yaml.load(text, Loader=tolerant_loader())
+    except RecursionError:
+        raise _settings_error(f"{rc} is nested too deeply to read", rc) from None
     except yaml.YAMLError as exc:
         raise _settings_error(f"{rc} is not valid YAML: {exc}", rc) from exc
     settings = data.get("settings") if isinstance(data, dict) else None
@@ -391,7 +395,9 @@ def _settings_error(message: str, file: Path | None) -> UsageError:
     nxt = None
     if file is not None and file.name == "provider.json":
         nxt = EditThenContinue(file=str(file), command=commands.plan(file.parent.name))
-    return UsageError(message, next_action=nxt)
+    err = UsageError(message, next_action=nxt)
+    err.path = file  # type: ignore[attr-defined]  # the verb points its next action here
+    return err
 
 
 def _url(value: str, where: str, file: Path | None = None) -> str:

@@ -65,7 +65,15 @@ def observe(
     if infra and record.backend != "none":
         from .backends import get_backend
 
-        state = get_backend(record.backend).observe_state(d)
+        try:
+            state = get_backend(record.backend).observe_state(d)
+        except DreamlakeError as exc:
+            # A file to repair, then plan (reads, costs nothing; never apply).
+            if isinstance(exc.next_action, EditThenContinue):
+                exc.next_action = EditThenContinue(
+                    file=exc.next_action.file, command=commands.plan(name, dream_dir)
+                )
+            raise
     claim: Claim | None = None
     if claims:
         claim = lakeshore.fetch_claims(cp, name)
@@ -93,11 +101,14 @@ def unknown_provider(name: str, root: Root, dream_dir: str | None = None) -> Unk
     known = root.known_providers()
     where = f"{root.providers} (root chosen by {root.reason})"
     if known:
-        msg = f"no provider named {name!r} under {where}. Providers there: {', '.join(known)}."
-        nxt = Run(command=commands.status(known[0], dream_dir))
+        msg = (
+            f"no provider named {name!r} under {where}. Providers there: {', '.join(known)}. "
+            f"To create {name!r}, choose its vendor."
+        )
     else:
-        msg = f"no provider named {name!r} under {where}; there are none yet."
-        nxt = Run(command=commands.create(name, "local", dream_dir))
+        msg = f"no provider named {name!r} under {where}; there are none yet. Choose its vendor."
+    # Never another provider's name, never a vendor nobody chose: the name is kept.
+    nxt = Run(command=commands.create_help(name, dream_dir))
     return UnknownProvider(msg, next_action=nxt)
 
 

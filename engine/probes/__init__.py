@@ -131,8 +131,9 @@ def _tfvars_value(path: Path, var: str) -> str | None:
         return None
     try:
         from .. import hcl
+        from ..readers import read_text
 
-        data: Any = hcl.loads(path.read_text(encoding="utf-8"))
+        data: Any = hcl.loads(read_text(path))
     except Exception:
         return None
     value = data.get(var) if isinstance(data, dict) else None
@@ -152,10 +153,13 @@ def _pulumi_value(folder: Path, var: str) -> str | None:
         return None
     import yaml
 
+    from ..readers import read_text
+    from ..yamlload import safe_load
+
     for f in files:
         try:
-            data = yaml.safe_load(f.read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError):
+            data = safe_load(read_text(f)) or {}
+        except (OSError, ValueError, yaml.YAMLError):
             continue
         config = data.get("config") if isinstance(data, dict) else None
         if not isinstance(config, dict):

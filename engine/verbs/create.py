@@ -55,7 +55,7 @@ def create(
                 raise UsageError(
                     f"no provider named {name!r} under {root.providers} yet: "
                     "--provider names the vendor to scaffold it from",
-                    next_action=Run(command=commands.create(name, "local", dream_dir)),
+                    next_action=Run(command=commands.create_help(name, dream_dir)),
                 )
             vendor = record.vendor
         if backend is None and record is not None and record.vendor == vendor:
@@ -66,13 +66,12 @@ def create(
     except DreamlakeError as exc:
         nxt = exc.next_action
         if nxt is None and exc.kind == "unknown_vendor":
-            nxt = Run(
-                command=commands.create(name if _ok(name) else "my-provider", "local", dream_dir)
-            )
+            # Keep the name, ask for the vendor (the message lists the known ones).
+            nxt = Run(command=commands.create_help(name if _ok(name) else None, dream_dir))
         if nxt is None and exc.kind == "usage" and _ok(name) and vendor:
             nxt = Run(command=commands.create(name, vendor, dream_dir))
         if nxt is None and exc.kind == "usage":
-            nxt = Run(command=commands.create("my-provider", "local", dream_dir))
+            nxt = Run(command=commands.create_help(name if _ok(name) else None, dream_dir))
         return error_result(
             exc,
             name,
