@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import commands
+from .. import commands, lakeshore
 from ..contract import ProviderLifecycleResult, Run
 from ..derive import Derived, derive, edit_action
 from ..errors import DreamlakeError, NotWritable, UsageError, VendorMismatch
@@ -49,6 +49,7 @@ def create(
     root = root_for(dream_dir, cwd)
     try:
         check_name(name)
+        lakeshore.resolve_control_plane(root.path)  # an unreadable .dreamrc: before any write
         record = read_record(root.provider_dir(name) / "provider.json", dream_dir)
         if vendor is None:
             if record is None:

@@ -154,6 +154,15 @@ def _lock(tf: Path, state_path: Path, state: StateFile, notes: list[str]) -> Loc
                 "push it back with `terraform state push errored.tfstate` before anything else"
             ),
         )
+    if info == {} and not probe.held:
+        # Present, unreadable, and nobody holds the lock: who left it, doing what, is
+        # unknown (a plan's leftover is no apply). Say so; never guess "re-run apply".
+        raise DreamlakeError(
+            f"{info_path} cannot be read as a terraform lock record and no process holds the "
+            "lock now; if no terraform run is in progress in this folder, remove the file",
+            kind="lock_unreadable",
+            next_action=EditThenContinue(file=str(info_path), command=""),
+        )
     if info is None and not probe.held:
         # A 0-byte state alone is "no state" to terraform (a plan after a killed
         # first apply removes the lock.info but keeps the empty file).
