@@ -37,22 +37,37 @@ def _queues(value: str) -> list[str]:
 
 
 def parser() -> argparse.ArgumentParser:
+    from dreamlake import __version__
+
     p = argparse.ArgumentParser(
         prog="nymph",
+        allow_abbrev=False,  # --name is no --namespace: an unknown flag is an error
         description="Claim a provider in the lakeshore control plane from this host and run "
         "its work. Always initiates the connection; retries forever on outages.",
     )
-    p.add_argument("--server", default=os.environ.get("LAKESHORE_URL"), help="Control plane URL.")
-    p.add_argument("--token-file", type=Path, help="File holding the bearer token.")
+    p.add_argument("--version", action="version", version=f"nymph {__version__}")
     p.add_argument(
-        "--namespace", default=os.environ.get("LAKESHORE_NAMESPACE") or "default", type=_name
+        "--server",
+        default=os.environ.get("LAKESHORE_URL"),
+        help="Control plane URL [env var: LAKESHORE_URL].",
+    )
+    p.add_argument(
+        "--token-file",
+        type=Path,
+        help="File holding the bearer token [env var: LAKESHORE_TOKEN, LAKESHORE_TOKEN_FILE].",
+    )
+    p.add_argument(
+        "--namespace",
+        default=os.environ.get("LAKESHORE_NAMESPACE") or "default",
+        type=_name,
+        help="Namespace of the provider [env var: LAKESHORE_NAMESPACE; default: default].",
     )
     p.add_argument("--provider", required=True, type=_name, help="The provider this host claims.")
     p.add_argument("--queues", default="", type=_queues, help="Comma-separated queues to serve.")
     p.add_argument(
         "--instance-id",
         default=os.environ.get("NYMPH_INSTANCE_ID") or socket.gethostname(),
-        help="This host's id in the claim (default: the host name).",
+        help="This host's id in the claim [env var: NYMPH_INSTANCE_ID; default: the host name].",
     )
     p.add_argument("--poll-wait", type=float, default=20.0, help="Long-poll seconds (≤60).")
     p.add_argument("--max-backoff", type=float, default=15.0, help="Longest retry delay.")

@@ -71,13 +71,15 @@ class Config(BaseModel):
         return v
 
 
-def daemon_args(config: Config) -> list[str]:
-    """The daemon's command line, as the terraform template's ``daemon_args`` local."""
+def daemon_args(config: Config, provider: str) -> list[str]:
+    """The daemon's command line, as the terraform template's ``daemon_args`` local
+    (``provider``: the stack, named for the provider)."""
     workdir = config.workdir.removesuffix("/")
-    args = ["nymph", "--name", config.worker_name, "--workdir", workdir]
-    for q in dict.fromkeys(config.queues):
-        args += ["--queue", q]
-    return args
+    queues = ",".join(dict.fromkeys(config.queues))
+    return [
+        "nymph", "--provider", provider, "--instance-id", config.worker_name,
+        "--workdir", workdir, "--queues", queues,
+    ]  # fmt: skip
 
 
 def program(config: Config) -> None:
@@ -88,7 +90,7 @@ def program(config: Config) -> None:
     pulumi.export("worker_name", config.worker_name)
     pulumi.export("workdir", config.workdir.removesuffix("/"))
     pulumi.export("queues", list(dict.fromkeys(config.queues)))
-    pulumi.export("daemon_args", daemon_args(config))
+    pulumi.export("daemon_args", daemon_args(config, pulumi.get_stack()))
 
 
 class ConfigError(Exception):
