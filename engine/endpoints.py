@@ -7,7 +7,8 @@ the first source that says anything about a key wins:
 
 1. the environment::
 
-       AWS_ENDPOINT_URL_<SERVICE>         one service (AWS's own variable), e.g. AWS_ENDPOINT_URL_EC2
+       AWS_ENDPOINT_URL_<SERVICE>         one service (AWS's own variable), e.g. AWS_ENDPOINT_URL_EC2,
+                                          AWS_ENDPOINT_URL_CLOUDWATCH_LOGS (botocore's service id)
        DREAMLAKE_AWS_ENDPOINT_URL         every service
        AWS_ENDPOINT_URL                   every service (AWS's own variable)
        DREAMLAKE_AWS_SKIP_CREDENTIALS_VALIDATION   true / false
@@ -67,6 +68,26 @@ AWS_SERVICES: tuple[str, ...] = (
     "ssm",
     "sts",
 )
+
+# ``AWS_ENDPOINT_URL_<SERVICE>`` names a service by its botocore service id, upper-cased
+# with spaces as underscores ("CloudWatch Logs" -> CLOUDWATCH_LOGS); the keys here are
+# the endpoint names the templates and probes use. Where the two differ beyond case:
+ENV_SERVICE_IDS: dict[str, str] = {
+    "AUTO_SCALING": "autoscaling",
+    "ELASTIC_LOAD_BALANCING": "elb",
+    "ELASTIC_LOAD_BALANCING_V2": "elbv2",
+    "CLOUDWATCH_LOGS": "logs",
+    "ROUTE_53": "route53",
+    "SECRETS_MANAGER": "secretsmanager",
+}
+
+
+def env_service(suffix: str) -> str:
+    """The endpoint name an ``AWS_ENDPOINT_URL_<suffix>`` variable sets: the table
+    above, else the service id lower-cased without its underscores (EC2 -> ec2)."""
+    suffix = suffix.strip().upper()
+    return ENV_SERVICE_IDS.get(suffix) or suffix.replace("_", "").lower()
+
 
 # Keys that would put a secret into a settings file: refused, never copied.
 _CREDENTIAL_KEYS = {
@@ -245,8 +266,7 @@ def _from_env(env: Mapping[str, str]) -> _Layer:
         prefix = "AWS_ENDPOINT_URL_"
         for key, value in env.items():
             if key.startswith(prefix) and value.strip():
-                service = key[len(prefix) :].lower()
-                endpoints[service] = _url(value, key)
+                endpoints[env_service(key[len(prefix) :])] = _url(value, key)
         if env.get("AWS_ENDPOINT_URL", "").strip():
             endpoint = _url(env["AWS_ENDPOINT_URL"], "AWS_ENDPOINT_URL")
     if env.get("DREAMLAKE_AWS_ENDPOINT_URL", "").strip():
