@@ -142,7 +142,21 @@ class Config(BaseModel):
     @classmethod
     def _node_max(cls, v: int) -> int:
         if not 1 <= v <= 100:
-            raise ValueError("The node_max must be between 1 and 100.")
+            raise ValueError("The node_max must be a whole number between 1 and 100.")
+        return v
+
+    @field_validator("node_min")
+    @classmethod
+    def _node_min(cls, v: int) -> int:
+        if v < 0:
+            raise ValueError("The node_min must be a whole number of nodes, 0 or more.")
+        return v
+
+    @field_validator("node_desired")
+    @classmethod
+    def _node_desired(cls, v: int) -> int:
+        if v < 0:
+            raise ValueError("The node_desired must be a whole number of nodes, 0 or more.")
         return v
 
     @field_validator("az_count")

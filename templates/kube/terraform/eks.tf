@@ -41,6 +41,13 @@ resource "aws_eks_node_group" "gpu" {
 
   lifecycle {
     ignore_changes = [scaling_config[0].desired_size]
+
+    # The same rule as the Pulumi stack's config model (stacks/kube): EKS refuses it
+    # only at apply time, after the cluster has been paid for.
+    precondition {
+      condition     = var.node_min <= var.node_desired && var.node_desired <= var.node_max
+      error_message = "node_min <= node_desired <= node_max must hold."
+    }
   }
 
   depends_on = [aws_iam_role_policy_attachment.node]

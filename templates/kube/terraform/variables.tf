@@ -79,12 +79,22 @@ variable "node_min" {
   description = "Minimum GPU nodes."
   type        = number
   default     = 0
+
+  validation {
+    condition     = var.node_min >= 0 && floor(var.node_min) == var.node_min
+    error_message = "The node_min must be a whole number of nodes, 0 or more."
+  }
 }
 
 variable "node_desired" {
-  description = "Desired GPU nodes at creation (the autoscaler owns it afterwards)."
+  description = "Desired GPU nodes at creation (the autoscaler owns it afterwards); node_min <= node_desired <= node_max."
   type        = number
   default     = 1
+
+  validation {
+    condition     = var.node_desired >= 0 && floor(var.node_desired) == var.node_desired
+    error_message = "The node_desired must be a whole number of nodes, 0 or more."
+  }
 }
 
 variable "node_max" {
@@ -93,8 +103,8 @@ variable "node_max" {
   default     = 4
 
   validation {
-    condition     = var.node_max >= 1 && var.node_max <= 100
-    error_message = "The node_max must be between 1 and 100."
+    condition     = var.node_max >= 1 && var.node_max <= 100 && floor(var.node_max) == var.node_max
+    error_message = "The node_max must be a whole number between 1 and 100."
   }
 }
 
