@@ -18,7 +18,7 @@ KUBE = Path(__file__).resolve().parents[2] / "templates" / "kube" / "terraform"
 DECIDED = {
     "region": "us-east-1",
     "cluster_name": "lab",
-    "vpc_cidr": "10.42.0.0/16",
+    "vpc": "10.42.0.0/16",
     "gpu_instance_types": '["g5.xlarge"]',
 }
 CASES = [

@@ -20,13 +20,13 @@ variable "cluster_name" {
   }
 }
 
-variable "vpc_cidr" {
-  description = "CIDR of the VPC this template creates; must not overlap networks you peer or VPN with."
+variable "vpc" {
+  description = "The CIDR of a new VPC (must not overlap networks you peer or VPN with), or the id of an existing VPC to adopt (its subnets in two zones or more)."
   type        = string
 
   validation {
-    condition     = can(cidrhost(var.vpc_cidr, 0)) && can(regex("/(1[6-9]|20)$", var.vpc_cidr))
-    error_message = "The vpc_cidr must be a CIDR block from /16 to /20, such as \"10.42.0.0/16\"."
+    condition     = can(regex("^vpc-[0-9a-f]{8}([0-9a-f]{9})?$", var.vpc)) || (can(cidrhost(var.vpc, 0)) && can(regex("/(1[6-9]|20)$", var.vpc)))
+    error_message = "The vpc must be a CIDR block from /16 to /20 for a new VPC, such as \"10.42.0.0/16\", or an existing VPC's id to adopt, such as \"vpc-0abc1234\"."
   }
 }
 
