@@ -6,9 +6,9 @@ data "aws_availability_zones" "available" {
 }
 
 locals {
-  adopt_vpc = can(regex("^vpc-", var.vpc))
-  azs       = slice(data.aws_availability_zones.available.names, 0, var.az_count)
-  vpc_id    = local.adopt_vpc ? data.aws_vpc.adopted[0].id : aws_vpc.this[0].id
+  adopt_vpc  = can(regex("^vpc-", var.vpc))
+  azs        = slice(data.aws_availability_zones.available.names, 0, var.az_count)
+  vpc_id     = local.adopt_vpc ? data.aws_vpc.adopted[0].id : aws_vpc.this[0].id
   subnet_ids = local.adopt_vpc ? data.aws_subnets.adopted[0].ids : aws_subnet.public[*].id
 }
 
