@@ -155,10 +155,30 @@ def serve(
     max_body_bytes: Annotated[
         int, typer.Option(help="Largest request body accepted (413 above).")
     ] = 1024 * 1024,
-    log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
+    log_level: Annotated[
+        str, typer.Option(envvar="LAKESHORE_LOG_LEVEL", help="debug, info, warning or error.")
+    ] = "warning",
+    log_format: Annotated[
+        str,
+        typer.Option(envvar="LAKESHORE_LOG_FORMAT", help="text lines or json lines on stderr."),
+    ] = "text",
+    access_log: Annotated[
+        bool,
+        typer.Option(
+            "--access-log/--no-access-log",
+            envvar="LAKESHORE_ACCESS_LOG",
+            help="Log one line per request (method, path, status).",
+        ),
+    ] = False,
 ) -> None:
     """Run the control plane (FastAPI under uvicorn); migrate the database first."""
+    from dreamlake.controlplane.logsetup import configure
     from dreamlake.controlplane.server.settings import Settings
+
+    try:
+        configure("LAKESHORE", fmt=log_format, level=log_level)
+    except ValueError as exc:
+        fail(str(exc), "lakeshore serve --help")
 
     if live_seconds is not None and live_seconds <= 0:
         fail("--live-seconds must be positive")
@@ -195,9 +215,13 @@ def serve(
         application,
         host=host,
         port=port,
-        log_level=log_level,
+        # uvicorn sets its access logger to this level: an access log needs info.
+        log_level="info"
+        if access_log and log_level.lower() in ("warning", "error")
+        else log_level.lower(),
+        log_config=None,  # uvicorn's loggers go through the handler configured above
         timeout_graceful_shutdown=2,
-        access_log=False,
+        access_log=access_log,
     )
 
 

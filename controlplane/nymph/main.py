@@ -75,6 +75,18 @@ def parser() -> argparse.ArgumentParser:
         "--heartbeat", type=float, default=None, help="Heartbeat seconds (default: server's)."
     )
     p.add_argument("--workdir", default=None, help="Where commands run (default: cwd).")
+    p.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default=None,
+        help="text lines or JSON lines on stderr [env var: NYMPH_LOG_FORMAT; default: text].",
+    )
+    p.add_argument(
+        "--log-level",
+        choices=("debug", "info", "warning", "error"),
+        default=None,
+        help="Least severe record logged [env var: NYMPH_LOG_LEVEL; default: info].",
+    )
     return p
 
 
@@ -97,6 +109,13 @@ def token_loader(args: argparse.Namespace) -> Callable[[], str | None]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    from ..logsetup import configure
+
+    try:
+        configure("NYMPH", fmt=args.log_format, level=args.log_level)
+    except ValueError as exc:
+        print(f"nymph: error: {exc}", file=sys.stderr)
+        return 2
     if not args.server:
         print("nymph: error: --server (or LAKESHORE_URL) is required", file=sys.stderr)
         return 2

@@ -20,7 +20,6 @@ from typing import Any
 
 import yaml
 
-
 KWARGS_FILE_LIMIT = 1024 * 1024
 """A provider's kwargs are a small mapping; a larger file is the wrong file."""
 
