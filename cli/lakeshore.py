@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from .conventions import HELP_OPTIONS, plain_help, version_callback
 from .lakeshore_common import fail, fail_from
 
 if TYPE_CHECKING:
@@ -31,9 +32,26 @@ app = typer.Typer(
     name="lakeshore",
     help="The lakeshore control plane: namespaces, tokens, workers and claims.",
     no_args_is_help=True,
-    add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings=HELP_OPTIONS,
 )
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=version_callback("lakeshore"),
+            is_eager=True,
+            help="Print the version and exit.",
+        ),
+    ] = False,
+) -> None:
+    pass
+
+
 namespaces_app = typer.Typer(help="Namespaces (admin).", no_args_is_help=True)
 tokens_app = typer.Typer(help="Namespace-scoped bearer tokens (admin).", no_args_is_help=True)
 app.add_typer(namespaces_app, name="namespaces")
@@ -55,7 +73,9 @@ app.add_typer(modes_app, name="modes")
 ServerOpt = Annotated[
     str | None,
     typer.Option(
-        "--server", help="Control plane URL (default: LAKESHORE_URL, else http://127.0.0.1:7878)."
+        "--server",
+        envvar="LAKESHORE_URL",
+        help="Control plane URL (default: http://127.0.0.1:7878).",
     ),
 ]
 TokenFileOpt = Annotated[
@@ -76,7 +96,7 @@ DataDirOpt = Annotated[
 NamespaceOpt = Annotated[
     str | None,
     typer.Option(
-        "--namespace", "-N", help="Namespace (default: LAKESHORE_NAMESPACE, else 'default')."
+        "--namespace", "-N", envvar="LAKESHORE_NAMESPACE", help="Namespace (default: 'default')."
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
@@ -142,7 +162,7 @@ def serve(
     db: Annotated[
         str | None,
         typer.Option(
-            "--db", help="Database URL (default: LAKESHORE_DB, else SQLite under --data-dir)."
+            "--db", envvar="LAKESHORE_DB", help="Database URL (default: SQLite under --data-dir)."
         ),
     ] = None,
     data_dir: DataDirOpt = None,
@@ -378,6 +398,9 @@ def work_show(
     client = make_client(server, token_file, data_dir, namespace)
     item = call(client.get_work, work_id, wait=min(max(wait, 0.0), 60.0))
     emit(item, as_json, _work_prose(item))
+
+
+plain_help(app)
 
 
 def main() -> None:

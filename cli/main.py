@@ -15,19 +15,45 @@ from typing import Annotated, NoReturn
 import typer
 from dreamlake.engine.contract import ProviderLifecycleResult
 
+from .conventions import HELP_OPTIONS, plain_help, setup_logging, version_callback
+
 app = typer.Typer(
     name="dreamlake",
     help="An agent-drivable provisioning engine. Every run prints where a provider stands "
     "and the next action.",
     no_args_is_help=True,
-    add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings=HELP_OPTIONS,
 )
 provider_app = typer.Typer(
     help="Lifecycle of one provider: create, plan, apply, connect, status.",
     no_args_is_help=True,
 )
 app.add_typer(provider_app, name="provider")
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=version_callback("dreamlake"),
+            is_eager=True,
+            help="Print the version and exit.",
+        ),
+    ] = False,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            help="Log every subprocess (command line, exit code, time taken) to stderr. "
+            "Also DREAMLAKE_LOG=debug. terraform's own TF_LOG passes through.",
+        ),
+    ] = False,
+) -> None:
+    setup_logging(verbose)
+
 
 Name = Annotated[
     str, typer.Option("-n", "--name", help="The provider's name (^[a-z0-9][a-z0-9-]*$).")
@@ -375,6 +401,8 @@ def main(argv: list[str] | None = None) -> int:
         return _interrupted(args)
     return int(rv or 0) if isinstance(rv, int) else 0
 
+
+plain_help(app)
 
 if __name__ == "__main__":  # python -m dreamlake.cli.main
     raise SystemExit(main())

@@ -50,23 +50,28 @@ def gpu_zones_job(
     def run() -> list[str] | None:
         if project is None:
             return None
-        done = subprocess.run(
-            [
-                gcloud,
-                "compute",
-                "accelerator-types",
-                "list",
-                f"--project={project}",
-                "--filter=name~^nvidia-",
-                "--format=value(zone.basename())",
-                "--quiet",
-            ],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=deadline,
-            check=False,
-        )
+        from ..trace import traced
+
+        argv = [
+            gcloud,
+            "compute",
+            "accelerator-types",
+            "list",
+            f"--project={project}",
+            "--filter=name~^nvidia-",
+            "--format=value(zone.basename())",
+            "--quiet",
+        ]
+        with traced(argv) as t:
+            done = subprocess.run(
+                argv,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=deadline,
+                check=False,
+            )
+            t.returncode = done.returncode
         if done.returncode != 0:
             raise RuntimeError(done.stderr.strip()[-300:] or f"gcloud exited {done.returncode}")
         zones = (z.strip().rsplit("/", 1)[-1] for z in done.stdout.splitlines())
