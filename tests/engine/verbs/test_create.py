@@ -230,7 +230,9 @@ def test_status_unknown_provider_next_action_keeps_dream_dir(project: Path) -> N
     create("lab", "local", dream_dir=str(project))
     r = status("nope", dream_dir=str(project))
     assert isinstance(r.next_action, Run)
-    assert r.next_action.command == f"dreamlake provider create -n nope --help --dream-dir {project}"
+    assert (
+        r.next_action.command == f"dreamlake provider create -n nope --help --dream-dir {project}"
+    )
 
 
 @pytest.mark.parametrize("name", ["x/../lab", "..", "Lab", ""])
