@@ -120,6 +120,8 @@ def make_client(
             token = token_file.expanduser().read_text(encoding="utf-8").strip()
         except OSError as exc:
             fail(f"cannot read token file {token_file}: {exc.strerror}")
+        except ValueError:
+            fail(f"token file {token_file} is not UTF-8 text", f"fix {token_file} and re-run")
     elif os.environ.get("LAKESHORE_TOKEN"):
         token = os.environ["LAKESHORE_TOKEN"].strip()
     elif os.environ.get("LAKESHORE_TOKEN_FILE"):
@@ -128,6 +130,8 @@ def make_client(
             token = path.read_text(encoding="utf-8").strip()
         except OSError as exc:
             fail(f"cannot read LAKESHORE_TOKEN_FILE {path}: {exc.strerror}")
+        except ValueError:
+            fail(f"LAKESHORE_TOKEN_FILE {path} is not UTF-8 text", f"fix {path} and re-run")
     elif data_dir is not None or is_loopback(url):
         # this machine's admin token goes only to this machine's server, unless
         # --data-dir names the server it belongs to

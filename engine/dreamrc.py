@@ -377,8 +377,8 @@ def pull_settings_from_env() -> PullSettings | None:
     token_file = os.environ.get("LAKESHORE_TOKEN_FILE", "").strip()
     if token is None and token_file:
         try:
-            token = Path(token_file).expanduser().read_text(encoding="utf-8").strip() or None
-        except OSError:
+            token = read_text(Path(token_file).expanduser(), limit=64 * 1024).strip() or None
+        except (OSError, ValueError):
             token = None
     if not url and token is None:
         return None

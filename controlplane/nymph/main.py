@@ -101,7 +101,7 @@ def token_loader(args: argparse.Namespace) -> Callable[[], str | None]:
             return None
         try:
             return path.expanduser().read_text(encoding="utf-8").strip() or None
-        except OSError:
+        except (OSError, ValueError):  # unreadable or not text: no token (reported by main)
             return None
 
     return load

@@ -271,3 +271,45 @@ def test_unknown_vendor_lists_vendors_and_keeps_the_name(project: Path) -> None:
     # and the suggested command runs and lists the vendors to pick from
     p = run(*doc["nextAction"]["command"].split()[1:], cwd=project)
     assert p.returncode == 0 and "--provider" in p.stdout
+
+
+@pytest.fixture
+def pulumi_lab(project: Path) -> Path:
+    p = run(
+        "provider", "create", "-n", "pl", "--provider", "local", "--backend", "pulumi",
+        "--json", cwd=project,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    return project / ".dream" / "providers" / "pl" / "pulumi" / "Pulumi.pl.yaml"
+
+
+def test_an_alias_bomb_stack_file_is_a_decision_to_fix_in_it(
+    project: Path, pulumi_lab: Path
+) -> None:
+    pulumi_lab.write_text(BILLION_LAUGHS)
+    p = run("provider", "status", "-n", "pl", "--json", cwd=project)
+    no_traceback(p)
+    doc = json.loads(p.stdout)
+    assert doc["status"] == "needs_input"
+    assert doc["nextAction"]["file"] == str(pulumi_lab)
+    assert all(b["file"] == str(pulumi_lab) for b in doc["blocking"])
+    assert "alias" in doc["blocking"][0]["message"]
+
+
+def test_a_binary_stack_file_is_an_error_naming_it(project: Path, pulumi_lab: Path) -> None:
+    pulumi_lab.write_bytes(NOT_UTF8)
+    doc = error_doc(run("provider", "status", "-n", "pl", "--json", cwd=project))
+    assert str(pulumi_lab) in doc["error"] and doc["nextAction"]["file"] == str(pulumi_lab)
+
+
+def test_binary_token_files_are_errors_not_tracebacks(project: Path) -> None:
+    tok = project / "token"
+    tok.write_bytes(NOT_UTF8)
+    p = run("namespaces", "list", "--token-file", str(tok), cwd=project, cmd=LAKESHORE)
+    no_traceback(p)
+    assert p.returncode == 1 and str(tok) in p.stderr and f"next: fix {tok}" in p.stderr
+    nymph = [sys.executable, "-m", "dreamlake.controlplane.nymph.main"]
+    args = ("--server", "http://127.0.0.1:9", "--provider", "p", "--token-file", str(tok))
+    p = run(*args, cwd=project, cmd=nymph)
+    no_traceback(p)
+    assert p.returncode == 2 and "no token" in p.stderr
