@@ -37,7 +37,6 @@ def loads(text: str) -> dict[str, Any]:
 
     if len(text) > MAX_TEXT:
         raise FileProblem(None, f"larger than {MAX_TEXT // (1024 * 1024)} MiB")
-    check_hcl_text(text, None)
     folder = cache_dir()
     key = hashlib.sha256(f"{PARSER_TAG}\0{text}".encode()).hexdigest()
     entry = folder / f"{key}.json" if folder else None
@@ -47,6 +46,7 @@ def loads(text: str) -> dict[str, Any]:
             return cached
     import hcl2
 
+    check_hcl_text(text, None)  # only on a cache miss: a cached text parsed before
     try:
         data: dict[str, Any] = hcl2.loads(text)
     except RecursionError:

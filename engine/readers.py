@@ -60,21 +60,24 @@ def read_text(path: Path | str, *, limit: int = MAX_TEXT) -> str:
 
 
 def loads_json(
-    text: str | bytes, *, path: Path | str | None = None, max_depth: int = MAX_DEPTH
+    text: str | bytes, *, path: Path | str | None = None, max_depth: int | None = MAX_DEPTH
 ) -> Any:
-    """``json.loads`` that refuses documents nested deeper than ``max_depth``."""
+    """``json.loads`` that refuses documents nested deeper than ``max_depth``.
+    ``None`` (large state files, read whole on every status): no pre-scan, only the
+    parser's own recursion guard, which fails fast too."""
     if isinstance(text, bytes):
         text = decode(text, path)
-    check_json_depth(text, path, max_depth)
+    if max_depth is not None:
+        check_json_depth(text, path, max_depth)
     try:
         return json.loads(text)
     except RecursionError:
-        raise FileProblem(path, f"nested deeper than {max_depth} levels") from None
+        raise FileProblem(path, "nested too deeply to read") from None
     except ValueError as exc:
         raise FileProblem(path, f"not valid JSON: {exc}") from None
 
 
-def read_json(path: Path | str, *, limit: int = MAX_TEXT, max_depth: int = MAX_DEPTH) -> Any:
+def read_json(path: Path | str, *, limit: int = MAX_TEXT, max_depth: int | None = MAX_DEPTH) -> Any:
     return loads_json(read_bytes(path, limit=limit), path=path, max_depth=max_depth)
 
 

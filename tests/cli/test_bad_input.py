@@ -313,3 +313,15 @@ def test_binary_token_files_are_errors_not_tracebacks(project: Path) -> None:
     p = run(*args, cwd=project, cmd=nymph)
     no_traceback(p)
     assert p.returncode == 2 and "no token" in p.stderr
+
+
+def test_no_credentials_is_reported_as_such(project: Path, tmp_path: Path) -> None:
+    """Not a failed probe: nothing could be asked. Both are in `degraded`."""
+    env = {"HOME": str(tmp_path), "AWS_CONFIG_FILE": str(tmp_path / "none")}
+    p = run("provider", "create", "-n", "gpu", "--provider", "ec2", "--json", cwd=project, env=env)
+    no_traceback(p)
+    doc = json.loads(p.stdout)
+    assert doc["status"] == "needs_input"
+    assert {"no-credentials", "no-probe"} <= set(doc["degraded"])
+    p = run("provider", "status", "-n", "gpu", cwd=project, env=env)
+    assert "no-credentials" in p.stdout and "no cloud credentials found" in p.stdout

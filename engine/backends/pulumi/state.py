@@ -194,7 +194,7 @@ def _zstd(data: bytes, path: Path) -> bytes:
 def read_checkpoint(path: Path) -> Checkpoint:
     try:
         raw = decompress(read_bytes(path, limit=MAX_STATE), path)
-        data = loads_json(raw, path=path)
+        data = loads_json(raw, path=path, max_depth=None)
     except (OSError, ValueError, EOFError) as exc:
         raise StateUnreadable(f"{path} is not a readable Pulumi checkpoint: {exc}") from exc
     if not isinstance(data, dict):

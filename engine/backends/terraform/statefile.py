@@ -86,7 +86,7 @@ def read_state(path: Path) -> StateFile:
     if not raw.strip():
         return StateFile(exists=True, empty=True, mtime=st.st_mtime)
     try:
-        data = loads_json(raw, path=path)
+        data = loads_json(raw, path=path, max_depth=None)
     except FileProblem as exc:
         return StateFile(
             exists=True, readable=False, mtime=st.st_mtime, error=f"{path} is {exc.reason}"
