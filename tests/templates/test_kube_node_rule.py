@@ -34,6 +34,16 @@ CASES = [
 ]
 
 
+VPCS = [
+    "10.42.0.0/16",
+    "vpc-0abc1234",
+    "vpc-0abc1234def567890",
+    "vpc-xyz",
+    "10.0.0.0/8",
+    "subnet-0abc1234",
+]
+
+
 def _terraform() -> str | None:
     for tf in candidates():
         v = version_of(tf)
@@ -49,10 +59,10 @@ def _precondition() -> str:
     return m.group(1).strip()
 
 
-def _terraform_verdict(tf: str, work: Path, sizes: tuple[int, int, int]) -> bool:
+def _terraform_verdict(tf: str, work: Path, sizes: tuple[int, int, int], **extra: str) -> bool:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TF_")}
     env.update(TF_IN_AUTOMATION="1", CHECKPOINT_DISABLE="1", TF_CLI_CONFIG_FILE=os.devnull)
-    args = [f"-var={k}={v}" for k, v in DECIDED.items()]
+    args = [f"-var={k}={v}" for k, v in {**DECIDED, **extra}.items()]
     args += [f"-var=node_{k}={v}" for k, v in zip(("min", "desired", "max"), sizes, strict=True)]
     done = subprocess.run(
         [tf, "apply", "-auto-approve", "-input=false", "-no-color", *args],
@@ -77,14 +87,14 @@ def _terraform_verdict(tf: str, work: Path, sizes: tuple[int, int, int]) -> bool
     return out.stdout.strip() == "true"
 
 
-def _pulumi_verdict(sizes: tuple[int, int, int]) -> bool:
+def _pulumi_verdict(sizes: tuple[int, int, int], vpc: str = "10.42.0.0/16") -> bool:
     from dreamlake.stacks.kube import Config
 
     try:
         Config(
             region="us-east-1",
             cluster_name="lab",
-            vpc="10.42.0.0/16",
+            vpc=vpc,
             node_type=["g5.xlarge"],
             node_min=sizes[0],
             node_desired=sizes[1],
@@ -119,3 +129,10 @@ def test_both_backends_judge_node_sizes_alike(tmp_path: Path) -> None:
     }
     assert all(t == p for t, p in verdicts.values()), verdicts
     assert [s for s, (t, _) in verdicts.items() if t] == [(0, 1, 4), (3, 3, 3), (0, 0, 1)]
+    # The vpc decision: a new VPC's CIDR, or an existing VPC's id to adopt.
+    vpcs = {
+        v: (_terraform_verdict(tf, tmp_path, (0, 1, 4), vpc=v), _pulumi_verdict((0, 1, 4), v))
+        for v in VPCS
+    }
+    assert all(t == p for t, p in vpcs.values()), vpcs
+    assert [v for v, (t, _) in vpcs.items() if t] == VPCS[:3]
