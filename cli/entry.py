@@ -12,6 +12,7 @@ as before.
 
 from __future__ import annotations
 
+import os
 import sys
 
 
@@ -55,6 +56,10 @@ def main(argv: list[str] | None = None) -> int:
 
         return full(args)
     name, dream_dir, as_json = req
+    if os.environ.get("DREAMLAKE_LOG"):
+        from .conventions import setup_logging
+
+        setup_logging(False)
     try:
         from dreamlake.engine.verbs.status import status
 

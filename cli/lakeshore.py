@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from .conventions import HELP_OPTIONS, plain_help, version_callback
 from .lakeshore_common import fail, fail_from
 
 if TYPE_CHECKING:
@@ -31,9 +32,26 @@ app = typer.Typer(
     name="lakeshore",
     help="The lakeshore control plane: namespaces, tokens, workers and claims.",
     no_args_is_help=True,
-    add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings=HELP_OPTIONS,
 )
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=version_callback("lakeshore"),
+            is_eager=True,
+            help="Print the version and exit.",
+        ),
+    ] = False,
+) -> None:
+    pass
+
+
 namespaces_app = typer.Typer(help="Namespaces (admin).", no_args_is_help=True)
 tokens_app = typer.Typer(help="Namespace-scoped bearer tokens (admin).", no_args_is_help=True)
 app.add_typer(namespaces_app, name="namespaces")
@@ -55,7 +73,9 @@ app.add_typer(modes_app, name="modes")
 ServerOpt = Annotated[
     str | None,
     typer.Option(
-        "--server", help="Control plane URL (default: LAKESHORE_URL, else http://127.0.0.1:7878)."
+        "--server",
+        envvar="LAKESHORE_URL",
+        help="Control plane URL (default: http://127.0.0.1:7878).",
     ),
 ]
 TokenFileOpt = Annotated[
@@ -76,7 +96,7 @@ DataDirOpt = Annotated[
 NamespaceOpt = Annotated[
     str | None,
     typer.Option(
-        "--namespace", "-N", help="Namespace (default: LAKESHORE_NAMESPACE, else 'default')."
+        "--namespace", "-N", envvar="LAKESHORE_NAMESPACE", help="Namespace (default: 'default')."
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
@@ -100,6 +120,8 @@ def make_client(
             token = token_file.expanduser().read_text(encoding="utf-8").strip()
         except OSError as exc:
             fail(f"cannot read token file {token_file}: {exc.strerror}")
+        except ValueError:
+            fail(f"token file {token_file} is not UTF-8 text", f"fix {token_file} and re-run")
     elif os.environ.get("LAKESHORE_TOKEN"):
         token = os.environ["LAKESHORE_TOKEN"].strip()
     elif os.environ.get("LAKESHORE_TOKEN_FILE"):
@@ -108,6 +130,8 @@ def make_client(
             token = path.read_text(encoding="utf-8").strip()
         except OSError as exc:
             fail(f"cannot read LAKESHORE_TOKEN_FILE {path}: {exc.strerror}")
+        except ValueError:
+            fail(f"LAKESHORE_TOKEN_FILE {path} is not UTF-8 text", f"fix {path} and re-run")
     elif data_dir is not None or is_loopback(url):
         # this machine's admin token goes only to this machine's server, unless
         # --data-dir names the server it belongs to
@@ -142,7 +166,7 @@ def serve(
     db: Annotated[
         str | None,
         typer.Option(
-            "--db", help="Database URL (default: LAKESHORE_DB, else SQLite under --data-dir)."
+            "--db", envvar="LAKESHORE_DB", help="Database URL (default: SQLite under --data-dir)."
         ),
     ] = None,
     data_dir: DataDirOpt = None,
@@ -155,10 +179,30 @@ def serve(
     max_body_bytes: Annotated[
         int, typer.Option(help="Largest request body accepted (413 above).")
     ] = 1024 * 1024,
-    log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
+    log_level: Annotated[
+        str, typer.Option(envvar="LAKESHORE_LOG_LEVEL", help="debug, info, warning or error.")
+    ] = "warning",
+    log_format: Annotated[
+        str,
+        typer.Option(envvar="LAKESHORE_LOG_FORMAT", help="text lines or json lines on stderr."),
+    ] = "text",
+    access_log: Annotated[
+        bool,
+        typer.Option(
+            "--access-log/--no-access-log",
+            envvar="LAKESHORE_ACCESS_LOG",
+            help="Log one line per request (method, path, status).",
+        ),
+    ] = False,
 ) -> None:
     """Run the control plane (FastAPI under uvicorn); migrate the database first."""
+    from dreamlake.controlplane.logsetup import configure
     from dreamlake.controlplane.server.settings import Settings
+
+    try:
+        configure("LAKESHORE", fmt=log_format, level=log_level)
+    except ValueError as exc:
+        fail(str(exc), "lakeshore serve --help")
 
     if live_seconds is not None and live_seconds <= 0:
         fail("--live-seconds must be positive")
@@ -195,9 +239,13 @@ def serve(
         application,
         host=host,
         port=port,
-        log_level=log_level,
+        # uvicorn sets its access logger to this level: an access log needs info.
+        log_level="info"
+        if access_log and log_level.lower() in ("warning", "error")
+        else log_level.lower(),
+        log_config=None,  # uvicorn's loggers go through the handler configured above
         timeout_graceful_shutdown=2,
-        access_log=False,
+        access_log=access_log,
     )
 
 
@@ -354,6 +402,9 @@ def work_show(
     client = make_client(server, token_file, data_dir, namespace)
     item = call(client.get_work, work_id, wait=min(max(wait, 0.0), 60.0))
     emit(item, as_json, _work_prose(item))
+
+
+plain_help(app)
 
 
 def main() -> None:

@@ -10,9 +10,16 @@ import typer
 
 
 def fail(message: str, next_action: str | None = None, code: int = 1) -> NoReturn:
+    """Exit ``code`` with the message and the next step: in prose on stderr, and with
+    ``--json`` also as one JSON document on stdout (an agent reads that one)."""
+    import sys
+
     typer.echo(f"error: {message}", err=True)
     if next_action:
         typer.echo(f"next: {next_action}", err=True)
+    if "--json" in sys.argv[1:]:
+        doc = {"error": message, "nextAction": next_action}
+        typer.echo(json.dumps(doc, indent=2, sort_keys=True))
     raise typer.Exit(code)
 
 

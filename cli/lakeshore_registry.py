@@ -141,7 +141,13 @@ def _kwargs(
     try:
         return build_kwargs(items or [], kwargs_file, flag=flag)
     except KwargsError as exc:
-        fail(str(exc), f"fix the {flag} value (KEY=VALUE, dotted keys nest) and re-run")
+        in_file = kwargs_file is not None and str(kwargs_file) in str(exc)
+        fail(
+            str(exc),
+            f"fix {kwargs_file} (a YAML or JSON mapping) and re-run"
+            if in_file
+            else f"fix the {flag} value (KEY=VALUE, dotted keys nest) and re-run",
+        )
 
 
 def _patch(items: list[str] | None, flag: str) -> dict[str, Any]:

@@ -15,16 +15,18 @@ from typing import Annotated, NoReturn
 import typer
 from dreamlake.engine.contract import ProviderLifecycleResult
 
+from .conventions import HELP_OPTIONS, plain_help, setup_logging, version_callback
+
 app = typer.Typer(
     name="dreamlake",
     help="An agent-drivable provisioning engine. Every run prints where a provider stands "
     "and the next action.",
     no_args_is_help=True,
-    add_completion=False,
     pretty_exceptions_enable=False,
     # Plain help, as written: no markup parsing (a regex's [..] stays), and no rich
     # import (with markdown) before a person or an agent sees a line.
     rich_markup_mode=None,
+    context_settings=HELP_OPTIONS,
 )
 provider_app = typer.Typer(
     help="Lifecycle of one provider: create, plan, apply, connect, status; day 2: suspend, "
@@ -33,6 +35,30 @@ provider_app = typer.Typer(
     rich_markup_mode=None,
 )
 app.add_typer(provider_app, name="provider")
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=version_callback("dreamlake"),
+            is_eager=True,
+            help="Print the version and exit.",
+        ),
+    ] = False,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            help="Log every subprocess (command line, exit code, time taken) to stderr. "
+            "Also DREAMLAKE_LOG=debug. terraform's own TF_LOG passes through.",
+        ),
+    ] = False,
+) -> None:
+    setup_logging(verbose)
+
 
 Name = Annotated[
     str, typer.Option("-n", "--name", help="The provider's name (^[a-z0-9][a-z0-9-]*$).")
@@ -282,6 +308,7 @@ def providers_cmd(
     """Providers from .dreamrc (--dreamrc, $DREAMRC, walking up from cwd, ~/.dreamrc,
     then the last pull's cache): no control-plane round trip unless --pull."""
     import json
+    import shlex
 
     from dreamlake.engine.dreamrc import load_dreamrc
     from dreamlake.engine.errors import DreamlakeError
@@ -289,11 +316,12 @@ def providers_cmd(
     try:
         rc = load_dreamrc(dreamrc, pull=pull)
     except DreamlakeError as exc:
-        _providers_error(exc.message, exc.kind, "dreamlake providers --help", as_json)
+        bad = getattr(exc, "path", None)  # a .dreamrc to fix, then list again
+        again = "dreamlake providers" + (f" --dreamrc {shlex.quote(dreamrc)}" if dreamrc else "")
+        command = again if bad is not None else "dreamlake providers --help"
+        _providers_error(exc.message, exc.kind, command, as_json, file=bad)
     specs = [rc.providers[name]] if name and name in rc.providers else list(rc.providers.values())
     if name and name not in rc.providers:
-        import shlex
-
         again = "dreamlake providers" + (f" --dreamrc {shlex.quote(dreamrc)}" if dreamrc else "")
         msg = f"no provider {name!r} in {rc.where()}"
         _providers_error(msg, "unknown_provider", again, as_json, source=rc.source)
@@ -315,21 +343,26 @@ def providers_cmd(
 
 
 def _providers_error(
-    message: str, kind: str, command: str, as_json: bool, **extra: object
+    message: str,
+    kind: str,
+    command: str,
+    as_json: bool,
+    file: Path | None = None,
+    **extra: object,
 ) -> NoReturn:
-    """An error of ``dreamlake providers``: rc 1, and like every error a next action."""
+    """An error of ``dreamlake providers``: rc 1, and like every error a next action
+    (with ``file``: fix that file, then run ``command``)."""
     import json
 
     if as_json:
-        doc = {
-            "error": message,
-            "kind": kind,
-            **extra,
-            "nextAction": {"kind": "run", "command": command},
-        }
+        nxt: dict[str, str] = {"kind": "run", "command": command}
+        if file is not None:
+            nxt = {"kind": "edit_then_continue", "file": str(file), "command": command}
+        doc = {"error": message, "kind": kind, **extra, "nextAction": nxt}
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     else:
-        sys.stderr.write(f"✗ {message}\nnext: {command}\n")
+        edit = f"edit {file}, then " if file is not None else ""
+        sys.stderr.write(f"✗ {message}\nnext: {edit}{command}\n")
     raise typer.Exit(1)
 
 
@@ -390,7 +423,7 @@ def _cli_error(
 
         from dreamlake.engine import lakeshore
 
-        cp = lakeshore.resolve_control_plane(Path.cwd())
+        cp = lakeshore.resolve_control_plane(Path.cwd(), strict=False)
         name = ""
         for flag in ("-n", "--name"):
             if flag in argv and argv.index(flag) + 1 < len(argv):
@@ -454,6 +487,8 @@ def main(argv: list[str] | None = None) -> int:
 # The day-2, row CRUD, stateful lifecycle and pool verbs live in their own modules,
 # registered on the same groups.
 from . import pool, provider_day2, provider_lifecycle, provider_rows  # noqa: E402, F401
+
+plain_help(app)  # every group, those registered above included
 
 if __name__ == "__main__":  # python -m dreamlake.cli.main
     # The imported module is the one the command modules registered on, not __main__.

@@ -219,6 +219,8 @@ def render(r: ProviderLifecycleResult, *, with_identity: bool = True) -> str:
 
 def _degraded_hint(deg: list[str]) -> str:
     hints = []
+    if "no-credentials" in deg:
+        hints.append("no cloud credentials found in the environment or a profile")
     if "no-probe" in deg:
         hints.append("no account probe ran, so no observed values")
     if "no-lakeshore" in deg:

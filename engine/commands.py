@@ -37,6 +37,13 @@ def create(name: str, vendor: str, dream_dir: str | None = None, backend: str | 
     return f"{PROG} create -n {name} --provider {vendor}{b}{_dd(dream_dir)}"
 
 
+def create_help(name: str | None = None, dream_dir: str | None = None) -> str:
+    """Ask for the vendor, keeping the name: the help lists the vendors to choose from.
+    ``None`` (a name that cannot go into a command line): the help alone."""
+    n = f" -n {name}" if name else ""
+    return f"{PROG} create{n} --help{_dd(dream_dir)}"
+
+
 def suspend(name: str, dream_dir: str | None = None, yes: bool = False) -> str:
     return f"{PROG} suspend -n {name}{' --yes' if yes else ''}{_dd(dream_dir)}"
 

@@ -42,6 +42,8 @@ import yaml
 from .errors import UsageError
 from .fsutil import atomic_write
 from .paths import dreamrc_above
+from .readers import FileProblem, read_json, read_text
+from .yamlload import bounded
 
 FILENAME = ".dreamrc"
 ENV_PATH = "DREAMRC"
@@ -142,7 +144,7 @@ class _Tagged:
 
 
 def _make_loader(path: Path | None) -> type[yaml.SafeLoader]:
-    class Loader(yaml.SafeLoader):
+    class Loader(bounded(yaml.SafeLoader)):  # type: ignore[misc]
         def construct_undefined(self, node: yaml.Node) -> Any:
             known = ", ".join(TAGS)
             raise DreamrcError(
@@ -243,6 +245,8 @@ def parse_dreamrc(text: str, *, path: Path | None = None, source: str = "file") 
         ) from None
     except yaml.YAMLError as exc:
         raise DreamrcError(f"not valid YAML: {exc}", path=path) from None
+    except RecursionError:  # the loader's bounds stop this first; belt and braces
+        raise DreamrcError("nested too deeply to read", path=path) from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -307,7 +311,9 @@ def parse_dreamrc(text: str, *, path: Path | None = None, source: str = "file") 
 
 def read_dreamrc(path: Path, *, source: str = "file") -> DreamRc:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
+    except FileProblem as exc:
+        raise DreamrcError(exc.reason, path=path) from None
     except OSError as exc:
         raise DreamrcError(f"cannot read: {exc.strerror or exc}", path=path) from None
     return parse_dreamrc(text, path=path, source=source)
@@ -371,8 +377,8 @@ def pull_settings_from_env() -> PullSettings | None:
     token_file = os.environ.get("LAKESHORE_TOKEN_FILE", "").strip()
     if token is None and token_file:
         try:
-            token = Path(token_file).expanduser().read_text(encoding="utf-8").strip() or None
-        except OSError:
+            token = read_text(Path(token_file).expanduser(), limit=64 * 1024).strip() or None
+        except (OSError, ValueError):
             token = None
     if not url and token is None:
         return None
@@ -444,7 +450,7 @@ def _write_cache(namespace: str, rc: DreamRc) -> None:
 def _read_cache(namespace: str) -> DreamRc | None:
     path = cache_path(namespace)
     try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
+        payload = read_json(path)
         rc = compose_from_server(
             payload.get("providers", []), payload.get("modes", []), source="cache"
         )

@@ -7,7 +7,8 @@ the first source that says anything about a key wins:
 
 1. the environment::
 
-       AWS_ENDPOINT_URL_<SERVICE>         one service (AWS's own variable), e.g. AWS_ENDPOINT_URL_EC2
+       AWS_ENDPOINT_URL_<SERVICE>         one service (AWS's own variable), e.g. AWS_ENDPOINT_URL_EC2,
+                                          AWS_ENDPOINT_URL_CLOUDWATCH_LOGS (botocore's service id)
        DREAMLAKE_AWS_ENDPOINT_URL         every service
        AWS_ENDPOINT_URL                   every service (AWS's own variable)
        DREAMLAKE_AWS_SKIP_CREDENTIALS_VALIDATION   true / false
@@ -35,7 +36,6 @@ credential-looking key in ``settings`` is refused rather than copied anywhere.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -47,6 +47,7 @@ from . import commands
 from .contract import EditThenContinue
 from .errors import UsageError
 from .paths import nearest_dreamrc
+from .readers import FileProblem, read_json, read_text
 
 # The services a template's ``aws_endpoints`` map is filled with when one endpoint
 # serves every service (the terraform provider needs them named one by one).
@@ -67,6 +68,26 @@ AWS_SERVICES: tuple[str, ...] = (
     "ssm",
     "sts",
 )
+
+# ``AWS_ENDPOINT_URL_<SERVICE>`` names a service by its botocore service id, upper-cased
+# with spaces as underscores ("CloudWatch Logs" -> CLOUDWATCH_LOGS); the keys here are
+# the endpoint names the templates and probes use. Where the two differ beyond case:
+ENV_SERVICE_IDS: dict[str, str] = {
+    "AUTO_SCALING": "autoscaling",
+    "ELASTIC_LOAD_BALANCING": "elb",
+    "ELASTIC_LOAD_BALANCING_V2": "elbv2",
+    "CLOUDWATCH_LOGS": "logs",
+    "ROUTE_53": "route53",
+    "SECRETS_MANAGER": "secretsmanager",
+}
+
+
+def env_service(suffix: str) -> str:
+    """The endpoint name an ``AWS_ENDPOINT_URL_<suffix>`` variable sets: the table
+    above, else the service id lower-cased without its underscores (EC2 -> ec2)."""
+    suffix = suffix.strip().upper()
+    return ENV_SERVICE_IDS.get(suffix) or suffix.replace("_", "").lower()
+
 
 # Keys that would put a secret into a settings file: refused, never copied.
 _CREDENTIAL_KEYS = {
@@ -245,8 +266,7 @@ def _from_env(env: Mapping[str, str]) -> _Layer:
         prefix = "AWS_ENDPOINT_URL_"
         for key, value in env.items():
             if key.startswith(prefix) and value.strip():
-                service = key[len(prefix) :].lower()
-                endpoints[service] = _url(value, key)
+                endpoints[env_service(key[len(prefix) :])] = _url(value, key)
         if env.get("AWS_ENDPOINT_URL", "").strip():
             endpoint = _url(env["AWS_ENDPOINT_URL"], "AWS_ENDPOINT_URL")
     if env.get("DREAMLAKE_AWS_ENDPOINT_URL", "").strip():
@@ -349,7 +369,7 @@ def _refuse_credentials(raw: Any, file: Path, where: str) -> None:
 
 def _provider_json_settings(pj: Path) -> Mapping[str, Any] | None:
     try:
-        data = json.loads(pj.read_text(encoding="utf-8"))
+        data = read_json(pj)
     except (OSError, ValueError):
         return None  # a missing or broken provider.json is reported by whoever reads the record
     settings = data.get("settings") if isinstance(data, dict) else None
@@ -362,9 +382,11 @@ def _provider_json_settings(pj: Path) -> Mapping[str, Any] | None:
 
 def _dreamrc_settings(rc: Path) -> Mapping[str, Any] | None:
     try:
-        text = rc.read_text(encoding="utf-8")
+        text = read_text(rc)
     except OSError:
         return None
+    except FileProblem as exc:
+        raise _settings_error(f"{rc}: {exc.reason}", rc) from None
     if "settings" not in text:
         return None  # nothing for us; skip the YAML parse
     import yaml
@@ -373,6 +395,8 @@ def _dreamrc_settings(rc: Path) -> Mapping[str, Any] | None:
 
     try:
         data = yaml.load(text, Loader=tolerant_loader())
+    except RecursionError:
+        raise _settings_error(f"{rc} is nested too deeply to read", rc) from None
     except yaml.YAMLError as exc:
         raise _settings_error(f"{rc} is not valid YAML: {exc}", rc) from exc
     settings = data.get("settings") if isinstance(data, dict) else None
@@ -391,7 +415,9 @@ def _settings_error(message: str, file: Path | None) -> UsageError:
     nxt = None
     if file is not None and file.name == "provider.json":
         nxt = EditThenContinue(file=str(file), command=commands.plan(file.parent.name))
-    return UsageError(message, next_action=nxt)
+    err = UsageError(message, next_action=nxt)
+    err.path = file  # type: ignore[attr-defined]  # the verb points its next action here
+    return err
 
 
 def _url(value: str, where: str, file: Path | None = None) -> str:

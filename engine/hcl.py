@@ -31,7 +31,12 @@ def cache_dir() -> Path | None:
 
 
 def loads(text: str) -> dict[str, Any]:
-    """``hcl2.loads(text)``, memoized on disk by content."""
+    """``hcl2.loads(text)``, memoized on disk by content. Text nested past the
+    parser's reach is a ``readers.FileProblem`` (a ValueError), not a crash."""
+    from .readers import MAX_TEXT, FileProblem, check_hcl_text
+
+    if len(text) > MAX_TEXT:
+        raise FileProblem(None, f"larger than {MAX_TEXT // (1024 * 1024)} MiB")
     folder = cache_dir()
     key = hashlib.sha256(f"{PARSER_TAG}\0{text}".encode()).hexdigest()
     entry = folder / f"{key}.json" if folder else None
@@ -41,7 +46,11 @@ def loads(text: str) -> dict[str, Any]:
             return cached
     import hcl2
 
-    data: dict[str, Any] = hcl2.loads(text)
+    check_hcl_text(text, None)  # only on a cache miss: a cached text parsed before
+    try:
+        data: dict[str, Any] = hcl2.loads(text)
+    except RecursionError:
+        raise FileProblem(None, "nested too deeply to parse") from None
     if entry is not None:
         with contextlib.suppress(OSError, TypeError, ValueError):
             from .fsutil import atomic_write

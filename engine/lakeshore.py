@@ -63,15 +63,27 @@ def is_loopback(url: str) -> bool:
 
 
 def _read_section(path: Path) -> dict[str, str]:
-    """Just the ``lakeshore:`` mapping of one file, tags ignored; ``{}`` when unusable."""
+    """Just the ``lakeshore:`` mapping of one file, tags ignored; ``{}`` when it has
+    none. A file that cannot be read as YAML at all (not UTF-8, too large, nested too
+    deeply, an alias bomb, broken syntax) is a ``DreamrcError`` naming it: nobody can
+    tell where the control plane is meant to be."""
     import yaml
 
-    from .yamlload import tolerant_loader
+    from .dreamrc import DreamrcError
+    from .readers import FileProblem, read_text
+    from .yamlload import problem, tolerant_loader
 
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=tolerant_loader())
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        data = yaml.load(read_text(path), Loader=tolerant_loader())
+    except FileProblem as exc:
+        raise DreamrcError(exc.reason, path=path) from None
+    except OSError:
         return {}
+    except yaml.YAMLError as exc:
+        what, line = problem(exc)
+        raise DreamrcError(f"not valid YAML: {what}", path=path, line=line) from None
+    except RecursionError:
+        raise DreamrcError("nested too deeply to read", path=path) from None
     section = data.get("lakeshore") if isinstance(data, dict) else None
     if not isinstance(section, dict):
         return {}
@@ -100,11 +112,19 @@ def dreamrc_section(start: Path | None) -> tuple[dict[str, str], Path | None]:
         return _read_section(path), path
 
 
-def resolve_control_plane(start: object | None = None) -> ControlPlane:
-    """Where the control plane is for a project rooted at ``start`` (a path)."""
+def resolve_control_plane(start: object | None = None, *, strict: bool = True) -> ControlPlane:
+    """Where the control plane is for a project rooted at ``start`` (a path).
+
+    A ``.dreamrc`` that cannot be read raises its ``DreamrcError``; ``strict=False``
+    (the error paths, which must still answer) reads past it as if it were absent."""
     start_path = Path(str(start)) if start is not None else None
     env = os.environ
-    section, rc_path = dreamrc_section(start_path)
+    try:
+        section, rc_path = dreamrc_section(start_path)
+    except Exception:
+        if strict:
+            raise
+        section, rc_path = {}, None
     rc_label = f".dreamrc ({rc_path})"
 
     url, source = EMBEDDED_URL, "embedded default"

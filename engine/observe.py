@@ -70,7 +70,15 @@ def observe(
     if infra and record.backend != "none":
         from .backends.base import observe_state
 
-        state = observe_state(record.backend, d)
+        try:
+            state = observe_state(record.backend, d)
+        except DreamlakeError as exc:
+            # A file to repair, then plan (reads, costs nothing; never apply).
+            if isinstance(exc.next_action, EditThenContinue):
+                exc.next_action = EditThenContinue(
+                    file=exc.next_action.file, command=commands.plan(name, dream_dir)
+                )
+            raise
     claim: Claim | None = None
     if claims:
         # Only the daemons of this provider's identity: a namesake in another root
@@ -101,11 +109,14 @@ def unknown_provider(name: str, root: Root, dream_dir: str | None = None) -> Unk
     known = root.known_providers()
     where = f"{root.providers} (root chosen by {root.reason})"
     if known:
-        msg = f"no provider named {name!r} under {where}. Providers there: {', '.join(known)}."
-        nxt = Run(command=commands.status(known[0], dream_dir))
+        msg = (
+            f"no provider named {name!r} under {where}. Providers there: {', '.join(known)}. "
+            f"To create {name!r}, choose its vendor."
+        )
     else:
-        msg = f"no provider named {name!r} under {where}; there are none yet."
-        nxt = Run(command=commands.create(name, "local", dream_dir))
+        msg = f"no provider named {name!r} under {where}; there are none yet. Choose its vendor."
+    # Never another provider's name, never a vendor nobody chose: the name is kept.
+    nxt = Run(command=commands.create_help(name, dream_dir))
     return UnknownProvider(msg, next_action=nxt)
 
 

@@ -53,12 +53,21 @@ class ProviderRecord(Wire, extra="allow", frozen=False):
 def read_record(path: Path, dream_dir: str | None = None) -> ProviderRecord | None:
     """The record at ``path``, None when absent. A broken one is an error whose next
     action is to fix that file, then look again (``dream_dir``: the flag to repeat)."""
+    from .readers import FileProblem, read_json
+
     try:
-        text = path.read_text(encoding="utf-8")
+        data = read_json(path)
     except (FileNotFoundError, NotADirectoryError):
         return None
+    except (OSError, FileProblem) as exc:
+        from . import commands
+        from .readers import as_error
+
+        raise as_error(
+            exc, commands.status(path.parent.name, dream_dir), path=path, kind="bad_record"
+        ) from None
     try:
-        return ProviderRecord.model_validate(json.loads(text))
+        return ProviderRecord.model_validate(data)
     except (ValueError, TypeError) as exc:
         from . import commands
         from .contract import EditThenContinue

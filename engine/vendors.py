@@ -21,7 +21,8 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import UnknownVendor
+from .errors import DreamlakeError, UnknownVendor
+from .readers import read_json
 
 if TYPE_CHECKING:  # annotations only: importlib.resources loads only when needed
     from importlib.resources.abc import Traversable
@@ -135,10 +136,28 @@ def _load(extra_path: str) -> dict[str, Template]:
         for entry in base.iterdir():
             manifest = entry.joinpath("TEMPLATE.json")
             if entry.is_dir() and manifest.is_file():
-                data = json.loads(manifest.read_text(encoding="utf-8"))
-                t = _parse(data, entry if own else None)
+                try:
+                    data = (
+                        read_json(Path(str(manifest)))
+                        if own
+                        else json.loads(manifest.read_text(encoding="utf-8"))
+                    )
+                    t = _parse(data, entry if own else None)
+                except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+                    if not own:
+                        raise  # a shipped template: a bug of ours, not the user's file
+                    raise _bad_manifest(manifest, exc) from None
                 out[t.vendor] = t
     return dict(sorted(out.items()))
+
+
+def _bad_manifest(manifest: Any, exc: Exception) -> DreamlakeError:
+    from .readers import FileProblem, as_error
+
+    problem = exc if isinstance(exc, FileProblem | OSError) else FileProblem(manifest, str(exc))
+    return as_error(
+        problem, None, path=str(manifest), kind="bad_template", what="template manifest"
+    )
 
 
 def known_vendors() -> list[str]:

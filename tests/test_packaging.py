@@ -39,6 +39,9 @@ def test_wheel_installs_and_runs_from_elsewhere(tmp_path: Path) -> None:
     assert "dreamlake/templates/local/terraform/variables.tf" in names
     assert "dreamlake/templates/local/terraform/terraform.tfvars" in names
     assert not any(n.startswith(("engine/", "cli/", "tests/")) for n in names)
+    # PEP 561: programs that embed the engine get its types.
+    for pkg in ("dreamlake", "dreamlake/engine", "dreamlake/cli", "dreamlake/controlplane"):
+        assert f"{pkg}/py.typed" in names
 
     target = tmp_path / "site"
     subprocess.run(

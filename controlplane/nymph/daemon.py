@@ -13,8 +13,8 @@ and reports it failed, as a stop does), deregisters and exits with
 
 from __future__ import annotations
 
+import logging
 import random
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -30,9 +30,12 @@ MAX_REJECTED_REPORTS = 5  # consecutive 5xx answers to one result before it is d
 SUSPENDED_EXIT = 75  # exit status after a suspend; systemd units do not restart on it
 
 
-def log(message: str) -> None:
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    print(f"{stamp} nymph: {message}", file=sys.stderr, flush=True)
+_LOG = logging.getLogger("nymph")
+
+
+def log(message: str, level: int = logging.INFO) -> None:
+    """One line of the daemon's log (``logsetup`` decides text or JSON lines)."""
+    _LOG.log(level, message)
 
 
 @dataclass
@@ -97,7 +100,7 @@ class Daemon:
             if reachable:
                 log(f"connected to {self.client.url} (namespace {self.client.namespace})")
             else:
-                log(f"control plane unreachable, retrying: {why}")
+                log(f"control plane unreachable, retrying: {why}", logging.WARNING)
         self._reachable = reachable
 
     def _refresh_token(self) -> None:
@@ -145,7 +148,7 @@ class Daemon:
             else:
                 log(f"control plane answered {exc.status} {exc.error}: {exc.detail}")
         else:
-            log(f"unexpected error: {type(exc).__name__}: {exc}")
+            log(f"unexpected error: {type(exc).__name__}: {exc}", logging.ERROR)
         return backoff.next_delay()
 
     # -- loops ------------------------------------------------------------------------

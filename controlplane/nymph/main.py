@@ -51,22 +51,37 @@ def _queues(value: str) -> list[str]:
 
 
 def parser() -> argparse.ArgumentParser:
+    from dreamlake import __version__
+
     p = argparse.ArgumentParser(
         prog="nymph",
+        allow_abbrev=False,  # --name is no --namespace: an unknown flag is an error
         description="Claim a provider in the lakeshore control plane from this host and run "
         "its work. Always initiates the connection; retries forever on outages.",
     )
-    p.add_argument("--server", default=os.environ.get("LAKESHORE_URL"), help="Control plane URL.")
-    p.add_argument("--token-file", type=Path, help="File holding the bearer token.")
+    p.add_argument("--version", action="version", version=f"nymph {__version__}")
     p.add_argument(
-        "--namespace", default=os.environ.get("LAKESHORE_NAMESPACE") or "default", type=_name
+        "--server",
+        default=os.environ.get("LAKESHORE_URL"),
+        help="Control plane URL [env var: LAKESHORE_URL].",
+    )
+    p.add_argument(
+        "--token-file",
+        type=Path,
+        help="File holding the bearer token [env var: LAKESHORE_TOKEN, LAKESHORE_TOKEN_FILE].",
+    )
+    p.add_argument(
+        "--namespace",
+        default=os.environ.get("LAKESHORE_NAMESPACE") or "default",
+        type=_name,
+        help="Namespace of the provider [env var: LAKESHORE_NAMESPACE; default: default].",
     )
     p.add_argument("--provider", required=True, type=_name, help="The provider this host claims.")
     p.add_argument("--queues", default="", type=_queues, help="Comma-separated queues to serve.")
     p.add_argument(
         "--instance-id",
         default=os.environ.get("NYMPH_INSTANCE_ID") or socket.gethostname(),
-        help="This host's id in the claim (default: the host name).",
+        help="This host's id in the claim [env var: NYMPH_INSTANCE_ID; default: the host name].",
     )
     p.add_argument(
         "--identity",
@@ -81,6 +96,18 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--workdir", default=None, help="Where commands run (default: cwd).")
     p.add_argument("--pid-file", type=Path, default=None, help="Write this daemon's pid here.")
+    p.add_argument(
+        "--log-format",
+        choices=("text", "json"),
+        default=None,
+        help="text lines or JSON lines on stderr [env var: NYMPH_LOG_FORMAT; default: text].",
+    )
+    p.add_argument(
+        "--log-level",
+        choices=("debug", "info", "warning", "error"),
+        default=None,
+        help="Least severe record logged [env var: NYMPH_LOG_LEVEL; default: info].",
+    )
     return p
 
 
@@ -95,7 +122,7 @@ def token_loader(args: argparse.Namespace) -> Callable[[], str | None]:
             return None
         try:
             return path.expanduser().read_text(encoding="utf-8").strip() or None
-        except OSError:
+        except (OSError, ValueError):  # unreadable or not text: no token (reported by main)
             return None
 
     return load
@@ -103,6 +130,13 @@ def token_loader(args: argparse.Namespace) -> Callable[[], str | None]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    from ..logsetup import configure
+
+    try:
+        configure("NYMPH", fmt=args.log_format, level=args.log_level)
+    except ValueError as exc:
+        print(f"nymph: error: {exc}", file=sys.stderr)
+        return 2
     if not args.server:
         print("nymph: error: --server (or LAKESHORE_URL) is required", file=sys.stderr)
         return 2

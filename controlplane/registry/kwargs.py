@@ -20,6 +20,9 @@ from typing import Any
 
 import yaml
 
+KWARGS_FILE_LIMIT = 1024 * 1024
+"""A provider's kwargs are a small mapping; a larger file is the wrong file."""
+
 
 class KwargsError(ValueError):
     """A ``--kwarg`` / ``--field`` / kwargs file the user must fix."""
@@ -115,17 +118,24 @@ def is_secret_marker(value: Any) -> bool:
 
 def load_kwargs_file(path: str | Path) -> dict[str, Any]:
     """A YAML or JSON mapping (JSON is YAML, so one loader reads both)."""
+    from dreamlake.engine.readers import FileProblem, read_text
+    from dreamlake.engine.yamlload import safe_load
+
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_text(p, limit=KWARGS_FILE_LIMIT)
+    except FileProblem as exc:
+        raise KwargsError(f"kwargs file {p}: {exc.reason}") from None
     except OSError as exc:
         raise KwargsError(f"cannot read kwargs file {p}: {exc.strerror or exc}") from exc
     try:
-        data = yaml.safe_load(text) if text.strip() else {}
+        data = safe_load(text) if text.strip() else {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{p}:{mark.line + 1}" if mark is not None else str(p)
-        raise KwargsError(f"{where}: not valid YAML/JSON: {getattr(exc, 'problem', exc)}") from exc
+        raise KwargsError(f"{where}: not valid YAML/JSON: {getattr(exc, 'problem', exc)}") from None
+    except RecursionError:
+        raise KwargsError(f"kwargs file {p}: nested too deeply to read") from None
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -14,10 +14,13 @@ Probes the templates name:
 ``aws-vpcs``           ``vpc-… (CIDR)`` of the VPCs in the provider's region
 ``aws-gpu-amis``       the newest GPU-ready (Deep Learning) AMIs in the provider's region
 ``gcp-projects``       projects named by the local Google Cloud configuration
+``gcp-gpu-zones``      zones offering an NVIDIA GPU in the provider's project (``gcloud``)
 ``ssh-config-hosts``   ``Host`` names in ``~/.ssh/config``
 ===================== ==========================================================
 
-Any other name (``gcp-gpu-zones`` among them) has no probe here: ``no-probe``.
+No credentials for a probe adds ``"no-credentials"`` (and ``"no-probe"``: nothing was
+asked); a probe that cannot run for another reason (no SDK or CLI, an unknown name)
+or fails adds ``"no-probe"`` alone.
 A probe that ran and found nothing returns ``[]`` — present and empty means
 "asked, and the account has none", unlike an absent ``observed``. A regional
 probe (subnets, VPCs, AMIs) is not asked until the provider's region is decided:
@@ -38,6 +41,7 @@ from ..paths import ProviderPaths
 
 DEADLINE_SECONDS = 12.0
 NO_PROBE = "no-probe"
+NO_CREDENTIALS = "no-credentials"
 
 
 def run_probes(names: set[str], paths: ProviderPaths) -> tuple[dict[str, list[str]], list[str]]:
@@ -45,12 +49,13 @@ def run_probes(names: set[str], paths: ProviderPaths) -> tuple[dict[str, list[st
     if not names:
         return {}, []
     observed: dict[str, list[str]] = {}
-    failed = False
+    failed = no_credentials = False
     jobs: dict[str, Callable[[], list[str] | None]] = {}
     for name in sorted(names):
         job = _job(name, paths)
-        if job is None:
+        if job is None or isinstance(job, str):
             failed = True
+            no_credentials = no_credentials or job == NO_CREDENTIALS
         else:
             jobs[name] = job
     if jobs:
@@ -68,28 +73,37 @@ def run_probes(names: set[str], paths: ProviderPaths) -> tuple[dict[str, list[st
                     failed = True  # a probe is a hint; its failure is reported as degraded
         finally:
             pool.shutdown(wait=False, cancel_futures=True)
-    return observed, [NO_PROBE] if failed else []
+    degraded = [NO_CREDENTIALS] if no_credentials else []
+    return observed, [*degraded, NO_PROBE] if failed else []
 
 
-def _job(name: str, paths: ProviderPaths) -> Callable[[], list[str] | None] | None:
-    """A callable running probe ``name``, or None when it cannot run here."""
+Job = Callable[[], list[str] | None]
+
+
+def _job(name: str, paths: ProviderPaths) -> Job | str | None:
+    """A callable running probe ``name``; ``NO_CREDENTIALS`` when the credentials it
+    needs are absent; None when it cannot run here for another reason."""
     if name.startswith("aws-"):
         return _aws_job(name, paths)
     if name == "gcp-projects":
         from .credentials import gcp_project_hints
 
         hints = gcp_project_hints()
-        return None if hints is None else (lambda: hints)
+        return NO_CREDENTIALS if hints is None else (lambda: hints)
+    if name == "gcp-gpu-zones":
+        from .gcp import gpu_zones_job
+
+        return gpu_zones_job(paths, DEADLINE_SECONDS)
     if name == "ssh-config-hosts":
         return _ssh_config_hosts
     return None
 
 
-def _aws_job(name: str, paths: ProviderPaths) -> Callable[[], list[str] | None] | None:
+def _aws_job(name: str, paths: ProviderPaths) -> Job | str | None:
     from .credentials import aws_credentials_available
 
     if not aws_credentials_available():
-        return None
+        return NO_CREDENTIALS
     try:
         import boto3  # noqa: F401  (present? the probe needs it)
     except ImportError:
@@ -131,8 +145,9 @@ def _tfvars_value(path: Path, var: str) -> str | None:
         return None
     try:
         from .. import hcl
+        from ..readers import read_text
 
-        data: Any = hcl.loads(path.read_text(encoding="utf-8"))
+        data: Any = hcl.loads(read_text(path))
     except Exception:
         return None
     value = data.get(var) if isinstance(data, dict) else None
@@ -152,10 +167,13 @@ def _pulumi_value(folder: Path, var: str) -> str | None:
         return None
     import yaml
 
+    from ..readers import read_text
+    from ..yamlload import safe_load
+
     for f in files:
         try:
-            data = yaml.safe_load(f.read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError):
+            data = safe_load(read_text(f)) or {}
+        except (OSError, ValueError, yaml.YAMLError):
             continue
         config = data.get("config") if isinstance(data, dict) else None
         if not isinstance(config, dict):

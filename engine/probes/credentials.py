@@ -94,7 +94,6 @@ def aws_session_region(env: Mapping[str, str] | None = None) -> str | None:
 def gcp_project_hints(env: Mapping[str, str] | None = None) -> list[str] | None:
     """Projects named by the local Google Cloud configuration, or None when there are
     no Google credentials at all (no network: env, gcloud config, ADC file)."""
-    import json
 
     env = os.environ if env is None else env
     home = _home(env)
@@ -109,7 +108,9 @@ def gcp_project_hints(env: Mapping[str, str] | None = None) -> list[str] | None:
         if env.get(key, "").strip():
             projects.append(env[key].strip())
     try:
-        data = json.loads(adc.read_text(encoding="utf-8"))
+        from ..readers import read_json
+
+        data = read_json(adc)
         for key in ("project_id", "quota_project_id"):
             if isinstance(data.get(key), str) and data[key]:
                 projects.append(data[key])

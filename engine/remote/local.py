@@ -22,16 +22,20 @@ class LocalShell:
         self._env = {**os.environ, **env} if env else None
 
     def run(self, command: str, *, timeout: float = 60.0) -> CommandResult:
+        from ..trace import traced
+
         try:
-            proc = subprocess.run(
-                ["/bin/sh", "-c", command],
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                check=False,
-                env=self._env,
-            )
+            with traced(["/bin/sh", "-c", command], where=self.label) as t:
+                proc = subprocess.run(
+                    ["/bin/sh", "-c", command],
+                    stdin=subprocess.DEVNULL,
+                    capture_output=True,
+                    text=True,
+                    timeout=timeout,
+                    check=False,
+                    env=self._env,
+                )
+                t.returncode = proc.returncode
         except subprocess.TimeoutExpired as exc:
             raise RemoteError(
                 f"{command!r} did not finish within {timeout:.0f}s on {self.label}",

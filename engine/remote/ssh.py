@@ -138,17 +138,21 @@ class SSHShell:
     def run(self, command: str, *, timeout: float = 60.0) -> CommandResult:
         import invoke
 
+        from ..trace import traced
+
         try:
             # Run under POSIX sh whatever the login shell is, with stdin closed:
             # nothing on the host can wait for input.
-            r = self._c.run(
-                f"sh -c {shlex.quote(command)} </dev/null",
-                hide=True,
-                warn=True,
-                in_stream=False,
-                pty=False,
-                timeout=timeout,
-            )
+            with traced(command, where=self.label) as t:
+                r = self._c.run(
+                    f"sh -c {shlex.quote(command)} </dev/null",
+                    hide=True,
+                    warn=True,
+                    in_stream=False,
+                    pty=False,
+                    timeout=timeout,
+                )
+                t.returncode = r.exited
         except invoke.exceptions.CommandTimedOut as exc:
             raise RemoteError(
                 f"{command!r} did not finish within {timeout:.0f}s on {self.label}",

@@ -76,16 +76,23 @@ CHECKS: dict[str, Callable[[Any], str | None]] = {
 
 def read_adopt(path: Path, provider: str) -> tuple[dict[str, Any], KeyLines, bool]:
     """The values of ``adopt.json``, their lines, and whether the file exists."""
+    from ..readers import FileProblem, check_json_depth, read_text
+
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
     except FileNotFoundError:
         return {}, KeyLines(), False
+    except FileProblem as e:
+        raise _syntax_error(path, None, e.reason, provider) from None
     except (OSError, UnicodeDecodeError) as e:
         raise _syntax_error(path, None, f"cannot be read ({e})", provider) from None
     try:
+        check_json_depth(text, path)
         data = json.loads(text)
     except json.JSONDecodeError as e:
         raise _syntax_error(path, e.lineno, e.msg, provider) from None
+    except FileProblem as e:
+        raise _syntax_error(path, None, e.reason, provider) from None
     if not isinstance(data, dict):
         raise _syntax_error(path, 1, "the top level must be a JSON object", provider)
     lines = json_key_lines(text)

@@ -23,7 +23,9 @@ from pydantic import ValidationError
 from ..backends.pulumi.project import PulumiProject, config_model
 from ..contract import Blocking
 from ..paths import ProviderPaths
+from ..readers import FileProblem, as_error, read_text
 from ..vendors import Template
+from ..yamlload import bounded, compose
 from .placeholder import is_placeholder
 
 
@@ -33,9 +35,11 @@ def scan_pulumi(paths: ProviderPaths, template: Template) -> list[Blocking]:
     file = str(stack_file)
     namespace = project.name
     try:
-        text = stack_file.read_text(encoding="utf-8")
+        text = read_text(stack_file)
     except FileNotFoundError:
         text = None
+    except (OSError, FileProblem) as exc:
+        raise as_error(exc, "", path=stack_file, kind="bad_stack_file") from None
     if text is None:
         return [
             Blocking(
@@ -150,7 +154,7 @@ def read_stack_config(
     ``conflict`` beside the namespaced key), as is a key given twice (``conflict``).
     """
     try:
-        node = yaml.compose(text)
+        node = compose(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
@@ -170,7 +174,7 @@ def read_stack_config(
     if not isinstance(config, yaml.MappingNode):
         line = config.start_mark.line + 1
         raise StackFileError("'config:' must be a mapping of '<project>:<key>: value'", line)
-    build = yaml.SafeLoader("")
+    build = bounded(yaml.SafeLoader)("")
     values: dict[str, Any] = {}
     lines: dict[str, int] = {}
     bare: dict[str, int] = {}

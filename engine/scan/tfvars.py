@@ -189,14 +189,19 @@ class VarFile:
 def read_var_file(path: Path, provider: str) -> VarFile:
     """Read a ``.tfvars`` or ``.tfvars.json`` file. A missing file reads as empty;
     one that does not parse raises ``DreamlakeError(kind="tfvars_syntax")``."""
+    from ..readers import FileProblem, check_json_depth, read_text
+
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
     except FileNotFoundError:
         return VarFile(path, exists=False)
+    except FileProblem as e:
+        raise _syntax_error(path, None, e.reason, provider) from None
     except (OSError, UnicodeDecodeError) as e:
         raise _syntax_error(path, None, f"cannot be read ({e})", provider) from None
     if path.name.endswith(".json"):
         try:
+            check_json_depth(text, path)
             data = (
                 json.loads(text, parse_float=_json_number, parse_int=_json_number)
                 if text.strip()
@@ -204,6 +209,8 @@ def read_var_file(path: Path, provider: str) -> VarFile:
             )
         except json.JSONDecodeError as e:
             raise _syntax_error(path, e.lineno, e.msg, provider) from None
+        except FileProblem as e:
+            raise _syntax_error(path, None, e.reason, provider) from None
         if not isinstance(data, dict):
             raise _syntax_error(path, 1, "the top level must be an object", provider)
         jlines = json_key_lines(text)
@@ -302,6 +309,8 @@ providers of one template (``provider list``) parses its variables once."""
 def read_variables(tf_dir: Path) -> dict[str, VariableSpec]:
     """Every ``variable`` block in the ``*.tf`` files of ``tf_dir``. A file that
     does not parse is skipped: plan reports it, the scan only judges values."""
+    from ..readers import read_text
+
     texts: list[str] = []
     try:
         files = sorted(tf_dir.glob("*.tf"))
@@ -309,7 +318,7 @@ def read_variables(tf_dir: Path) -> dict[str, VariableSpec]:
         return {}
     for f in files:
         try:
-            text = f.read_text(encoding="utf-8")
+            text = read_text(f)
         except Exception:
             continue
         if _VARIABLE_BLOCK_RE.search(text):  # parsing costs; only declaring files matter

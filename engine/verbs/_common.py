@@ -27,17 +27,17 @@ def error_result(
 
     A name that is not a valid provider name is never put into a command (it would
     be run as given: the same error again at best, a shell's ``;`` at worst)."""
-    cp = lakeshore.resolve_control_plane(root.path if root else None)
+    cp = lakeshore.resolve_control_plane(root.path if root else None, strict=False)
     valid = NAME_RE.fullmatch(name or "") is not None
     if valid:
         fallback = Run(command=commands.status(name, dream_dir))
+        bad_file = getattr(exc, "path", None)
+        if exc.next_action is None and bad_file is not None:  # a file to fix, then look again
+            default_next = EditThenContinue(file=str(bad_file), command=fallback.command)
     else:
-        known = root.known_providers() if root else []
-        fallback = Run(
-            command=commands.status(known[0], dream_dir)
-            if known
-            else commands.create("my-provider", "local", dream_dir)
-        )
+        # No name to keep, and never another provider's: the help, which says what a
+        # name may be.
+        fallback = Run(command=commands.create_help(None, dream_dir))
         default_next = None
     nxt = exc.next_action or default_next or fallback
     return ProviderLifecycleResult(

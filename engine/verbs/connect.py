@@ -59,7 +59,9 @@ def _default_factory(target: Any) -> Shell:
 
 def _read_adopt(paths: ProviderPaths) -> dict[str, Any]:
     try:
-        data = json.loads(paths.adopt_json.read_text(encoding="utf-8"))
+        from ..readers import read_json
+
+        data = read_json(paths.adopt_json)
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

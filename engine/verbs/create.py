@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import commands
+from .. import commands, lakeshore
 from ..contract import ProviderLifecycleResult, Run
 from ..derive import Derived, derive, edit_action
 from ..errors import DreamlakeError, NotWritable, UsageError, VendorMismatch
@@ -51,6 +51,7 @@ def create(
     root = root_for(dream_dir, cwd)
     try:
         check_name(name)
+        lakeshore.resolve_control_plane(root.path)  # an unreadable .dreamrc: before any write
         if stack is not None:
             from .adopt_stack import adopt_stack
 
@@ -61,7 +62,7 @@ def create(
                 raise UsageError(
                     f"no provider named {name!r} under {root.providers} yet: "
                     "--provider names the vendor to scaffold it from",
-                    next_action=Run(command=commands.create(name, "local", dream_dir)),
+                    next_action=Run(command=commands.create_help(name, dream_dir)),
                 )
             vendor = record.vendor
         if backend is None and record is not None and record.vendor == vendor:
@@ -72,13 +73,12 @@ def create(
     except DreamlakeError as exc:
         nxt = exc.next_action
         if nxt is None and exc.kind == "unknown_vendor":
-            nxt = Run(
-                command=commands.create(name if _ok(name) else "my-provider", "local", dream_dir)
-            )
+            # Keep the name, ask for the vendor (the message lists the known ones).
+            nxt = Run(command=commands.create_help(name if _ok(name) else None, dream_dir))
         if nxt is None and exc.kind == "usage" and _ok(name) and vendor:
             nxt = Run(command=commands.create(name, vendor, dream_dir))
         if nxt is None and exc.kind == "usage":
-            nxt = Run(command=commands.create("my-provider", "local", dream_dir))
+            nxt = Run(command=commands.create_help(name if _ok(name) else None, dream_dir))
         return error_result(
             exc,
             name,

@@ -21,7 +21,12 @@ def status(
         obs = observe(name, root, dream_dir, probe=probe)
     except DreamlakeError as exc:
         return error_result(exc, name, root=root, dream_dir=dream_dir)
-    res = to_result(obs)
+    from ..supervision import observe_supervisor
+
+    sup, host, deg = observe_supervisor(obs)  # the host says, as it told connect
+    res = to_result(obs, extra_degraded=deg)
+    if sup is not None:
+        res = res.model_copy(update={"supervisor": sup, "host": host})
     t = res.template
     if t and t.latest > t.version:
         res.with_notes(

@@ -55,6 +55,7 @@ TYPE = "dreamlake:kube:GpuCluster"
 _REGION = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]*)?-[a-z]+-[0-9]+$")
 _CLUSTER = re.compile(r"^[a-zA-Z][a-zA-Z0-9-]{0,99}$")
 _CIDR_SIZE = re.compile(r"/(1[6-9]|20)$")
+_VPC_ID = re.compile(r"^vpc-[0-9a-f]{8}([0-9a-f]{9})?$")
 _GPU = re.compile(r"^(g4dn|g5|g6|g6e|gr6|p3|p3dn|p4d|p4de|p5|p5e|p5en)\.[0-9a-z]+$")
 _K8S = re.compile(r"^1\.[0-9]+$")
 NODE_AMI_TYPES = (
@@ -116,13 +117,15 @@ class Config(BaseModel):
     @classmethod
     def _vpc(cls, v: str) -> str:
         try:
-            ipaddress.ip_network(v, strict=False)
-            ok = bool(_CIDR_SIZE.search(v))
+            ok = bool(_VPC_ID.match(v)) or (
+                bool(ipaddress.ip_network(v, strict=False)) and bool(_CIDR_SIZE.search(v))
+            )
         except ValueError:
             ok = False
         if not ok:
             raise ValueError(
-                'The vpc_cidr must be a CIDR block from /16 to /20, such as "10.42.0.0/16".'
+                "The vpc must be a CIDR block from /16 to /20 for a new VPC, such as "
+                '"10.42.0.0/16", or an existing VPC\'s id to adopt, such as "vpc-0abc1234".'
             )
         return v
 
@@ -165,7 +168,21 @@ class Config(BaseModel):
     @classmethod
     def _node_max(cls, v: int) -> int:
         if not 1 <= v <= 100:
-            raise ValueError("The node_max must be between 1 and 100.")
+            raise ValueError("The node_max must be a whole number between 1 and 100.")
+        return v
+
+    @field_validator("node_min")
+    @classmethod
+    def _node_min(cls, v: int) -> int:
+        if v < 0:
+            raise ValueError("The node_min must be a whole number of nodes, 0 or more.")
+        return v
+
+    @field_validator("node_desired")
+    @classmethod
+    def _node_desired(cls, v: int) -> int:
+        if v < 0:
+            raise ValueError("The node_desired must be a whole number of nodes, 0 or more.")
         return v
 
     @field_validator("az_count")
@@ -246,46 +263,58 @@ def component_class() -> Any:
             zones = aws.get_availability_zones(
                 state="available", opts=pulumi.InvokeOptions(parent=self, provider=provider)
             ).names[: config.az_count]
-            net = ipaddress.ip_network(config.vpc, strict=False)
-            blocks = list(net.subnets(prefixlen_diff=4))
+            if _VPC_ID.match(config.vpc):
+                # Adopt: the VPC's own subnets carry the cluster; none of its network is made.
+                vpc_id: Any = config.vpc
+                subnet_ids: Any = aws.ec2.get_subnets(
+                    filters=[aws.ec2.GetSubnetsFilterArgs(name="vpc-id", values=[config.vpc])],
+                    opts=pulumi.InvokeOptions(parent=self, provider=provider),
+                ).ids
+            else:
+                net = ipaddress.ip_network(config.vpc, strict=False)
+                blocks = list(net.subnets(prefixlen_diff=4))
 
-            vpc = aws.ec2.Vpc(
-                f"{name}-vpc",
-                cidr_block=config.vpc,
-                enable_dns_support=True,
-                enable_dns_hostnames=True,
-                tags={"Name": f"{cname}-vpc"},
-                opts=child,
-            )
-            igw = aws.ec2.InternetGateway(
-                f"{name}-igw", vpc_id=vpc.id, tags={"Name": f"{cname}-igw"}, opts=child
-            )
-            routes = aws.ec2.RouteTable(
-                f"{name}-public",
-                vpc_id=vpc.id,
-                routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=igw.id)],
-                tags={"Name": f"{cname}-public"},
-                opts=child,
-            )
-            subnets = []
-            for i, zone in enumerate(zones):
-                subnet = aws.ec2.Subnet(
-                    f"{name}-public-{i}",
-                    vpc_id=vpc.id,
-                    cidr_block=str(blocks[i]),
-                    availability_zone=zone,
-                    map_public_ip_on_launch=True,
-                    tags={
-                        "Name": f"{cname}-public-{zone}",
-                        "kubernetes.io/role/elb": "1",
-                        f"kubernetes.io/cluster/{cname}": "shared",
-                    },
+                vpc = aws.ec2.Vpc(
+                    f"{name}-vpc",
+                    cidr_block=config.vpc,
+                    enable_dns_support=True,
+                    enable_dns_hostnames=True,
+                    tags={"Name": f"{cname}-vpc"},
                     opts=child,
                 )
-                aws.ec2.RouteTableAssociation(
-                    f"{name}-public-{i}", subnet_id=subnet.id, route_table_id=routes.id, opts=child
+                igw = aws.ec2.InternetGateway(
+                    f"{name}-igw", vpc_id=vpc.id, tags={"Name": f"{cname}-igw"}, opts=child
                 )
-                subnets.append(subnet)
+                routes = aws.ec2.RouteTable(
+                    f"{name}-public",
+                    vpc_id=vpc.id,
+                    routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=igw.id)],
+                    tags={"Name": f"{cname}-public"},
+                    opts=child,
+                )
+                subnets = []
+                for i, zone in enumerate(zones):
+                    subnet = aws.ec2.Subnet(
+                        f"{name}-public-{i}",
+                        vpc_id=vpc.id,
+                        cidr_block=str(blocks[i]),
+                        availability_zone=zone,
+                        map_public_ip_on_launch=True,
+                        tags={
+                            "Name": f"{cname}-public-{zone}",
+                            "kubernetes.io/role/elb": "1",
+                            f"kubernetes.io/cluster/{cname}": "shared",
+                        },
+                        opts=child,
+                    )
+                    aws.ec2.RouteTableAssociation(
+                        f"{name}-public-{i}",
+                        subnet_id=subnet.id,
+                        route_table_id=routes.id,
+                        opts=child,
+                    )
+                    subnets.append(subnet)
+                vpc_id, subnet_ids = vpc.id, [s.id for s in subnets]
 
             def assume(service: str) -> str:
                 return json.dumps(
@@ -338,7 +367,7 @@ def component_class() -> Any:
                 version=config.kubernetes_version,
                 role_arn=cluster_role.arn,
                 vpc_config=aws.eks.ClusterVpcConfigArgs(
-                    subnet_ids=[s.id for s in subnets],
+                    subnet_ids=subnet_ids,
                     endpoint_public_access=True,
                     endpoint_private_access=True,
                 ),
@@ -351,7 +380,7 @@ def component_class() -> Any:
                 cluster_name=cluster.name,
                 node_group_name=f"{cname}-gpu",
                 node_role_arn=node_role.arn,
-                subnet_ids=[s.id for s in subnets],
+                subnet_ids=subnet_ids,
                 ami_type=config.node_ami_type,
                 capacity_type=config.capacity_type,
                 instance_types=config.node_type,
@@ -430,7 +459,7 @@ def component_class() -> Any:
             self.cluster_endpoint = cluster.endpoint
             self.cluster_ca_data = cluster.certificate_authority.data
             self.node_group = group.node_group_name
-            self.vpc_id = vpc.id
+            self.vpc_id = pulumi.Output.from_input(vpc_id)
             self.region = pulumi.Output.from_input(config.region)
             self.outputs: dict[str, Any] = {k: getattr(self, k) for k in OUTPUTS}
             self.register_outputs(self.outputs)

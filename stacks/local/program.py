@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from functools import cache
+from pathlib import Path
 from typing import Any, Literal, get_origin
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
@@ -84,13 +85,15 @@ class Config(BaseModel):
         return v
 
 
-def daemon_args(config: Config) -> list[str]:
-    """The daemon's command line, as the terraform template's ``daemon_args`` local."""
+def daemon_args(config: Config, provider: str) -> list[str]:
+    """The daemon's command line, as the terraform template's ``daemon_args`` local
+    (``provider``: the stack, named for the provider)."""
     workdir = config.workdir.removesuffix("/")
-    args = ["nymph", "--name", config.worker_name, "--workdir", workdir]
-    for q in dict.fromkeys(config.queues):
-        args += ["--queue", q]
-    return args
+    queues = ",".join(dict.fromkeys(config.queues))
+    return [
+        "nymph", "--provider", provider, "--instance-id", config.worker_name,
+        "--workdir", workdir, "--queues", queues,
+    ]  # fmt: skip
 
 
 @cache
@@ -102,12 +105,19 @@ def component_class() -> Any:
     class LocalWorker(pulumi.ComponentResource):
         """This machine as a dreamlake worker: outputs only, no resources, no plugin.
 
-        ``LocalWorker(name, config, opts)``; its outputs are attributes of the same
-        names (``worker_host``, ``daemon_args``, ...) and ``outputs`` maps them all.
+        ``LocalWorker(name, config, opts, provider=...)``; its outputs are attributes
+        of the same names (``worker_host``, ``daemon_args``, ...) and ``outputs`` maps
+        them all. ``provider``: the dreamlake provider the daemon claims (default:
+        ``name``).
         """
 
         def __init__(
-            self, name: str, config: Config, opts: pulumi.ResourceOptions | None = None
+            self,
+            name: str,
+            config: Config,
+            opts: pulumi.ResourceOptions | None = None,
+            *,
+            provider: str | None = None,
         ) -> None:
             super().__init__(TYPE, name, None, opts)
             self.config = config
@@ -115,7 +125,7 @@ def component_class() -> Any:
             self.worker_name = pulumi.Output.from_input(config.worker_name)
             self.workdir = pulumi.Output.from_input(config.workdir.removesuffix("/"))
             self.queues = pulumi.Output.from_input(list(dict.fromkeys(config.queues)))
-            self.daemon_args = pulumi.Output.from_input(daemon_args(config))
+            self.daemon_args = pulumi.Output.from_input(daemon_args(config, provider or name))
             self.outputs: dict[str, Any] = {k: getattr(self, k) for k in OUTPUTS}
             self.register_outputs(self.outputs)
 
@@ -128,11 +138,11 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def program(config: Config, name: str = "dreamlake") -> Any:
+def program(config: Config, name: str = "dreamlake", provider: str | None = None) -> Any:
     """The stack: one :class:`LocalWorker` whose outputs become the stack outputs."""
     import pulumi
 
-    worker = component_class()(name, config)
+    worker = component_class()(name, config, provider=provider)
     for key, value in worker.outputs.items():
         pulumi.export(key, value)
     return worker
@@ -207,8 +217,14 @@ def read_pulumi_config() -> Config:
     return config
 
 
+def provider_of_program_dir(cwd: Path | None = None) -> str:
+    """The provider a scaffolded program belongs to: the folder above its own
+    (``.dream/providers/<name>/pulumi``), as the terraform template derives it."""
+    return (cwd or Path.cwd()).resolve().parent.name
+
+
 def main() -> None:
-    program(read_pulumi_config())
+    program(read_pulumi_config(), provider=provider_of_program_dir())
 
 
 if __name__ == "__main__":

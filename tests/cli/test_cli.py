@@ -151,7 +151,7 @@ def test_providers_bad_tag_is_error_with_line(project: Path) -> None:
     p = run("providers", cwd=project)
     assert p.returncode == 1
     assert f"{project / '.dreamrc'}:2" in p.stderr
-    assert "next: dreamlake providers --help" in p.stderr
+    assert f"next: edit {project / '.dreamrc'}, then dreamlake providers" in p.stderr
 
 
 def test_an_unexpected_failure_is_one_error_document_keeping_dream_dir(

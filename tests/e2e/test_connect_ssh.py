@@ -107,6 +107,9 @@ def test_ssh_journey_connect_exists_restart(adopted, sshd) -> None:  # type: ign
     rc, out = dl("status", "-n", name, cwd=project)
     assert (rc, out["status"], out["nextAction"]) == (0, "connected", None), out
     assert out["claim"]["live"] == 1
+    # status asks the host, as connect did: the same supervisor and no-supervisor.
+    assert out["supervisor"] == "tmux" and out["host"] == f"{sshd.user}@{sshd.host}:{sshd.port}"
+    assert "no-supervisor" in out["degraded"]
 
     # connect again: exists, nothing written, and not a single ssh connection.
     before = sshd.connections()

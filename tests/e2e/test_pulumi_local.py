@@ -60,7 +60,13 @@ def test_local_loop(project: Path) -> None:
     st = status("lab", dream_dir=dd)
     assert st.status in ("applied", "unclaimed"), st.to_json()
     assert st.outputs is not None and st.outputs["worker_host"] == "localhost"
-    assert st.outputs["daemon_args"][:3] == ["nymph", "--name", "lab-box"]
+    assert st.outputs["daemon_args"][:5] == [
+        "nymph",
+        "--provider",
+        "lab",
+        "--instance-id",
+        "lab-box",
+    ]
     assert (pulumi_dir / ".state" / ".pulumi").is_dir()
 
     # a second plan over the deployed stack is clean again

@@ -77,5 +77,11 @@ def test_local_loop(tf_env: dict[str, str], project: Path) -> None:
 
     rc, out, _ = dl(tf_env, project, "status", "-n", "lab")
     assert (rc, out["status"]) == (0, "applied")
-    assert out["outputs"]["daemon_args"][:3] == ["nymph", "--name", "lab-1"]
+    assert out["outputs"]["daemon_args"][:5] == [
+        "nymph",
+        "--provider",
+        "lab",
+        "--instance-id",
+        "lab-1",
+    ]
     assert "lock" not in out

@@ -249,3 +249,33 @@ def test_real_terraform_init_installs_from_the_mirror(
             / "aws"
         ).iterdir()
     )
+
+
+@pytest.mark.parametrize(
+    ("variable", "service"),
+    [
+        ("AWS_ENDPOINT_URL_CLOUDWATCH_LOGS", "logs"),
+        ("AWS_ENDPOINT_URL_ELASTIC_LOAD_BALANCING_V2", "elbv2"),
+        ("AWS_ENDPOINT_URL_ELASTIC_LOAD_BALANCING", "elb"),
+        ("AWS_ENDPOINT_URL_AUTO_SCALING", "autoscaling"),
+        ("AWS_ENDPOINT_URL_ROUTE_53", "route53"),
+        ("AWS_ENDPOINT_URL_SECRETS_MANAGER", "secretsmanager"),
+        ("AWS_ENDPOINT_URL_EC2", "ec2"),
+    ],
+)
+def test_multi_word_service_variables_follow_the_service_id(
+    variable: str, service: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv(variable, "http://127.0.0.1:4566")
+    d = _provider(tmp_path, {})
+    s = endpoints.resolve(d)
+    assert s.aws.endpoint_for(service) == "http://127.0.0.1:4566"
+    assert s.aws.endpoints[service] == "http://127.0.0.1:4566"
+
+
+def test_the_service_id_table_matches_botocore() -> None:
+    """Every name in AWS_SERVICES: botocore's env-var spelling maps back to it."""
+    session = pytest.importorskip("botocore.session").get_session()
+    for name in endpoints.AWS_SERVICES:
+        service_id = session.get_service_model(name).service_id
+        assert endpoints.env_service(service_id.replace(" ", "_").upper()) == name

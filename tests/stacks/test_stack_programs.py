@@ -121,12 +121,12 @@ cfg = Config(workdir="/var/lib/nymph/", queues=["gpu", "gpu", "cpu"], worker_nam
 def check():
     program(cfg)
 check()
-print(json.dumps(daemon_args(cfg)))
+print(json.dumps(daemon_args(cfg, "lab")))
 """
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     assert out.stdout.strip().splitlines()[-1] == (
-        '["nymph", "--name", "lab-box", "--workdir", "/var/lib/nymph", "--queue", "gpu", '
-        '"--queue", "cpu"]'
+        '["nymph", "--provider", "lab", "--instance-id", "lab-box", "--workdir", '
+        '"/var/lib/nymph", "--queues", "gpu,cpu"]'
     )
 
 

@@ -93,7 +93,9 @@ def _packaged_program(project: PulumiProject) -> bytes:
 
 def read_summary(project: PulumiProject) -> dict[str, Any] | None:
     try:
-        data = json.loads(project.summary.read_text(encoding="utf-8"))
+        from ...readers import read_json
+
+        data = read_json(project.summary)
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
@@ -515,7 +517,9 @@ class PulumiBackend:
 
         file = project.stack_file.absolute()
         try:
-            text = file.read_text(encoding="utf-8")
+            from ...readers import read_text
+
+            text = read_text(file)
             _, lines, _issues = read_stack_config(text, project.name)
             commented = commented_lines(text, project.name)
         except (OSError, ValueError):

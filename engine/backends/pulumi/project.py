@@ -33,6 +33,9 @@ from typing import Any
 
 import yaml
 
+from ...readers import read_text
+from ...yamlload import safe_load
+
 PROJECT_DEFAULT = "dreamlake"
 MAIN = "__main__.py"
 SUMMARY = "summary.plan.json"
@@ -166,8 +169,8 @@ class PulumiProject:
 
     def project_settings(self) -> dict[str, Any]:
         try:
-            data = yaml.safe_load(self.project_file.read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError):
+            data = safe_load(read_text(self.project_file))
+        except (OSError, ValueError, yaml.YAMLError):
             return {}
         return data if isinstance(data, dict) else {}
 

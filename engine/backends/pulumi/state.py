@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import json
 import os
 import socket
 from dataclasses import dataclass, field
@@ -35,6 +34,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from ...readers import MAX_STATE, loads_json, read_bytes, read_json, read_text
+from ...yamlload import safe_load
 
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -100,7 +102,7 @@ class BackendFiles:
         version = 0
         if meta.is_file():
             try:
-                data = yaml.safe_load(meta.read_text(encoding="utf-8")) or {}
+                data = safe_load(read_text(meta)) or {}
                 version = int(data.get("version", 0)) if isinstance(data, dict) else 0
             except (OSError, ValueError, TypeError, yaml.YAMLError):
                 notes.append(f"{meta} is unreadable; reading the legacy layout")
@@ -191,8 +193,8 @@ def _zstd(data: bytes, path: Path) -> bytes:
 
 def read_checkpoint(path: Path) -> Checkpoint:
     try:
-        raw = decompress(path.read_bytes(), path)
-        data = json.loads(raw)
+        raw = decompress(read_bytes(path, limit=MAX_STATE), path)
+        data = loads_json(raw, path=path, max_depth=None)
     except (OSError, ValueError, EOFError) as exc:
         raise StateUnreadable(f"{path} is not a readable Pulumi checkpoint: {exc}") from exc
     if not isinstance(data, dict):
@@ -228,7 +230,7 @@ def pid_alive(pid: int) -> bool:
 
 def read_lock(path: Path, this_host: str) -> LockFile:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path)
     except (OSError, ValueError):
         data = {}
     if not isinstance(data, dict):

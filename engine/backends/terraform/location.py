@@ -9,12 +9,12 @@ and ``terraform.tfstate.d/<ws>/terraform.tfstate`` for the others.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...readers import read_text
 from .statefile import STATE_FILE
 
 _BACKEND_BLOCK = re.compile(r'^\s*(?:backend\s+"([\w-]+)"|cloud)\s*\{', re.MULTILINE)
@@ -29,7 +29,9 @@ class StateLocation:
 
 def _init_backend(tf_dir: Path) -> tuple[str | None, dict[str, Any]]:
     try:
-        data = json.loads((tf_dir / ".terraform" / "terraform.tfstate").read_text(encoding="utf-8"))
+        from ...readers import read_json
+
+        data = read_json(tf_dir / ".terraform" / "terraform.tfstate")
         backend = data.get("backend") or {}
         return backend.get("type"), dict(backend.get("config") or {})
     except (OSError, ValueError, AttributeError, TypeError):
@@ -39,8 +41,8 @@ def _init_backend(tf_dir: Path) -> tuple[str | None, dict[str, Any]]:
 def _declared_backend(tf_dir: Path) -> str | None:
     for tf in sorted(tf_dir.glob("*.tf")):
         try:
-            text = tf.read_text(encoding="utf-8")
-        except OSError:
+            text = read_text(tf)
+        except (OSError, ValueError):
             continue
         m = _BACKEND_BLOCK.search(text)
         if m:
@@ -50,8 +52,8 @@ def _declared_backend(tf_dir: Path) -> str | None:
 
 def state_location(tf_dir: Path) -> StateLocation:
     try:
-        workspace = (tf_dir / ".terraform" / "environment").read_text(encoding="utf-8").strip()
-    except OSError:
+        workspace = read_text(tf_dir / ".terraform" / "environment", limit=4096).strip()
+    except (OSError, ValueError):
         workspace = ""
     workspace = workspace or "default"
     kind, config = _init_backend(tf_dir)

@@ -12,7 +12,6 @@ this process never holds one on a state file, so the answer is about others.)
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import re
 import struct
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ...contract import LockInfo
+from ...readers import loads_json, read_bytes
 
 LOCK_INFO = ".terraform.tfstate.lock.info"
 
@@ -43,13 +43,13 @@ def read_lock_info(path: Path) -> dict[str, Any] | None:
     """The lock.info JSON (Go field names ID, Operation, Info, Who, Version,
     Created, Path), ``{}`` when present but unreadable, None when absent."""
     try:
-        raw = path.read_text(encoding="utf-8")
+        raw = read_bytes(path, limit=1024 * 1024)
     except FileNotFoundError:
         return None
-    except OSError:
+    except (OSError, ValueError):
         return {}
     try:
-        data = json.loads(raw)
+        data = loads_json(raw, path=path)
     except ValueError:
         return {}
     return data if isinstance(data, dict) else {}

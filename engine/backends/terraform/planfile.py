@@ -85,8 +85,10 @@ class PlanRecord:
 
     @classmethod
     def from_json(cls, text: str) -> PlanRecord:
-        data = json.loads(text)
-        if data.get("format") != META_FORMAT:
+        from ...readers import loads_json
+
+        data = loads_json(text)
+        if not isinstance(data, dict) or data.get("format") != META_FORMAT:
             raise ValueError(f"unknown plan record format {data.get('format')!r}")
         return cls(
             plan_sha256=str(data["planSha256"]),
@@ -145,8 +147,10 @@ def write_record(tf_dir: Path, record: PlanRecord) -> Path:
 
 def read_record(tf_dir: Path) -> PlanRecord | None:
     try:
-        return PlanRecord.from_json((tf_dir / META_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError, KeyError, TypeError):
+        from ...readers import read_text
+
+        return PlanRecord.from_json(read_text(tf_dir / META_FILE))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
 

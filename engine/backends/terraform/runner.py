@@ -114,20 +114,26 @@ def run(
         raise ValueError("a streamed terraform run takes no timeout: it is never killed half-way")
     argv = [terraform_binary(), *args]
     env = run_env(provider_dir)
+    from ...trace import traced
+
     try:
-        if on_line is None:
-            proc = subprocess.run(
-                argv,
-                cwd=cwd,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                check=False,
-            )
-            return Completed(argv, proc.returncode, proc.stdout, proc.stderr)
-        return _stream(argv, cwd, env, on_line)
+        with traced(argv, cwd) as t:
+            if on_line is None:
+                proc = subprocess.run(
+                    argv,
+                    cwd=cwd,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    capture_output=True,
+                    text=True,
+                    timeout=timeout,
+                    check=False,
+                )
+                t.returncode = proc.returncode
+                return Completed(argv, proc.returncode, proc.stdout, proc.stderr)
+            done = _stream(argv, cwd, env, on_line)
+            t.returncode = done.returncode
+            return done
     except FileNotFoundError as exc:
         raise BinaryMissing(
             f"could not start {argv[0]}: {exc.strerror}. Install terraform with `{INSTALL_HINT}`.",

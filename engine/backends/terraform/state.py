@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from ...backends.base import InfraState
-from ...contract import LockInfo
+from ...contract import EditThenContinue, LockInfo
+from ...errors import DreamlakeError
 from .location import state_location
 from .lockinfo import lock_info_path, probe_fcntl, read_lock_info, to_lock
 from .planfile import Freshness, freshness
@@ -60,7 +61,6 @@ def stale_hint(state: StateFile, *, now: float | None = None) -> str | None:
 def _pull_remote(tf_dir: Path, provider_dir: Path) -> tuple[StateFile | None, str | None]:
     if not (tf_dir / ".terraform").is_dir():
         return None, "remote state not read: run plan once to initialise the backend"
-    from ...errors import DreamlakeError
     from .runner import run
     from .tfexec import state_pull_args
 
@@ -92,8 +92,8 @@ def observe_state(provider_dir: Path) -> InfraState:
         state = pulled or StateFile(exists=False)
     else:
         state = read_state(state_path)
-        if state.error:
-            notes.append(state.error)
+        if state.exists and not state.readable:
+            raise unreadable_state(state_path, state.error or f"{state_path} cannot be read")
 
     lock = None if where.remote else _lock(tf, state_path, state, notes)
     partial = lock is not None and lock.state == "stale" and _is_partial(tf, state)
@@ -134,6 +134,24 @@ def _failed_apply(tf: Path, state: StateFile, fresh: Freshness) -> tuple[str, ..
     return tuple(a for a in record.creates if a in have)
 
 
+def unreadable_state(path: Path, error: str) -> DreamlakeError:
+    """A state nobody can read: an error naming it, whose recovery is to repair the file
+    and ``plan`` — never ``apply``, which would act on a record of nothing."""
+    backup = path.with_name(path.name + ".backup")
+    hint = (
+        f"; terraform kept the previous snapshot in {backup.name}: restore it (copy it over "
+        f"{path.name}) if this file was damaged"
+        if backup.is_file()
+        else "; restore it from a copy if you have one, or move it aside only when no "
+        "infrastructure was ever applied from this folder"
+    )
+    return DreamlakeError(
+        f"the terraform state cannot be read: {error}{hint}",
+        kind="state_unreadable",
+        next_action=EditThenContinue(file=str(path), command=""),
+    )
+
+
 def _is_partial(tf: Path, state: StateFile) -> bool:
     return state.empty or not state.readable or (tf / ERRORED_STATE).is_file()
 
@@ -155,6 +173,15 @@ def _lock(tf: Path, state_path: Path, state: StateFile, notes: list[str]) -> Loc
                 "terraform could not save the state after an apply and wrote errored.tfstate; "
                 "push it back with `terraform state push errored.tfstate` before anything else"
             ),
+        )
+    if info == {} and not probe.held:
+        # Present, unreadable, and nobody holds the lock: who left it, doing what, is
+        # unknown (a plan's leftover is no apply). Say so; never guess "re-run apply".
+        raise DreamlakeError(
+            f"{info_path} cannot be read as a terraform lock record and no process holds the "
+            "lock now; if no terraform run is in progress in this folder, remove the file",
+            kind="lock_unreadable",
+            next_action=EditThenContinue(file=str(info_path), command=""),
         )
     if info is None and not probe.held:
         # A 0-byte state alone is "no state" to terraform (a plan after a killed

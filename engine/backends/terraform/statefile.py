@@ -92,26 +92,38 @@ def parse_state(data: dict[str, Any], *, mtime: float | None = None) -> StateFil
 
 
 def read_state(path: Path) -> StateFile:
+    from ...readers import MAX_STATE, FileProblem, loads_json, read_bytes
+
     try:
         st = path.stat()
-        raw = path.read_bytes()
+        raw = read_bytes(path, limit=MAX_STATE)
     except FileNotFoundError:
         return StateFile(exists=False)
+    except FileProblem as exc:
+        return StateFile(exists=True, readable=False, error=f"{path}: {exc.reason}")
     except OSError as exc:
         return StateFile(exists=True, readable=False, error=f"cannot read {path}: {exc.strerror}")
     if not raw.strip():
         return StateFile(exists=True, empty=True, mtime=st.st_mtime)
     try:
-        data = json.loads(raw)
-    except ValueError as exc:
+        data = loads_json(raw, path=path, max_depth=None)
+    except FileProblem as exc:
         return StateFile(
-            exists=True, readable=False, mtime=st.st_mtime, error=f"{path} is not valid JSON: {exc}"
+            exists=True, readable=False, mtime=st.st_mtime, error=f"{path} is {exc.reason}"
         )
-    if not isinstance(data, dict):
+    if not isinstance(data, dict) or not isinstance(data.get("version", 4), int):
         return StateFile(
             exists=True, readable=False, mtime=st.st_mtime, error=f"{path} is not a state"
         )
-    return parse_state(data, mtime=st.st_mtime)
+    try:
+        return parse_state(data, mtime=st.st_mtime)
+    except (AttributeError, TypeError, ValueError) as exc:
+        return StateFile(
+            exists=True,
+            readable=False,
+            mtime=st.st_mtime,
+            error=f"{path} is not a terraform state ({type(exc).__name__}: {exc})",
+        )
 
 
 def state_fingerprint(path: Path) -> str:

@@ -24,8 +24,8 @@ output "node_group" {
 }
 
 output "vpc_id" {
-  description = "The VPC this template created."
-  value       = aws_vpc.this.id
+  description = "The VPC the cluster runs in (created here, or adopted)."
+  value       = local.vpc_id
 }
 
 output "region" {

@@ -8,8 +8,9 @@
 # EKS cluster name, unique per account and region.
 # cluster_name = "gpu-cluster"
 
-# CIDR of the new VPC; must not overlap networks you peer or VPN with.
-# vpc_cidr = "10.42.0.0/16"
+# A new VPC's CIDR (must not overlap networks you peer or VPN with),
+# or an existing VPC's id to adopt, e.g. "vpc-0abc1234".
+# vpc = "10.42.0.0/16"
 
 # Interchangeable GPU instance types for the node group.
 # gpu_instance_types = ["g5.xlarge", "g5.2xlarge"]

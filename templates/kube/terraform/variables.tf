@@ -20,13 +20,13 @@ variable "cluster_name" {
   }
 }
 
-variable "vpc_cidr" {
-  description = "CIDR of the VPC this template creates; must not overlap networks you peer or VPN with."
+variable "vpc" {
+  description = "The CIDR of a new VPC (must not overlap networks you peer or VPN with), or the id of an existing VPC to adopt (its subnets in two zones or more)."
   type        = string
 
   validation {
-    condition     = can(cidrhost(var.vpc_cidr, 0)) && can(regex("/(1[6-9]|20)$", var.vpc_cidr))
-    error_message = "The vpc_cidr must be a CIDR block from /16 to /20, such as \"10.42.0.0/16\"."
+    condition     = can(regex("^vpc-[0-9a-f]{8}([0-9a-f]{9})?$", var.vpc)) || (can(cidrhost(var.vpc, 0)) && can(regex("/(1[6-9]|20)$", var.vpc)))
+    error_message = "The vpc must be a CIDR block from /16 to /20 for a new VPC, such as \"10.42.0.0/16\", or an existing VPC's id to adopt, such as \"vpc-0abc1234\"."
   }
 }
 
@@ -79,12 +79,22 @@ variable "node_min" {
   description = "Minimum GPU nodes."
   type        = number
   default     = 0
+
+  validation {
+    condition     = var.node_min >= 0 && floor(var.node_min) == var.node_min
+    error_message = "The node_min must be a whole number of nodes, 0 or more."
+  }
 }
 
 variable "node_desired" {
-  description = "Desired GPU nodes at creation (the autoscaler owns it afterwards)."
+  description = "Desired GPU nodes at creation (the autoscaler owns it afterwards); node_min <= node_desired <= node_max."
   type        = number
   default     = 1
+
+  validation {
+    condition     = var.node_desired >= 0 && floor(var.node_desired) == var.node_desired
+    error_message = "The node_desired must be a whole number of nodes, 0 or more."
+  }
 }
 
 variable "node_max" {
@@ -93,8 +103,8 @@ variable "node_max" {
   default     = 4
 
   validation {
-    condition     = var.node_max >= 1 && var.node_max <= 100
-    error_message = "The node_max must be between 1 and 100."
+    condition     = var.node_max >= 1 && var.node_max <= 100 && floor(var.node_max) == var.node_max
+    error_message = "The node_max must be a whole number between 1 and 100."
   }
 }
 

@@ -1,5 +1,5 @@
 terraform {
-  required_version = ">= 1.0.0"
+  required_version = ">= 1.2.0" # lifecycle preconditions
 
   required_providers {
     aws = {

@@ -11,8 +11,10 @@ locals {
   worker_name = var.worker_name
   workdir     = trimsuffix(var.workdir, "/")
   queues      = distinct(var.queues)
-  daemon_args = concat(
-    ["nymph", "--name", local.worker_name, "--workdir", local.workdir],
-    flatten([for q in local.queues : ["--queue", q]]),
-  )
+  # The provider is the folder above this one (.dream/providers/<name>/terraform).
+  provider = basename(dirname(abspath(path.root)))
+  daemon_args = [
+    "nymph", "--provider", local.provider, "--instance-id", local.worker_name,
+    "--workdir", local.workdir, "--queues", join(",", local.queues),
+  ]
 }

@@ -19,6 +19,6 @@ output "queues" {
 }
 
 output "daemon_args" {
-  description = "The daemon's command line."
+  description = "The daemon's command line; it reads LAKESHORE_URL and LAKESHORE_TOKEN from the environment."
   value       = local.daemon_args
 }

@@ -141,7 +141,7 @@ def test_no_credentials_means_no_observed_and_no_probe(tmp_path: Path) -> None:
     )
     observed, degraded, imported = json.loads(out.stdout)
     assert observed == {}
-    assert degraded == ["no-probe"]
+    assert degraded == ["no-credentials", "no-probe"]
     assert imported is False
 
 
@@ -160,7 +160,7 @@ def test_unreachable_endpoint_degrades_quickly(aws_env: None, tmp_path: Path) ->
 def test_unknown_probe_is_no_probe_and_nothing_asked_is_nothing(tmp_path: Path) -> None:
     paths = _provider(tmp_path)
     assert run_probes(set(), paths) == ({}, [])
-    assert run_probes({"gcp-gpu-zones"}, paths) == ({}, ["no-probe"])
+    assert run_probes({"no-such-probe"}, paths) == ({}, ["no-probe"])
 
 
 def test_ssh_config_hosts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -54,5 +54,6 @@ def test_no_credentials_no_observed(
     assert res.status == "needs_input"
     assert all(b.observed is None for b in res.blocking or [])
     assert "no-probe" in (res.degraded or [])
+    assert "no-credentials" in (res.degraded or [])  # and why: distinct from a failed probe
     wire = res.to_wire()
     assert all("observed" not in b for b in wire["blocking"])

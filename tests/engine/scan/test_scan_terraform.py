@@ -175,14 +175,14 @@ def test_kube_cidr_and_list_validations(tmp_path: Path) -> None:
     paths = scaffold(tmp_path, "kube")
     write_tfvars(
         paths,
-        'region = "eu-west-1"\ncluster_name = "gpu"\nvpc_cidr = "10.0.0.0/8"\n'
+        'region = "eu-west-1"\ncluster_name = "gpu"\nvpc = "10.0.0.0/8"\n'
         'gpu_instance_types = ["g5.xlarge", "m5.large"]\n',
     )
     got = by_key(paths, "kube")
     assert sorted(got) == ["node_type", "vpc"]
     write_tfvars(
         paths,
-        'region = "eu-west-1"\ncluster_name = "gpu"\nvpc_cidr = "10.42.0.0/16"\n'
+        'region = "eu-west-1"\ncluster_name = "gpu"\nvpc = "10.42.0.0/16"\n'
         'gpu_instance_types = ["g5.xlarge", "g6.2xlarge"]\n',
     )
     assert scan_terraform(paths, get_template("kube")) == []

@@ -218,7 +218,9 @@ def test_status_unknown_provider_names_root_and_providers(project: Path) -> None
     r = status("nope", cwd=project)
     assert r.status == "error" and r.exit_code == 1 and r.kind == "unknown_provider"
     assert str(project / ".dream" / "providers") in (r.error or "") and "lab" in (r.error or "")
-    assert isinstance(r.next_action, Run) and "status -n lab" in r.next_action.command
+    # The message lists what exists; the next action keeps the name asked for.
+    assert isinstance(r.next_action, Run)
+    assert r.next_action.command == "dreamlake provider create -n nope --help"
 
 
 def test_status_unknown_provider_next_action_keeps_dream_dir(project: Path) -> None:
@@ -228,7 +230,9 @@ def test_status_unknown_provider_next_action_keeps_dream_dir(project: Path) -> N
     create("lab", "local", dream_dir=str(project))
     r = status("nope", dream_dir=str(project))
     assert isinstance(r.next_action, Run)
-    assert r.next_action.command == f"dreamlake provider status -n lab --dream-dir {project}"
+    assert (
+        r.next_action.command == f"dreamlake provider create -n nope --help --dream-dir {project}"
+    )
 
 
 @pytest.mark.parametrize("name", ["x/../lab", "..", "Lab", ""])
@@ -237,7 +241,7 @@ def test_status_refuses_a_name_that_is_not_a_name(project: Path, name: str) -> N
     create("lab", "local", cwd=project)
     r = status(name, cwd=project)
     assert (r.status, r.kind, r.exit_code) == ("error", "usage", 1)
-    assert r.next_action == Run(command="dreamlake provider status -n lab") and r.dir is None
+    assert r.next_action == Run(command="dreamlake provider create --help") and r.dir is None
 
 
 def test_a_bad_name_never_reaches_a_next_action_command(project: Path) -> None:
@@ -249,7 +253,7 @@ def test_a_bad_name_never_reaches_a_next_action_command(project: Path) -> None:
     for r in (status(bad, cwd=project), plan(bad, cwd=project), apply(bad, cwd=project)):
         assert (r.status, r.kind) == ("error", "usage")
         assert r.next_action is not None and "pwned" not in r.next_action.command
-        assert r.next_action.command == "dreamlake provider create -n my-provider --provider local"
+        assert r.next_action.command == "dreamlake provider create --help"
 
 
 def test_a_broken_provider_json_points_at_itself(project: Path) -> None:
@@ -293,7 +297,8 @@ def test_continue_keeps_the_recorded_backend(project: Path) -> None:
 def test_new_provider_without_vendor_is_usage_error(project: Path) -> None:
     r = create("fresh", None, cwd=project)
     assert r.status == "error" and r.kind == "usage" and r.exit_code == 1
-    assert isinstance(r.next_action, Run) and "--provider local" in r.next_action.command
+    assert isinstance(r.next_action, Run)
+    assert r.next_action.command == "dreamlake provider create -n fresh --help"
 
 
 def test_tfvars_syntax_error_is_error_with_edit_action_carrying_dream_dir(tmp_path: Path) -> None:

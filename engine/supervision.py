@@ -1,0 +1,155 @@
+"""Which supervisor runs a provider's daemon, read from the host the way ``connect``
+reads it: one shell round trip running ``supervise.PROBE`` plus the supervisors' own
+"is it running" checks. ``status`` reports it (``supervisor``, ``host``, and
+``degraded: no-supervisor`` when tmux is all there is), as ``connect`` did.
+
+This machine (the ``local`` vendor) is asked on every status: a local shell, a few
+milliseconds. A remote host is asked over OpenSSH in batch mode with a short connect
+timeout, and only while a live worker claims the provider (the host is up and the
+answer can matter); never through the SSH library ``connect`` uses, which ``status``
+does not import.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .derive import Observation
+    from .remote.ssh import SSHTarget
+
+LOCAL_VENDORS = ("local",)
+REMOTE_TIMEOUT = 8.0
+CONNECT_TIMEOUT = 3
+
+
+def running_script(provider: str) -> str:
+    """``supervise.PROBE`` plus which supervisor runs ``nymph-<provider>`` now."""
+    from .supervise import PROBE, USER_ENV
+
+    unit = shlex.quote(f"nymph-{provider}.service")
+    session = shlex.quote(f"=nymph-{provider}")
+    return (
+        PROBE
+        + f"tmux has-session -t {session} >/dev/null 2>&1 && echo running_tmux=yes\n"
+        + "if command -v systemctl >/dev/null 2>&1; then\n"
+        + f"  ({USER_ENV}systemctl --user is-active --quiet {unit}) && echo running_user=yes\n"
+        + f"  systemctl is-active --quiet {unit} && echo running_system=yes\n"
+        + "fi\ntrue\n"
+    )
+
+
+def parse_running(text: str) -> str | None:
+    kv = dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+    for key, sup in (
+        ("running_user", "systemd-user"),
+        ("running_system", "systemd-system"),
+        ("running_tmux", "tmux"),
+    ):
+        if kv.get(key, "").strip() == "yes":
+            return sup
+    return None
+
+
+def observe_supervisor(obs: Observation) -> tuple[str | None, str | None, tuple[str, ...]]:
+    """``(supervisor, host, degraded)`` for the provider's daemon; ``(None, None, ())``
+    when there is no daemon to ask about or the host cannot be asked. Never raises."""
+    try:
+        return _observe(obs)
+    except Exception:
+        return None, None, ()
+
+
+def _observe(obs: Observation) -> tuple[str | None, str | None, tuple[str, ...]]:
+    if obs.record is None:
+        return None, None, ()
+    infra_present = obs.infra is not None and obs.infra.present and obs.infra.lock is None
+    if not (infra_present or obs.adopt):
+        return None, None, ()
+    script = running_script(obs.name)
+    if obs.record.vendor in LOCAL_VENDORS and not obs.adopt:
+        from .remote.local import LocalShell
+
+        out = LocalShell().run(script, timeout=REMOTE_TIMEOUT).stdout
+        label = "localhost"
+    else:
+        if obs.claims is None or obs.claims.live == 0:
+            return None, None, ()
+        target = _target(obs)
+        if target is None:
+            return None, None, ()
+        done = _ssh(target, script)
+        if done is None:
+            return None, None, ()
+        out, label = done, target.label
+    sup = parse_running(out)
+    if sup is None:
+        return None, None, ()
+    return sup, label, (("no-supervisor",) if sup == "tmux" else ())
+
+
+def _target(obs: Observation) -> SSHTarget | None:
+    """Where connect would go: adopt.json's host, else the outputs' worker_host."""
+    from .readers import read_json
+    from .remote.ssh import SSHTarget, parse_host
+
+    if obs.adopt:
+        adopt: Any = read_json(obs.dir / "adopt.json")
+        if not isinstance(adopt, dict) or not adopt.get("host"):
+            return None
+        port = adopt.get("port") if isinstance(adopt.get("port"), int) else None
+        target = parse_host(str(adopt["host"]), user=adopt.get("user") or None, port=port)
+        ident = adopt.get("identity_file")
+        if ident:
+            ident = os.path.expanduser(str(ident))
+            if not os.path.isabs(ident):
+                ident = str((obs.dir / ident).resolve())
+            target = SSHTarget(target.host, target.user, target.port, identity_file=ident)
+        return target
+    outs = {
+        k: (v.get("value") if isinstance(v, dict) and "value" in v else v)
+        for k, v in (obs.infra.outputs if obs.infra else {}).items()
+    }
+    if not outs.get("worker_host"):
+        return None
+    return parse_host(str(outs["worker_host"]), user=outs.get("worker_user") or None)
+
+
+def _ssh(target: SSHTarget, script: str) -> str | None:
+    ssh = shutil.which("ssh")
+    if ssh is None:
+        return None
+    t = target.with_env_defaults()
+    argv = [
+        ssh,
+        "-o", "BatchMode=yes",
+        "-o", "StrictHostKeyChecking=accept-new",
+        "-o", f"ConnectTimeout={CONNECT_TIMEOUT}",
+    ]  # fmt: skip
+    if t.known_hosts:
+        argv += ["-o", f"UserKnownHostsFile={os.path.expanduser(t.known_hosts)}"]
+    if t.identity_file:
+        argv += ["-i", os.path.expanduser(t.identity_file), "-o", "IdentitiesOnly=yes"]
+    if t.port != 22:
+        argv += ["-p", str(t.port)]
+    argv += [t.login, f"sh -c {shlex.quote(script)} </dev/null"]
+    from .trace import traced
+
+    try:
+        with traced([*argv[:-1], "<probe>"], where=t.label) as tr:
+            done = subprocess.run(
+                argv,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=REMOTE_TIMEOUT,
+                check=False,
+            )
+            tr.returncode = done.returncode
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == 0 else None

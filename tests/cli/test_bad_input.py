@@ -1,0 +1,327 @@
+"""Hostile and broken files against the real `dreamlake` and `lakeshore` commands, run as
+subprocesses with a timeout: every one ends in an `error` that names the file, with a
+next action pointing at it — in prose and in --json — never a traceback, never a hang."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+DREAMLAKE = [sys.executable, "-m", "dreamlake.cli.main"]
+LAKESHORE = [sys.executable, "-m", "dreamlake.cli.lakeshore"]
+TIMEOUT = 30  # a hang fails the test instead of the suite
+
+BILLION_LAUGHS = "\n".join(
+    ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    + [
+        f"{c}: &{c} [{', '.join([f'*{p}'] * 9)}]"
+        for p, c in zip("abcdefgh", "bcdefghi", strict=True)
+    ]
+)
+DEEP_FLOW = "a: " + "[" * 5000 + "]" * 5000 + "\n"
+DEEP_BLOCK = "".join(f"{' ' * i}k{i}:\n" for i in range(300)) + " " * 300 + "v: 1\n"
+NOT_UTF8 = b"lakeshore:\n  url: \xff\xfe\n"
+
+BAD_DREAMRC = {
+    "billion-laughs": BILLION_LAUGHS.encode(),
+    "deep-flow": DEEP_FLOW.encode(),
+    "deep-block": DEEP_BLOCK.encode(),
+    "not-utf8": NOT_UTF8,
+    "binary": bytes(range(256)) * 4,
+}
+
+
+def run(
+    *args: str, cwd: Path, cmd: list[str] = DREAMLAKE, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*cmd, *args],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def no_traceback(p: subprocess.CompletedProcess[str]) -> None:
+    assert "Traceback" not in p.stderr and "Traceback" not in p.stdout, p.stderr[-2000:]
+
+
+def error_doc(p: subprocess.CompletedProcess[str]) -> dict:  # type: ignore[type-arg]
+    no_traceback(p)
+    assert p.returncode == 1, (p.stdout, p.stderr)
+    doc = json.loads(p.stdout)
+    assert doc["nextAction"], doc
+    return doc  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def nested(project: Path) -> Path:
+    """A folder two levels below the project, so the .dreamrc is found walking up."""
+    d = project / "a" / "b"
+    d.mkdir(parents=True)
+    return d
+
+
+@pytest.mark.parametrize("case", sorted(BAD_DREAMRC))
+def test_a_bad_dreamrc_above_cwd_is_an_error_naming_it(
+    case: str, project: Path, nested: Path
+) -> None:
+    rc = project / ".dreamrc"
+    rc.write_bytes(BAD_DREAMRC[case])
+    doc = error_doc(run("provider", "status", "-n", "lab", "--json", cwd=nested))
+    assert doc["status"] == "error" and str(rc) in doc["error"]
+    assert doc["nextAction"] == {
+        "kind": "edit_then_continue",
+        "file": str(rc),
+        "command": "dreamlake provider status -n lab",
+    }
+    p = run("provider", "status", "-n", "lab", cwd=nested)
+    no_traceback(p)
+    assert p.returncode == 1 and str(rc) in p.stdout + p.stderr and "next: edit" in p.stdout
+
+
+@pytest.mark.parametrize("case", ["billion-laughs", "deep-flow", "not-utf8"])
+def test_a_bad_dreamrc_fails_create_providers_and_the_bad_flag_path_cleanly(
+    case: str, project: Path
+) -> None:
+    rc = project / ".dreamrc"
+    rc.write_bytes(BAD_DREAMRC[case])
+    doc = error_doc(
+        run("provider", "create", "-n", "lab", "--provider", "local", "--json", cwd=project)
+    )
+    assert str(rc) in doc["error"] and doc["nextAction"]["file"] == str(rc)
+    assert not (project / ".dream" / "providers" / "lab").exists()
+    doc = error_doc(run("providers", "--json", cwd=project))
+    assert str(rc) in doc["error"]
+    assert doc["nextAction"] == {
+        "kind": "edit_then_continue",
+        "file": str(rc),
+        "command": "dreamlake providers",
+    }
+    # Bad flags: still one JSON document and a next action, the .dreamrc read past.
+    doc = error_doc(run("provider", "status", "--bogus", "--json", cwd=project))
+    assert doc["kind"] == "usage"
+
+
+def test_billion_laughs_answers_fast(project: Path) -> None:
+    """Nine lines that expand to 387 million items: refused from the node graph."""
+    (project / ".dreamrc").write_text(BILLION_LAUGHS)
+    p = run("provider", "status", "-n", "lab", "--json", cwd=project)
+    assert "alias" in json.loads(p.stdout)["error"]
+
+
+@pytest.fixture
+def lab(project: Path) -> Path:
+    p = run("provider", "create", "-n", "lab", "--provider", "local", "--json", cwd=project)
+    assert p.returncode == 0, p.stderr
+    return project / ".dream" / "providers" / "lab"
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"garbage{", b"\xff\xfe\x00garbage", b"[" * 100_000, b'["a state?"]', b'{"resources": 7}'],
+    ids=["not-json", "binary", "deep", "not-an-object", "wrong-shape"],
+)
+def test_an_unreadable_state_is_an_error_naming_it_never_apply(
+    content: bytes, project: Path, lab: Path
+) -> None:
+    state = lab / "terraform" / "terraform.tfstate"
+    state.write_bytes(content)
+    verbs = [["status"], ["plan"], ["apply", "--yes"]] if content == b"garbage{" else [["status"]]
+    for verb in verbs:
+        doc = error_doc(run("provider", *verb, "-n", "lab", "--json", cwd=project))
+        assert doc["status"] == "error" and doc["kind"] == "state_unreadable"
+        assert str(state) in doc["error"]
+        assert doc["nextAction"] == {
+            "kind": "edit_then_continue",
+            "file": str(state),
+            "command": "dreamlake provider plan -n lab",
+        }
+        assert "apply" not in doc["nextAction"]["command"]
+    assert state.read_bytes() == content  # left alone
+
+
+def test_an_unreadable_state_names_the_backup_to_restore(project: Path, lab: Path) -> None:
+    tf = lab / "terraform"
+    (tf / "terraform.tfstate").write_text("{half a sta")
+    (tf / "terraform.tfstate.backup").write_text('{"version": 4, "resources": []}')
+    doc = error_doc(run("provider", "status", "-n", "lab", "--json", cwd=project))
+    assert "terraform.tfstate.backup" in doc["error"]
+
+
+@pytest.mark.parametrize(
+    "content", [b"\xff" * 64, b"[" * 50_000, b"not json"], ids=["binary", "deep", "garbage"]
+)
+def test_an_unreadable_lock_record_is_an_error_naming_it_never_apply(
+    content: bytes, project: Path, lab: Path
+) -> None:
+    info = lab / "terraform" / ".terraform.tfstate.lock.info"
+    info.write_bytes(content)
+    doc = error_doc(run("provider", "status", "-n", "lab", "--json", cwd=project))
+    assert doc["kind"] == "lock_unreadable" and str(info) in doc["error"]
+    assert doc["nextAction"] == {
+        "kind": "edit_then_continue",
+        "file": str(info),
+        "command": "dreamlake provider plan -n lab",
+    }
+    assert info.read_bytes() == content
+
+
+@pytest.mark.parametrize(
+    "content", [b"\xff\xfe", b"{" * 50_000, b'["x"]'], ids=["binary", "deep", "not-an-object"]
+)
+def test_a_broken_plan_record_reads_as_no_saved_plan(
+    content: bytes, project: Path, lab: Path
+) -> None:
+    """The record is the engine's own cache of a plan: unreadable means "plan again"."""
+    (lab / "terraform" / "tfplan.meta.json").write_bytes(content)
+    p = run("provider", "status", "-n", "lab", "--json", cwd=project)
+    no_traceback(p)
+    doc = json.loads(p.stdout)
+    assert p.returncode == 0 and doc["status"] == "needs_input" and doc["nextAction"]
+
+
+@pytest.mark.parametrize(
+    "content", [b"\xff\xfe{}", b"[" * 50_000, b"{oops"], ids=["binary", "deep", "broken"]
+)
+def test_a_broken_provider_json_points_at_itself(content: bytes, project: Path, lab: Path) -> None:
+    pj = lab / "provider.json"
+    pj.write_bytes(content)
+    doc = error_doc(run("provider", "status", "-n", "lab", "--json", cwd=project))
+    assert str(pj) in doc["error"] and doc["nextAction"]["file"] == str(pj)
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        (b"region = \xff\xfe\n", "UTF-8"),
+        (b"x = " + b"[" * 5000 + b"]" * 5000 + b"\n", "nested"),
+    ],
+    ids=["not-utf8", "deep"],
+)
+def test_a_broken_tfvars_is_an_error_naming_it(
+    content: bytes, needle: str, project: Path, lab: Path
+) -> None:
+    tfvars = lab / "terraform" / "terraform.tfvars"
+    tfvars.write_bytes(content)
+    doc = error_doc(run("provider", "status", "-n", "lab", "--json", cwd=project))
+    assert str(tfvars) in doc["error"] and needle in doc["error"]
+    assert doc["nextAction"]["kind"] == "edit_then_continue"
+    assert doc["nextAction"]["file"] == str(tfvars)
+
+
+def test_a_broken_user_template_manifest_is_an_error_naming_it(
+    project: Path, tmp_path: Path
+) -> None:
+    own = tmp_path / "own" / "odd"
+    own.mkdir(parents=True)
+    manifest = own / "TEMPLATE.json"
+    manifest.write_bytes(b"{" * 50_000)
+    env = {"DREAMLAKE_TEMPLATE_PATH": str(tmp_path / "own")}
+    doc = error_doc(
+        run("provider", "create", "-n", "lab", "--provider", "odd", "--json", cwd=project, env=env)
+    )
+    assert str(manifest) in doc["error"] and doc["nextAction"]["file"] == str(manifest)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [BILLION_LAUGHS.encode(), DEEP_FLOW.encode(), bytes(range(256)) * 4],
+    ids=["billion-laughs", "deep", "binary"],
+)
+def test_lakeshore_kwargs_file_is_an_error_naming_it(content: bytes, project: Path) -> None:
+    f = project / "kwargs.yaml"
+    f.write_bytes(content)
+    args = ("providers", "add", "x", "--launcher", "SSH", "--kwargs-file", str(f))
+    p = run(*args, cwd=project, cmd=LAKESHORE)
+    no_traceback(p)
+    assert p.returncode == 1 and str(f) in p.stderr and f"next: fix {f}" in p.stderr
+    p = run(*args, "--json", cwd=project, cmd=LAKESHORE)
+    doc = json.loads(p.stdout)
+    assert str(f) in doc["error"] and str(f) in doc["nextAction"]
+
+
+def test_unknown_name_lists_what_exists_and_keeps_the_name(project: Path, lab: Path) -> None:
+    doc = error_doc(run("provider", "status", "-n", "lk", "--json", cwd=project))
+    assert doc["kind"] == "unknown_provider" and "lab" in doc["error"]
+    assert doc["nextAction"] == {
+        "kind": "run",
+        "command": "dreamlake provider create -n lk --help",
+    }
+    assert "lab" not in doc["nextAction"]["command"]
+
+
+def test_unknown_vendor_lists_vendors_and_keeps_the_name(project: Path) -> None:
+    doc = error_doc(
+        run("provider", "create", "-n", "lk", "--provider", "nope", "--json", cwd=project)
+    )
+    assert doc["kind"] == "unknown_vendor"
+    for v in ("kube", "ec2", "gce", "local", "ssh"):
+        assert v in doc["error"]
+    assert doc["nextAction"]["command"] == "dreamlake provider create -n lk --help"
+    assert "--provider local" not in doc["nextAction"]["command"]
+    # and the suggested command runs and lists the vendors to pick from
+    p = run(*doc["nextAction"]["command"].split()[1:], cwd=project)
+    assert p.returncode == 0 and "--provider" in p.stdout
+
+
+@pytest.fixture
+def pulumi_lab(project: Path) -> Path:
+    p = run(
+        "provider", "create", "-n", "pl", "--provider", "local", "--backend", "pulumi",
+        "--json", cwd=project,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    return project / ".dream" / "providers" / "pl" / "pulumi" / "Pulumi.pl.yaml"
+
+
+def test_an_alias_bomb_stack_file_is_a_decision_to_fix_in_it(
+    project: Path, pulumi_lab: Path
+) -> None:
+    pulumi_lab.write_text(BILLION_LAUGHS)
+    p = run("provider", "status", "-n", "pl", "--json", cwd=project)
+    no_traceback(p)
+    doc = json.loads(p.stdout)
+    assert doc["status"] == "needs_input"
+    assert doc["nextAction"]["file"] == str(pulumi_lab)
+    assert all(b["file"] == str(pulumi_lab) for b in doc["blocking"])
+    assert "alias" in doc["blocking"][0]["message"]
+
+
+def test_a_binary_stack_file_is_an_error_naming_it(project: Path, pulumi_lab: Path) -> None:
+    pulumi_lab.write_bytes(NOT_UTF8)
+    doc = error_doc(run("provider", "status", "-n", "pl", "--json", cwd=project))
+    assert str(pulumi_lab) in doc["error"] and doc["nextAction"]["file"] == str(pulumi_lab)
+
+
+def test_binary_token_files_are_errors_not_tracebacks(project: Path) -> None:
+    tok = project / "token"
+    tok.write_bytes(NOT_UTF8)
+    p = run("namespaces", "list", "--token-file", str(tok), cwd=project, cmd=LAKESHORE)
+    no_traceback(p)
+    assert p.returncode == 1 and str(tok) in p.stderr and f"next: fix {tok}" in p.stderr
+    nymph = [sys.executable, "-m", "dreamlake.controlplane.nymph.main"]
+    args = ("--server", "http://127.0.0.1:9", "--provider", "p", "--token-file", str(tok))
+    p = run(*args, cwd=project, cmd=nymph)
+    no_traceback(p)
+    assert p.returncode == 2 and "no token" in p.stderr
+
+
+def test_no_credentials_is_reported_as_such(project: Path, tmp_path: Path) -> None:
+    """Not a failed probe: nothing could be asked. Both are in `degraded`."""
+    env = {"HOME": str(tmp_path), "AWS_CONFIG_FILE": str(tmp_path / "none")}
+    p = run("provider", "create", "-n", "gpu", "--provider", "ec2", "--json", cwd=project, env=env)
+    no_traceback(p)
+    doc = json.loads(p.stdout)
+    assert doc["status"] == "needs_input"
+    assert {"no-credentials", "no-probe"} <= set(doc["degraded"])
+    p = run("provider", "status", "-n", "gpu", cwd=project, env=env)
+    assert "no-credentials" in p.stdout and "no cloud credentials found" in p.stdout

@@ -1,0 +1,134 @@
+"""The conventions users of typer/click, Terraform and Pulumi expect, on the real
+`dreamlake`, `lakeshore` and `nymph` commands run as subprocesses."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from dreamlake.engine.backends.terraform.binaries import available
+
+import dreamlake
+
+BIN = Path(sys.executable).parent
+COMMANDS = {
+    "dreamlake": [sys.executable, "-m", "dreamlake.cli.main"],
+    "lakeshore": [sys.executable, "-m", "dreamlake.cli.lakeshore"],
+    "nymph": [sys.executable, "-m", "dreamlake.controlplane.nymph.main"],
+}
+
+
+def run(
+    prog: str, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*COMMANDS[prog], *args],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+    )
+
+
+@pytest.mark.parametrize("prog", sorted(COMMANDS))
+def test_version(prog: str) -> None:
+    p = run(prog, "--version")
+    assert p.returncode == 0 and p.stdout.strip() == f"{prog} {dreamlake.__version__}"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["dreamlake", "-h"],
+        ["dreamlake", "provider", "-h"],
+        ["dreamlake", "provider", "status", "-h"],
+        ["lakeshore", "-h"],
+        ["lakeshore", "providers", "add", "-h"],
+        ["nymph", "-h"],
+    ],
+    ids=lambda a: " ".join(a),
+)
+def test_dash_h_is_help(argv: list[str]) -> None:
+    p = run(argv[0], *argv[1:])
+    assert p.returncode == 0 and "Usage:" in p.stdout.replace("usage:", "Usage:"), p.stderr
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["dreamlake", "provider", "status", "-h"], ["lakeshore", "providers", "add", "-h"]],
+    ids=["dreamlake", "lakeshore"],
+)
+def test_help_shows_regexes_as_written(argv: list[str]) -> None:
+    p = run(argv[0], *argv[1:])
+    assert "^[a-z0-9][a-z0-9-]*$" in p.stdout and "(^*$)" not in p.stdout
+
+
+def test_options_that_read_the_environment_say_so() -> None:
+    text = " ".join(run("lakeshore", "namespaces", "list", "-h").stdout.split())
+    assert "[env var: LAKESHORE_URL]" in text
+    text = " ".join(run("lakeshore", "serve", "-h").stdout.split())
+    for var in ("LAKESHORE_DB", "LAKESHORE_LOG_FORMAT", "LAKESHORE_ACCESS_LOG"):
+        assert f"env var: {var}" in text
+    text = " ".join(run("nymph", "-h").stdout.split())
+    for var in ("LAKESHORE_URL", "LAKESHORE_NAMESPACE", "NYMPH_INSTANCE_ID", "NYMPH_LOG_FORMAT"):
+        assert f"env var: {var}" in text
+
+
+@pytest.mark.parametrize("prog", ["dreamlake", "lakeshore"])
+def test_shell_completion(prog: str) -> None:
+    assert "--install-completion" in run(prog, "-h").stdout
+    env = {
+        f"_{prog.upper()}_COMPLETE": "complete_bash",
+        "COMP_WORDS": f"{prog} prov",
+        "COMP_CWORD": "1",
+    }
+    p = subprocess.run(
+        [str(BIN / prog)], env={**os.environ, **env}, capture_output=True, text=True, timeout=60
+    )
+    assert p.returncode == 0 and "providers" in p.stdout.split()
+
+
+def test_nymph_takes_no_flag_prefixes() -> None:
+    """--name is not --namespace, --queue is not --queues: unknown flags are errors."""
+    for flag in (["--name", "x"], ["--queue", "gpu"], ["--prov", "x"]):
+        p = run("nymph", "--server", "http://127.0.0.1:9", "--provider", "p", *flag)
+        assert p.returncode == 2 and "unrecognized arguments" in p.stderr, (flag, p.stderr)
+
+
+@pytest.fixture
+def planned_env(project: Path) -> dict[str, str]:
+    if not available():
+        pytest.skip("needs a terraform binary")
+    p = run("dreamlake", "provider", "create", "-n", "vb", "--provider", "local", cwd=project)
+    assert p.returncode == 0, p.stderr
+    (project / ".dream/providers/vb/terraform/terraform.tfvars").write_text(
+        f'workdir = "{project}/w"\nqueues = ["a"]\nworker_name = "vb-box"\n'
+    )
+    return {"TF_CLI_CONFIG_FILE": os.devnull}
+
+
+def test_verbose_shows_subprocess_lines_and_timing(project: Path, planned_env: dict) -> None:  # type: ignore[type-arg]
+    p = run("dreamlake", "--verbose", "provider", "plan", "-n", "vb", "--json", cwd=project,
+            env=planned_env)  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert '"status": "ready"' in p.stdout  # stdout stays the one JSON document
+    runs = [x for x in p.stderr.splitlines() if x.startswith("dreamlake: run: ")]
+    assert any(" plan " in x and "(in " in x for x in runs), p.stderr
+    assert any(x.startswith("dreamlake: done in ") and "exit " in x for x in p.stderr.splitlines())
+    p = run("dreamlake", "provider", "status", "-n", "vb", "--json", cwd=project,
+            env={**planned_env, "DREAMLAKE_LOG": "debug"})  # fmt: skip
+    q = run("dreamlake", "provider", "status", "-n", "vb", "--json", cwd=project, env=planned_env)
+    assert q.stderr == "" and p.stdout == q.stdout
+
+
+def test_tf_log_passes_through(project: Path, planned_env: dict, tmp_path: Path) -> None:  # type: ignore[type-arg]
+    log = tmp_path / "tf.log"
+    env = {**planned_env, "TF_LOG": "debug", "TF_LOG_PATH": str(log)}
+    p = run("dreamlake", "provider", "plan", "-n", "vb", "--json", cwd=project, env=env)
+    assert p.returncode == 0, p.stderr
+    assert log.is_file() and "[DEBUG]" in log.read_text()
