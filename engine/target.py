@@ -59,11 +59,15 @@ def _bad(path: Path, line: int | None, value: object, name: str) -> DreamlakeErr
 
 def read_target(paths: ProviderPaths, backend: str) -> Target:
     """The provider's target status (``active`` when not set)."""
+    from .readers import read_text
+
     path = target_file(paths, backend)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
     except (FileNotFoundError, NotADirectoryError):
         return DEFAULT
+    except (OSError, ValueError):
+        return DEFAULT  # unreadable (too large, not UTF-8): the decision scan reports it
     value: object = None
     line: int | None = None
     if backend == "none":

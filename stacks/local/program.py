@@ -24,6 +24,7 @@ Configuration is read from the stack's config in the project's namespace, e.g.
 from __future__ import annotations
 
 import re
+import sys
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal, get_origin
@@ -219,7 +220,12 @@ def read_pulumi_config() -> Config:
 
 def provider_of_program_dir(cwd: Path | None = None) -> str:
     """The provider a scaffolded program belongs to: the folder above its own
-    (``.dream/providers/<name>/pulumi``), as the terraform template derives it."""
+    (``.dream/providers/<name>/pulumi``), as the terraform template derives it. Its
+    own folder: that of the running ``__main__.py`` (the engine runs it in-process),
+    else the working directory (the pulumi CLI runs a program in its folder)."""
+    main_file = getattr(sys.modules.get("__main__"), "__file__", None)
+    if cwd is None and main_file and Path(main_file).name == "__main__.py":
+        return Path(main_file).resolve().parent.parent.name
     return (cwd or Path.cwd()).resolve().parent.name
 
 

@@ -170,16 +170,17 @@ def test_local_component_outputs_only(run: Any) -> None:
         "worker_name": "lab-box",
         "workdir": "/var/lib/nymph",
         "queues": ["gpu", "cpu"],
+        # the daemon claims the component's provider (its name unless given)
         "daemon_args": [
             "nymph",
-            "--name",
+            "--provider",
+            "dreamlake",
+            "--instance-id",
             "lab-box",
             "--workdir",
             "/var/lib/nymph",
-            "--queue",
-            "gpu",
-            "--queue",
-            "cpu",
+            "--queues",
+            "gpu,cpu",
         ],
     }
 

@@ -92,13 +92,15 @@ def test_plan_apply_destroy_journey(cli: str, tmp_path: Path) -> None:
     assert state.present and state.lock is None and state.resources == 0
     # the real program ran: its outputs are the stack's
     assert state.outputs["worker_host"] == "localhost"
-    assert state.outputs["daemon_args"] == [
+    assert state.outputs["daemon_args"] == [  # the provider: the folder above the program
         "nymph",
-        "--name",
+        "--provider",
+        "lab",
+        "--instance-id",
         "lab-box",
         "--workdir",
         "/var/lib/nymph",
-        "--queue",
+        "--queues",
         "default",
     ]
 
