@@ -147,13 +147,10 @@ def launch(order: LaunchOrder) -> dict[str, Any]:
     out: list[dict[str, Any]] = []
     for i in range(order.count):
         resource = compute_v1.Instance.from_json(json.dumps(instance_body(order, i)))
-        _call(
-            api.insert,
-            project=project,
-            zone=zone,
-            instance_resource=resource,
-            request_id=request_id(order, i),
+        request = compute_v1.InsertInstanceRequest(
+            project=project, zone=zone, instance_resource=resource, request_id=request_id(order, i)
         )
+        _call(api.insert, request=request)
         out.append({"id": resource.name, "state": "PROVISIONING", "index": i, "zone": zone})
     return {"instances": out, "project": project, "zone": zone}
 
@@ -162,9 +159,12 @@ def describe(order: LaunchOrder, ids: Sequence[str]) -> dict[str, str]:
     project, zone = _where(order)
     flt = " AND ".join(f"labels.{k}={label_value(v)}" for k, v in sorted(order.tags.items()))
     # GCE's TERMINATED is a stopped instance, not a deleted one
+    from google.cloud import compute_v1
+
+    request = compute_v1.ListInstancesRequest(project=project, zone=zone, filter=flt)
     found = {
         inst.name: "STOPPED" if inst.status == "TERMINATED" else inst.status
-        for inst in _call(client(order).list, project=project, zone=zone, filter=flt)
+        for inst in _call(client(order).list, request=request)
     }
     return {i: found[i] for i in ids if i in found} if ids else found
 

@@ -130,3 +130,69 @@ def app_client(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tupl
 def ok(r: Any, status: int = 200) -> Any:
     assert r.status_code == status, r.text
     return r.json()
+
+
+# -- a recording HTTP double (for APIs that cannot run here) -------------------------
+
+
+class RecordingApiDouble:
+    """A TEST DOUBLE of a cloud HTTP API on 127.0.0.1: it records every request
+    (method, path, query, headers, JSON body) and answers from ``handler``, a function
+    ``(method, path, query, body) -> (status, json)``. It stands in for the GCE API
+    and a Kubernetes apiserver, which cannot run on this machine."""
+
+    def __init__(self, handler: Any) -> None:
+        import http.server
+        import threading
+        import urllib.parse
+
+        self.requests: list[dict[str, Any]] = []
+        double = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def _serve(self) -> None:
+                import json
+
+                split = urllib.parse.urlsplit(self.path)
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                ctype = self.headers.get("Content-Type") or ""
+                body: Any = raw.decode() if raw else None
+                if raw and "json" in ctype:
+                    body = json.loads(raw)
+                elif raw and "x-www-form-urlencoded" in ctype:
+                    body = dict(urllib.parse.parse_qsl(raw.decode()))
+                query = dict(urllib.parse.parse_qsl(split.query))
+                double.requests.append(
+                    {
+                        "method": self.command,
+                        "path": split.path,
+                        "query": query,
+                        "headers": {k.lower(): v for k, v in self.headers.items()},
+                        "body": body,
+                    }
+                )
+                status, payload = handler(self.command, split.path, query, body)
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = do_DELETE = do_PUT = do_PATCH = _serve
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def of(self, method: str, prefix: str = "") -> list[dict[str, Any]]:
+        return [r for r in self.requests if r["method"] == method and r["path"].startswith(prefix)]
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
