@@ -4,6 +4,7 @@ whose EC2 launcher talks to it through the engine's endpoint settings."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import socket
 import subprocess
@@ -119,6 +120,7 @@ def app_client(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tupl
     monkeypatch.setenv("LAKESHORE_QUEUE_TICK", "0.3")
     app = create_app(Settings(data_dir=tmp_path / "data", live_seconds=3.0))
     app.state.daemon_bundle = bundle_double(tmp_path)
+    app.state.token_cache.ttl = 0.0  # a revoked token bites at once (the default: seconds)
     token = (tmp_path / "data" / "admin.token").read_text().strip()
     with TestClient(
         app, base_url="http://127.0.0.1:7878", headers={"Authorization": f"Bearer {token}"}
@@ -158,10 +160,11 @@ class RecordingApiDouble:
                 raw = self.rfile.read(length) if length else b""
                 ctype = self.headers.get("Content-Type") or ""
                 body: Any = raw.decode() if raw else None
-                if raw and "json" in ctype:
-                    body = json.loads(raw)
-                elif raw and "x-www-form-urlencoded" in ctype:
+                if raw and "x-www-form-urlencoded" in ctype:
                     body = dict(urllib.parse.parse_qsl(raw.decode()))
+                elif raw:
+                    with contextlib.suppress(ValueError):
+                        body = json.loads(raw)
                 query = dict(urllib.parse.parse_qsl(split.query))
                 double.requests.append(
                     {
@@ -172,7 +175,10 @@ class RecordingApiDouble:
                         "body": body,
                     }
                 )
-                status, payload = handler(self.command, split.path, query, body)
+                try:
+                    status, payload = handler(self.command, split.path, query, body)
+                except Exception as exc:  # a broken double must say so, not hang up
+                    status, payload = 500, {"doubleError": f"{type(exc).__name__}: {exc}"}
                 data = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")

@@ -61,7 +61,6 @@ def test_launch_list_retry_terminate(
     caplog.set_level(logging.DEBUG)
     monkeypatch.setenv("AWS_ENDPOINT_URL", aws_api)
     client, app = app_client
-    app.state.token_cache.ttl = 0.0  # revocation bites at once (the default is seconds)
     _setup(client)
     texts: list[str] = []
 
