@@ -87,7 +87,8 @@ class SSHServer:
                 self.proc.wait(timeout=5)
 
 
-def start_sshd(base: Path) -> SSHServer:
+def start_sshd(base: Path, env: dict[str, str] | None = None) -> SSHServer:
+    """Start sshd under ``base``; ``env`` adds variables to every session (``SetEnv``)."""
     base.mkdir(parents=True, exist_ok=True)
     os.chmod(base, 0o755)
     home = base / "home"
@@ -116,7 +117,8 @@ def start_sshd(base: Path) -> SSHServer:
                 "UsePAM no",
                 "StrictModes no",
                 "LogLevel VERBOSE",
-                f"SetEnv HOME={home}",
+                "SetEnv "
+                + " ".join([f"HOME={home}", *(f"{k}={v}" for k, v in (env or {}).items())]),
                 f"Subsystem sftp {sftp}",
                 "",
             ]
