@@ -214,8 +214,13 @@ class QueueLoop:
 
         # free: live workers serving this queue with nothing running, plus launched
         # instances whose daemon has not claimed yet (a slow boot is not launched twice)
+        asleep = {r.instance_id for r in suspended}
         free_workers = [
-            w for w in workers.values() if w.id not in busy and (not w.queues or q.name in w.queues)
+            w
+            for w in workers.values()
+            if w.id not in busy
+            and w.instance_id not in asleep
+            and (not w.queues or q.name in w.queues)
         ]
         starting = [r for r in running if r.instance_id not in workers]
         free = len(free_workers) + len(starting)
