@@ -133,6 +133,49 @@ def to_order(spec: LaunchSpec, **extra: Any) -> LaunchOrder:
     return LaunchOrder(**base)
 
 
+def _validate(
+    session: Session,
+    scope: registry.Scope,
+    box: SecretBox,
+    state: Any,
+    core: Mapping[str, Any],
+    own: Mapping[str, Any],
+    kind: str,
+) -> None:
+    """The launcher's offline checks (``validate(order)``), before a token is minted
+    or the daemon bundle built: a launch that cannot go is refused at once."""
+    if kind in (getattr(state, "registry_launchers", None) or {}):
+        return
+    check = getattr(backend(state, kind), "validate", None)
+    if check is None:
+        return
+    plaintexts: list[str] = []
+    resolved = registry.resolve_launch(session, scope, box, core, plaintexts=plaintexts)
+    try:
+        run = dict(resolved.run)
+        if own.get("command"):
+            run["command"] = own["command"]
+        check(
+            to_order(
+                resolved,
+                run=run,
+                count=own["count"],
+                client_token=own["clientToken"],
+                queue=own.get("queue"),
+                busy=tuple(
+                    r.instance_id
+                    for r in rows_for(session, scope.namespace.id, provider=resolved.provider)
+                ),
+            )
+        )
+    except LaunchRejected as exc:
+        raise LaunchError(
+            exc.status, exc.code, scrub(f"the {kind} launch was refused: {exc}", plaintexts)
+        ) from None
+    finally:
+        del resolved
+
+
 def launch(
     session: Session,
     scope: registry.Scope,
@@ -169,6 +212,8 @@ def launch(
         kwargs={},
         tags=preview["tags"],
     )
+
+    _validate(session, scope, box, state, core, own, preview["launcher"])
 
     # The request row and the instance tokens first, so a retry reuses both.
     tokens: list[str] = []

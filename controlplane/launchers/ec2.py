@@ -180,6 +180,17 @@ def run_params(order: LaunchOrder, index: int) -> dict[str, Any]:
     return params
 
 
+def validate(order: LaunchOrder) -> None:
+    """Offline: what the launch cannot do without."""
+    region = order.kwargs.get("region")
+    if not isinstance(region, str) or not region:
+        raise LaunchRejected("an EC2 provider needs a region kwarg")
+    _credentials(order.kwargs)
+    image = order.kwargs.get("image_id")
+    if not isinstance(image, str) or not image:
+        raise LaunchRejected("an EC2 launch needs image_id (on the provider or the mode)")
+
+
 def launch(order: LaunchOrder) -> dict[str, Any]:
     ec2 = client(order)
     instances: list[dict[str, Any]] = []

@@ -139,6 +139,12 @@ def _call(fn: Any, **params: Any) -> Any:
         raise LaunchRejected(f"Google Cloud refused the request: {exc.message}") from None
 
 
+def validate(order: LaunchOrder) -> None:
+    """Offline: project, zone and usable credentials."""
+    _where(order)
+    credentials(order.kwargs)
+
+
 def launch(order: LaunchOrder) -> dict[str, Any]:
     from google.cloud import compute_v1
 

@@ -152,6 +152,13 @@ def _create(fn: Any, namespace: str, body: dict[str, Any]) -> None:
         raise
 
 
+def validate(order: LaunchOrder) -> None:
+    """Offline: a usable kubeconfig, and a command for a direct Job."""
+    api_client(order)
+    if order.dispatch != "daemon" and not order.run.get("command"):
+        raise LaunchRejected("a direct Kube launch runs a command: pass command in the launch")
+
+
 def launch(order: LaunchOrder) -> dict[str, Any]:
     from kubernetes import client
 

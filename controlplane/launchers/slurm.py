@@ -63,6 +63,13 @@ def _existing(shell: Any, name: str) -> str | None:
     return ids[0] if res.ok and ids else None
 
 
+def validate(order: LaunchOrder) -> None:
+    """Offline: a login node, and a command for direct dispatch."""
+    sshconn.hosts(order.kwargs)
+    if order.dispatch != "daemon" and not order.run.get("command"):
+        raise LaunchRejected("a direct SLURM launch runs a command: pass command in the launch")
+
+
 def launch(order: LaunchOrder) -> dict[str, Any]:
     host = sshconn.hosts(order.kwargs)[0]
     out: list[dict[str, Any]] = []

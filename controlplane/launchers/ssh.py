@@ -26,6 +26,16 @@ def _free_hosts(order: LaunchOrder) -> list[str]:
     return [h for h in sshconn.hosts(order.kwargs) if sshconn.label(order.kwargs, h) not in busy]
 
 
+def validate(order: LaunchOrder) -> None:
+    """Offline: enough hosts without a daemon of this provider."""
+    free = _free_hosts(order)
+    if len(free) < order.count:
+        raise LaunchRejected(
+            f"asked for {order.count} host(s) but only {len(free)} of the provider's "
+            "hosts have no daemon of this provider"
+        )
+
+
 def launch(order: LaunchOrder) -> dict[str, Any]:
     from ...engine import install, supervise
 
