@@ -12,6 +12,9 @@ them) looks at each queue:
   (``idleAction=suspend`` and a launcher that can) or terminated (its token revoked).
 * a worker that never claimed within ``START_TIMEOUT`` seconds → terminated.
 
+A queue whose launch or terminate fails is retried with a growing pause (up to a
+minute), and the failure is a decision too (``error``).
+
 Each decision is a ``queue_events`` row (``lakeshore queues status``) and a log line.
 """
 
@@ -22,6 +25,7 @@ import logging
 import os
 import socket
 import threading
+import time
 import uuid
 from datetime import datetime, timedelta
 from typing import Any
@@ -46,6 +50,7 @@ TICK_ENV = "LAKESHORE_QUEUE_TICK"
 DEFAULT_TICK = 2.0
 START_TIMEOUT = float(os.environ.get("LAKESHORE_QUEUE_START_TIMEOUT", "900"))
 REFRESH_SECONDS = 30.0
+MAX_BACKOFF = 60.0
 
 
 class QueueLoop:
@@ -57,6 +62,7 @@ class QueueLoop:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._refreshed: dict[int, datetime] = {}
+        self._backoff: dict[int, tuple[float, int]] = {}
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -119,17 +125,26 @@ class QueueLoop:
             return False
         with self.app.state.sessionmaker() as s:
             ids = [q.id for q in s.scalars(select(Queue))]
+        now = time.monotonic()
         for qid in ids:
             if self._stop.is_set():
                 break
+            until, failures = self._backoff.get(qid, (0.0, 0))
+            if now < until:
+                continue
             with self.app.state.sessionmaker() as s:
                 row = s.get(Queue, qid)
                 if row is not None:
                     try:
                         self.reconcile(s, row)
+                        self._backoff.pop(qid, None)
                     except Exception as exc:
                         s.rollback()
-                        self._event(s, row, "error", str(exc), dedupe=True)
+                        # a failing provider is asked again later, not every tick
+                        delay = min(MAX_BACKOFF, self.tick * 2 ** min(failures, 8))
+                        self._backoff[qid] = (time.monotonic() + delay, failures + 1)
+                        detail = getattr(exc, "detail", None) or str(exc)
+                        self._event(s, row, "error", str(detail), dedupe=True)
         return True
 
     def _box(self) -> SecretBox:
