@@ -190,3 +190,10 @@ def suspend(order: LaunchOrder, ids: Sequence[str]) -> None:
     api = client(order)
     for name in ids:
         _call(api.stop, project=project, zone=zone, instance=name)
+
+
+def resume(order: LaunchOrder, ids: Sequence[str]) -> None:
+    project, zone = _where(order)
+    api = client(order)
+    for name in ids:
+        _call(api.start, project=project, zone=zone, instance=name)

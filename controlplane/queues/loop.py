@@ -305,7 +305,11 @@ class QueueLoop:
             if idle < q.idle_seconds:
                 continue
             module = launches.backend(state, r.launcher)
-            if q.idle_action == "suspend" and hasattr(module, "suspend"):
+            if (
+                q.idle_action == "suspend"
+                and hasattr(module, "suspend")
+                and hasattr(module, "resume")
+            ):
                 launches.stop_instance(s, scope, box, state, r, action="suspend")
                 r.state = "suspended"
                 s.commit()
