@@ -21,7 +21,22 @@ it returns or raises is scrubbed before it leaves the server.
 from __future__ import annotations
 
 import importlib
-from types import ModuleType
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, cast
+
+if TYPE_CHECKING:
+    from .order import LaunchOrder
+
+
+class LauncherModule(Protocol):
+    """What every launcher module provides (``suspend``/``resume`` are optional)."""
+
+    def launch(self, order: LaunchOrder) -> Mapping[str, Any]: ...
+
+    def describe(self, order: LaunchOrder, ids: Sequence[str]) -> dict[str, str]: ...
+
+    def terminate(self, order: LaunchOrder, ids: Sequence[str]) -> None: ...
+
 
 MODULES: dict[str, str] = {
     "EC2": "dreamlake.controlplane.launchers.ec2",
@@ -44,7 +59,7 @@ class LauncherUnavailable(Exception):
         self.kind = kind
 
 
-def load(kind: str) -> ModuleType:
+def load(kind: str) -> LauncherModule:
     """The launcher module for ``kind``; its SDK must import."""
     name = MODULES.get(kind)
     if name is None:
@@ -55,4 +70,4 @@ def load(kind: str) -> ModuleType:
         why = check()
         if why:
             raise LauncherUnavailable(kind, why)
-    return module
+    return cast(LauncherModule, module)
