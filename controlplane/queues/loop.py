@@ -10,7 +10,7 @@ them) looks at each queue:
   not claimed yet counts as free, so a slow boot does not launch twice.
 * a worker idle past ``idle_seconds`` while the queue has more than ``min`` → suspended
   (``idleAction=suspend`` and a launcher that can) or terminated (its token revoked).
-* a worker that never claimed within ``START_TIMEOUT`` seconds → terminated.
+* a worker with no live daemon ``START_TIMEOUT`` seconds after its launch → terminated.
 
 A queue whose launch or terminate fails is retried with a growing pause (up to a
 minute), and the failure is a decision too (``error``).
@@ -63,6 +63,8 @@ class QueueLoop:
         self._thread: threading.Thread | None = None
         self._refreshed: dict[int, datetime] = {}
         self._backoff: dict[int, tuple[float, int]] = {}
+        self._busy = threading.Event()
+        self._renewer: threading.Thread | None = None
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -70,12 +72,25 @@ class QueueLoop:
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name="lakeshore-queues", daemon=True)
             self._thread.start()
+            # A launch can take minutes (an SSH install): the lease is renewed meanwhile,
+            # or another server would take it over and launch for the same work.
+            self._renewer = threading.Thread(
+                target=self._renew, name="lakeshore-queues-lease", daemon=True
+            )
+            self._renewer.start()
+
+    def _renew(self) -> None:
+        while not self._stop.wait(self.tick):
+            if self._busy.is_set():
+                with contextlib.suppress(Exception):
+                    self.acquire()
 
     def stop(self) -> None:
         self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=30)
-            self._thread = None
+        for thread in (self._thread, self._renewer):
+            if thread is not None:
+                thread.join(timeout=30)
+        self._thread = self._renewer = None
         with contextlib.suppress(Exception), self.app.state.sessionmaker() as s:
             s.execute(
                 update(Lease)
@@ -125,6 +140,14 @@ class QueueLoop:
             return False
         with self.app.state.sessionmaker() as s:
             ids = [q.id for q in s.scalars(select(Queue))]
+        self._busy.set()
+        try:
+            self._each(ids)
+        finally:
+            self._busy.clear()
+        return True
+
+    def _each(self, ids: list[int]) -> None:
         now = time.monotonic()
         for qid in ids:
             if self._stop.is_set():
@@ -145,7 +168,6 @@ class QueueLoop:
                         self._backoff[qid] = (time.monotonic() + delay, failures + 1)
                         detail = getattr(exc, "detail", None) or str(exc)
                         self._event(s, row, "error", str(detail), dedupe=True)
-        return True
 
     def _box(self) -> SecretBox:
         box = getattr(self.app.state, "registry_secret_box", None)
@@ -297,7 +319,10 @@ class QueueLoop:
                 ):
                     launches.stop_instance(s, scope, box, state, r, action="terminate")
                     self._event(
-                        s, q, "terminate", f"{r.instance_id}: never claimed in {START_TIMEOUT:.0f}s"
+                        s,
+                        q,
+                        "terminate",
+                        f"{r.instance_id}: no live daemon {START_TIMEOUT:.0f}s after launch",
                     )
                     active -= 1
                 continue
