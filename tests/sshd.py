@@ -117,8 +117,8 @@ def start_sshd(base: Path, env: dict[str, str] | None = None) -> SSHServer:
                 "UsePAM no",
                 "StrictModes no",
                 "LogLevel VERBOSE",
-                "SetEnv "
-                + " ".join([f"HOME={home}", *(f"{k}={v}" for k, v in (env or {}).items())]),
+                # one SetEnv line: sshd keeps only the first SetEnv directive
+                " ".join(["SetEnv", f"HOME={home}", *(f"{k}={v}" for k, v in (env or {}).items())]),
                 f"Subsystem sftp {sftp}",
                 "",
             ]

@@ -251,17 +251,19 @@ def launch(
         ]
     boot: Bootstrap | None = None
     if tokens:
-        sha = ""
+        sha, kind = "", "wheels"
         if _needs_bundle(spec_preview):
             try:
-                sha, _ = bundle.current(state, data_dir)
+                found = bundle.current(state, data_dir)
             except Exception as exc:
                 raise LaunchError(
                     503, "unavailable", f"could not build the daemon bundle: {exc}"
                 ) from None
+            sha, kind = found.sha256, found.kind
         boot = Bootstrap(
             server=server_url,
             daemon_sha256=sha,
+            daemon_kind=kind,
             tokens=tuple(tokens),
             queues=(own["queue"],) if own["queue"] else (),
         )

@@ -3,7 +3,9 @@ GCE startup-script): fetch the daemon bundle from the control plane by content h
 with the instance's own token, install it into a venv, start ``nymph``.
 
 The bundle is never embedded: the script stays far below EC2's 16 KB user-data
-limit (:data:`USER_DATA_LIMIT`) whatever the daemon weighs.
+limit (:data:`USER_DATA_LIMIT`) whatever the daemon weighs. A ``pyz`` bundle (a
+standard-library zipapp) runs with the host's ``python3 -I``; a ``wheels`` bundle
+is installed into a venv first.
 """
 
 from __future__ import annotations
@@ -32,6 +34,20 @@ with urllib.request.urlopen(req, timeout=120) as r, open(sys.argv[2] + ".part", 
 import os
 os.replace(sys.argv[2] + ".part", sys.argv[2])
 """
+
+
+_VENV = """\
+mkdir -p wheels
+tar -xf "daemon-$SHA" -C wheels
+[ -x venv/bin/python ] || python3 -m venv --without-pip venv
+PIP=$(ls wheels/pip-*.whl | head -n 1)
+venv/bin/python "$PIP/pip" install -q --disable-pip-version-check --no-input --no-compile \\
+  --no-index --no-deps $(ls wheels/*.whl | grep -v '/pip-')
+"""
+_VENV_RUN = (
+    "venv/bin/python -c "
+    "'import sys; from dreamlake.controlplane.nymph.main import main; sys.exit(main())'"
+)
 
 
 def daemon_url(server: str, namespace: str, sha256: str) -> str:
@@ -88,30 +104,30 @@ def script(
     if boot.queues:
         argv += ["--queues", ",".join(boot.queues)]
     args = " ".join(q(a) for a in argv)
+    if boot.daemon_kind == "pyz":
+        # one standard-library zipapp: the host's python3 runs it as is
+        install, run = "", 'python3 -I "$D/daemon-$SHA"'
+    else:
+        install, run = _VENV, _VENV_RUN
     return f"""#!/bin/sh
 # lakeshore: install and start the nymph daemon claiming provider {order.provider!s}
 # (namespace {order.namespace!s}). The token below is this instance's alone.
 set -eu
 D="${{LAKESHORE_NYMPH_DIR:-{install_dir}}}"
 SHA={q(boot.daemon_sha256)}
-mkdir -p "$D/wheels"
+mkdir -p "$D"
 cd "$D"
 umask 077
 {token_lines}IID="${{LAKESHORE_INSTANCE_ID:-{iid}}}"
-if [ ! -f "daemon-$SHA.tar" ]; then
-  python3 - {q(daemon_url(boot.server, order.namespace, boot.daemon_sha256))} "daemon-$SHA.tar" <<'PY'
+if [ ! -f "daemon-$SHA" ]; then
+  python3 - {q(daemon_url(boot.server, order.namespace, boot.daemon_sha256))} "daemon-$SHA" <<'PY'
 {_FETCH}PY
 fi
-echo "$SHA  daemon-$SHA.tar" | sha256sum -c - >/dev/null
-tar -xf "daemon-$SHA.tar" -C wheels
-[ -x venv/bin/python ] || python3 -m venv --without-pip venv
-PIP=$(ls wheels/pip-*.whl | head -n 1)
-venv/bin/python "$PIP/pip" install -q --disable-pip-version-check --no-input --no-compile \
-  --no-index --no-deps $(ls wheels/*.whl | grep -v '/pip-')
-cat > run.sh <<LAKESHORE_RUN
+echo "$SHA  daemon-$SHA" | sha256sum -c - >/dev/null
+{install}cat > run.sh <<LAKESHORE_RUN
 #!/bin/sh
 cd "$D" || exit 1
-exec venv/bin/python -c 'import sys; from dreamlake.controlplane.nymph.main import main; sys.exit(main())' {args} --instance-id "$IID"
+exec {run} {args} --instance-id "$IID"
 LAKESHORE_RUN
 chmod 0700 run.sh
 {start}"""

@@ -19,6 +19,7 @@ class Bootstrap:
     daemon_sha256: str
     tokens: tuple[str, ...]
     queues: tuple[str, ...] = ()
+    daemon_kind: str = "wheels"  # "pyz" (a zipapp python3 runs) or "wheels" (a tar)
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,14 @@ def test_user_data_stays_small_and_fetches_by_hash() -> None:
     assert f"/api/namespaces/{'n' * 63}/daemon/{'a' * 64}" in script
     assert "sha256sum -c -" in script and "--no-index --no-deps" in script
     assert script.startswith("#!/bin/sh\n")
+    assert "python3 -m venv" in script  # a wheels bundle goes into a venv
+    zipapp = order(
+        bootstrap=Bootstrap(
+            server="http://cp:7878", daemon_sha256="b" * 64, tokens=("lks_z",), daemon_kind="pyz"
+        )
+    )
+    pyz = bootstrap.script(zipapp, 0)
+    assert "venv" not in pyz and 'exec python3 -I "$D/daemon-$SHA" --server http://cp:7878' in pyz
     in_pod = bootstrap.script(order(), 1, instance_id="pod-1", token_env="TOK", foreground=True)
     assert "lks_second" not in in_pod and 'printf "%s" "$TOK" > token' in in_pod
     assert in_pod.rstrip().endswith('exec "$D/run.sh"')
