@@ -67,6 +67,13 @@ app.add_typer(providers_app, name="providers")
 app.add_typer(secrets_app, name="secrets")
 app.add_typer(modes_app, name="modes")
 # --- end registry sub-apps ---
+# --- launch sub-apps ---
+from dreamlake.cli.lakeshore_launch import instances_app, launch_command, queues_app  # noqa: E402
+
+app.command("launch")(launch_command)
+app.add_typer(instances_app, name="instances")
+app.add_typer(queues_app, name="queues")
+# --- end launch sub-apps ---
 
 # -- shared connection options (other sub-apps reuse these) ----------------------
 

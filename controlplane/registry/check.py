@@ -14,11 +14,6 @@ from typing import Any
 from .kwargs import is_secret_marker, secret_refs
 from .launchers import KWARG_TYPES, REQUIRED_KWARGS, SERVER_LAUNCHABLE
 
-SLURM_STUB = (
-    "SLURM launch is a stub: the sbatch submit path is not built yet, so a SLURM "
-    "provider can be registered and checked here but cannot carry a workload"
-)
-
 NOT_CHECKED: dict[str, str] = {
     "EC2": "did not call AWS: no network check was made (credentials, region, key pair, "
     "security group and instance profile are unverified against the account)",
@@ -111,8 +106,6 @@ def check_provider(
                 f"secret {secret!r} exists and decrypts" if why is None else why,
             )
         )
-    if launcher == "SLURM":
-        report.stub = SLURM_STUB
     if launcher not in SERVER_LAUNCHABLE:
         report.not_checked.append(
             f"{launcher} has no server-side launch route; the launch routes accept only "

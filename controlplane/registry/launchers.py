@@ -16,8 +16,9 @@ Dispatch = Literal["direct", "daemon"]
 LAUNCHERS: tuple[str, ...] = ("EC2", "GCE", "Kube", "SSH", "SLURM")
 """Registration accepts exactly these five, spelled exactly like this."""
 
-SERVER_LAUNCHABLE: tuple[str, ...] = ("EC2", "GCE", "Kube")
-"""The launch routes accept only these three; SSH is CLI-only and SLURM a stub."""
+SERVER_LAUNCHABLE: tuple[str, ...] = ("EC2", "GCE", "Kube", "SSH", "SLURM")
+"""The launch routes accept all five (``controlplane.launchers``): SLURM submits with
+sbatch over SSH, SSH installs the daemon as ``connect`` does."""
 
 DISPATCHES: tuple[str, ...] = ("direct", "daemon")
 

@@ -9,8 +9,7 @@
     /api/namespaces/{ns}/modes                     GET, POST
     /api/namespaces/{ns}/modes/{name}              GET, PATCH (merge patch), DELETE
     /api/namespaces/{ns}/launch/preview            POST {mode?, runConfig?, provider?}
-    /api/namespaces/{ns}/launch                    POST (same body; 422 for SSH/SLURM,
-                                                   501 when no launcher is installed)
+    (POST /api/namespaces/{ns}/launch lives in ``controlplane.launch.routes``)
 
 Secret values go in (POST/PUT) and never come out.
 """
@@ -231,15 +230,3 @@ def launch_preview(
     body: Any = Body(...), scope: Scope = Depends(_scope), session: Session = Depends(get_session)
 ) -> dict[str, Any]:
     return _call(service.preview_launch, session, scope, _object(body))
-
-
-@router.post(P + "/launch", status_code=201)
-def launch(
-    request: Request,
-    body: Any = Body(...),
-    scope: Scope = Depends(_scope),
-    session: Session = Depends(get_session),
-    box: SecretBox = Depends(_box),
-) -> dict[str, Any]:
-    launchers = getattr(request.app.state, "registry_launchers", None) or {}
-    return _call(service.launch, session, scope, box, _object(body), launchers)

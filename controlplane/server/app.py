@@ -16,7 +16,10 @@ from .settings import Settings
 
 # Optional routers mounted when their module exists; each exposes ``router``
 # (a fastapi.APIRouter with full paths such as "/api/namespaces/{ns}/providers").
-OPTIONAL_ROUTERS = ("dreamlake.controlplane.registry.routes",)
+OPTIONAL_ROUTERS = (
+    "dreamlake.controlplane.registry.routes",
+    "dreamlake.controlplane.launch.routes",
+)
 
 
 def include_routers(app: FastAPI) -> list[str]:
@@ -60,4 +63,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     app.state.mounted = include_routers(app)
+    from ..queues.loop import install as run_queue_loop  # queues that grow their own workers
+
+    run_queue_loop(app)
     return app

@@ -34,6 +34,7 @@ from ..observe import observe, to_result
 from ..paths import ProviderPaths, check_name
 from ..remote.base import Shell
 from ._common import error_result, root_for
+from .connect_in_cluster import IN_CLUSTER_VENDORS, in_cluster
 
 Progress = Callable[[str], None]
 ShellFactory = Callable[[Any], Shell]
@@ -205,6 +206,8 @@ def _connect(
         worker_name = adopt.get("worker_name") or None
     else:
         infra = obs.infra
+        if vendor in IN_CLUSTER_VENDORS and not host:
+            return in_cluster(obs)
         if (
             infra is None
             or infra.lock is not None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from dreamlake.controlplane.registry.check import SLURM_STUB, check_provider
+from dreamlake.controlplane.registry.check import check_provider
 
 
 def _ok(_secret: str) -> None:
@@ -31,7 +31,8 @@ def test_missing_kwarg_wrong_type_and_a_secret_that_does_not_resolve() -> None:
     assert report.stub is None and report.not_checked
 
 
-def test_slurm_reports_its_stub() -> None:
+def test_slurm_launches_server_side_now() -> None:
     report = check_provider("hpc", "SLURM", {"host": "login"}, _ok)
-    assert report.ok and report.stub == SLURM_STUB
-    assert any("no server-side launch route" in n for n in report.not_checked)
+    assert report.ok and report.stub is None
+    assert not any("no server-side launch route" in n for n in report.not_checked)
+    assert any("did not contact the login node" in n for n in report.not_checked)

@@ -138,7 +138,7 @@ def test_providers_journey(sqlite_server: Server, tmp_path: Path) -> None:
     assert "did not call AWS: no network check was made" in report.stdout
     assert "secret 'aws' exists and decrypts" in report.stdout
     slurm = run("providers", "test", "old")
-    assert "stub" in slurm.stdout and "sbatch" in slurm.stdout
+    assert "stub" not in slurm.stdout and "sbatch" in slurm.stdout
     _ok(run("providers", "add", "gce-bad", "--launcher", "GCE", "--kwarg", "zone=3"))
     failing = run("providers", "test", "gce-bad", "--json")
     assert failing.returncode == 1

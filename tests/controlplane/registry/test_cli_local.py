@@ -32,6 +32,6 @@ def test_local_check(tmp_path: Path) -> None:
     assert not checks["secret:key"]["ok"] and "inline" in checks["secret:key"]["detail"]
     assert any("did not open an SSH session" in n for n in report["notChecked"])
     slurm = run("c")
-    assert slurm.returncode == 0 and "stub" in slurm.stdout and "sbatch" in slurm.stdout
+    assert slurm.returncode == 0 and "stub" not in slurm.stdout and "sbatch" in slurm.stdout
     missing = run("nope")
     assert missing.returncode == 1 and "known: c, lab" in missing.stderr

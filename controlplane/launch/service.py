@@ -1,0 +1,525 @@
+"""The launch service: merge (the registry's), mint one token per instance, call the
+launcher, remember what was launched; list it with live state; terminate it and
+revoke its token.
+
+Idempotent under retry: every launch request has a client token (the caller's, or
+one made up here and returned). A request already done answers with what it
+answered the first time; one left pending (a timed-out call) is sent again with the
+same per-instance client tokens and the same instance tokens, which the clouds
+deduplicate (EC2's ``ClientToken``) or the launcher recognises (a Pod, a SLURM job
+or an SSH daemon with the same name).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import fields
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from ..db import utcnow
+from ..launchers import LauncherUnavailable, load
+from ..launchers.errors import LaunchRejected
+from ..launchers.order import Bootstrap, LaunchOrder
+from ..models import Token
+from ..registry import service as registry
+from ..registry.crypto import SecretBox
+from ..registry.launch import scrub
+from ..registry.merge import LaunchSpec
+from ..server.tokens import hash_token, new_token
+from . import bundle
+from .models import Instance, LaunchRequest
+
+log = logging.getLogger("lakeshore.launch")
+
+CLIENT_TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,48}$")
+MAX_COUNT = 20
+ORDER_FIELDS = ("count", "clientToken", "queue", "command")
+GONE = ("terminated", "gone", "cancelled", "completed", "failed", "deleted", "succeeded", "timeout")
+
+
+class LaunchError(registry.RegistryError):
+    pass
+
+
+def _bad(detail: str) -> LaunchError:
+    return LaunchError(422, "validation_error", detail)
+
+
+def split_body(body: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(the registry's preview body, this request's own fields)``, checked."""
+    core = {k: v for k, v in body.items() if k not in ORDER_FIELDS}
+    own = {k: body[k] for k in ORDER_FIELDS if k in body}
+    count = own.get("count", 1)
+    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_COUNT:
+        raise _bad(f"count must be a whole number from 1 to {MAX_COUNT}")
+    token = own.get("clientToken")
+    if token is None:
+        token = uuid.uuid4().hex
+    if not isinstance(token, str) or not CLIENT_TOKEN.match(token):
+        raise _bad("clientToken must be 1-48 characters of A-Z a-z 0-9 _ -")
+    queue = own.get("queue")
+    if queue is not None and not isinstance(queue, str):
+        raise _bad("queue must be a queue name")
+    command = own.get("command")
+    if command is not None and not isinstance(command, str):
+        raise _bad("command must be a shell command (a string)")
+    return core, {"count": count, "clientToken": token, "queue": queue, "command": command}
+
+
+# -- which function launches ------------------------------------------------------
+
+
+def backend(state: Any, kind: str) -> Any:
+    """The launcher module for ``kind`` (overridable per app for tests:
+    ``app.state.launch_backends = {"EC2": module-like}``)."""
+    overrides = getattr(state, "launch_backends", None) or {}
+    if kind in overrides:
+        return overrides[kind]
+    try:
+        return load(kind)
+    except LauncherUnavailable as exc:
+        raise LaunchError(501, "not_implemented", f"{exc}; nothing was launched") from None
+
+
+def _launch_fn(state: Any, kind: str) -> Callable[[LaunchSpec], Mapping[str, Any]]:
+    seam = getattr(state, "registry_launchers", None) or {}
+    if kind in seam:
+        return seam[kind]  # type: ignore[no-any-return]
+    return backend(state, kind).launch  # type: ignore[no-any-return]
+
+
+# -- tokens -----------------------------------------------------------------------
+
+
+def _needs_tokens(spec: LaunchSpec) -> bool:
+    return spec.dispatch == "daemon" or spec.launcher == "SSH"
+
+
+def _needs_bundle(spec: LaunchSpec) -> bool:
+    return spec.dispatch == "daemon" and spec.launcher in ("EC2", "GCE", "Kube", "SLURM")
+
+
+def _mint(session: Session, namespace_id: int, label: str) -> tuple[str, int]:
+    token = new_token()
+    row = Token(token_hash=hash_token(token), namespace_id=namespace_id, admin=False, label=label)
+    session.add(row)
+    session.flush()
+    return token, row.id
+
+
+def revoke(session: Session, token_id: int | None) -> None:
+    if token_id is None:
+        return
+    row = session.get(Token, token_id)
+    if row is not None and row.revoked_at is None:
+        row.revoked_at = utcnow()
+
+
+# -- launching ----------------------------------------------------------------------
+
+
+def to_order(spec: LaunchSpec, **extra: Any) -> LaunchOrder:
+    base = {f.name: getattr(spec, f.name) for f in fields(LaunchSpec)}
+    base.update(extra)
+    return LaunchOrder(**base)
+
+
+def _validate(
+    session: Session,
+    scope: registry.Scope,
+    box: SecretBox,
+    state: Any,
+    core: Mapping[str, Any],
+    own: Mapping[str, Any],
+    kind: str,
+) -> None:
+    """The launcher's offline checks (``validate(order)``), before a token is minted
+    or the daemon bundle built: a launch that cannot go is refused at once."""
+    if kind in (getattr(state, "registry_launchers", None) or {}):
+        return
+    check = getattr(backend(state, kind), "validate", None)
+    if check is None:
+        return
+    plaintexts: list[str] = []
+    resolved = registry.resolve_launch(session, scope, box, core, plaintexts=plaintexts)
+    try:
+        run = dict(resolved.run)
+        if own.get("command"):
+            run["command"] = own["command"]
+        check(
+            to_order(
+                resolved,
+                run=run,
+                count=own["count"],
+                client_token=own["clientToken"],
+                queue=own.get("queue"),
+                busy=tuple(
+                    r.instance_id
+                    for r in rows_for(session, scope.namespace.id, provider=resolved.provider)
+                ),
+            )
+        )
+    except LaunchRejected as exc:
+        raise LaunchError(
+            exc.status, exc.code, scrub(f"the {kind} launch was refused: {exc}", plaintexts)
+        ) from None
+    finally:
+        del resolved
+
+
+def launch(
+    session: Session,
+    scope: registry.Scope,
+    box: SecretBox,
+    body: Mapping[str, Any],
+    *,
+    state: Any,
+    server_url: str,
+    data_dir: Path,
+) -> dict[str, Any]:
+    core, own = split_body(body)
+    preview = registry.preview_launch(session, scope, core)
+    ns_id = scope.namespace.id
+    ct = own["clientToken"]
+    req = session.scalar(
+        select(LaunchRequest).where(
+            LaunchRequest.namespace_id == ns_id, LaunchRequest.client_token == ct
+        )
+    )
+    if req is not None and req.state == "done" and req.result:
+        out = dict(req.result.get("response") or {})
+        out["replayed"] = True
+        return out
+    if req is not None and req.provider_name != preview["provider"]:
+        raise LaunchError(
+            409, "conflict", f"client token {ct!r} was used for provider {req.provider_name!r}"
+        )
+    fn = _launch_fn(state, preview["launcher"])
+    spec_preview = LaunchSpec(
+        provider=preview["provider"],
+        namespace=preview["namespace"],
+        launcher=preview["launcher"],
+        dispatch=preview["dispatch"],
+        kwargs={},
+        tags=preview["tags"],
+    )
+
+    _validate(session, scope, box, state, core, own, preview["launcher"])
+
+    # The request row and the instance tokens first, so a retry reuses both.
+    tokens: list[str] = []
+    token_ids: list[int] = []
+    if req is None:
+        req = LaunchRequest(
+            namespace_id=ns_id,
+            client_token=ct,
+            provider_name=preview["provider"],
+            launcher=preview["launcher"],
+            state="pending",
+        )
+        sealed: list[str] = []
+        if _needs_tokens(spec_preview):
+            for i in range(own["count"]):
+                tok, tid = _mint(session, ns_id, f"instance {preview['provider']} {ct}-{i}")
+                tokens.append(tok)
+                token_ids.append(tid)
+                sealed.append(box.encrypt(tok, namespace=str(ns_id), name=f"launch:{ct}:{i}"))
+        req.result = {"sealedTokens": sealed, "tokenIds": token_ids}
+        session.add(req)
+        try:
+            session.commit()
+        except IntegrityError:
+            session.rollback()
+            raise LaunchError(
+                409, "conflict", f"a launch with client token {ct!r} is already under way; retry"
+            ) from None
+    else:
+        stored = req.result or {}
+        token_ids = list(stored.get("tokenIds") or [])
+        tokens = [
+            box.decrypt(s, namespace=str(ns_id), name=f"launch:{ct}:{i}")
+            for i, s in enumerate(stored.get("sealedTokens") or [])
+        ]
+    boot: Bootstrap | None = None
+    if tokens:
+        sha, kind = "", "wheels"
+        if _needs_bundle(spec_preview):
+            try:
+                found = bundle.current(state, data_dir)
+            except Exception as exc:
+                raise LaunchError(
+                    503, "unavailable", f"could not build the daemon bundle: {exc}"
+                ) from None
+            sha, kind = found.sha256, found.kind
+        boot = Bootstrap(
+            server=server_url,
+            daemon_sha256=sha,
+            daemon_kind=kind,
+            tokens=tuple(tokens),
+            queues=(own["queue"],) if own["queue"] else (),
+        )
+
+    plaintexts: list[str] = list(tokens)
+    resolved = registry.resolve_launch(session, scope, box, core, plaintexts=plaintexts)
+    run = dict(resolved.run)
+    if own["command"]:
+        run["command"] = own["command"]
+    order = to_order(
+        resolved,
+        run=run,
+        count=own["count"],
+        client_token=ct,
+        queue=own["queue"],
+        bootstrap=boot,
+        busy=tuple(r.instance_id for r in rows_for(session, ns_id, provider=preview["provider"])),
+    )
+    try:
+        raw = dict(fn(order))
+    except LaunchRejected as exc:
+        # refused outright: nothing was launched, so the request and its tokens go
+        _forget(session, req, token_ids)
+        raise LaunchError(
+            exc.status,
+            exc.code,
+            scrub(f"the {order.launcher} launch was refused: {exc}", plaintexts),
+        ) from None
+    except LaunchError:
+        raise
+    except Exception as exc:
+        message = scrub(f"{type(exc).__name__}: {exc}", plaintexts)
+        log.warning("the %s launcher failed: %s", order.launcher, message)
+        raise LaunchError(
+            502, "launch_failed", f"the {order.launcher} launcher failed: {message}"
+        ) from None
+    finally:
+        del resolved, order
+    result = scrub(raw, plaintexts)
+    rows = _record(session, ns_id, req, result, token_ids, own["queue"])
+    response = dict(preview)
+    response.pop("serverLaunch", None)
+    response["clientToken"] = ct
+    response["count"] = own["count"]
+    response["instances"] = [instance_wire(r, preview["namespace"]) for r in rows]
+    response["result"] = result
+    req.state = "done"
+    req.result = {"response": response, "tokenIds": token_ids}
+    session.commit()
+    return response
+
+
+def _forget(session: Session, req: LaunchRequest, token_ids: Sequence[int]) -> None:
+    session.rollback()
+    for tid in token_ids:
+        revoke(session, tid)
+    row = session.get(LaunchRequest, req.id)
+    if row is not None:
+        session.delete(row)
+    session.commit()
+
+
+def _record(
+    session: Session,
+    ns_id: int,
+    req: LaunchRequest,
+    result: Mapping[str, Any],
+    token_ids: Sequence[int],
+    queue: str | None,
+) -> list[Instance]:
+    rows: list[Instance] = []
+    for n, item in enumerate(result.get("instances") or []):
+        if isinstance(item, str):
+            item = {"id": item}
+        if not isinstance(item, Mapping) or not item.get("id"):
+            continue
+        iid = str(item["id"])
+        index = item.get("index", n)
+        row = session.scalar(
+            select(Instance).where(
+                Instance.namespace_id == ns_id,
+                Instance.provider_name == req.provider_name,
+                Instance.instance_id == iid,
+            )
+        )
+        if row is None:
+            row = Instance(
+                namespace_id=ns_id,
+                provider_name=req.provider_name,
+                launcher=req.launcher,
+                instance_id=iid,
+                client_token=req.client_token,
+                queue=queue,
+                state=str(item.get("state") or "pending"),
+                token_id=token_ids[index]
+                if isinstance(index, int) and index < len(token_ids)
+                else None,
+                details={k: v for k, v in item.items() if k not in ("id", "state")},
+            )
+            session.add(row)
+        rows.append(row)
+    session.flush()
+    return rows
+
+
+# -- listing and terminating -------------------------------------------------------------
+
+
+def _iso(dt: datetime | None) -> str | None:
+    return dt.isoformat().replace("+00:00", "Z") if dt else None
+
+
+def instance_wire(row: Instance, namespace: str) -> dict[str, Any]:
+    return {
+        "id": row.instance_id,
+        "provider": row.provider_name,
+        "launcher": row.launcher,
+        "namespace": namespace,
+        "state": row.state,
+        "queue": row.queue,
+        "clientToken": row.client_token,
+        "details": row.details or {},
+        "createdAt": _iso(row.created_at),
+        "terminatedAt": _iso(row.terminated_at),
+    }
+
+
+def _order_for(
+    session: Session, scope: registry.Scope, box: SecretBox, provider: str, plaintexts: list[str]
+) -> LaunchOrder:
+    resolved = registry.resolve_launch(
+        session, scope, box, {"provider": provider}, plaintexts=plaintexts
+    )
+    return to_order(resolved)
+
+
+def rows_for(
+    session: Session,
+    ns_id: int,
+    *,
+    provider: str | None = None,
+    include_gone: bool = False,
+    queue: str | None = None,
+) -> list[Instance]:
+    q = select(Instance).where(Instance.namespace_id == ns_id)
+    if provider:
+        q = q.where(Instance.provider_name == provider)
+    if queue:
+        q = q.where(Instance.queue == queue)
+    if not include_gone:
+        q = q.where(Instance.terminated_at.is_(None))
+    return list(session.scalars(q.order_by(Instance.id)))
+
+
+def refresh(
+    session: Session, scope: registry.Scope, box: SecretBox, state: Any, rows: Sequence[Instance]
+) -> dict[str, str]:
+    """Ask each provider for the live state of its instances; update the rows.
+    Returns ``{provider: error}`` for providers that could not be asked."""
+    errors: dict[str, str] = {}
+    by_provider: dict[str, list[Instance]] = {}
+    for r in rows:
+        if r.terminated_at is None:
+            by_provider.setdefault(r.provider_name, []).append(r)
+    for provider, group in by_provider.items():
+        plaintexts: list[str] = []
+        try:
+            order = _order_for(session, scope, box, provider, plaintexts)
+            live = backend(state, order.launcher).describe(order, [r.instance_id for r in group])
+        except Exception as exc:
+            detail = exc.detail if isinstance(exc, registry.RegistryError) else str(exc)
+            errors[provider] = str(scrub(detail, plaintexts))
+            continue
+        for r in group:
+            now = live.get(r.instance_id, "gone")
+            if now != r.state:
+                r.state = now
+            if now.lower() in GONE and r.terminated_at is None:
+                r.terminated_at = utcnow()
+                revoke(session, r.token_id)
+    session.commit()
+    return errors
+
+
+def list_instances(
+    session: Session,
+    scope: registry.Scope,
+    box: SecretBox,
+    state: Any,
+    *,
+    provider: str | None = None,
+    include_gone: bool = False,
+    live: bool = True,
+) -> dict[str, Any]:
+    rows = rows_for(session, scope.namespace.id, provider=provider, include_gone=include_gone)
+    errors = refresh(session, scope, box, state, rows) if live else {}
+    if not include_gone:
+        rows = [r for r in rows if r.terminated_at is None]
+    ns = scope.namespace.name
+    return {"instances": [instance_wire(r, ns) for r in rows], "errors": errors}
+
+
+def find(session: Session, ns_id: int, instance_id: str) -> Instance:
+    row = session.scalar(
+        select(Instance)
+        .where(Instance.namespace_id == ns_id, Instance.instance_id == instance_id)
+        .order_by(Instance.id.desc())
+    )
+    if row is None:
+        raise LaunchError(
+            404, "not_found", f"this control plane launched no instance {instance_id!r}"
+        )
+    return row
+
+
+def stop_instance(
+    session: Session,
+    scope: registry.Scope,
+    box: SecretBox,
+    state: Any,
+    row: Instance,
+    *,
+    action: str = "terminate",
+) -> dict[str, Any]:
+    """Terminate (or suspend) one instance through its launcher; a terminated
+    instance's token is revoked."""
+    if row.terminated_at is not None:
+        return instance_wire(row, scope.namespace.name)
+    plaintexts: list[str] = []
+    try:
+        order = _order_for(session, scope, box, row.provider_name, plaintexts)
+        module = backend(state, order.launcher)
+        fn = getattr(module, action, None)
+        if fn is None:
+            raise LaunchError(422, "unsupported", f"{order.launcher} cannot {action} instances")
+        fn(order, [row.instance_id])
+    except LaunchRejected as exc:
+        raise LaunchError(exc.status, exc.code, str(scrub(str(exc), plaintexts))) from None
+    except registry.RegistryError:
+        raise
+    except Exception as exc:
+        message = scrub(f"{type(exc).__name__}: {exc}", plaintexts)
+        raise LaunchError(
+            502, "launch_failed", f"could not {action} {row.instance_id}: {message}"
+        ) from None
+    if action == "terminate":
+        row.state = "terminated"
+        row.terminated_at = utcnow()
+        revoke(session, row.token_id)
+    else:
+        row.state = "stopping" if action == "suspend" else "pending"
+    session.commit()
+    return instance_wire(row, scope.namespace.name)
+
+
+def terminate(
+    session: Session, scope: registry.Scope, box: SecretBox, state: Any, instance_id: str
+) -> dict[str, Any]:
+    return stop_instance(session, scope, box, state, find(session, scope.namespace.id, instance_id))

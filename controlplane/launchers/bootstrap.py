@@ -1,0 +1,137 @@
+"""The start-up script a ``daemon``-dispatched cloud instance runs (EC2 user-data, a
+GCE startup-script): fetch the daemon bundle from the control plane by content hash
+with the instance's own token, install it into a venv, start ``nymph``.
+
+The bundle is never embedded: the script stays far below EC2's 16 KB user-data
+limit (:data:`USER_DATA_LIMIT`) whatever the daemon weighs. A ``pyz`` bundle (a
+standard-library zipapp) runs with the host's ``python3 -I``; a ``wheels`` bundle
+is installed into a venv first.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from .order import Bootstrap, LaunchOrder
+
+USER_DATA_LIMIT = 16 * 1024
+
+# Where the instance id comes from when the script is not told (EC2's IMDSv2,
+# then IMDSv1, then the host name).
+EC2_INSTANCE_ID = (
+    'T=$(curl -fsS -m 2 -X PUT -H "X-aws-ec2-metadata-token-ttl-seconds: 60" '
+    "http://169.254.169.254/latest/api/token 2>/dev/null || true); "
+    'curl -fsS -m 2 ${T:+-H "X-aws-ec2-metadata-token: $T"} '
+    "http://169.254.169.254/latest/meta-data/instance-id 2>/dev/null || hostname"
+)
+
+_FETCH = """\
+import sys, urllib.request
+token = open("token").read().strip()
+req = urllib.request.Request(sys.argv[1], headers={"Authorization": "Bearer " + token})
+with urllib.request.urlopen(req, timeout=120) as r, open(sys.argv[2] + ".part", "wb") as f:
+    f.write(r.read())
+import os
+os.replace(sys.argv[2] + ".part", sys.argv[2])
+"""
+
+
+_VENV = """\
+mkdir -p wheels
+tar -xf "daemon-$SHA" -C wheels
+[ -x venv/bin/python ] || python3 -m venv --without-pip venv
+PIP=$(ls wheels/pip-*.whl | head -n 1)
+venv/bin/python "$PIP/pip" install -q --disable-pip-version-check --no-input --no-compile \\
+  --no-index --no-deps $(ls wheels/*.whl | grep -v '/pip-')
+"""
+_VENV_RUN = (
+    "venv/bin/python -c "
+    "'import sys; from dreamlake.controlplane.nymph.main import main; sys.exit(main())'"
+)
+
+
+def daemon_url(server: str, namespace: str, sha256: str) -> str:
+    return f"{server.rstrip('/')}/api/namespaces/{namespace}/daemon/{sha256}"
+
+
+def script(
+    order: LaunchOrder,
+    index: int,
+    *,
+    instance_id: str | None = None,
+    instance_id_command: str = EC2_INSTANCE_ID,
+    token_env: str | None = None,
+    foreground: bool = False,
+    install_dir: str = "/opt/lakeshore/nymph",
+) -> str:
+    """The script for the ``index``-th instance of ``order`` (``order.bootstrap`` set).
+    ``instance_id`` names the instance when known up front (GCE, Kube); else the
+    script asks ``instance_id_command``. ``LAKESHORE_NYMPH_DIR`` and
+    ``LAKESHORE_INSTANCE_ID`` override the install folder and the id. ``token_env``
+    reads the token from that environment variable (a Kubernetes Secret) instead of
+    embedding it; ``foreground`` execs the daemon (a Pod, a SLURM job) instead of
+    leaving it running under systemd or nohup."""
+    boot = order.bootstrap
+    if boot is None:
+        raise ValueError("a daemon launch needs the bootstrap (server, bundle hash, tokens)")
+    token_lines = (
+        f'printf "%s" "${token_env}" > token\n'
+        if token_env
+        else f"cat > token <<'LAKESHORE_TOKEN'\n{boot.tokens[index]}\nLAKESHORE_TOKEN\n"
+    )
+    if foreground:
+        start = 'exec "$D/run.sh"\n'
+    else:
+        start = (
+            'if [ -z "${LAKESHORE_NO_SYSTEMD:-}" ] && command -v systemd-run >/dev/null 2>&1; then\n'
+            '  systemd-run --unit=lakeshore-nymph "$D/run.sh"\n'
+            "else\n"
+            '  nohup "$D/run.sh" >> nymph.log 2>&1 < /dev/null &\n'
+            "fi\n"
+        )
+    q = shlex.quote
+    iid = q(instance_id) if instance_id else f"$({instance_id_command})"
+    argv = [
+        "--server",
+        boot.server,
+        "--token-file",
+        "token",
+        "--namespace",
+        order.namespace,
+        "--provider",
+        order.provider,
+    ]
+    if boot.queues:
+        argv += ["--queues", ",".join(boot.queues)]
+    args = " ".join(q(a) for a in argv)
+    if boot.daemon_kind == "pyz":
+        # one standard-library zipapp: the host's python3 runs it as is
+        install, run = "", 'python3 -I "$D/daemon-$SHA"'
+    else:
+        install, run = _VENV, _VENV_RUN
+    return f"""#!/bin/sh
+# lakeshore: install and start the nymph daemon claiming provider {order.provider!s}
+# (namespace {order.namespace!s}). The token below is this instance's alone.
+set -eu
+D="${{LAKESHORE_NYMPH_DIR:-{install_dir}}}"
+SHA={q(boot.daemon_sha256)}
+mkdir -p "$D"
+cd "$D"
+umask 077
+{token_lines}IID="${{LAKESHORE_INSTANCE_ID:-{iid}}}"
+if [ ! -f "daemon-$SHA" ]; then
+  python3 - {q(daemon_url(boot.server, order.namespace, boot.daemon_sha256))} "daemon-$SHA" <<'PY'
+{_FETCH}PY
+fi
+echo "$SHA  daemon-$SHA" | sha256sum -c - >/dev/null
+{install}cat > run.sh <<LAKESHORE_RUN
+#!/bin/sh
+cd "$D" || exit 1
+exec {run} {args} --instance-id "$IID"
+LAKESHORE_RUN
+chmod 0700 run.sh
+{start}"""
+
+
+def bootstrap_or_none(order: LaunchOrder) -> Bootstrap | None:
+    return order.bootstrap if order.dispatch == "daemon" else None

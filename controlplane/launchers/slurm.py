@@ -1,0 +1,118 @@
+"""SLURM: an SSH session to the login node (the key from a secret), then ``sbatch``
+of a job script that runs the launch's command (``direct``) or fetches and runs the
+daemon in the foreground (``daemon``). Instances are job ids; live state comes from
+``squeue`` (``scontrol show job`` once a job left the queue); terminate is
+``scancel``. The job name carries the client token, so a retried launch finds the
+job it already submitted instead of submitting another.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+from typing import Any
+
+from . import bootstrap, sshconn
+from .errors import LaunchRejected
+from .order import LaunchOrder
+
+_JOB_ID = re.compile(r"^(\d+)")
+
+
+def available() -> str | None:
+    return None
+
+
+def job_script(order: LaunchOrder, index: int) -> str:
+    """The sbatch script of the index-th job (pure)."""
+    kw = order.kwargs
+    name = order.name_for(index)
+    lines = ["#!/bin/sh", f"#SBATCH --job-name={name}", "#SBATCH --output=%x-%j.out"]
+    for key, flag in (
+        ("partition", "--partition"),
+        ("account", "--account"),
+        ("time", "--time"),
+        ("nodes", "--nodes"),
+        ("gres", "--gres"),
+    ):
+        if kw.get(key):
+            lines.append(f"#SBATCH {flag}={kw[key]}")
+    if kw.get("workdir"):
+        lines.append(f"#SBATCH --chdir={kw['workdir']}")
+    if order.dispatch == "daemon":
+        body = bootstrap.script(
+            order,
+            index,
+            instance_id=name,
+            foreground=True,
+            install_dir=f"$HOME/.lakeshore/nymph/{order.provider}",
+        )
+        body = body.split("\n", 1)[1]  # the #!/bin/sh line is already there
+    else:
+        command = order.run.get("command")
+        if not isinstance(command, str) or not command:
+            raise LaunchRejected("a direct SLURM launch runs a command: pass command in the launch")
+        body = command + "\n"
+    return "\n".join(lines) + "\n" + body
+
+
+def _existing(shell: Any, name: str) -> str | None:
+    res = shell.run(f"squeue -h -n {shlex.quote(name)} -o %i", timeout=30)
+    ids = res.stdout.split()
+    return ids[0] if res.ok and ids else None
+
+
+def validate(order: LaunchOrder) -> None:
+    """Offline: a login node, and a command for direct dispatch."""
+    sshconn.hosts(order.kwargs)
+    if order.dispatch != "daemon" and not order.run.get("command"):
+        raise LaunchRejected("a direct SLURM launch runs a command: pass command in the launch")
+
+
+def launch(order: LaunchOrder) -> dict[str, Any]:
+    host = sshconn.hosts(order.kwargs)[0]
+    out: list[dict[str, Any]] = []
+    with sshconn.session(order.kwargs, host) as shell:
+        for i in range(order.count):
+            name = order.name_for(i)
+            job_id = _existing(shell, name)
+            if job_id is None:
+                script = job_script(order, i)
+                res = shell.run(
+                    f"sbatch --parsable <<'LAKESHORE_JOB'\n{script}LAKESHORE_JOB\n", timeout=60
+                )
+                m = _JOB_ID.match(res.stdout.strip())
+                if not res.ok or not m:
+                    raise LaunchRejected(f"sbatch refused the job: {res.tail(4)}")
+                job_id = m.group(1)
+            out.append({"id": job_id, "state": "PENDING", "index": i, "jobName": name})
+    return {"instances": out, "loginNode": sshconn.label(order.kwargs, host)}
+
+
+def describe(order: LaunchOrder, ids: Sequence[str]) -> dict[str, str]:
+    if not ids:
+        return {}
+    host = sshconn.hosts(order.kwargs)[0]
+    out: dict[str, str] = {}
+    with sshconn.session(order.kwargs, host) as shell:
+        res = shell.run(f"squeue -h -j {','.join(ids)} -o '%i %T' 2>/dev/null; true", timeout=30)
+        for line in res.stdout.splitlines():
+            parts = line.split()
+            if len(parts) == 2:
+                out[parts[0]] = parts[1]
+        for jid in ids:
+            if jid in out:
+                continue
+            show = shell.run(f"scontrol -o show job {shlex.quote(jid)} 2>/dev/null", timeout=30)
+            m = re.search(r"JobState=(\S+)", show.stdout)
+            out[jid] = m.group(1) if m else "gone"
+    return out
+
+
+def terminate(order: LaunchOrder, ids: Sequence[str]) -> None:
+    if not ids:
+        return
+    host = sshconn.hosts(order.kwargs)[0]
+    with sshconn.session(order.kwargs, host) as shell:
+        shell.run(f"scancel {' '.join(shlex.quote(i) for i in ids)}", timeout=30)

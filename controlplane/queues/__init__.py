@@ -1,0 +1,2 @@
+"""Queues that grow their own workers: the ``queues`` resource (``service``), its
+routes (``routes``) and the reconcile loop (``loop``), one per database."""

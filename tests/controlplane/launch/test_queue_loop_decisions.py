@@ -1,0 +1,94 @@
+"""The reconcile loop's decisions, in process, with a launcher TEST DOUBLE (it
+records calls and answers like a cloud that always succeeds, or always fails):
+launch for pending work up to max, wait at max, back off from a failing provider."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dreamlake.controlplane.queues.loop import QueueLoop
+from launch_harness import P, ok
+
+
+class LauncherDouble:
+    """Stands in for a launcher module: ``launch``, ``describe``, ``terminate``."""
+
+    def __init__(self, fail: bool = False) -> None:
+        self.fail = fail
+        self.launched: list[int] = []
+        self.terminated: list[str] = []
+
+    def launch(self, order: Any) -> dict[str, Any]:
+        if self.fail:
+            raise RuntimeError("the cloud said no")
+        start = len(self.launched)
+        self.launched.extend(range(start, start + order.count))
+        return {
+            "instances": [
+                {"id": f"fake-{n}", "state": "pending"} for n in range(start, start + order.count)
+            ]
+        }
+
+    def describe(self, order: Any, ids: Any) -> dict[str, str]:
+        return dict.fromkeys(ids, "running")
+
+    def terminate(self, order: Any, ids: Any) -> None:
+        self.terminated.extend(ids)
+
+
+def _setup(client: Any, app: Any, double: LauncherDouble) -> QueueLoop:
+    app.state.queue_loop.stop()  # decide by hand, one pass at a time
+    app.state.launch_backends = {"EC2": double}
+    kwargs = {"region": "r", "image_id": "ami-1"}
+    body = {"name": "aws", "launcher": "EC2", "kwargs": kwargs, "dispatch": "direct"}
+    ok(client.post(P + "/providers", json=body), 201)
+    ok(client.post(P + "/queues", json={"name": "gpu", "provider": "aws", "max": 2}), 201)
+    for n in range(3):
+        body = {"command": f"echo {n}", "queue": "gpu"}
+        ok(client.post(P + "/providers/aws/work", json=body), 201)
+    return QueueLoop(app, tick=0.1)
+
+
+def test_launch_up_to_max_then_wait(app_client: tuple[Any, Any]) -> None:
+    client, app = app_client
+    double = LauncherDouble()
+    loop = _setup(client, app, double)
+    assert loop.once() is True
+    assert double.launched == [0, 1]
+    loop.once()
+    loop.once()
+    assert double.launched == [0, 1]  # launched but not claimed yet: they count as free
+    status = ok(client.get(P + "/queues/gpu/status"))
+    assert status["pending"] == 3 and [i["id"] for i in status["instances"]] == ["fake-0", "fake-1"]
+    assert [e["action"] for e in status["events"]] == ["launch", "at-max"]
+    assert status["events"][0]["detail"].startswith("2 worker(s) for 3 pending item(s), 0 free")
+    assert status["events"][0]["by"] == loop.holder
+
+
+def test_a_failing_provider_is_asked_again_later(app_client: tuple[Any, Any]) -> None:
+    client, app = app_client
+    double = LauncherDouble(fail=True)
+    loop = _setup(client, app, double)
+    loop.once()
+    loop.once()  # within the back-off: not asked again
+    status = ok(client.get(P + "/queues/gpu/status"))
+    assert [e["action"] for e in status["events"]] == ["error"]
+    assert "the cloud said no" in status["events"][0]["detail"]
+    assert loop._backoff  # the queue waits before the next try
+
+
+def test_queue_validation(app_client: tuple[Any, Any]) -> None:
+    client, _ = app_client
+    r = client.post(P + "/queues", json={"name": "q", "provider": "ghost"})
+    assert r.status_code == 404
+    ok(client.post(P + "/providers", json={"name": "p", "launcher": "EC2"}), 201)
+    r = client.post(P + "/queues", json={"name": "q", "provider": "p", "min": 3, "max": 1})
+    assert r.status_code == 422 and "below min" in r.json()["detail"]
+    r = client.post(P + "/queues", json={"name": "q", "provider": "p", "idleAction": "explode"})
+    assert r.status_code == 422
+    ok(client.post(P + "/queues", json={"name": "q", "provider": "p"}), 201)
+    assert client.post(P + "/queues", json={"name": "q", "provider": "p"}).status_code == 409
+    ok(client.patch(P + "/queues/q", json={"max": 5}))
+    assert [q["max"] for q in ok(client.get(P + "/queues"))] == [5]
+    ok(client.delete(P + "/queues/q"))
+    assert client.get(P + "/queues/q/status").status_code == 404

@@ -1,0 +1,100 @@
+"""The SLURM launcher for real: sbatch, squeue, scontrol and scancel over SSH (the
+real sshd as the login node) on a real single-node SLURM cluster (munged, slurmctld,
+slurmd), driven through the control plane's launch, instances and terminate routes."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from launch_harness import P, ok
+
+pytestmark = pytest.mark.slow
+
+
+def _provider(client: Any, cluster: Any, tmp_path: Path, key: Path, name: str = "hpc") -> None:
+    ok(
+        client.post(
+            P + "/secrets",
+            json={"name": f"{name}-key", "kind": "ssh_key", "value": key.read_text()},
+        ),
+        201,
+    )
+    kwargs = {
+        "host": "127.0.0.1",
+        "user": "root",
+        "port": cluster.login.port,
+        "partition": "debug",
+        "private_key": {"$secret": f"{name}-key"},
+        "known_hosts": str(tmp_path / "known_hosts"),
+    }
+    ok(
+        client.post(P + "/providers", json={"name": name, "launcher": "SLURM", "kwargs": kwargs}),
+        201,
+    )
+
+
+def _state(client: Any, job: str) -> str:
+    rows = ok(client.get(P + "/instances", params={"all": "true"}))["instances"]
+    return next(i["state"] for i in rows if i["id"] == job)
+
+
+def _wait_state(client: Any, job: str, want: set[str], timeout: float = 30) -> str:
+    deadline = time.monotonic() + timeout
+    while True:
+        state = _state(client, job)
+        if state in want or time.monotonic() > deadline:
+            return state
+        time.sleep(0.5)
+
+
+def test_sbatch_squeue_scancel(
+    slurm_cluster: Any, app_client: tuple[Any, Any], tmp_path: Path
+) -> None:
+    client, _ = app_client
+    cluster = slurm_cluster
+    _provider(client, cluster, tmp_path, cluster.login.client_key)
+    command = 'echo "ran $SLURM_JOB_ID on $SLURM_JOB_PARTITION" > "$HOME/ran-$SLURM_JOB_ID.txt"; sleep 120'
+    body = {"provider": "hpc", "clientToken": "S1", "command": command}
+    out = ok(client.post(P + "/launch", json=body), 201)
+    (job,) = [i["id"] for i in out["instances"]]
+    assert job.isdigit() and out["result"]["loginNode"] == f"root@127.0.0.1:{cluster.login.port}"
+    assert f"{job} lakeshore-hpc-s1-0" in cluster.run("squeue", "-h", "-o", "%i %j")
+
+    # a retried request submits nothing more
+    assert ok(client.post(P + "/launch", json=body), 201)["replayed"] is True
+    assert cluster.run("squeue", "-h", "-n", "lakeshore-hpc-s1-0", "-o", "%i").split() == [job]
+
+    assert _wait_state(client, job, {"RUNNING"}) == "RUNNING"
+    ran = cluster.login.home / f"ran-{job}.txt"
+    deadline = time.monotonic() + 20
+    while not ran.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert ran.read_text().strip() == f"ran {job} on debug"
+
+    gone = ok(client.delete(P + f"/instances/{job}"))
+    assert gone["state"] == "terminated"
+    deadline = time.monotonic() + 20
+    while job in cluster.run("squeue", "-h", "-o", "%i").split() and time.monotonic() < deadline:
+        time.sleep(0.3)
+    assert "JobState=CANCELLED" in cluster.run("scontrol", "-o", "show", "job", job)
+
+    # a job that ends by itself leaves the listing on the next live look
+    quick = ok(client.post(P + "/launch", json={"provider": "hpc", "command": "true"}), 201)[
+        "instances"
+    ][0]["id"]
+    assert _wait_state(client, quick, {"COMPLETED"}) == "COMPLETED"
+    assert quick not in [i["id"] for i in ok(client.get(P + "/instances"))["instances"]]
+
+
+def test_a_refused_key_is_a_4xx_without_the_key(
+    slurm_cluster: Any, app_client: tuple[Any, Any], tmp_path: Path
+) -> None:
+    client, _ = app_client
+    _provider(client, slurm_cluster, tmp_path, slurm_cluster.login.wrong_key, name="hpc-wrong")
+    r = client.post(P + "/launch", json={"provider": "hpc-wrong", "command": "true"})
+    assert r.status_code == 422 and "refused the ssh key" in r.json()["detail"], r.text
+    key_lines = slurm_cluster.login.wrong_key.read_text().splitlines()[1:-1]
+    assert all(line not in r.text for line in key_lines)
