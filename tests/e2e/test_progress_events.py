@@ -232,7 +232,8 @@ def test_ec2_plan_and_apply_stream_events(aws_api: str, tmp_path: Path) -> None:
     assert doc["status"] == "ready", doc
     plan = check_stream(events, "plan", "ready")
     planned = {e.address for e in plan if e.type == "resource_planned"}
-    assert len(planned) == 2 and any(a and a.startswith("aws_instance.") for a in planned)
+    # the security group, the instance and its declared state
+    assert len(planned) == 3 and any(a and a.startswith("aws_instance.") for a in planned)
 
     events, doc = run_events(env, proj, "apply", "-n", "gpu", "--yes")
     assert doc["status"] == "applied", doc
