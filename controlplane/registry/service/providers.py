@@ -1,0 +1,277 @@
+"""Provider rows: create, read, list, patch, soft delete and restore."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ...db import utcnow
+from .. import tombstone
+from ..kwargs import apply_patch, secret_refs
+from ..launchers import (
+    DISPATCHES,
+    LAUNCHERS,
+    default_dispatch,
+)
+from ..models import Provider, Secret
+from .common import (
+    RegistryError,
+    Scope,
+    check_name,
+    commit_or_conflict,
+    iso,
+    ns_names,
+    unprocessable,
+)
+
+
+def provider_wire(row: Provider, namespace_name: str) -> dict[str, Any]:
+    config = copy.deepcopy(row.config or {})
+    kwargs = config.get("kwargs") or {}
+    return {
+        "name": tombstone.strip(row.name),
+        "namespace": namespace_name,
+        "launcher": row.kind,
+        "kwargs": kwargs,
+        "dispatch": config.get("dispatch") or default_dispatch(row.kind),
+        "tunnel": config.get("tunnel") or None,
+        "hidden": bool(row.hidden),
+        "deletedAt": iso(row.deleted_at),
+        "createdAt": iso(row.created_at),
+        "updatedAt": iso(row.updated_at),
+    }
+
+
+def providers_wire(session: Session, rows: Sequence[Provider]) -> list[dict[str, Any]]:
+    names = ns_names(session, sorted({r.namespace_id for r in rows}))
+    return [provider_wire(r, names.get(r.namespace_id, "?")) for r in rows]
+
+
+def _check_launcher(value: Any) -> str:
+    if value not in LAUNCHERS:
+        hint = ""
+        if isinstance(value, str):
+            for known in LAUNCHERS:
+                if known.lower() == value.lower():
+                    hint = f" (did you mean {known!r}? launchers are case-sensitive)"
+        raise unprocessable(f"launcher {value!r} is not one of {', '.join(LAUNCHERS)}{hint}")
+    return str(value)
+
+
+def _check_dispatch(value: Any) -> str | None:
+    if value is None:
+        return None
+    if value not in DISPATCHES:
+        raise unprocessable(f"dispatch {value!r} is not one of {', '.join(DISPATCHES)}")
+    return str(value)
+
+
+def _check_kwargs(value: Any) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise unprocessable(f"kwargs must be an object, not {type(value).__name__}")
+    return value
+
+
+def _check_tunnel(value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or len(value) > 255:
+        raise unprocessable('tunnel must be a string ("" clears it)')
+    return value
+
+
+def check_markers(session: Session, namespace_id: int, kwargs: Mapping[str, Any]) -> None:
+    refs = secret_refs(kwargs)
+    if not refs:
+        return
+    wanted = sorted({name for _, name in refs})
+    have = set(
+        session.scalars(
+            select(Secret.name).where(Secret.namespace_id == namespace_id, Secret.name.in_(wanted))
+        )
+    )
+    missing = [(path, name) for path, name in refs if name not in have]
+    if missing:
+        listed = "; ".join(f"kwargs.{p} -> {n!r}" for p, n in missing)
+        raise unprocessable(
+            f"secret marker(s) name secrets that do not exist in this namespace: {listed}. "
+            f"Add them first: lakeshore secrets add <name> --value-file <file>"
+        )
+
+
+def _active(session: Session, ids: Sequence[int], name: str) -> Provider | None:
+    return session.scalar(
+        select(Provider).where(
+            Provider.namespace_id.in_(ids), Provider.name == name, Provider.deleted_at.is_(None)
+        )
+    )
+
+
+def _tombstones(session: Session, ids: Sequence[int], name: str) -> list[Provider]:
+    rows = session.scalars(
+        select(Provider).where(
+            Provider.namespace_id.in_(ids),
+            Provider.deleted_at.is_not(None),
+            Provider.name.startswith(f"{name} [deleted ", autoescape=True),
+        )
+    ).all()
+    rows = [r for r in rows if tombstone.strip(r.name) == name]
+    return sorted(rows, key=lambda r: r.deleted_at or utcnow(), reverse=True)
+
+
+def list_providers(
+    session: Session, scope: Scope, *, hidden: bool = False, deleted: bool = False
+) -> list[dict[str, Any]]:
+    query = select(Provider)
+    if scope.has_org:
+        query = query.where(Provider.namespace_id.in_(scope.org_ids))
+    if not hidden:
+        query = query.where(Provider.hidden.is_(False))
+    if not deleted:
+        query = query.where(Provider.deleted_at.is_(None))
+    rows = session.scalars(query.order_by(Provider.name, Provider.id)).all()
+    return providers_wire(session, rows)
+
+
+def get_provider_row(
+    session: Session, scope: Scope, name: str, *, allow_deleted: bool = False
+) -> Provider:
+    row = _active(session, scope.lookup_ids, name)
+    if row is not None:
+        return row
+    gone = _tombstones(session, scope.lookup_ids, name)
+    if gone and allow_deleted:
+        return gone[0]
+    if gone:
+        raise RegistryError(
+            404,
+            "not_found",
+            f"provider {name!r} is deleted; restore it with: lakeshore providers restore {name}",
+        )
+    raise RegistryError(
+        404, "not_found", f"no provider named {name!r}; see: lakeshore providers list --all"
+    )
+
+
+def get_provider(session: Session, scope: Scope, name: str) -> dict[str, Any]:
+    row = get_provider_row(session, scope, name, allow_deleted=True)
+    return providers_wire(session, [row])[0]
+
+
+def create_provider(session: Session, scope: Scope, body: Mapping[str, Any]) -> dict[str, Any]:
+    unknown = sorted(set(body) - {"name", "launcher", "kwargs", "dispatch", "tunnel", "hidden"})
+    if unknown:
+        raise unprocessable(
+            f"unknown field(s) {', '.join(unknown)}; the body is {{name, launcher, kwargs, dispatch?}}"
+        )
+    name = check_name(body.get("name"))
+    launcher = _check_launcher(body.get("launcher"))
+    kwargs = _check_kwargs(body.get("kwargs"))
+    dispatch = _check_dispatch(body.get("dispatch"))
+    tunnel = _check_tunnel(body.get("tunnel"))
+    hidden = body.get("hidden", False)
+    if not isinstance(hidden, bool):
+        raise unprocessable("hidden must be true or false")
+    existing = _active(session, scope.lookup_ids, name)
+    if existing is not None:
+        where = "this org" if scope.has_org else "this namespace"
+        raise RegistryError(
+            409,
+            "conflict",
+            f"provider {name!r} already exists in {where}; change it with: "
+            f"lakeshore providers update {name} --kwarg KEY=VALUE",
+        )
+    check_markers(session, scope.namespace.id, kwargs)
+    config: dict[str, Any] = {"kwargs": kwargs}
+    if dispatch is not None:
+        config["dispatch"] = dispatch
+    if tunnel is not None:
+        config["tunnel"] = tunnel
+    row = Provider(
+        namespace_id=scope.namespace.id, name=name, kind=launcher, config=config, hidden=hidden
+    )
+    session.add(row)
+    commit_or_conflict(session, f"provider {name!r} already exists")
+    return providers_wire(session, [row])[0]
+
+
+def update_provider(
+    session: Session, scope: Scope, name: str, body: Mapping[str, Any]
+) -> dict[str, Any]:
+    if "launcher" in body:
+        raise unprocessable(
+            f"launcher is immutable; to change it remove and re-add: lakeshore providers remove {name} "
+            f"&& lakeshore providers add {name} --launcher <L> ..."
+        )
+    unknown = sorted(set(body) - {"kwargs", "kwargsPatch", "dispatch", "tunnel", "hidden"})
+    if unknown:
+        raise unprocessable(
+            f"unknown field(s) {', '.join(unknown)}; PATCH takes kwargs, kwargsPatch, dispatch, tunnel, hidden"
+        )
+    row = get_provider_row(session, scope, name)
+    config = copy.deepcopy(row.config or {})
+    kwargs = dict(config.get("kwargs") or {})
+    if "kwargs" in body:
+        kwargs = _check_kwargs(body["kwargs"])
+    if "kwargsPatch" in body:
+        patch = body["kwargsPatch"]
+        if not isinstance(patch, dict):
+            raise unprocessable("kwargsPatch must be an object (null values delete keys)")
+        kwargs = apply_patch(kwargs, patch)
+    if "dispatch" in body:
+        dispatch = _check_dispatch(body["dispatch"])
+        if dispatch is None:
+            config.pop("dispatch", None)
+        else:
+            config["dispatch"] = dispatch
+    if "tunnel" in body:
+        tunnel = _check_tunnel(body["tunnel"])
+        if tunnel is None:
+            config.pop("tunnel", None)
+        else:
+            config["tunnel"] = tunnel
+    if "hidden" in body:
+        if not isinstance(body["hidden"], bool):
+            raise unprocessable("hidden must be true or false")
+        row.hidden = body["hidden"]
+    check_markers(session, row.namespace_id, kwargs)
+    config["kwargs"] = kwargs
+    row.config = config
+    row.updated_at = utcnow()
+    commit_or_conflict(session, f"provider {name!r} changed concurrently")
+    return providers_wire(session, [row])[0]
+
+
+def delete_provider(session: Session, scope: Scope, name: str) -> dict[str, Any]:
+    row = get_provider_row(session, scope, name)
+    when = utcnow()
+    row.deleted_at = when
+    row.name = tombstone.tombstone(name, tombstone.iso(when))
+    row.updated_at = when
+    commit_or_conflict(session, f"provider {name!r} changed concurrently")
+    return providers_wire(session, [row])[0]
+
+
+def restore_provider(session: Session, scope: Scope, name: str) -> dict[str, Any]:
+    if _active(session, scope.lookup_ids, name) is not None:
+        raise RegistryError(
+            409,
+            "conflict",
+            f"provider {name!r} exists (not deleted); a deleted copy cannot be restored over it. "
+            f"Remove the current one first: lakeshore providers remove {name}",
+        )
+    gone = _tombstones(session, scope.lookup_ids, name)
+    if not gone:
+        raise RegistryError(404, "not_found", f"no deleted provider named {name!r}")
+    row = gone[0]
+    row.name = name
+    row.deleted_at = None
+    row.updated_at = utcnow()
+    commit_or_conflict(session, f"provider {name!r} exists")
+    return providers_wire(session, [row])[0]
