@@ -10,29 +10,39 @@ Use in a route::
         access.namespace        # the Namespace row named by {ns}
         access.namespace_ids    # ids it may see (itself, plus org siblings)
 
-Order of checks: missing/unknown/revoked token → 401; a namespace-scoped token
-naming a namespace outside its own (or its org) → 403; an admin token naming an
-unknown namespace → 404. Known-good tokens are cached for a few seconds
-(:class:`TokenCache`), so a revocation takes that long to bite.
+Order of checks: missing/unknown/revoked/expired token → 401; a namespace-scoped
+token naming a namespace outside its own (or its org) → 403; an admin token naming
+an unknown namespace → 404.
+
+No request holds a database connection while it waits for a thread: the auth
+dependencies are async, answer from :class:`TokenCache` when they can (known-good
+tokens and their namespace access, a few seconds), and otherwise look up in a
+session of their own that is closed before they return; ``get_session`` hands out
+a session that takes a connection only when the route first uses it, in the
+route's own thread, and is closed on the event loop. A revocation empties the
+caches of every replica (``forget:tokens``).
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Any
 
 from fastapi import Depends, Request
+from fastapi.concurrency import run_in_threadpool
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from ..db import utcnow
 from ..models import Namespace, Token
 from .errors import ApiError
 from .tokens import hash_token
 
 
-def get_session(request: Request) -> Iterator[Session]:
+async def get_session(request: Request) -> AsyncIterator[Session]:
     session: Session = request.app.state.sessionmaker()
     try:
         yield session
@@ -66,28 +76,44 @@ class TokenCache:
     """Known-good tokens for a few seconds, so a heartbeat costs one write, not a
     lookup too. Unknown tokens are never cached."""
 
-    def __init__(self, ttl: float = 5.0, size: int = 10000) -> None:
+    def __init__(self, ttl: float = 5.0, size: int = 50000) -> None:
         self.ttl = ttl
         self.size = size
-        self._items: dict[str, tuple[float, Caller]] = {}
+        self._items: dict[Any, tuple[float, Any]] = {}
         self._lock = threading.Lock()
 
-    def get(self, key: str) -> Caller | None:
+    def get(self, key: Any) -> Any:
         with self._lock:
             hit = self._items.get(key)
         if hit is None or hit[0] < time.monotonic():
             return None
         return hit[1]
 
-    def put(self, key: str, caller: Caller) -> None:
+    def put(self, key: Any, value: Any, ttl: float | None = None) -> None:
         with self._lock:
             if len(self._items) >= self.size:
                 self._items.clear()
-            self._items[key] = (time.monotonic() + self.ttl, caller)
+            self._items[key] = (time.monotonic() + min(self.ttl, ttl or self.ttl), value)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
 
 
-def require_caller(request: Request, session: Session = Depends(get_session)) -> Caller:
-    return caller_of(request, session)
+def _cache(request: Request) -> TokenCache | None:
+    return getattr(request.app.state, "token_cache", None)
+
+
+async def require_caller(request: Request) -> Caller:
+    cache = _cache(request)
+    if cache is not None and (hit := cache.get(hash_token(_bearer(request)))) is not None:
+        return hit  # type: ignore[no-any-return]
+
+    def lookup() -> Caller:
+        with request.app.state.sessionmaker() as session:
+            return caller_of(request, session)
+
+    return await run_in_threadpool(lookup)
 
 
 def caller_of(request: Request, session: Session) -> Caller:
@@ -99,13 +125,18 @@ def caller_of(request: Request, session: Session) -> Caller:
     row = session.scalar(select(Token).where(Token.token_hash == digest))
     if row is None or row.revoked_at is not None:
         raise ApiError(401, "unauthorized", "unknown or revoked token")
+    ttl = None
+    if row.expires_at is not None:
+        ttl = (row.expires_at - utcnow()).total_seconds()
+        if ttl <= 0:
+            raise ApiError(401, "unauthorized", "this token has expired; mint a new one")
     caller = Caller(token_id=row.id, admin=row.admin, namespace_id=row.namespace_id)
     if cache is not None:
-        cache.put(digest, caller)
+        cache.put(digest, caller, ttl)
     return caller
 
 
-def require_admin(caller: Caller = Depends(require_caller)) -> Caller:
+async def require_admin(caller: Caller = Depends(require_caller)) -> Caller:
     if not caller.admin:
         raise ApiError(403, "forbidden", "this needs an admin token")
     return caller
@@ -118,17 +149,25 @@ def org_namespace_ids(session: Session, ns: Namespace) -> tuple[int, ...]:
     return tuple(sorted(set(ids) | {ns.id}))
 
 
-def require_namespace(
-    ns: str, caller: Caller = Depends(require_caller), session: Session = Depends(get_session)
-) -> Access:
-    return access_to(ns, caller, session)
+async def require_namespace(ns: str, request: Request) -> Access:
+    """Who may do what in ``{ns}``: from the cache, else looked up in a session of
+    its own (closed before the route runs)."""
+    cache = _cache(request)
+    digest = hash_token(_bearer(request))
+    if cache is not None and (hit := cache.get((digest, ns))) is not None:
+        return hit  # type: ignore[no-any-return]
+
+    def lookup() -> Access:
+        with request.app.state.sessionmaker() as session:
+            access = access_to(ns, caller_of(request, session), session)
+        if cache is not None:
+            cache.put((digest, ns), access)
+        return access
+
+    return await run_in_threadpool(lookup)
 
 
-def require_namespace_released(ns: str, request: Request) -> Access:
-    """:func:`require_namespace` in a session of its own, closed before the route
-    runs: for long-polls, which must not hold a pooled connection while they wait."""
-    with request.app.state.sessionmaker() as session:
-        return access_to(ns, caller_of(request, session), session)
+require_namespace_released = require_namespace
 
 
 def access_to(ns: str, caller: Caller, session: Session) -> Access:

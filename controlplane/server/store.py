@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from sqlalchemy import select, update
@@ -134,7 +135,14 @@ def worker_out(worker: Worker, live_seconds: float) -> WorkerOut:
     )
 
 
-def claims(session: Session, namespace_id: int, provider: str, live_seconds: float) -> Claims:
+def claims(
+    session: Session,
+    namespace_id: int,
+    provider: str,
+    live_seconds: float,
+    overlay: Callable[[Worker], Worker] = lambda w: w,
+) -> Claims:
+    """``overlay`` applies beats not yet written (see ``heartbeats``)."""
     rows = session.scalars(
         select(Worker)
         .where(Worker.namespace_id == namespace_id, Worker.provider_name == provider)
@@ -144,6 +152,7 @@ def claims(session: Session, namespace_id: int, provider: str, live_seconds: flo
     instances: list[ClaimInstance] = []
     gone = 0
     for w in rows:
+        w = overlay(w)
         state = worker_state(w, live_seconds, now)
         if state == "gone":
             gone += 1

@@ -9,25 +9,32 @@ from fastapi import Depends, Request
 
 from ...server.deps import Access, require_namespace
 from ...server.errors import ApiError
-from ..crypto import SecretBox, SecretKeyError, load_or_create_key
+from ..crypto import SecretBox
 from ..service import RegistryError, Scope
+from ..service.common import Limits
 
 P = "/api/namespaces/{ns}"
 
 
-def _scope(access: Access = Depends(require_namespace)) -> Scope:
-    return Scope(namespace=access.namespace, org_ids=access.namespace_ids)
+async def _scope(request: Request, access: Access = Depends(require_namespace)) -> Scope:
+    settings = request.app.state.settings
+    return Scope(
+        namespace=access.namespace,
+        org_ids=access.namespace_ids,
+        unscoped=bool(getattr(request.app.state, "unscoped_listings", True)),
+        limits=Limits(
+            max_rows=settings.max_rows,
+            max_secrets=settings.max_secrets,
+            max_kwargs_bytes=settings.max_kwargs_bytes,
+        ),
+    )
 
 
-def _box(request: Request) -> SecretBox:
-    box = getattr(request.app.state, "registry_secret_box", None)
+async def _box(request: Request) -> SecretBox:
+    """The server's secret box, loaded and checked against the database at start."""
+    box: SecretBox | None = getattr(request.app.state, "registry_secret_box", None)
     if box is None:
-        try:
-            key = load_or_create_key(request.app.state.settings.data_dir)
-        except SecretKeyError as exc:
-            raise ApiError(503, "unavailable", f"secret key unavailable: {exc}") from None
-        box = SecretBox(key)
-        request.app.state.registry_secret_box = box
+        raise ApiError(503, "unavailable", "the secret key is not loaded on this server")
     return box
 
 

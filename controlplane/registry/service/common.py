@@ -34,11 +34,24 @@ def unprocessable(detail: str) -> RegistryError:
 
 
 @dataclass(frozen=True)
+class Limits:
+    """What one namespace may hold (``Settings.max_*``)."""
+
+    max_rows: int = 10_000
+    max_secrets: int = 1_000
+    max_kwargs_bytes: int = 64 * 1024
+
+
+@dataclass(frozen=True)
 class Scope:
     """Who is asking about what: the URL's namespace and the ids its org spans."""
 
     namespace: Namespace
     org_ids: tuple[int, ...]
+    unscoped: bool = True
+    """Whether a namespace without an org lists every namespace's rows (the server's
+    ``unscoped_listings`` setting)."""
+    limits: Limits | None = None
 
     @property
     def has_org(self) -> bool:
@@ -72,3 +85,39 @@ def commit_or_conflict(session: Session, conflict: str) -> None:
     except IntegrityError:
         session.rollback()
         raise RegistryError(409, "conflict", conflict) from None
+
+
+def limits_of(scope: Scope) -> Limits:
+    return scope.limits or Limits()
+
+
+def check_room(session: Session, scope: Scope, table: Any, what: str, limit: int) -> None:
+    """422 when the namespace already holds ``limit`` rows of ``table``."""
+    from sqlalchemy import func
+
+    count = session.scalar(
+        select(func.count()).select_from(table).where(table.namespace_id == scope.namespace.id)
+    )
+    if count is not None and count >= limit:
+        raise RegistryError(
+            422,
+            "limit_reached",
+            f"namespace {scope.namespace.name!r} already holds {count} {what}, its limit; "
+            f"remove some first (the server's limit is set by LAKESHORE_MAX_ROWS / "
+            f"LAKESHORE_MAX_SECRETS)",
+        )
+
+
+def check_kwargs_size(scope: Scope, kwargs: Any, field: str = "kwargs") -> None:
+    """413 when ``kwargs`` serialises to more than the namespace's limit."""
+    import json
+
+    size = len(json.dumps(kwargs, separators=(",", ":")).encode())
+    limit = limits_of(scope).max_kwargs_bytes
+    if size > limit:
+        raise RegistryError(
+            413,
+            "payload_too_large",
+            f"{field} is {size} bytes; a namespace's rows hold at most {limit} bytes of "
+            f"{field} each (LAKESHORE_MAX_KWARGS_BYTES)",
+        )

@@ -12,7 +12,16 @@ from ...db import utcnow
 from .. import modes as mode_fields
 from ..kwargs import apply_patch
 from ..models import Mode
-from .common import RegistryError, Scope, check_name, commit_or_conflict, unprocessable
+from .common import (
+    RegistryError,
+    Scope,
+    check_kwargs_size,
+    check_name,
+    check_room,
+    commit_or_conflict,
+    limits_of,
+    unprocessable,
+)
 
 MODE_COLUMNS = mode_fields.RECOGNISED
 
@@ -65,6 +74,8 @@ def create_mode(session: Session, scope: Scope, body: Mapping[str, Any]) -> dict
         )
     fields = {k: v for k, v in body.items() if k not in ("name", "namespace")}
     fields = apply_patch({}, fields)
+    check_room(session, scope, Mode, "modes", limits_of(scope).max_rows)
+    check_kwargs_size(scope, fields, "the mode")
     row = Mode(namespace_id=scope.namespace.id, name=name)
     _store_mode(row, fields)
     session.add(row)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -21,12 +22,17 @@ from ..models import Provider, Secret
 from .common import (
     RegistryError,
     Scope,
+    check_kwargs_size,
     check_name,
+    check_room,
     commit_or_conflict,
     iso,
+    limits_of,
     ns_names,
     unprocessable,
 )
+
+log = logging.getLogger("lakeshore.registry")
 
 
 def provider_wire(row: Provider, namespace_name: str) -> dict[str, Any]:
@@ -48,7 +54,31 @@ def provider_wire(row: Provider, namespace_name: str) -> dict[str, Any]:
 
 def providers_wire(session: Session, rows: Sequence[Provider]) -> list[dict[str, Any]]:
     names = ns_names(session, sorted({r.namespace_id for r in rows}))
-    return [provider_wire(r, names.get(r.namespace_id, "?")) for r in rows]
+    return [_readable_wire(r, names.get(r.namespace_id, "?")) for r in rows]
+
+
+def _readable_wire(row: Provider, namespace_name: str) -> dict[str, Any]:
+    """The row's wire form; a row that cannot be read (a stored value no reader can
+    copy) comes out as its name with ``unreadable`` saying why, so it never breaks a
+    listing of the others and can still be removed or replaced by name."""
+    try:
+        return provider_wire(row, namespace_name)
+    except (RecursionError, TypeError, ValueError) as exc:
+        log.warning("provider row %s is unreadable: %s", row.id, type(exc).__name__)
+        return {
+            "name": tombstone.strip(row.name),
+            "namespace": namespace_name,
+            "launcher": row.kind,
+            "kwargs": {},
+            "dispatch": default_dispatch(row.kind),
+            "tunnel": None,
+            "hidden": bool(row.hidden),
+            "deletedAt": iso(row.deleted_at),
+            "createdAt": iso(row.created_at),
+            "updatedAt": iso(row.updated_at),
+            "unreadable": f"its stored kwargs cannot be read ({type(exc).__name__}); "
+            f"replace them (PATCH kwargs) or remove the provider",
+        }
 
 
 def _check_launcher(value: Any) -> str:
@@ -131,6 +161,8 @@ def list_providers(
     query = select(Provider)
     if scope.has_org:
         query = query.where(Provider.namespace_id.in_(scope.org_ids))
+    elif not scope.unscoped:
+        query = query.where(Provider.namespace_id == scope.namespace.id)
     if not hidden:
         query = query.where(Provider.hidden.is_(False))
     if not deleted:
@@ -178,6 +210,7 @@ def create_provider(session: Session, scope: Scope, body: Mapping[str, Any]) -> 
     hidden = body.get("hidden", False)
     if not isinstance(hidden, bool):
         raise unprocessable("hidden must be true or false")
+    check_kwargs_size(scope, kwargs)
     existing = _active(session, scope.lookup_ids, name)
     if existing is not None:
         where = "this org" if scope.has_org else "this namespace"
@@ -188,6 +221,7 @@ def create_provider(session: Session, scope: Scope, body: Mapping[str, Any]) -> 
             f"lakeshore providers update {name} --kwarg KEY=VALUE",
         )
     check_markers(session, scope.namespace.id, kwargs)
+    check_room(session, scope, Provider, "providers", limits_of(scope).max_rows)
     config: dict[str, Any] = {"kwargs": kwargs}
     if dispatch is not None:
         config["dispatch"] = dispatch
@@ -215,7 +249,15 @@ def update_provider(
             f"unknown field(s) {', '.join(unknown)}; PATCH takes kwargs, kwargsPatch, dispatch, tunnel, hidden"
         )
     row = get_provider_row(session, scope, name)
-    config = copy.deepcopy(row.config or {})
+    try:
+        config = copy.deepcopy(row.config or {})
+    except RecursionError:  # an unreadable row: a full kwargs replacement repairs it
+        if "kwargs" not in body:
+            raise unprocessable(
+                f"provider {name!r} has unreadable kwargs; replace them whole (PATCH kwargs) "
+                f"or remove it: lakeshore providers remove {name}"
+            ) from None
+        config = {k: v for k, v in (row.config or {}).items() if k != "kwargs"}
     kwargs = dict(config.get("kwargs") or {})
     if "kwargs" in body:
         kwargs = _check_kwargs(body["kwargs"])
@@ -240,6 +282,7 @@ def update_provider(
         if not isinstance(body["hidden"], bool):
             raise unprocessable("hidden must be true or false")
         row.hidden = body["hidden"]
+    check_kwargs_size(scope, kwargs)
     check_markers(session, row.namespace_id, kwargs)
     config["kwargs"] = kwargs
     row.config = config

@@ -21,7 +21,15 @@ from ..secret_values import (
     SecretValueError,
     validate_value,
 )
-from .common import RegistryError, Scope, commit_or_conflict, iso, unprocessable
+from .common import (
+    RegistryError,
+    Scope,
+    check_room,
+    commit_or_conflict,
+    iso,
+    limits_of,
+    unprocessable,
+)
 
 
 def secret_wire(row: Secret, namespace_name: str) -> dict[str, Any]:
@@ -81,6 +89,7 @@ def put_secret(
             f"secret {name!r} already exists; replace it with: lakeshore secrets add {name} --replace ...",
         )
     if row is None:
+        check_room(session, scope, Secret, "secrets", limits_of(scope).max_secrets)
         row = Secret(namespace_id=scope.namespace.id, name=name, kind=kind, ciphertext=ciphertext)
         session.add(row)
     else:
