@@ -7,13 +7,13 @@ from typing import Any
 from fastapi import APIRouter, Depends
 from sqlalchemy.orm import Session
 
-from ...server.deps import get_session
+from ...server.deps import SessionRoute, get_session
 from .. import service
 from ..bodies import ModeIn, ModePatch
 from ..service import Scope
 from .common import P, _call, _scope
 
-router = APIRouter()
+router = APIRouter(route_class=SessionRoute)
 
 
 @router.get(P + "/modes")

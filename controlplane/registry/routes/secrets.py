@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, Response
 from sqlalchemy.orm import Session
 
-from ...server.deps import get_session
+from ...server.deps import SessionRoute, get_session
 from ...server.errors import ApiError
 from .. import service
 from ..bodies import SecretIn, SecretPut
@@ -15,7 +15,7 @@ from ..crypto import SecretBox
 from ..service import Scope
 from .common import P, _box, _call, _scope
 
-router = APIRouter()
+router = APIRouter(route_class=SessionRoute)
 
 
 @router.get(P + "/secrets")

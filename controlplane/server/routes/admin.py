@@ -11,12 +11,20 @@ from sqlalchemy.orm import Session
 
 from ...db import utcnow
 from ...models import Namespace, Token
-from ..deps import Access, Caller, get_session, require_admin, require_caller, require_namespace
+from ..deps import (
+    Access,
+    Caller,
+    SessionRoute,
+    get_session,
+    require_admin,
+    require_caller,
+    require_namespace,
+)
 from ..errors import ApiError
 from ..schemas import NamespaceIn, NamespaceOut, NamespacePatch, TokenIn, TokenOut, WhoAmI
 from ..tokens import hash_token, new_token
 
-router = APIRouter()
+router = APIRouter(route_class=SessionRoute)
 
 
 @router.get("/healthz")

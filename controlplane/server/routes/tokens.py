@@ -17,12 +17,12 @@ from sqlalchemy.orm import Session
 
 from ...db import utcnow
 from ...models import Namespace, Token
-from ..deps import Caller, get_session, require_admin
+from ..deps import Caller, SessionRoute, get_session, require_admin
 from ..errors import ApiError
 from ..schemas import TokenInfo, TokenOut
 from ..tokens import hash_token, new_token
 
-router = APIRouter(prefix="/api/tokens")
+router = APIRouter(route_class=SessionRoute, prefix="/api/tokens")
 
 
 def _forget_everywhere(request: Request, session: Session) -> None:

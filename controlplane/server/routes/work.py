@@ -11,12 +11,12 @@ from sqlalchemy.orm import Session
 
 from ...names import is_name
 from .. import store
-from ..deps import Access, get_session, require_namespace
+from ..deps import Access, SessionRoute, get_session, require_namespace
 from ..errors import ApiError
 from ..schemas import WorkIn, WorkOut
 from ..settings import MAX_WAIT_SECONDS
 
-router = APIRouter(prefix="/api/namespaces/{ns}")
+router = APIRouter(route_class=SessionRoute, prefix="/api/namespaces/{ns}")
 
 RECHECK_SECONDS = 15.0  # a safety net: results wake waiters through the Notifier
 

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from ...models import Worker
 from .. import store
-from ..deps import Access, get_session, require_namespace
+from ..deps import Access, SessionRoute, get_session, require_namespace
 from ..errors import ApiError
 from ..runtime import heartbeats_of
 from ..schemas import (
@@ -27,7 +27,7 @@ from ..schemas import (
 )
 from ..settings import MAX_WAIT_SECONDS
 
-router = APIRouter(prefix="/api/namespaces/{ns}")
+router = APIRouter(route_class=SessionRoute, prefix="/api/namespaces/{ns}")
 
 POLL_RECHECK_SECONDS = 15.0
 """A waiting poll re-reads the database this often even without a wake-up (a
