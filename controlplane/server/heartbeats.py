@@ -22,6 +22,7 @@ import logging
 import time
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import bindparam, update
 from sqlalchemy.orm import Session, sessionmaker
@@ -106,7 +107,7 @@ class Heartbeats:
         if not seen and not polled:
             return 0
         try:
-            table = Worker.__table__
+            table: Any = Worker.__table__
             with self.make_session() as session, session.begin():
                 conn = session.connection()
                 if seen:

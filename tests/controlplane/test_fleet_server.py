@@ -10,7 +10,6 @@ import os
 import stat
 import subprocess
 import threading
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -109,7 +108,9 @@ def test_a_replica_with_another_key_refuses_to_start(
     db = postgres.new_database()
     first = start_server(db_url=db, env={"LAKESHORE_SECRET_KEY": Fernet.generate_key().decode()})
     assert first.admin.whoami()["admin"]
-    err = _serve_fails(tmp_path / "other", {"LAKESHORE_SECRET_KEY": Fernet.generate_key().decode()}, db)
+    err = _serve_fails(
+        tmp_path / "other", {"LAKESHORE_SECRET_KEY": Fernet.generate_key().decode()}, db
+    )
     assert "not the key this database's secrets are encrypted with" in err
     assert "LAKESHORE_SECRET_KEY" in err
 
@@ -120,8 +121,21 @@ def test_key_rotation_reencrypts_and_old_key_is_refused(
     data = tmp_path / "rot"
     s = start_server(data_dir=data)
     admin = s.admin
-    assert _req(s.url, "POST", "/api/namespaces/default/secrets", s.admin_token, {"name": "pw", "value": "hunter2"})[0] == 201
-    body = {"name": "uses", "launcher": "SSH", "kwargs": {"host": "h", "password": {"$secret": "pw"}}}
+    assert (
+        _req(
+            s.url,
+            "POST",
+            "/api/namespaces/default/secrets",
+            s.admin_token,
+            {"name": "pw", "value": "hunter2"},
+        )[0]
+        == 201
+    )
+    body = {
+        "name": "uses",
+        "launcher": "SSH",
+        "kwargs": {"host": "h", "password": {"$secret": "pw"}},
+    }
     assert _req(s.url, "POST", "/api/namespaces/default/providers", s.admin_token, body)[0] == 201
     s.stop()
     old_key = (data / "secret.key").read_bytes()
@@ -134,7 +148,9 @@ def test_key_rotation_reencrypts_and_old_key_is_refused(
     assert (data / "secret.key").read_bytes() != old_key
     assert stat.S_IMODE((data / "secret.key").stat().st_mode) == 0o600
     s2 = start_server(data_dir=data)
-    status, report = _req(s2.url, "POST", "/api/namespaces/default/providers/uses/test", s2.admin_token)
+    status, report = _req(
+        s2.url, "POST", "/api/namespaces/default/providers/uses/test", s2.admin_token
+    )
     assert status == 200 and "does not decrypt" not in json.dumps(report)
     s2.stop()
     (data / "secret.key").write_bytes(old_key)
@@ -195,3 +211,16 @@ def test_files_are_tightened_on_every_start(
     start_server(data_dir=fresh)
     assert stat.S_IMODE((fresh / "lakeshore.db").stat().st_mode) == 0o600
     assert not os.access(fresh, os.W_OK) or stat.S_IMODE(fresh.stat().st_mode) == 0o700
+
+
+def test_unscoped_listings_are_opt_in(start_server: Callable[..., ServerProc]) -> None:
+    """With LAKESHORE_UNSCOPED_LISTINGS=true a no-org namespace lists every row (the
+    spec's rule); new installs without it list their own."""
+    s = start_server(env={"LAKESHORE_UNSCOPED_LISTINGS": "true"})
+    admin = s.admin
+    for ns in ("xa", "xb"):
+        admin.create_namespace(ns)
+    body = {"name": "from-xb", "launcher": "SSH"}
+    assert _req(s.url, "POST", "/api/namespaces/xb/providers", s.admin_token, body)[0] == 201
+    listed = _req(s.url, "GET", "/api/namespaces/xa/providers", s.admin_token)[1]
+    assert [(r["name"], r["namespace"]) for r in listed] == [("from-xb", "xb")]

@@ -47,7 +47,7 @@ def test_non_finite_and_huge_numbers_are_refused(server: ServerProc) -> None:
     ns, token = _ns(server)
     path = f"/api/namespaces/{ns}/providers"
     for text in ("NaN", "Infinity", "-Infinity", "1e400", "1" * 400):
-        raw_body = ('{"name": "n", "launcher": "EC2", "kwargs": {"x": %s}}' % text).encode()
+        raw_body = (f'{{"name": "n", "launcher": "EC2", "kwargs": {{"x": {text}}}}}').encode()
         status, out = _post(server, token, path, raw_body)
         assert status == 422, (text, out)
         assert out["error"] == "validation_error"
@@ -63,7 +63,10 @@ def test_kwargs_round_trip_verbatim(server: ServerProc) -> None:
     ns, token = _ns(server)
     kwargs = {"f": 0.1, "big": 2**62, "neg": -5, "s": "é ✓", "l": [1, 2.5, None, True]}
     status, out = _post(
-        server, token, f"/api/namespaces/{ns}/providers", {"name": "rt", "launcher": "EC2", "kwargs": kwargs}
+        server,
+        token,
+        f"/api/namespaces/{ns}/providers",
+        {"name": "rt", "launcher": "EC2", "kwargs": kwargs},
     )
     assert status == 201, out
     assert out["kwargs"] == kwargs
@@ -82,7 +85,9 @@ def test_nul_is_refused_everywhere(server: ServerProc) -> None:
         body = {"name": "nul", "launcher": "EC2", "kwargs": kwargs}
         status, out = _post(server, token, f"/api/namespaces/{ns}/providers", body)
         assert status == 422, out
-    status, _ = _post(server, token, f"/api/namespaces/{ns}/modes", {"name": "m", "env": {"A": "\u0000"}})
+    status, _ = _post(
+        server, token, f"/api/namespaces/{ns}/modes", {"name": "m", "env": {"A": "\u0000"}}
+    )
     assert status == 422
     assert _listing_ok(server, ns, token) == []
 
@@ -90,7 +95,10 @@ def test_nul_is_refused_everywhere(server: ServerProc) -> None:
 def test_typed_bodies_say_which_field(server: ServerProc) -> None:
     ns, token = _ns(server)
     status, out = _post(
-        server, token, f"/api/namespaces/{ns}/providers", {"name": "x", "launcher": "EC2", "kwargs": []}
+        server,
+        token,
+        f"/api/namespaces/{ns}/providers",
+        {"name": "x", "launcher": "EC2", "kwargs": []},
     )
     assert status == 422
     assert any("kwargs" in e["loc"] for e in out["detail"])
@@ -112,7 +120,10 @@ def test_org_on_default_and_scoped_listings(server: ServerProc) -> None:
     """New installs list only their own namespace's rows; ``default`` can join an org."""
     a, ta = _ns(server)
     b, tb = _ns(server)
-    assert _post(server, ta, f"/api/namespaces/{a}/providers", {"name": "pa", "launcher": "EC2"})[0] == 201
+    assert (
+        _post(server, ta, f"/api/namespaces/{a}/providers", {"name": "pa", "launcher": "EC2"})[0]
+        == 201
+    )
     assert [r["name"] for r in _listing_ok(server, b, tb)] == []  # b does not see a's rows
     org = f"org-{secrets.token_hex(3)}"
     for ns in (a, b):
@@ -121,10 +132,18 @@ def test_org_on_default_and_scoped_listings(server: ServerProc) -> None:
         assert status == 200 and out["orgId"] == org
     assert [r["name"] for r in _listing_ok(server, b, tb)] == ["pa"]
     status, out = raw(
-        server, "PATCH", "/api/namespaces/default", json.dumps({"orgId": org}).encode(), server.admin_token
+        server,
+        "PATCH",
+        "/api/namespaces/default",
+        json.dumps({"orgId": org}).encode(),
+        server.admin_token,
     )
     assert status == 200 and out["orgId"] == org
     status, out = raw(
-        server, "PATCH", "/api/namespaces/default", json.dumps({"orgId": None}).encode(), server.admin_token
+        server,
+        "PATCH",
+        "/api/namespaces/default",
+        json.dumps({"orgId": None}).encode(),
+        server.admin_token,
     )
     assert status == 200 and out["orgId"] is None
