@@ -226,23 +226,27 @@ async def fleet_load(cfg: dict[str, Any]) -> dict[str, Any]:
     # register every daemon (200 at a time), each on its replica
     workers: list[tuple[int, str, str]] = []  # (port, worker id, provider)
     reg_lat: list[float] = []
-    sem = asyncio.Semaphore(200)
-    reg_conns = [Conn(ports[i % len(ports)], token) for i in range(200)]
+    reg_free: dict[int, asyncio.Queue[Conn]] = {p: asyncio.Queue() for p in ports}
+    for p in ports:
+        for _ in range(200 // len(ports)):
+            reg_free[p].put_nowait(Conn(p, token))
 
     async def register(i: int) -> None:
-        async with sem:
-            conn = reg_conns[i % 200]
-            port = conn.port
+        port = ports[i % len(ports)]  # daemon i lives on replica i mod R
+        conn = await reg_free[port].get()
+        try:
             provider = f"p{i % PROVIDERS}"
             t = time.perf_counter()
             st, body = await conn.request(
                 "POST", "/api/namespaces/default/workers", {"providerName": provider, "instanceId": f"d{i}"}
             )
             reg_lat.append(time.perf_counter() - t)
-            if st >= 300:
-                err(f"register {st}")
-                return
-            workers.append((port, json.loads(body)["workerId"], provider))
+        finally:
+            reg_free[port].put_nowait(conn)
+        if st >= 300:
+            err(f"register {st}")
+            return
+        workers.append((port, json.loads(body)["workerId"], provider))
 
     t0 = time.perf_counter()
     await asyncio.gather(*(register(i) for i in range(n)))
