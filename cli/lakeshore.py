@@ -158,14 +158,27 @@ def serve(
         int, typer.Option(help="Largest request body accepted (413 above).")
     ] = 1024 * 1024,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
+    pool_size: Annotated[
+        int | None,
+        typer.Option(
+            help="Worker threads for blocking route code; the database pool holds this "
+            "many connections plus 4 (default: LAKESHORE_POOL_SIZE, else 32)."
+        ),
+    ] = None,
 ) -> None:
     """Run the control plane (FastAPI under uvicorn); migrate the database first."""
     from dreamlake.controlplane.server.settings import Settings
 
     if live_seconds is not None and live_seconds <= 0:
         fail("--live-seconds must be positive")
+    if pool_size is not None and pool_size < 1:
+        fail("--pool-size must be at least 1")
     settings = Settings.from_env(
-        data_dir=data_dir, db_url=db, live_seconds=live_seconds, max_body_bytes=max_body_bytes
+        data_dir=data_dir,
+        db_url=db,
+        live_seconds=live_seconds,
+        max_body_bytes=max_body_bytes,
+        pool_size=pool_size,
     )
     try:
         from dreamlake.controlplane.server.app import create_app

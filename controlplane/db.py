@@ -84,6 +84,21 @@ def redact_url(text: str, url: str) -> str:
     return text
 
 
+UNREADABLE = "__unreadable__"
+
+
+def safe_json_loads(text: str | bytes) -> Any:
+    """JSON columns' reader: a stored value that cannot be parsed (nested past the
+    parser's recursion limit, say) reads as ``{UNREADABLE: why}`` instead of failing
+    the whole query, so one bad row never breaks a listing of the others."""
+    import json
+
+    try:
+        return json.loads(text)
+    except (RecursionError, ValueError) as exc:
+        return {UNREADABLE: type(exc).__name__}
+
+
 POOL_SPARE = 4
 """Connections beyond the thread count: the heartbeat writer and start-up work."""
 
@@ -99,6 +114,7 @@ def make_engine(url: str, pool_size: int = 8) -> Engine:
             connect_args={"check_same_thread": False, "timeout": 30},
             pool_size=size,
             max_overflow=0,
+            json_deserializer=safe_json_loads,
         )
 
         @event.listens_for(engine, "connect")
@@ -111,7 +127,13 @@ def make_engine(url: str, pool_size: int = 8) -> Engine:
             cur.close()
 
         return engine
-    return create_engine(url, pool_pre_ping=True, pool_size=size, max_overflow=0)
+    return create_engine(
+        url,
+        pool_pre_ping=True,
+        pool_size=size,
+        max_overflow=0,
+        json_deserializer=safe_json_loads,
+    )
 
 
 def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:

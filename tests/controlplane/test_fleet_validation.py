@@ -147,3 +147,52 @@ def test_org_on_default_and_scoped_listings(server: ServerProc) -> None:
         server.admin_token,
     )
     assert status == 200 and out["orgId"] is None
+
+
+def _store_raw_provider(server: ServerProc, ns: str, name: str, config_text: str) -> None:
+    """Put a row in the database behind the API's back (a row from an older server)."""
+    if server.db_url:
+        import psycopg2
+
+        conn = psycopg2.connect(server.db_url)
+        with conn, conn.cursor() as cur:
+            cur.execute("SELECT id FROM namespaces WHERE name = %s", (ns,))
+            ns_id = cur.fetchone()[0]
+            cur.execute(
+                "INSERT INTO providers (namespace_id, name, kind, config, hidden, created_at, updated_at)"
+                " VALUES (%s, %s, 'EC2', %s::json, false, now(), now())",
+                (ns_id, name, config_text),
+            )
+        conn.close()
+    else:
+        import sqlite3
+
+        conn = sqlite3.connect(server.data_dir / "lakeshore.db")
+        with conn:
+            ns_id = conn.execute("SELECT id FROM namespaces WHERE name = ?", (ns,)).fetchone()[0]
+            conn.execute(
+                "INSERT INTO providers (namespace_id, name, kind, config, hidden, created_at, updated_at)"
+                " VALUES (?, ?, 'EC2', ?, 0, datetime('now'), datetime('now'))",
+                (ns_id, name, config_text),
+            )
+        conn.close()
+
+
+def test_an_unreadable_row_never_breaks_a_listing(server: ServerProc) -> None:
+    ns, token = _ns(server)
+    assert (
+        _post(
+            server, token, f"/api/namespaces/{ns}/providers", {"name": "fine", "launcher": "EC2"}
+        )[0]
+        == 201
+    )
+    deep = '{"kwargs": ' + '{"a": ' * 5000 + "1" + "}" * 5000 + "}"
+    _store_raw_provider(server, ns, "deep", deep)
+    rows = {r["name"]: r for r in _listing_ok(server, ns, token)}
+    assert set(rows) == {"fine", "deep"}
+    assert "unreadable" in rows["deep"] and "unreadable" not in rows["fine"]
+    # repairable through the API: a whole kwargs replacement, then it reads normally
+    body = json.dumps({"kwargs": {"region": "us-east-1"}}).encode()
+    status, out = raw(server, "PATCH", f"/api/namespaces/{ns}/providers/deep", body, token)
+    assert status == 200 and out["kwargs"] == {"region": "us-east-1"}
+    assert "unreadable" not in {r["name"]: r for r in _listing_ok(server, ns, token)}["deep"]

@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from ...db import utcnow
+from ...db import UNREADABLE, utcnow
 from .. import tombstone
 from ..kwargs import apply_patch, secret_refs
 from ..launchers import (
@@ -36,6 +36,8 @@ log = logging.getLogger("lakeshore.registry")
 
 
 def provider_wire(row: Provider, namespace_name: str) -> dict[str, Any]:
+    if isinstance(row.config, dict) and UNREADABLE in row.config:
+        raise ValueError(f"stored config unreadable ({row.config[UNREADABLE]})")
     config = copy.deepcopy(row.config or {})
     kwargs = config.get("kwargs") or {}
     return {
@@ -250,6 +252,8 @@ def update_provider(
         )
     row = get_provider_row(session, scope, name)
     try:
+        if isinstance(row.config, dict) and UNREADABLE in row.config:
+            raise RecursionError
         config = copy.deepcopy(row.config or {})
     except RecursionError:  # an unreadable row: a full kwargs replacement repairs it
         if "kwargs" not in body:
@@ -257,7 +261,7 @@ def update_provider(
                 f"provider {name!r} has unreadable kwargs; replace them whole (PATCH kwargs) "
                 f"or remove it: lakeshore providers remove {name}"
             ) from None
-        config = {k: v for k, v in (row.config or {}).items() if k != "kwargs"}
+        config = {k: v for k, v in (row.config or {}).items() if k not in ("kwargs", UNREADABLE)}
     kwargs = dict(config.get("kwargs") or {})
     if "kwargs" in body:
         kwargs = _check_kwargs(body["kwargs"])
