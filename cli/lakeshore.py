@@ -378,6 +378,7 @@ def work_show(
 from dreamlake.cli import lakeshore_fleet  # noqa: E402
 
 lakeshore_fleet.register(tokens_app)
+lakeshore_fleet.register_namespaces(namespaces_app)
 app.add_typer(lakeshore_fleet.keys_app, name="keys")
 # --- end token lifecycle and key rotation ---
 

@@ -5,6 +5,7 @@ token lifecycle over the API, and the secret key's rotation on the database itse
     lakeshore tokens revoke ID
     lakeshore tokens rotate-admin [--write FILE]     # the old admin token stops working
     lakeshore keys rotate [--db URL] [--data-dir DIR] [--new-key-file FILE]
+    lakeshore namespaces set-org NAME ORG | --none
 
 ``keys rotate`` re-encrypts every secret with a new key in one transaction. Stop
 every replica first and start them again with the new key (a replica still on the
@@ -85,6 +86,35 @@ def register(tokens_app: typer.Typer) -> None:
             write_secret_file(target.expanduser(), out["token"] + "\n")
         note = f" (written to {target})" if target is not None else ""
         emit(out, as_json, f"{out['token']}\nthe previous admin token is revoked{note}")
+
+
+def register_namespaces(namespaces_app: typer.Typer) -> None:
+    """Add ``set-org`` to ``lakeshore namespaces``."""
+
+    @namespaces_app.command("set-org")
+    def namespaces_set_org(
+        name: Annotated[str, typer.Argument(help="The namespace (default included).")],
+        org: Annotated[
+            str | None, typer.Argument(help="The org id; leave out with --none to remove.")
+        ] = None,
+        none: Annotated[
+            bool, typer.Option("--none", help="Take the namespace out of its org.")
+        ] = False,
+        server: ServerOpt = None,
+        token_file: TokenFileOpt = None,
+        data_dir: DataDirOpt = None,
+        as_json: JsonOpt = False,
+    ) -> None:
+        """Give a namespace an org (its listings and lookups then span the org)."""
+        from urllib.parse import quote
+
+        if (org is None) == (not none):
+            fail("give an ORG, or --none to take the namespace out of its org")
+        client = make_client(server, token_file, data_dir)
+        row = call(
+            client.request, "PATCH", f"/api/namespaces/{quote(name, safe='')}", {"orgId": org}
+        )
+        emit(row, as_json, f"namespace {row['name']}: org {row.get('orgId') or '(none)'}")
 
 
 @keys_app.command("rotate")

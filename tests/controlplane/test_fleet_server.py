@@ -224,3 +224,27 @@ def test_unscoped_listings_are_opt_in(start_server: Callable[..., ServerProc]) -
     assert _req(s.url, "POST", "/api/namespaces/xb/providers", s.admin_token, body)[0] == 201
     listed = _req(s.url, "GET", "/api/namespaces/xa/providers", s.admin_token)[1]
     assert [(r["name"], r["namespace"]) for r in listed] == [("from-xb", "xb")]
+
+
+def test_set_org_on_default_from_the_cli(start_server: Callable[..., ServerProc]) -> None:
+    s = start_server()
+    base = [
+        *lakeshore_argv(),
+        "namespaces",
+        "set-org",
+        "--server",
+        s.url,
+        "--data-dir",
+        str(s.data_dir),
+    ]
+    out = subprocess.run(
+        [*base, "default", "acme"], env=clean_env(), capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0 and "org acme" in out.stdout, out.stderr
+    assert s.admin.request("GET", "/api/namespaces/default")["orgId"] == "acme"
+    out = subprocess.run(
+        [*base, "default", "--none"], env=clean_env(), capture_output=True, text=True, timeout=60
+    )
+    assert (
+        out.returncode == 0 and s.admin.request("GET", "/api/namespaces/default")["orgId"] is None
+    )
