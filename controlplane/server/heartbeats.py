@@ -30,7 +30,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from ..db import utcnow
 from ..models import Worker
 
-KNOWN_TTL = 60.0
+KNOWN_TTL = 600.0
 log = logging.getLogger("lakeshore.heartbeats")
 
 

@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from ..registry.crypto import SecretBox
 from .heartbeats import Heartbeats
 from .keys import check_key, key_source, load_key
+from .queued import QueueHints
 from .settings import Settings
 
 
@@ -54,6 +55,14 @@ def heartbeats_of(app: Any) -> Heartbeats:
     return hb
 
 
+def queue_hints_of(app: Any) -> QueueHints:
+    hints: QueueHints | None = getattr(app.state, "queue_hints", None)
+    if hints is None:
+        hints = app.state.queue_hints = QueueHints()
+        app.state.notifier.on_key(hints.on_key)
+    return hints
+
+
 def _on_cache_keys(app: Any) -> None:
     def drop(key: str) -> None:
         if key in ("forget:tokens", "forget:all"):
@@ -70,6 +79,7 @@ async def lifespan(app: Any) -> AsyncIterator[None]:
     to_thread.current_default_thread_limiter().total_tokens = max(1, settings.pool_size)
     app.state.notifier.bind(asyncio.get_running_loop())
     _on_cache_keys(app)
+    queue_hints_of(app)
     hb = heartbeats_of(app)
     hb.start()
     listener = None

@@ -185,6 +185,22 @@ def submit(session: Session, namespace_id: int, provider: str, body: WorkIn) -> 
     return item
 
 
+def any_queued(session: Session, namespace_id: int, provider: str) -> bool:
+    """Whether any item (for any queue) waits for ``provider``."""
+    return (
+        session.scalar(
+            select(WorkItem.id)
+            .where(
+                WorkItem.namespace_id == namespace_id,
+                WorkItem.provider_name == provider,
+                WorkItem.state == "queued",
+            )
+            .limit(1)
+        )
+        is not None
+    )
+
+
 def try_claim(session: Session, worker: Worker) -> WorkItem | None:
     """Atomically hand the oldest matching queued item to ``worker``."""
     queues = set(worker.queues or [])

@@ -15,7 +15,7 @@ from ...models import Worker
 from .. import store
 from ..deps import Access, SessionRoute, get_session, require_namespace
 from ..errors import ApiError
-from ..runtime import heartbeats_of
+from ..runtime import heartbeats_of, queue_hints_of
 from ..schemas import (
     Claims,
     HeartbeatOut,
@@ -147,34 +147,45 @@ async def poll_work(
     make_session = request.app.state.sessionmaker
     notifier = request.app.state.notifier
     hb = heartbeats_of(request.app)
+    hints = queue_hints_of(request.app)
     live = _live(request)
     ns_id = access.namespace.id
     deadline = time.monotonic() + wait
-    provider = hb.provider_of(worker_id)
 
-    def attempt() -> tuple[str, WorkOut | None]:
+    def attempt() -> tuple[str, WorkOut | None, bool]:
+        """(provider, claimed item, whether nothing at all is queued for the provider)"""
         with make_session() as session:
             row = store.find_worker(session, ns_id, worker_id)
             if row is None:
                 raise _unknown_worker(worker_id)
             item = store.try_claim(session, row)
-            return row.provider_name, (store.work_out(session, item, live) if item else None)
+            if item is not None:
+                return row.provider_name, store.work_out(session, item, live), False
+            return row.provider_name, None, not store.any_queued(session, ns_id, row.provider_name)
 
     # asking for work is a sign of life and makes the worker active
     polled = hb.beat_known(ns_id, worker_id, polled=True) is not None
+    provider = hb.provider_of(worker_id) if polled else None
     while True:
-        event = notifier.event(f"work:{ns_id}:{provider}") if provider else None
-        provider, out = await run_in_threadpool(attempt)
-        if not polled:
-            hb.know(worker_id, ns_id, provider)
-            polled = hb.beat_known(ns_id, worker_id, polled=True) is not None
-        if out is not None:
-            return out
-        if event is None:  # first pass: now we know the provider; look once more
-            event = notifier.event(f"work:{ns_id}:{provider}")
-            provider, out = await run_in_threadpool(attempt)
+        key = f"work:{ns_id}:{provider}" if provider else ""
+        event = notifier.event(key) if provider else None
+        if not (provider and hints.known_empty(key)):
+            generation = hints.generation(key)
+            provider, out, empty = await run_in_threadpool(attempt)
+            if not polled:
+                hb.know(worker_id, ns_id, provider)
+                polled = hb.beat_known(ns_id, worker_id, polled=True) is not None
             if out is not None:
                 return out
+            if event is None:  # first pass: now we know the provider; look once more
+                key = f"work:{ns_id}:{provider}"
+                event = notifier.event(key)
+                generation = hints.generation(key)
+                provider, out, empty = await run_in_threadpool(attempt)
+                if out is not None:
+                    return out
+            if empty:
+                hints.mark_empty(key, generation)
         remaining = deadline - time.monotonic()
         if remaining <= 0 or await request.is_disconnected():
             return Response(status_code=204)
