@@ -14,6 +14,10 @@ Order of checks: missing/unknown/revoked/expired token → 401; a namespace-scop
 token naming a namespace outside its own (or its org) → 403; an admin token naming
 an unknown namespace → 404.
 
+Known-good tokens and namespace access are cached for up to a minute (less when the
+token expires sooner); a revocation or an org change empties the cache on every
+replica at once (``forget:tokens``), and concurrent misses share one lookup.
+
 No request holds a database connection while it waits for a thread: the auth
 dependencies are async, answer from :class:`TokenCache` when they can (known-good
 tokens and their namespace access, a few seconds), and otherwise look up in a
@@ -25,6 +29,7 @@ caches of every replica (``forget:tokens``).
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -74,10 +79,10 @@ def _bearer(request: Request) -> str:
 
 
 class TokenCache:
-    """Known-good tokens for a few seconds, so a heartbeat costs one write, not a
-    lookup too. Unknown tokens are never cached."""
+    """Known-good tokens (and namespace access) for up to ``ttl`` seconds, so a
+    heartbeat costs no lookup. Unknown tokens are never cached; revocations clear it."""
 
-    def __init__(self, ttl: float = 5.0, size: int = 50000) -> None:
+    def __init__(self, ttl: float = 60.0, size: int = 50000) -> None:
         self.ttl = ttl
         self.size = size
         self._items: dict[Any, tuple[float, Any]] = {}
@@ -105,16 +110,41 @@ def _cache(request: Request) -> TokenCache | None:
     return getattr(request.app.state, "token_cache", None)
 
 
+async def _single_flight(request: Request, key: Any, fn: Any) -> Any:
+    """Run ``fn`` in a thread once for every concurrent request that needs ``key``
+    (when a cache entry lapses under load, one lookup, not one per request)."""
+    flights: dict[Any, asyncio.Future[Any]] | None = getattr(request.app.state, "flights", None)
+    if flights is None:
+        flights = request.app.state.flights = {}
+    pending = flights.get(key)
+    if pending is not None:
+        return await asyncio.shield(pending)
+    future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    flights[key] = future
+    try:
+        result = await run_in_threadpool(fn)
+    except BaseException as exc:
+        future.set_exception(exc)
+        future.exception()  # retrieved: no "never retrieved" warning when nobody waits
+        raise
+    else:
+        future.set_result(result)
+        return result
+    finally:
+        flights.pop(key, None)
+
+
 async def require_caller(request: Request) -> Caller:
     cache = _cache(request)
-    if cache is not None and (hit := cache.get(hash_token(_bearer(request)))) is not None:
+    digest = hash_token(_bearer(request))
+    if cache is not None and (hit := cache.get(digest)) is not None:
         return hit  # type: ignore[no-any-return]
 
     def lookup() -> Caller:
         with request.app.state.sessionmaker() as session:
             return caller_of(request, session)
 
-    return await run_in_threadpool(lookup)
+    return await _single_flight(request, digest, lookup)  # type: ignore[no-any-return]
 
 
 def caller_of(request: Request, session: Session) -> Caller:
@@ -165,7 +195,7 @@ async def require_namespace(ns: str, request: Request) -> Access:
             cache.put((digest, ns), access)
         return access
 
-    return await run_in_threadpool(lookup)
+    return await _single_flight(request, (digest, ns), lookup)  # type: ignore[no-any-return]
 
 
 require_namespace_released = require_namespace
