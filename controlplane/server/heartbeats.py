@@ -85,12 +85,15 @@ class Heartbeats:
 
     def overlay(self, worker: Worker) -> Worker:
         """``worker`` with this server's unwritten beat applied (in memory only)."""
+        from sqlalchemy.orm.attributes import set_committed_value
+
+        # set as if loaded: the overlay never turns into a write of its own
         seen = self._seen.get(worker.id)
         if seen is not None and seen > worker.last_seen:
-            worker.last_seen = seen
+            set_committed_value(worker, "last_seen", seen)
         polled = self._polled.get(worker.id)
         if polled is not None and (worker.polled_at is None or polled > worker.polled_at):
-            worker.polled_at = polled
+            set_committed_value(worker, "polled_at", polled)
         return worker
 
     # -- the writer -----------------------------------------------------------

@@ -226,6 +226,14 @@ def try_claim(session: Session, worker: Worker) -> WorkItem | None:
             .values(state="running", worker_id=worker.id, started_at=now)
             .execution_options(synchronize_session=False)
         )
+        if result.rowcount == 1:  # type: ignore[attr-defined]
+            # taking work is a sign of life, written with the claim itself
+            session.execute(
+                update(Worker)
+                .where(Worker.id == worker.id)
+                .values(last_seen=now, polled_at=now)
+                .execution_options(synchronize_session=False)
+            )
         session.commit()
         if result.rowcount == 1:  # type: ignore[attr-defined]
             session.refresh(pick)
@@ -251,17 +259,28 @@ def report(session: Session, item: WorkItem, body: WorkResultIn) -> WorkItem:
     return item
 
 
-def work_state(session: Session, item: WorkItem, live_seconds: float) -> str:
-    """A running item whose worker has gone reads as ``lost``."""
+def work_state(
+    session: Session,
+    item: WorkItem,
+    live_seconds: float,
+    overlay: Callable[[Worker], Worker] = lambda w: w,
+) -> str:
+    """A running item whose worker has gone reads as ``lost`` (``overlay`` applies
+    beats not yet written, see ``heartbeats``)."""
     if item.state == "running" and item.worker_id is not None:
         worker = session.get(Worker, item.worker_id)
-        if worker is None or not is_live(worker, live_seconds):
+        if worker is None or not is_live(overlay(worker), live_seconds):
             return "lost"
     return item.state
 
 
-def work_out(session: Session, item: WorkItem, live_seconds: float) -> WorkOut:
-    state = work_state(session, item, live_seconds)
+def work_out(
+    session: Session,
+    item: WorkItem,
+    live_seconds: float,
+    overlay: Callable[[Worker], Worker] = lambda w: w,
+) -> WorkOut:
+    state = work_state(session, item, live_seconds, overlay)
     return WorkOut(
         id=item.id,
         provider_name=item.provider_name,

@@ -13,6 +13,7 @@ from ...names import is_name
 from .. import store
 from ..deps import Access, SessionRoute, get_session, require_namespace
 from ..errors import ApiError
+from ..runtime import heartbeats_of
 from ..schemas import WorkIn, WorkOut
 from ..settings import MAX_WAIT_SECONDS
 
@@ -49,6 +50,7 @@ async def get_work(
     """One work item; with ``wait``, block until it finishes or the wait is over."""
     make_session = request.app.state.sessionmaker
     live = request.app.state.settings.live_seconds
+    hb = heartbeats_of(request.app)
     ns_id = access.namespace.id
     deadline = time.monotonic() + wait
 
@@ -57,7 +59,7 @@ async def get_work(
             item = store.find_work(session, ns_id, work_id)
             if item is None:
                 raise ApiError(404, "not_found", f"no work item {work_id!r}")
-            return store.work_out(session, item, live)
+            return store.work_out(session, item, live, hb.overlay)
 
     notifier = request.app.state.notifier
     while True:
