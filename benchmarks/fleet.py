@@ -34,7 +34,6 @@ import resource
 import shutil
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -116,7 +115,9 @@ class TempPostgres:
             try:
                 pw = pwd.getpwnam(self.USER)
             except KeyError:
-                subprocess.run(["useradd", "-r", "-M", "-s", "/usr/sbin/nologin", self.USER], check=True)
+                subprocess.run(
+                    ["useradd", "-r", "-M", "-s", "/usr/sbin/nologin", self.USER], check=True
+                )
                 pw = pwd.getpwnam(self.USER)
             os.chown(self.base, pw.pw_uid, pw.pw_gid)
             self.runas = ["runuser", "-u", self.USER, "--"]
@@ -238,7 +239,9 @@ async def fleet_load(cfg: dict[str, Any]) -> dict[str, Any]:
             provider = f"p{i % PROVIDERS}"
             t = time.perf_counter()
             st, body = await conn.request(
-                "POST", "/api/namespaces/default/workers", {"providerName": provider, "instanceId": f"d{i}"}
+                "POST",
+                "/api/namespaces/default/workers",
+                {"providerName": provider, "instanceId": f"d{i}"},
             )
             reg_lat.append(time.perf_counter() - t)
         finally:
@@ -272,7 +275,9 @@ async def fleet_load(cfg: dict[str, Any]) -> dict[str, Any]:
                 conn = await hb_free[port].get()
                 t = time.perf_counter()
                 try:
-                    st, _ = await conn.request("POST", f"/api/namespaces/default/workers/{wid}/heartbeat")
+                    st, _ = await conn.request(
+                        "POST", f"/api/namespaces/default/workers/{wid}/heartbeat"
+                    )
                     if st != 200:
                         err(f"heartbeat {st}")
                 except Exception as exc:
@@ -326,7 +331,9 @@ async def fleet_load(cfg: dict[str, Any]) -> dict[str, Any]:
                 provider = f"p{(2 * k + 1) % PROVIDERS}"
                 t = time.perf_counter()
                 st, body = await submit.request(
-                    "POST", f"/api/namespaces/default/providers/{provider}/work", {"command": "true"}
+                    "POST",
+                    f"/api/namespaces/default/providers/{provider}/work",
+                    {"command": "true"},
                 )
                 if st == 201:
                     wid = json.loads(body)["id"]
@@ -365,13 +372,21 @@ async def burst_load(cfg: dict[str, Any]) -> dict[str, Any]:
     conn = Conn(port, token)
     wids = []
     for i in range(min(b, 50)):
-        st, body = await conn.request(
+        _st, body = await conn.request(
             "POST", "/api/namespaces/default/workers", {"providerName": "hb", "instanceId": f"h{i}"}
         )
         wids.append(json.loads(body)["workerId"])
     kinds = {
-        "register": lambda i: ("POST", "/api/namespaces/default/workers", {"providerName": f"b{i % 50}", "instanceId": f"r{i}"}),
-        "heartbeat": lambda i: ("POST", f"/api/namespaces/default/workers/{wids[i % len(wids)]}/heartbeat", None),
+        "register": lambda i: (
+            "POST",
+            "/api/namespaces/default/workers",
+            {"providerName": f"b{i % 50}", "instanceId": f"r{i}"},
+        ),
+        "heartbeat": lambda i: (
+            "POST",
+            f"/api/namespaces/default/workers/{wids[i % len(wids)]}/heartbeat",
+            None,
+        ),
         "claims": lambda i: ("GET", f"/api/namespaces/default/providers/b{i % 50}/claims", None),
         "list": lambda i: ("GET", "/api/namespaces/default/providers", None),
     }
@@ -379,7 +394,7 @@ async def burst_load(cfg: dict[str, Any]) -> dict[str, Any]:
         statuses: dict[str, int] = {}
         health: list[float] = []
 
-        async def one(i: int) -> None:
+        async def one(i: int, make: Any = make, statuses: dict[str, int] = statuses) -> None:
             c = Conn(port, token)
             try:
                 st, _ = await c.request(*make(i))
@@ -390,7 +405,7 @@ async def burst_load(cfg: dict[str, Any]) -> dict[str, Any]:
                 c.close()
             statuses[key] = statuses.get(key, 0) + 1
 
-        async def probe() -> None:
+        async def probe(health: list[float] = health) -> None:
             await asyncio.sleep(0.05)
             c = Conn(port, token)
             t = time.perf_counter()
@@ -409,7 +424,7 @@ async def burst_load(cfg: dict[str, Any]) -> dict[str, Any]:
 
 
 def load_process(mode: str, cfg: dict[str, Any], q: Any) -> None:
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     fn = fleet_load if mode == "fleet" else burst_load
     q.put(asyncio.run(fn(cfg)))
@@ -419,7 +434,9 @@ def load_process(mode: str, cfg: dict[str, Any], q: Any) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("mode", choices=["fleet", "burst"])
     ap.add_argument("-n", "--daemons", type=int, default=10_000)
     ap.add_argument("-d", "--duration", type=float, default=60.0)
@@ -427,7 +444,9 @@ def main() -> None:
     ap.add_argument("--replicas", type=int, default=1, choices=[1, 2])
     ap.add_argument("--db", help="PostgreSQL URL (default: SQLite in a temp dir)")
     ap.add_argument("--pg-temp", action="store_true", help="start a throwaway PostgreSQL")
-    ap.add_argument("--pool-size", type=int, default=None, help="LAKESHORE_POOL_SIZE for the servers")
+    ap.add_argument(
+        "--pool-size", type=int, default=None, help="LAKESHORE_POOL_SIZE for the servers"
+    )
     args = ap.parse_args()
     if args.daemons > 20_000 or args.burst > 5_000 or args.duration > 600:
         raise SystemExit("bounded: at most 20,000 daemons, 5,000-request bursts, 600 s")
