@@ -3,7 +3,9 @@
     lakeshore serve [--host 127.0.0.1] [--port 7878] [--db URL] [--data-dir DIR]
     lakeshore namespaces add NAME [--org ORG]
     lakeshore namespaces list
-    lakeshore tokens create --namespace NS
+    lakeshore tokens create --namespace NS [--expires-in SECONDS]
+    lakeshore tokens list | revoke ID | rotate-admin      (cli/lakeshore_fleet.py)
+    lakeshore keys rotate                                  (cli/lakeshore_fleet.py)
 
 The admin commands talk to a running server: ``--server`` (or ``LAKESHORE_URL``,
 default http://127.0.0.1:7878) with ``--token-file`` (or ``LAKESHORE_TOKEN`` /
@@ -201,6 +203,13 @@ def serve(
             help="Log one line per request (method, path, status).",
         ),
     ] = False,
+    pool_size: Annotated[
+        int | None,
+        typer.Option(
+            help="Worker threads for blocking route code; the database pool holds this "
+            "many connections plus 4 (default: LAKESHORE_POOL_SIZE, else 32)."
+        ),
+    ] = None,
 ) -> None:
     """Run the control plane (FastAPI under uvicorn); migrate the database first."""
     from dreamlake.controlplane.logsetup import configure
@@ -213,8 +222,14 @@ def serve(
 
     if live_seconds is not None and live_seconds <= 0:
         fail("--live-seconds must be positive")
+    if pool_size is not None and pool_size < 1:
+        fail("--pool-size must be at least 1")
     settings = Settings.from_env(
-        data_dir=data_dir, db_url=db, live_seconds=live_seconds, max_body_bytes=max_body_bytes
+        data_dir=data_dir,
+        db_url=db,
+        live_seconds=live_seconds,
+        max_body_bytes=max_body_bytes,
+        pool_size=pool_size,
     )
     try:
         from dreamlake.controlplane.server.app import create_app
@@ -297,6 +312,9 @@ def tokens_create(
         str, typer.Option("--namespace", "-N", help="The namespace the token is scoped to.")
     ],
     label: Annotated[str | None, typer.Option(help="A note stored with the token.")] = None,
+    expires_in: Annotated[
+        int | None, typer.Option("--expires-in", help="Seconds until the token stops working.")
+    ] = None,
     server: ServerOpt = None,
     token_file: TokenFileOpt = None,
     data_dir: DataDirOpt = None,
@@ -304,7 +322,7 @@ def tokens_create(
 ) -> None:
     """Create a bearer token scoped to NAMESPACE; prints the token (shown once)."""
     client = make_client(server, token_file, data_dir)
-    token = call(client.create_token, namespace, label)
+    token = call(client.create_token, namespace, label, expires_in)
     emit({"token": token, "namespace": namespace, "label": label}, as_json, token)
 
 
@@ -410,6 +428,14 @@ def work_show(
     item = call(client.get_work, work_id, wait=min(max(wait, 0.0), 60.0))
     emit(item, as_json, _work_prose(item))
 
+
+# --- token lifecycle and key rotation ---
+from dreamlake.cli import lakeshore_fleet  # noqa: E402
+
+lakeshore_fleet.register(tokens_app)
+lakeshore_fleet.register_namespaces(namespaces_app)
+app.add_typer(lakeshore_fleet.keys_app, name="keys")
+# --- end token lifecycle and key rotation ---
 
 plain_help(app)
 

@@ -23,7 +23,7 @@ from typing import Annotated, Any
 import typer
 
 from .lakeshore_common import fail, fail_from
-from .lakeshore_registry import (
+from .lakeshore_registry_common import (
     DataDirOpt,
     FieldOpt,
     JsonOpt,

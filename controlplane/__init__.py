@@ -11,7 +11,11 @@ SQLite file and a 0600 admin token under ``platformdirs.user_data_dir("lakeshore
     POST   /api/namespaces                              {name, orgId?}        admin
     GET    /api/namespaces
     GET    /api/namespaces/{ns}
-    POST   /api/namespaces/{ns}/tokens                  {label?}              admin
+    PATCH  /api/namespaces/{ns}                         {orgId | null}        admin
+    POST   /api/namespaces/{ns}/tokens                  {label?, expiresInSeconds?}  admin
+    GET    /api/tokens?revoked=                                               admin
+    DELETE /api/tokens/{id}                             revoke                admin
+    POST   /api/tokens/rotate-admin                     new admin token, old revoked
     POST   /api/namespaces/{ns}/workers                 {providerName, instanceId, host, queues, version}
     GET    /api/namespaces/{ns}/workers?provider=
     POST   /api/namespaces/{ns}/workers/{id}/heartbeat
@@ -27,6 +31,9 @@ A worker is *live* while its last heartbeat is within ``--live-seconds`` (defaul
 30) and it has not deregistered; otherwise it counts as *gone*. A live worker is
 ``joining`` until it first asks for work, then ``active``. Work states: queued,
 running, succeeded, failed, lost (its worker went away before reporting).
+
+Concurrency, replicas over PostgreSQL, the shared secret key, limits and file
+modes: ``docs/controlplane.md``.
 
 Modules: ``db`` (Base, engine, migrations), ``models`` (core tables), ``server``
 (app factory, auth, routes), ``client`` (stdlib HTTP client), ``nymph`` (daemon),

@@ -121,8 +121,12 @@ class Client:
     def list_namespaces(self) -> list[dict[str, Any]]:
         return self.request("GET", "/api/namespaces")  # type: ignore[no-any-return]
 
-    def create_token(self, namespace: str, label: str | None = None) -> str:
-        body = {"label": label} if label else {}
+    def create_token(
+        self, namespace: str, label: str | None = None, expires_in: int | None = None
+    ) -> str:
+        body: dict[str, Any] = {"label": label} if label else {}
+        if expires_in is not None:
+            body["expiresInSeconds"] = expires_in
         out = self.request("POST", f"/api/namespaces/{self._ns(namespace)}/tokens", body)
         return str(out["token"])
 

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import DateTime, Engine, create_engine, event, make_url
+from sqlalchemy import DateTime, Engine, create_engine, event, make_url, text
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.types import TypeDecorator
 
@@ -84,14 +84,37 @@ def redact_url(text: str, url: str) -> str:
     return text
 
 
-def make_engine(url: str) -> Engine:
+UNREADABLE = "__unreadable__"
+
+
+def safe_json_loads(text: str | bytes) -> Any:
+    """JSON columns' reader: a stored value that cannot be parsed (nested past the
+    parser's recursion limit, say) reads as ``{UNREADABLE: why}`` instead of failing
+    the whole query, so one bad row never breaks a listing of the others."""
+    import json
+
+    try:
+        return json.loads(text)
+    except (RecursionError, ValueError) as exc:
+        return {UNREADABLE: type(exc).__name__}
+
+
+POOL_SPARE = 4
+"""Connections beyond the thread count: the heartbeat writer and start-up work."""
+
+
+def make_engine(url: str, pool_size: int = 8) -> Engine:
+    """An engine whose pool holds ``pool_size + POOL_SPARE`` connections and never
+    overflows (the server sizes its thread pool to ``pool_size``)."""
     url = normalize_url(url)
+    size = max(1, pool_size) + POOL_SPARE
     if url.startswith("sqlite"):
         engine = create_engine(
             url,
             connect_args={"check_same_thread": False, "timeout": 30},
-            pool_size=8,
-            max_overflow=16,
+            pool_size=size,
+            max_overflow=0,
+            json_deserializer=safe_json_loads,
         )
 
         @event.listens_for(engine, "connect")
@@ -104,7 +127,13 @@ def make_engine(url: str) -> Engine:
             cur.close()
 
         return engine
-    return create_engine(url, pool_pre_ping=True, pool_size=8, max_overflow=16)
+    return create_engine(
+        url,
+        pool_pre_ping=True,
+        pool_size=size,
+        max_overflow=0,
+        json_deserializer=safe_json_loads,
+    )
 
 
 def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
@@ -139,5 +168,9 @@ def run_migrations(engine: Engine) -> None:
 
     cfg = alembic_config(engine)
     with engine.begin() as conn:
+        if engine.dialect.name == "postgresql":
+            # replicas starting together: one migrates, the others wait, then find
+            # nothing left to do
+            conn.execute(text("SELECT pg_advisory_xact_lock(7878001)"))
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "heads")

@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 from ..queues import routes as queue_routes
 from ..registry import service as registry
 from ..registry.crypto import SecretBox
-from ..registry.routes import _box, _call, _object, _scope
+from ..registry.routes.common import _box, _call, _object, _scope
 from ..server.deps import Access, get_session, require_namespace
 from ..server.errors import ApiError
 from . import bundle, service

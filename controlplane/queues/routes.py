@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from ..launch.routes_common import server_url
 from ..registry import service as registry
-from ..registry.routes import _call, _object, _scope
+from ..registry.routes.common import _call, _object, _scope
 from ..server.deps import get_session
 from . import service
 

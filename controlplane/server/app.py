@@ -10,8 +10,11 @@ from ..db import make_engine, make_sessionmaker, run_migrations
 from .bootstrap import bootstrap
 from .deps import TokenCache
 from .errors import install_error_handlers
+from .files import secure_data_dir, secure_db_files
+from .json_guard import JsonGuard
 from .limits import BodySizeLimit
 from .notify import Notifier
+from .runtime import lifespan, load_secret_box, unscoped_listings
 from .settings import Settings
 
 # Optional routers mounted when their module exists; each exposes ``router``
@@ -24,11 +27,10 @@ OPTIONAL_ROUTERS = (
 
 def include_routers(app: FastAPI) -> list[str]:
     """Mount the core routers, then every optional router that is installed."""
-    from .routes import admin, work, workers
+    from .routes import admin, tokens, work, workers
 
-    app.include_router(admin.router)
-    app.include_router(workers.router)
-    app.include_router(work.router)
+    for core in (admin, tokens, workers, work):
+        app.include_router(core.router)
     mounted: list[str] = []
     for modname in OPTIONAL_ROUTERS:
         try:
@@ -45,22 +47,34 @@ def include_routers(app: FastAPI) -> list[str]:
 def create_app(settings: Settings | None = None) -> FastAPI:
     """Build the app: migrate the database, bootstrap the admin token, mount routes."""
     settings = settings or Settings.from_env()
-    settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    engine = make_engine(settings.database_url())
+    secure_data_dir(settings.data_dir)
+    secure_db_files(settings.database_url(), create=True)
+    engine = make_engine(settings.database_url(), settings.pool_size)
     run_migrations(engine)
+    secure_db_files(settings.database_url())
     make_session = make_sessionmaker(engine)
     admin_file = bootstrap(settings, make_session)
+    box = load_secret_box(settings, make_session)
 
     from dreamlake import __version__
 
-    app = FastAPI(title="lakeshore", version=__version__, docs_url="/docs", redoc_url=None)
+    app = FastAPI(
+        title="lakeshore",
+        version=__version__,
+        docs_url="/docs",
+        redoc_url=None,
+        lifespan=lifespan,
+    )
     app.state.settings = settings
     app.state.engine = engine
     app.state.sessionmaker = make_session
     app.state.notifier = Notifier()
     app.state.token_cache = TokenCache()
     app.state.admin_token_file = admin_file
+    app.state.registry_secret_box = box
+    app.state.unscoped_listings = unscoped_listings(settings, make_session)
     install_error_handlers(app)
+    app.add_middleware(JsonGuard, max_depth=settings.max_json_depth)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     app.state.mounted = include_routers(app)
     from ..queues.loop import install as run_queue_loop  # queues that grow their own workers

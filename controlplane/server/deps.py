@@ -10,29 +10,45 @@ Use in a route::
         access.namespace        # the Namespace row named by {ns}
         access.namespace_ids    # ids it may see (itself, plus org siblings)
 
-Order of checks: missing/unknown/revoked token → 401; a namespace-scoped token
-naming a namespace outside its own (or its org) → 403; an admin token naming an
-unknown namespace → 404. Known-good tokens are cached for a few seconds
-(:class:`TokenCache`), so a revocation takes that long to bite.
+Order of checks: missing/unknown/revoked/expired token → 401; a namespace-scoped
+token naming a namespace outside its own (or its org) → 403; an admin token naming
+an unknown namespace → 404.
+
+Known-good tokens and namespace access are cached for up to a minute (less when the
+token expires sooner); a revocation or an org change empties the cache on every
+replica at once (``forget:tokens``), and concurrent misses share one lookup.
+
+No request holds a database connection while it waits for a thread: the auth
+dependencies are async, answer from :class:`TokenCache` when they can (known-good
+tokens and their namespace access, a few seconds), and otherwise look up in a
+session of their own that is closed before they return; ``get_session`` hands out
+a session that takes a connection only when the route first uses it, in the
+route's own thread, and is closed on the event loop. A revocation empties the
+caches of every replica (``forget:tokens``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Any
 
 from fastapi import Depends, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.routing import APIRoute
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from ..db import utcnow
 from ..models import Namespace, Token
 from .errors import ApiError
 from .tokens import hash_token
 
 
-def get_session(request: Request) -> Iterator[Session]:
+async def get_session(request: Request) -> AsyncIterator[Session]:
     session: Session = request.app.state.sessionmaker()
     try:
         yield session
@@ -63,31 +79,72 @@ def _bearer(request: Request) -> str:
 
 
 class TokenCache:
-    """Known-good tokens for a few seconds, so a heartbeat costs one write, not a
-    lookup too. Unknown tokens are never cached."""
+    """Known-good tokens (and namespace access) for up to ``ttl`` seconds, so a
+    heartbeat costs no lookup. Unknown tokens are never cached; revocations clear it."""
 
-    def __init__(self, ttl: float = 5.0, size: int = 10000) -> None:
+    def __init__(self, ttl: float = 60.0, size: int = 50000) -> None:
         self.ttl = ttl
         self.size = size
-        self._items: dict[str, tuple[float, Caller]] = {}
+        self._items: dict[Any, tuple[float, Any]] = {}
         self._lock = threading.Lock()
 
-    def get(self, key: str) -> Caller | None:
+    def get(self, key: Any) -> Any:
         with self._lock:
             hit = self._items.get(key)
         if hit is None or hit[0] < time.monotonic():
             return None
         return hit[1]
 
-    def put(self, key: str, caller: Caller) -> None:
+    def put(self, key: Any, value: Any, ttl: float | None = None) -> None:
         with self._lock:
             if len(self._items) >= self.size:
                 self._items.clear()
-            self._items[key] = (time.monotonic() + self.ttl, caller)
+            self._items[key] = (time.monotonic() + min(self.ttl, ttl or self.ttl), value)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
 
 
-def require_caller(request: Request, session: Session = Depends(get_session)) -> Caller:
-    return caller_of(request, session)
+def _cache(request: Request) -> TokenCache | None:
+    return getattr(request.app.state, "token_cache", None)
+
+
+async def _single_flight(request: Request, key: Any, fn: Any) -> Any:
+    """Run ``fn`` in a thread once for every concurrent request that needs ``key``
+    (when a cache entry lapses under load, one lookup, not one per request)."""
+    flights: dict[Any, asyncio.Future[Any]] | None = getattr(request.app.state, "flights", None)
+    if flights is None:
+        flights = request.app.state.flights = {}
+    pending = flights.get(key)
+    if pending is not None:
+        return await asyncio.shield(pending)
+    future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    flights[key] = future
+    try:
+        result = await run_in_threadpool(fn)
+    except BaseException as exc:
+        future.set_exception(exc)
+        future.exception()  # retrieved: no "never retrieved" warning when nobody waits
+        raise
+    else:
+        future.set_result(result)
+        return result
+    finally:
+        flights.pop(key, None)
+
+
+async def require_caller(request: Request) -> Caller:
+    cache = _cache(request)
+    digest = hash_token(_bearer(request))
+    if cache is not None and (hit := cache.get(digest)) is not None:
+        return hit  # type: ignore[no-any-return]
+
+    def lookup() -> Caller:
+        with request.app.state.sessionmaker() as session:
+            return caller_of(request, session)
+
+    return await _single_flight(request, digest, lookup)  # type: ignore[no-any-return]
 
 
 def caller_of(request: Request, session: Session) -> Caller:
@@ -99,13 +156,18 @@ def caller_of(request: Request, session: Session) -> Caller:
     row = session.scalar(select(Token).where(Token.token_hash == digest))
     if row is None or row.revoked_at is not None:
         raise ApiError(401, "unauthorized", "unknown or revoked token")
+    ttl = None
+    if row.expires_at is not None:
+        ttl = (row.expires_at - utcnow()).total_seconds()
+        if ttl <= 0:
+            raise ApiError(401, "unauthorized", "this token has expired; mint a new one")
     caller = Caller(token_id=row.id, admin=row.admin, namespace_id=row.namespace_id)
     if cache is not None:
-        cache.put(digest, caller)
+        cache.put(digest, caller, ttl)
     return caller
 
 
-def require_admin(caller: Caller = Depends(require_caller)) -> Caller:
+async def require_admin(caller: Caller = Depends(require_caller)) -> Caller:
     if not caller.admin:
         raise ApiError(403, "forbidden", "this needs an admin token")
     return caller
@@ -118,17 +180,25 @@ def org_namespace_ids(session: Session, ns: Namespace) -> tuple[int, ...]:
     return tuple(sorted(set(ids) | {ns.id}))
 
 
-def require_namespace(
-    ns: str, caller: Caller = Depends(require_caller), session: Session = Depends(get_session)
-) -> Access:
-    return access_to(ns, caller, session)
+async def require_namespace(ns: str, request: Request) -> Access:
+    """Who may do what in ``{ns}``: from the cache, else looked up in a session of
+    its own (closed before the route runs)."""
+    cache = _cache(request)
+    digest = hash_token(_bearer(request))
+    if cache is not None and (hit := cache.get((digest, ns))) is not None:
+        return hit  # type: ignore[no-any-return]
+
+    def lookup() -> Access:
+        with request.app.state.sessionmaker() as session:
+            access = access_to(ns, caller_of(request, session), session)
+        if cache is not None:
+            cache.put((digest, ns), access)
+        return access
+
+    return await _single_flight(request, (digest, ns), lookup)  # type: ignore[no-any-return]
 
 
-def require_namespace_released(ns: str, request: Request) -> Access:
-    """:func:`require_namespace` in a session of its own, closed before the route
-    runs: for long-polls, which must not hold a pooled connection while they wait."""
-    with request.app.state.sessionmaker() as session:
-        return access_to(ns, caller_of(request, session), session)
+require_namespace_released = require_namespace
 
 
 def access_to(ns: str, caller: Caller, session: Session) -> Access:
@@ -145,3 +215,32 @@ def access_to(ns: str, caller: Caller, session: Session) -> Access:
         if own is None or own.org_id is None or own.org_id != row.org_id:
             raise ApiError(403, "forbidden", f"this token is not valid for namespace {ns!r}")
     return Access(caller, row, org_namespace_ids(session, row))
+
+
+def closing_session(fn: Any) -> Any:
+    """``fn`` (a sync route) closing its ``session`` in its own thread as it returns,
+    so its connection goes back to the pool at once, not whenever the dependency's
+    teardown gets to it (under load, later than the next request needs it)."""
+    import functools
+    import inspect
+
+    if inspect.iscoroutinefunction(fn):
+        return fn
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            session = kwargs.get("session")
+            if isinstance(session, Session):
+                session.close()
+
+    return run
+
+
+class SessionRoute(APIRoute):
+    """The route class of every router: sync endpoints close their session on return."""
+
+    def __init__(self, path: str, endpoint: Any, **kwargs: Any) -> None:
+        super().__init__(path, closing_session(endpoint), **kwargs)

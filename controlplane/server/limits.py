@@ -6,6 +6,8 @@ import json
 from typing import Any
 
 Scope = dict[str, Any]
+DRAIN_FACTOR = 16
+"""Bodies up to this many times the limit are read and dropped before the 413."""
 Message = dict[str, Any]
 
 
@@ -27,6 +29,11 @@ class BodySizeLimit:
                 except ValueError:
                     length = 0
                 if length > self.max_bytes:
+                    if length <= self.max_bytes * DRAIN_FACTOR:
+                        # read (and drop) what the client is sending, so it sees the
+                        # 413 instead of a broken pipe mid-upload
+                        while (await receive()).get("more_body"):
+                            pass
                     await self._refuse(send)
                     return
         seen = 0

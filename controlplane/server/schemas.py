@@ -36,6 +36,10 @@ class NamespaceIn(Wire):
     org_id: Annotated[str, StringConstraints(min_length=1, max_length=128)] | None = None
 
 
+class NamespacePatch(Wire):
+    org_id: Annotated[str, StringConstraints(min_length=1, max_length=128)] | None
+
+
 class NamespaceOut(Wire):
     name: str
     org_id: str | None = None
@@ -44,12 +48,24 @@ class NamespaceOut(Wire):
 
 class TokenIn(Wire):
     label: Annotated[str, StringConstraints(max_length=200)] | None = None
+    expires_in_seconds: Annotated[int, Field(gt=0, le=10 * 366 * 24 * 3600)] | None = None
+
+
+class TokenInfo(Wire):
+    id: int
+    namespace: str | None = None
+    admin: bool
+    label: str | None = None
+    created_at: datetime
+    expires_at: datetime | None = None
+    revoked_at: datetime | None = None
 
 
 class TokenOut(Wire):
     token: str
     namespace: str
     label: str | None = None
+    expires_at: datetime | None = None
 
 
 class WhoAmI(Wire):

@@ -12,6 +12,22 @@ DEFAULT_LIVE_SECONDS = 30.0
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 MAX_WAIT_SECONDS = 60.0
 ADMIN_TOKEN_FILE = "admin.token"
+DEFAULT_POOL_SIZE = 32
+DEFAULT_MAX_ROWS = 10_000
+DEFAULT_MAX_SECRETS = 1_000
+DEFAULT_MAX_KWARGS_BYTES = 64 * 1024
+DEFAULT_MAX_JSON_DEPTH = 32
+
+
+def _env_bool(name: str) -> bool | None:
+    raw = os.environ.get(name, "").strip().lower()
+    if not raw:
+        return None
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    if raw in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"{name}={raw!r} is not true or false")
 
 
 def default_data_dir() -> Path:
@@ -31,6 +47,21 @@ class Settings:
     live_seconds: float = DEFAULT_LIVE_SECONDS
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     default_namespace: str = "default"
+    # One knob for concurrency: this many worker threads run blocking route code,
+    # and the database pool holds this many connections plus POOL_SPARE (the
+    # heartbeat writer, start-up), so a thread never waits for a connection and a
+    # request never holds a connection while it waits for a thread.
+    pool_size: int = DEFAULT_POOL_SIZE
+    # The secret key: the key itself, or a file holding it; else <data dir>/secret.key.
+    secret_key: str | None = field(default=None, repr=False)
+    secret_key_file: Path | None = None
+    # None: what the database says (new installs: off; older installs: on).
+    unscoped_listings: bool | None = None
+    # Per-namespace limits (each namespace gets these).
+    max_rows: int = DEFAULT_MAX_ROWS
+    max_secrets: int = DEFAULT_MAX_SECRETS
+    max_kwargs_bytes: int = DEFAULT_MAX_KWARGS_BYTES
+    max_json_depth: int = DEFAULT_MAX_JSON_DEPTH
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
@@ -41,6 +72,20 @@ class Settings:
             values["db_url"] = os.environ["LAKESHORE_DB"]
         if "live_seconds" not in values and os.environ.get("LAKESHORE_LIVE_SECONDS"):
             values["live_seconds"] = float(os.environ["LAKESHORE_LIVE_SECONDS"])
+        env_map = {
+            "pool_size": ("LAKESHORE_POOL_SIZE", int),
+            "secret_key": ("LAKESHORE_SECRET_KEY", str),
+            "secret_key_file": ("LAKESHORE_SECRET_KEY_FILE", Path),
+            "max_rows": ("LAKESHORE_MAX_ROWS", int),
+            "max_secrets": ("LAKESHORE_MAX_SECRETS", int),
+            "max_kwargs_bytes": ("LAKESHORE_MAX_KWARGS_BYTES", int),
+            "max_json_depth": ("LAKESHORE_MAX_JSON_DEPTH", int),
+        }
+        for key, (env, cast) in env_map.items():
+            if key not in values and os.environ.get(env, "").strip():
+                values[key] = cast(os.environ[env].strip())
+        if "unscoped_listings" not in values:
+            values["unscoped_listings"] = _env_bool("LAKESHORE_UNSCOPED_LISTINGS")
         if "data_dir" in values:
             values["data_dir"] = Path(str(values["data_dir"])).expanduser()
         return cls(**values)  # type: ignore[arg-type]
@@ -48,6 +93,12 @@ class Settings:
     @property
     def admin_token_file(self) -> Path:
         return self.data_dir / ADMIN_TOKEN_FILE
+
+    @property
+    def flush_seconds(self) -> float:
+        """How often coalesced heartbeats are written: a quarter of the live bound,
+        at most one second."""
+        return max(0.05, min(1.0, self.live_seconds / 4))
 
     @property
     def heartbeat_seconds(self) -> float:

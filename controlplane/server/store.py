@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
 from sqlalchemy import select, update
@@ -168,13 +168,26 @@ def counts_for(worker: Worker, identity: str | None, owner: str | None) -> bool:
     return owner is None or owner == identity
 
 
+Overlay = Callable[[Worker], Worker]
+"""Applies heartbeats not yet written (see ``heartbeats``) to a stored worker."""
+
+
+def _unchanged(w: Worker) -> Worker:
+    return w
+
+
 def _claims_of(
-    rows: Sequence[Worker], identity: str | None, owner: str | None, live_seconds: float
+    rows: Sequence[Worker],
+    identity: str | None,
+    owner: str | None,
+    live_seconds: float,
+    overlay: Overlay = _unchanged,
 ) -> Claims:
     now = utcnow()
     instances: list[ClaimInstance] = []
     gone = 0
     for w in rows:
+        w = overlay(w)
         if not counts_for(w, identity, owner):
             continue
         state = worker_state(w, live_seconds, now)
@@ -199,6 +212,7 @@ def claims(
     provider: str,
     live_seconds: float,
     identity: str | None = None,
+    overlay: Overlay = _unchanged,
 ) -> Claims:
     rows = session.scalars(
         select(Worker)
@@ -206,7 +220,7 @@ def claims(
         .order_by(Worker.registered_at)
     ).all()
     owner = _owners(session, namespace_id, [provider]).get(provider) if identity else None
-    return _claims_of(rows, identity, owner, live_seconds)
+    return _claims_of(rows, identity, owner, live_seconds, overlay)
 
 
 def claims_many(
@@ -214,6 +228,7 @@ def claims_many(
     namespace_id: int,
     wanted: Sequence[tuple[str, str | None]],
     live_seconds: float,
+    overlay: Overlay = _unchanged,
 ) -> list[Claims]:
     """Claims for many ``(provider, identity)`` pairs: two queries, whatever the count."""
     names = sorted({n for n, _ in wanted})
@@ -229,7 +244,8 @@ def claims_many(
             by_name.setdefault(w.provider_name, []).append(w)
         owners.update(_owners(session, namespace_id, chunk))
     return [
-        _claims_of(by_name.get(n, []), ident, owners.get(n), live_seconds) for n, ident in wanted
+        _claims_of(by_name.get(n, []), ident, owners.get(n), live_seconds, overlay)
+        for n, ident in wanted
     ]
 
 
@@ -247,6 +263,22 @@ def submit(session: Session, namespace_id: int, provider: str, body: WorkIn) -> 
     session.add(item)
     session.commit()
     return item
+
+
+def any_queued(session: Session, namespace_id: int, provider: str) -> bool:
+    """Whether any item (for any queue) waits for ``provider``."""
+    return (
+        session.scalar(
+            select(WorkItem.id)
+            .where(
+                WorkItem.namespace_id == namespace_id,
+                WorkItem.provider_name == provider,
+                WorkItem.state == "queued",
+            )
+            .limit(1)
+        )
+        is not None
+    )
 
 
 def try_claim(session: Session, worker: Worker) -> WorkItem | None:
@@ -274,6 +306,14 @@ def try_claim(session: Session, worker: Worker) -> WorkItem | None:
             .values(state="running", worker_id=worker.id, started_at=now)
             .execution_options(synchronize_session=False)
         )
+        if result.rowcount == 1:  # type: ignore[attr-defined]
+            # taking work is a sign of life, written with the claim itself
+            session.execute(
+                update(Worker)
+                .where(Worker.id == worker.id)
+                .values(last_seen=now, polled_at=now)
+                .execution_options(synchronize_session=False)
+            )
         session.commit()
         if result.rowcount == 1:  # type: ignore[attr-defined]
             session.refresh(pick)
@@ -299,17 +339,28 @@ def report(session: Session, item: WorkItem, body: WorkResultIn) -> WorkItem:
     return item
 
 
-def work_state(session: Session, item: WorkItem, live_seconds: float) -> str:
-    """A running item whose worker has gone reads as ``lost``."""
+def work_state(
+    session: Session,
+    item: WorkItem,
+    live_seconds: float,
+    overlay: Callable[[Worker], Worker] = lambda w: w,
+) -> str:
+    """A running item whose worker has gone reads as ``lost`` (``overlay`` applies
+    beats not yet written, see ``heartbeats``)."""
     if item.state == "running" and item.worker_id is not None:
         worker = session.get(Worker, item.worker_id)
-        if worker is None or not is_live(worker, live_seconds):
+        if worker is None or not is_live(overlay(worker), live_seconds):
             return "lost"
     return item.state
 
 
-def work_out(session: Session, item: WorkItem, live_seconds: float) -> WorkOut:
-    state = work_state(session, item, live_seconds)
+def work_out(
+    session: Session,
+    item: WorkItem,
+    live_seconds: float,
+    overlay: Callable[[Worker], Worker] = lambda w: w,
+) -> WorkOut:
+    state = work_state(session, item, live_seconds, overlay)
     return WorkOut(
         id=item.id,
         provider_name=item.provider_name,

@@ -307,25 +307,41 @@ def _needs_host(obs: Observation, dd: str | None, file: str) -> ProviderLifecycl
     return to_result(obs, Derived("needs_input", nxt, (b,)))
 
 
-def _token(cp: lakeshore.ControlPlane, name: str, label: str, existing: str) -> str:
-    """The daemon's token: the one already on the host while the control plane still
-    accepts it, else a namespace token minted for this daemon, else this run's token."""
+def _token(
+    cp: lakeshore.ControlPlane, name: str, label: str, existing: str, dd: str | None = None
+) -> str:
+    """The daemon's token, always one minted for a daemon: the one already on the
+    host while the control plane accepts it as a namespace token, else a fresh one
+    minted now. Never this run's own token (often the admin token): when minting
+    fails, connect fails here, before anything is installed."""
     from ...controlplane.client import ApiFailure, Client
 
     if existing:
         try:
-            Client(cp.url, existing, cp.namespace, timeout=5).whoami()
-            return existing
+            who = Client(cp.url, existing, cp.namespace, timeout=5).whoami()
+            if not who.get("admin") and who.get("namespace") == cp.namespace:
+                return existing
         except ApiFailure:
             pass  # revoked, or another control plane: mint a fresh one
         except Exception:
-            return existing  # unreachable now: keep what the daemon has
+            pass  # unreachable: minting below says so
     try:
-        return Client.from_control_plane(cp, timeout=5).create_token(
+        return Client.from_control_plane(cp, timeout=10).create_token(
             cp.namespace, label=f"nymph {name} on {label}"
         )
-    except Exception:
-        return cp.token or ""
+    except ApiFailure as exc:
+        why = f"the control plane answered {exc.status} {exc.error}: {exc.detail}"
+        if exc.status in (401, 403):
+            why += " (minting a daemon token needs an admin token)"
+    except Exception as exc:
+        why = f"{type(exc).__name__}: {exc}"
+    raise DreamlakeError(
+        f"could not mint a token for the {name} daemon at {cp.url} ({why}); nothing was "
+        "installed on the host. A daemon only ever gets a token minted for it: fix the "
+        "control plane or the token (LAKESHORE_TOKEN / the admin token) and re-run connect.",
+        kind="token_mint_failed",
+        next_action=Run(command=commands.connect(name, dd)),
+    )
 
 
 def _install_and_start(
@@ -355,7 +371,7 @@ def _install_and_start(
     existing = shell.run(
         f"cat {install.install_dir(home(shell), name)}/token 2>/dev/null", timeout=30
     ).stdout.strip()
-    token = _token(cp, name, label, existing)
+    token = _token(cp, name, label, existing, dd)
     cfg = install.DaemonConfig(
         provider=name,
         server=cp.url,

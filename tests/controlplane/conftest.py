@@ -156,6 +156,7 @@ def start_server(tmp_path: Path) -> Iterator[Callable[..., ServerProc]]:
         db_url: str | None = None,
         live_seconds: float = LIVE_SECONDS,
         extra: list[str] | None = None,
+        env: dict[str, str] | None = None,
     ) -> ServerProc:
         s = ServerProc(
             data_dir=data_dir or tmp_path / f"lakeshore-{len(started)}",
@@ -163,6 +164,7 @@ def start_server(tmp_path: Path) -> Iterator[Callable[..., ServerProc]]:
             db_url=db_url,
             live_seconds=live_seconds,
             extra=list(extra or []),
+            env=dict(env or {}),
         )
         started.append(s)
         return s.start()

@@ -52,6 +52,17 @@ def nymph_argv() -> list[str]:
     )
 
 
+def _shared_key() -> str:
+    from cryptography.fernet import Fernet
+
+    return Fernet.generate_key().decode()
+
+
+SHARED_KEY = _shared_key()
+"""The one secret key of every test server over PostgreSQL: servers over one
+database must share it (a server with another key refuses to start)."""
+
+
 def clean_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("LAKESHORE_")}
     env.update(extra)
@@ -116,6 +127,7 @@ class ServerProc:
     live_seconds: float = LIVE_SECONDS
     extra: list[str] = field(default_factory=list)
     proc: subprocess.Popen[bytes] | None = None
+    env: dict[str, str] = field(default_factory=dict)
 
     @property
     def url(self) -> str:
@@ -148,8 +160,11 @@ class ServerProc:
             argv += ["--db", self.db_url]
         self.data_dir.mkdir(parents=True, exist_ok=True)
         log = open(self.data_dir / "server.log", "ab")  # noqa: SIM115
+        env = clean_env(**self.env)
+        if self.db_url and "LAKESHORE_SECRET_KEY" not in self.env:
+            env["LAKESHORE_SECRET_KEY"] = SHARED_KEY
         self.proc = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=clean_env()
+            argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env
         )
         log.close()
 

@@ -2,18 +2,29 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from fastapi import APIRouter, Depends, Request
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from ...db import utcnow
 from ...models import Namespace, Token
-from ..deps import Access, Caller, get_session, require_admin, require_caller, require_namespace
+from ..deps import (
+    Access,
+    Caller,
+    SessionRoute,
+    get_session,
+    require_admin,
+    require_caller,
+    require_namespace,
+)
 from ..errors import ApiError
-from ..schemas import NamespaceIn, NamespaceOut, TokenIn, TokenOut, WhoAmI
+from ..schemas import NamespaceIn, NamespaceOut, NamespacePatch, TokenIn, TokenOut, WhoAmI
 from ..tokens import hash_token, new_token
 
-router = APIRouter()
+router = APIRouter(route_class=SessionRoute)
 
 
 @router.get("/healthz")
@@ -70,6 +81,26 @@ def list_namespaces(
     return [_ns_out(r) for r in session.scalars(query)]
 
 
+@router.patch("/api/namespaces/{ns}", response_model=NamespaceOut)
+def update_namespace(
+    ns: str,
+    body: NamespacePatch,
+    request: Request,
+    _admin: Caller = Depends(require_admin),
+    session: Session = Depends(get_session),
+) -> NamespaceOut:
+    """Give a namespace (``default`` included) an org, move it, or (``orgId: null``)
+    take it out of its org."""
+    row = session.scalar(select(Namespace).where(Namespace.name == ns))
+    if row is None:
+        raise ApiError(404, "not_found", f"no namespace named {ns!r}")
+    row.org_id = body.org_id
+    request.app.state.notifier.publish(session, "forget:tokens")  # cached org scopes
+    session.commit()
+    request.app.state.token_cache.clear()
+    return _ns_out(row)
+
+
 @router.get("/api/namespaces/{ns}", response_model=NamespaceOut)
 def get_namespace(access: Access = Depends(require_namespace)) -> NamespaceOut:
     return _ns_out(access.namespace)
@@ -87,6 +118,17 @@ def create_token(
         raise ApiError(404, "not_found", f"no namespace named {ns!r}")
     token = new_token()
     label = body.label if body else None
-    session.add(Token(token_hash=hash_token(token), namespace_id=row.id, admin=False, label=label))
+    expires = None
+    if body is not None and body.expires_in_seconds is not None:
+        expires = utcnow() + timedelta(seconds=body.expires_in_seconds)
+    session.add(
+        Token(
+            token_hash=hash_token(token),
+            namespace_id=row.id,
+            admin=False,
+            label=label,
+            expires_at=expires,
+        )
+    )
     session.commit()
-    return TokenOut(token=token, namespace=row.name, label=label)
+    return TokenOut(token=token, namespace=row.name, label=label, expires_at=expires)

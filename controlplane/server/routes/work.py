@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 from fastapi import APIRouter, Depends, Query, Request
@@ -10,14 +11,15 @@ from sqlalchemy.orm import Session
 
 from ...names import is_name
 from .. import store
-from ..deps import Access, get_session, require_namespace, require_namespace_released
+from ..deps import Access, SessionRoute, get_session, require_namespace
 from ..errors import ApiError
+from ..runtime import heartbeats_of
 from ..schemas import WorkIn, WorkOut
 from ..settings import MAX_WAIT_SECONDS
 
-router = APIRouter(prefix="/api/namespaces/{ns}")
+router = APIRouter(route_class=SessionRoute, prefix="/api/namespaces/{ns}")
 
-RECHECK_SECONDS = 1.0
+RECHECK_SECONDS = 15.0  # a safety net: results wake waiters through the Notifier
 
 
 @router.post("/providers/{name}/work", response_model=WorkOut, status_code=201)
@@ -30,8 +32,11 @@ def submit_work(
 ) -> WorkOut:
     if not is_name(name):
         raise ApiError(422, "validation_error", f"invalid provider name {name!r}")
+    notifier = request.app.state.notifier
+    key = f"work:{access.namespace.id}:{name}"
+    notifier.publish(session, key)
     item = store.submit(session, access.namespace.id, name, body)
-    request.app.state.notifier.notify()
+    notifier.fire(key)
     return store.work_out(session, item, request.app.state.settings.live_seconds)
 
 
@@ -40,11 +45,12 @@ async def get_work(
     work_id: str,
     request: Request,
     wait: float = Query(0.0, ge=0, le=MAX_WAIT_SECONDS),
-    access: Access = Depends(require_namespace_released),
+    access: Access = Depends(require_namespace),
 ) -> WorkOut:
     """One work item; with ``wait``, block until it finishes or the wait is over."""
     make_session = request.app.state.sessionmaker
     live = request.app.state.settings.live_seconds
+    hb = heartbeats_of(request.app)
     ns_id = access.namespace.id
     deadline = time.monotonic() + wait
 
@@ -53,11 +59,18 @@ async def get_work(
             item = store.find_work(session, ns_id, work_id)
             if item is None:
                 raise ApiError(404, "not_found", f"no work item {work_id!r}")
-            return store.work_out(session, item, live)
+            return store.work_out(session, item, live, hb.overlay)
 
+    notifier = request.app.state.notifier
     while True:
+        event = notifier.event(f"done:{work_id}")
         out = await run_in_threadpool(read)
         remaining = deadline - time.monotonic()
         if out.state in store.FINISHED or remaining <= 0 or await request.is_disconnected():
             return out
-        await request.app.state.notifier.wait(min(remaining, RECHECK_SECONDS))
+        # a worker that goes away turns its run "lost" without a report: recheck at
+        # the live bound too
+        try:
+            await notifier.wait(event, min(remaining, RECHECK_SECONDS, live))
+        except asyncio.CancelledError:  # the server is shutting down: answer as it stands
+            return out

@@ -3,6 +3,7 @@ the namespace reads the claims on a provider."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 from fastapi import APIRouter, Depends, Query, Request, Response
@@ -12,15 +13,9 @@ from sqlalchemy.orm import Session
 
 from ...models import Worker
 from .. import store
-from ..deps import (
-    Access,
-    access_to,
-    caller_of,
-    get_session,
-    require_namespace,
-    require_namespace_released,
-)
+from ..deps import Access, SessionRoute, get_session, require_namespace
 from ..errors import ApiError
+from ..runtime import heartbeats_of, queue_hints_of
 from ..schemas import (
     Claims,
     ClaimsMany,
@@ -34,9 +29,11 @@ from ..schemas import (
 )
 from ..settings import MAX_WAIT_SECONDS
 
-router = APIRouter(prefix="/api/namespaces/{ns}")
+router = APIRouter(route_class=SessionRoute, prefix="/api/namespaces/{ns}")
 
-POLL_RECHECK_SECONDS = 1.0
+POLL_RECHECK_SECONDS = 15.0
+"""A waiting poll re-reads the database this often even without a wake-up (a
+safety net; wake-ups come from ``Notifier``)."""
 
 
 def _unknown_worker(worker_id: str) -> ApiError:
@@ -66,6 +63,7 @@ def register_worker(
 ) -> WorkerRegistered:
     settings = request.app.state.settings
     row, created = store.register(session, access.namespace.id, body)
+    heartbeats_of(request.app).know(row.id, access.namespace.id, row.provider_name)
     if not created:
         response.status_code = 200
     return WorkerRegistered(
@@ -88,39 +86,52 @@ def list_workers(
     if provider is not None:
         query = query.where(Worker.provider_name == provider)
     rows = session.scalars(query.order_by(Worker.registered_at)).all()
-    return [store.worker_out(w, _live(request)) for w in rows]
+    hb = heartbeats_of(request.app)
+    return [store.worker_out(hb.overlay(w), _live(request)) for w in rows]
 
 
 @router.post("/workers/{worker_id}/heartbeat", response_model=HeartbeatOut)
-async def heartbeat(ns: str, worker_id: str, request: Request) -> HeartbeatOut:
-    """The hottest route: auth and the write in one worker-thread hop."""
+async def heartbeat(
+    worker_id: str, request: Request, access: Access = Depends(require_namespace)
+) -> HeartbeatOut:
+    """The hottest route: for a worker this server knows, a dict write on the event
+    loop (no thread, no connection); the writer stores it with the others."""
     settings = request.app.state.settings
-    make_session = request.app.state.sessionmaker
+    hb = heartbeats_of(request.app)
+    ns_id = access.namespace.id
+    seen = hb.beat_known(ns_id, worker_id)
+    if seen is None:
 
-    def beat() -> HeartbeatOut:
-        with make_session() as session:
-            access = access_to(ns, caller_of(request, session), session)
-            seen = store.beat(session, access.namespace.id, worker_id)
-        if seen is None:
+        def lookup() -> bool:
+            with request.app.state.sessionmaker() as session:
+                return store.find_worker(session, ns_id, worker_id) is not None
+
+        if not await run_in_threadpool(lookup):
             raise _unknown_worker(worker_id)
-        return HeartbeatOut(
-            worker_id=worker_id,
-            last_seen=seen,
-            heartbeat_seconds=settings.heartbeat_seconds,
-            live_seconds=settings.live_seconds,
-        )
-
-    return await run_in_threadpool(beat)
+        hb.know(worker_id, ns_id)
+        seen = hb.beat_known(ns_id, worker_id)
+        assert seen is not None
+    return HeartbeatOut(
+        worker_id=worker_id,
+        last_seen=seen,
+        heartbeat_seconds=settings.heartbeat_seconds,
+        live_seconds=settings.live_seconds,
+    )
 
 
 @router.delete("/workers/{worker_id}", status_code=204)
 def deregister_worker(
     worker_id: str,
+    request: Request,
     access: Access = Depends(require_namespace),
     session: Session = Depends(get_session),
 ) -> Response:
     row = _worker(session, access, worker_id)
+    notifier = request.app.state.notifier
+    notifier.publish(session, f"forget:worker:{worker_id}")
     store.deregister(session, row)
+    heartbeats_of(request.app).forget(worker_id)
+    notifier.fire(f"forget:worker:{worker_id}")
     return Response(status_code=204)
 
 
@@ -129,36 +140,61 @@ async def poll_work(
     worker_id: str,
     request: Request,
     wait: float = Query(0.0, ge=0, le=MAX_WAIT_SECONDS),
-    access: Access = Depends(require_namespace_released),
+    access: Access = Depends(require_namespace),
 ) -> WorkOut | Response:
     """Long-poll: the oldest queued item for this worker's provider and queues, or
-    204 after ``wait`` seconds. Starting a poll counts as a heartbeat."""
+    204 after ``wait`` seconds. Starting a poll counts as a heartbeat. While it
+    waits the poll holds no thread and no connection: it sleeps on the provider's
+    wake-up event (fired by a submit on any replica)."""
     make_session = request.app.state.sessionmaker
     notifier = request.app.state.notifier
+    hb = heartbeats_of(request.app)
+    hints = queue_hints_of(request.app)
     live = _live(request)
     ns_id = access.namespace.id
     deadline = time.monotonic() + wait
 
-    def attempt(first: bool) -> WorkOut | None:
+    def attempt() -> tuple[str, WorkOut | None, bool]:
+        """(provider, claimed item, whether nothing at all is queued for the provider)"""
         with make_session() as session:
             row = store.find_worker(session, ns_id, worker_id)
             if row is None:
                 raise _unknown_worker(worker_id)
-            if first:  # asking for work is a sign of life and makes the worker active
-                store.touch(session, row, polled=True)
             item = store.try_claim(session, row)
-            return store.work_out(session, item, live) if item is not None else None
+            if item is not None:
+                return row.provider_name, store.work_out(session, item, live), False
+            return row.provider_name, None, not store.any_queued(session, ns_id, row.provider_name)
 
-    first = True
+    # asking for work is a sign of life and makes the worker active
+    polled = hb.beat_known(ns_id, worker_id, polled=True) is not None
+    provider = hb.provider_of(worker_id) if polled else None
     while True:
-        out = await run_in_threadpool(attempt, first)
-        first = False
-        if out is not None:
-            return out
+        key = f"work:{ns_id}:{provider}" if provider else ""
+        event = notifier.event(key) if provider else None
+        if not (provider and hints.known_empty(key)):
+            generation = hints.generation(key)
+            provider, out, empty = await run_in_threadpool(attempt)
+            if not polled:
+                hb.know(worker_id, ns_id, provider)
+                polled = hb.beat_known(ns_id, worker_id, polled=True) is not None
+            if out is not None:
+                return out
+            if event is None:  # first pass: now we know the provider; look once more
+                key = f"work:{ns_id}:{provider}"
+                event = notifier.event(key)
+                generation = hints.generation(key)
+                provider, out, empty = await run_in_threadpool(attempt)
+                if out is not None:
+                    return out
+            if empty:
+                hints.mark_empty(key, generation)
         remaining = deadline - time.monotonic()
         if remaining <= 0 or await request.is_disconnected():
             return Response(status_code=204)
-        await notifier.wait(min(remaining, POLL_RECHECK_SECONDS))
+        try:
+            await notifier.wait(event, min(remaining, POLL_RECHECK_SECONDS))
+        except asyncio.CancelledError:  # the server is shutting down: no work, not a 500
+            return Response(status_code=204)
 
 
 @router.post("/workers/{worker_id}/work/{work_id}/result", response_model=WorkOut)
@@ -178,9 +214,11 @@ def report_result(
         raise ApiError(409, "conflict", f"work item {work_id!r} is not assigned to this worker")
     if item.state != "running":
         raise ApiError(409, "conflict", f"work item {work_id!r} is already {item.state}")
+    notifier = request.app.state.notifier
+    notifier.publish(session, f"done:{work_id}")
     store.touch(session, row)
     store.report(session, item, body)
-    request.app.state.notifier.notify()
+    notifier.fire(f"done:{work_id}")
     return store.work_out(session, item, _live(request))
 
 
@@ -194,7 +232,10 @@ def provider_claims(
 ) -> Claims:
     """Who claims provider ``name``. Zero live workers is a normal answer. With
     ``identity``, only the workers of that provider identity (see store.counts_for)."""
-    return store.claims(session, access.namespace.id, name, _live(request), identity or None)
+    hb = heartbeats_of(request.app)
+    return store.claims(
+        session, access.namespace.id, name, _live(request), identity or None, hb.overlay
+    )
 
 
 @router.post("/claims/query", response_model=ClaimsMany)
@@ -207,6 +248,9 @@ def claims_query(
     """The claims of many providers in one request, in the order asked (a read:
     POST only because the list does not fit a query string)."""
     wanted = [(p.name, p.identity) for p in body.providers]
+    hb = heartbeats_of(request.app)
     return ClaimsMany(
-        claims=store.claims_many(session, access.namespace.id, wanted, _live(request))
+        claims=store.claims_many(
+            session, access.namespace.id, wanted, _live(request), overlay=hb.overlay
+        )
     )

@@ -1,0 +1,157 @@
+"""Coalesced heartbeats: a beat is a dict write in memory; one transaction per
+interval writes every beat since the last one.
+
+A heartbeat for a worker this server knows (it registered here, or was looked up
+once) costs no thread and no database connection. Every ``flush_seconds`` one
+transaction writes all pending ``last_seen`` (and first-poll ``polled_at``) values,
+so the database sees one write per interval, not one per daemon. Readers on this
+server (claims, listings) overlay the pending values, so they never look staler
+than the database plus one interval; other replicas see the database, at most one
+interval behind, well inside the live bound.
+
+A worker deregistered on another replica is forgotten here through the
+``forget:worker:<id>`` notification; known workers are re-checked against the
+database every ``KNOWN_TTL`` seconds anyway.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import bindparam, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from ..db import utcnow
+from ..models import Worker
+
+KNOWN_TTL = 600.0
+log = logging.getLogger("lakeshore.heartbeats")
+
+
+@dataclass
+class _Known:
+    namespace_id: int
+    until: float
+    provider: str | None = None
+
+
+class Heartbeats:
+    def __init__(self, make_session: sessionmaker[Session], flush_seconds: float) -> None:
+        self.make_session = make_session
+        self.flush_seconds = flush_seconds
+        self._known: dict[str, _Known] = {}
+        self._seen: dict[str, datetime] = {}
+        self._polled: dict[str, datetime] = {}
+        self._task: asyncio.Task[None] | None = None
+        self.flushes = 0
+
+    # -- what the routes call ------------------------------------------------
+
+    def know(self, worker_id: str, namespace_id: int, provider: str | None = None) -> None:
+        self._known[worker_id] = _Known(namespace_id, time.monotonic() + KNOWN_TTL, provider)
+
+    def provider_of(self, worker_id: str) -> str | None:
+        known = self._known.get(worker_id)
+        return known.provider if known is not None else None
+
+    def forget(self, worker_id: str) -> None:
+        self._known.pop(worker_id, None)
+        self._seen.pop(worker_id, None)
+        self._polled.pop(worker_id, None)
+
+    def beat_known(
+        self, namespace_id: int, worker_id: str, *, polled: bool = False
+    ) -> datetime | None:
+        """Record a beat when ``worker_id`` is known here (no I/O); else None."""
+        if self._task is None:
+            self.start()
+        known = self._known.get(worker_id)
+        if known is None or known.namespace_id != namespace_id or known.until < time.monotonic():
+            return None
+        now = utcnow()
+        self._seen[worker_id] = now
+        if polled:
+            self._polled[worker_id] = now
+        return now
+
+    def pending(self, worker_id: str) -> datetime | None:
+        return self._seen.get(worker_id)
+
+    def overlay(self, worker: Worker) -> Worker:
+        """``worker`` with this server's unwritten beat applied (in memory only)."""
+        from sqlalchemy.orm.attributes import set_committed_value
+
+        # set as if loaded: the overlay never turns into a write of its own
+        seen = self._seen.get(worker.id)
+        if seen is not None and seen > worker.last_seen:
+            set_committed_value(worker, "last_seen", seen)
+        polled = self._polled.get(worker.id)
+        if polled is not None and (worker.polled_at is None or polled > worker.polled_at):
+            set_committed_value(worker, "polled_at", polled)
+        return worker
+
+    # -- the writer -----------------------------------------------------------
+
+    def take(self) -> tuple[dict[str, datetime], dict[str, datetime]]:
+        """The pending beats, handed over (call on the event loop)."""
+        seen, self._seen = self._seen, {}
+        polled, self._polled = self._polled, {}
+        return seen, polled
+
+    def flush(self, pending: tuple[dict[str, datetime], dict[str, datetime]] | None = None) -> int:
+        """Write ``pending`` (default: everything pending) in one transaction."""
+        seen, polled = pending if pending is not None else self.take()
+        if not seen and not polled:
+            return 0
+        try:
+            table: Any = Worker.__table__
+            with self.make_session() as session, session.begin():
+                conn = session.connection()
+                if seen:
+                    conn.execute(
+                        update(table)
+                        .where(table.c.id == bindparam("wid"), table.c.deregistered_at.is_(None))
+                        .values(last_seen=bindparam("ts")),
+                        [{"wid": w, "ts": t} for w, t in seen.items()],
+                    )
+                if polled:
+                    conn.execute(
+                        update(table)
+                        .where(table.c.id == bindparam("wid"), table.c.deregistered_at.is_(None))
+                        .values(polled_at=bindparam("ts")),
+                        [{"wid": w, "ts": t} for w, t in polled.items()],
+                    )
+        except Exception:
+            log.exception("heartbeat flush failed; keeping %d beats for the next one", len(seen))
+            for w, t in seen.items():
+                self._seen.setdefault(w, t)
+            for w, t in polled.items():
+                self._polled.setdefault(w, t)
+            return 0
+        self.flushes += 1
+        return len(seen) + len(polled)
+
+    async def run(self) -> None:
+        from anyio import to_thread
+
+        while True:
+            await asyncio.sleep(self.flush_seconds)
+            await to_thread.run_sync(self.flush, self.take())
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self.run())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        from anyio import to_thread
+
+        await to_thread.run_sync(self.flush, self.take())

@@ -1,0 +1,98 @@
+"""What runs beside the routes for the server's lifetime: the thread pool sized from
+``Settings.pool_size``, the coalesced-heartbeat writer, and (over PostgreSQL) the
+``LISTEN`` thread that carries wake-ups and cache drops between replicas."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from ..registry.crypto import SecretBox
+from .heartbeats import Heartbeats
+from .keys import check_key, key_source, load_key
+from .queued import QueueHints
+from .settings import Settings
+
+
+def load_secret_box(settings: Settings, make_session: sessionmaker[Session]) -> SecretBox:
+    """The shared key, verified against the database's key check (raises
+    ``SecretKeyError`` with what to do when it does not match)."""
+    box = SecretBox(load_key(settings))
+    with make_session() as session:
+        check_key(session, box, key_source(settings))
+    return box
+
+
+def unscoped_listings(settings: Settings, make_session: sessionmaker[Session]) -> bool:
+    """Whether a namespace without an org lists every namespace's rows (the spec's
+    rule): the setting when given, else what the database recorded at install
+    (on for installs that predate the setting, off for new ones)."""
+    if settings.unscoped_listings is not None:
+        return settings.unscoped_listings
+    from ..models import ServerMeta
+
+    with make_session() as session:
+        row = session.get(ServerMeta, "unscoped_listings")
+    return row is not None and row.value == "true"
+
+
+def heartbeats_of(app: Any) -> Heartbeats:
+    hb: Heartbeats | None = getattr(app.state, "heartbeats", None)
+    if hb is None:
+        hb = Heartbeats(app.state.sessionmaker, app.state.settings.flush_seconds)
+        app.state.heartbeats = hb
+        notifier = app.state.notifier
+
+        def forget(key: str) -> None:
+            if key.startswith("forget:worker:"):
+                hb.forget(key.removeprefix("forget:worker:"))
+
+        notifier.on_key(forget)
+    return hb
+
+
+def queue_hints_of(app: Any) -> QueueHints:
+    hints: QueueHints | None = getattr(app.state, "queue_hints", None)
+    if hints is None:
+        hints = app.state.queue_hints = QueueHints()
+        app.state.notifier.on_key(hints.on_key)
+    return hints
+
+
+def _on_cache_keys(app: Any) -> None:
+    def drop(key: str) -> None:
+        if key in ("forget:tokens", "forget:all"):
+            app.state.token_cache.clear()
+
+    app.state.notifier.on_key(drop)
+
+
+@asynccontextmanager
+async def lifespan(app: Any) -> AsyncIterator[None]:
+    from anyio import to_thread
+
+    settings: Settings = app.state.settings
+    to_thread.current_default_thread_limiter().total_tokens = max(1, settings.pool_size)
+    app.state.notifier.bind(asyncio.get_running_loop())
+    _on_cache_keys(app)
+    queue_hints_of(app)
+    hb = heartbeats_of(app)
+    hb.start()
+    listener = None
+    if app.state.engine.dialect.name == "postgresql":
+        from .notify import PgListener
+
+        url = app.state.engine.url.render_as_string(hide_password=False)
+        listener = PgListener(url, app.state.notifier)
+        await to_thread.run_sync(listener.start)
+    app.state.listener = listener
+    try:
+        yield
+    finally:
+        await hb.stop()
+        if listener is not None:
+            await to_thread.run_sync(listener.stop)

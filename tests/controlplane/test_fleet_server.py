@@ -1,0 +1,250 @@
+"""The server under a crowd, its keys, tokens and files: the pool stall as a real
+HTTP concurrency test, key mismatch refused, the first key race-free, key rotation,
+token revocation / expiry / admin rotation, and 0700 / 0600 on every start."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import os
+import stat
+import subprocess
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dreamlake.controlplane.client import ApiFailure, Client
+from lakeshore_fixtures import ServerProc, clean_env, lakeshore_argv, wait_until
+
+
+def _req(url: str, method: str, path: str, token: str, body: Any = None) -> tuple[int, Any]:
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(url + path, data=data, method=method)
+    req.add_header("Authorization", f"Bearer {token}")
+    if data is not None:
+        req.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            raw = r.read()
+            return r.status, json.loads(raw) if raw else None
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+def test_a_crowd_does_not_stall_the_pool(start_server: Callable[..., ServerProc]) -> None:
+    """200 concurrent registrations and claims against a 4-thread pool: every one
+    answers 2xx and /healthz answers meanwhile (the old pool stalled, then 500)."""
+    s = start_server(env={"LAKESHORE_POOL_SIZE": "4"})
+    token = s.admin_token
+
+    def one(i: int) -> int:
+        if i % 2:
+            body = {"providerName": f"p{i % 7}", "instanceId": f"i-{i}"}
+            return _req(s.url, "POST", "/api/namespaces/default/workers", token, body)[0]
+        return _req(s.url, "GET", f"/api/namespaces/default/providers/p{i % 7}/claims", token)[0]
+
+    health: list[int] = []
+
+    def probe() -> None:
+        with urllib.request.urlopen(s.url + "/healthz", timeout=60) as r:
+            health.append(r.status)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=200) as pool:
+        futures = [pool.submit(one, i) for i in range(400)]
+        prober = threading.Thread(target=probe)
+        prober.start()
+        statuses = [f.result() for f in futures]
+        prober.join()
+    assert all(200 <= st < 300 for st in statuses), sorted(set(statuses))
+    assert health == [200]
+    claims = [
+        _req(s.url, "GET", f"/api/namespaces/default/providers/p{k}/claims", token)[1]
+        for k in range(7)
+    ]
+    assert sum(c["live"] + c["gone"] for c in claims) == 200  # every registration stored
+
+
+def test_first_secret_writes_race_free(start_server: Callable[..., ServerProc]) -> None:
+    s = start_server()
+
+    def put(i: int) -> int:
+        body = {"name": f"s{i}", "value": "v"}
+        return _req(s.url, "POST", "/api/namespaces/default/secrets", s.admin_token, body)[0]
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=16) as pool:
+        assert list(pool.map(put, range(16))) == [201] * 16
+
+
+def test_key_file_creation_is_race_free(tmp_path: Path) -> None:
+    from dreamlake.controlplane.server.keys import load_key
+    from dreamlake.controlplane.server.settings import Settings
+
+    settings = Settings(data_dir=tmp_path)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=16) as pool:
+        keys = set(pool.map(lambda _: load_key(settings), range(16)))
+    assert len(keys) == 1
+    assert stat.S_IMODE((tmp_path / "secret.key").stat().st_mode) == 0o600
+    assert [p.name for p in tmp_path.iterdir()] == ["secret.key"]  # no temp files left
+
+
+def _serve_fails(data_dir: Path, env: dict[str, str], db: str | None = None) -> str:
+    argv = [*lakeshore_argv(), "serve", "--port", "1", "--data-dir", str(data_dir)]
+    if db:
+        argv += ["--db", db]
+    out = subprocess.run(argv, env=clean_env(**env), capture_output=True, text=True, timeout=120)
+    assert out.returncode != 0
+    return out.stderr
+
+
+def test_a_replica_with_another_key_refuses_to_start(
+    start_server: Callable[..., ServerProc], tmp_path: Path, postgres: Any
+) -> None:
+    from cryptography.fernet import Fernet
+
+    db = postgres.new_database()
+    first = start_server(db_url=db, env={"LAKESHORE_SECRET_KEY": Fernet.generate_key().decode()})
+    assert first.admin.whoami()["admin"]
+    err = _serve_fails(
+        tmp_path / "other", {"LAKESHORE_SECRET_KEY": Fernet.generate_key().decode()}, db
+    )
+    assert "not the key this database's secrets are encrypted with" in err
+    assert "LAKESHORE_SECRET_KEY" in err
+
+
+def test_key_rotation_reencrypts_and_old_key_is_refused(
+    start_server: Callable[..., ServerProc], tmp_path: Path
+) -> None:
+    data = tmp_path / "rot"
+    s = start_server(data_dir=data)
+    admin = s.admin
+    assert (
+        _req(
+            s.url,
+            "POST",
+            "/api/namespaces/default/secrets",
+            s.admin_token,
+            {"name": "pw", "value": "hunter2"},
+        )[0]
+        == 201
+    )
+    body = {
+        "name": "uses",
+        "launcher": "SSH",
+        "kwargs": {"host": "h", "password": {"$secret": "pw"}},
+    }
+    assert _req(s.url, "POST", "/api/namespaces/default/providers", s.admin_token, body)[0] == 201
+    s.stop()
+    old_key = (data / "secret.key").read_bytes()
+    out = subprocess.run(
+        [*lakeshore_argv(), "keys", "rotate", "--data-dir", str(data)],
+        env=clean_env(), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "re-encrypted 1 secret" in out.stdout
+    assert (data / "secret.key").read_bytes() != old_key
+    assert stat.S_IMODE((data / "secret.key").stat().st_mode) == 0o600
+    s2 = start_server(data_dir=data)
+    status, report = _req(
+        s2.url, "POST", "/api/namespaces/default/providers/uses/test", s2.admin_token
+    )
+    assert status == 200 and "does not decrypt" not in json.dumps(report)
+    s2.stop()
+    (data / "secret.key").write_bytes(old_key)
+    assert "not the key" in _serve_fails(data, {})
+    del admin
+
+
+def test_revoke_expiry_and_admin_rotation(start_server: Callable[..., ServerProc]) -> None:
+    s = start_server()
+    admin = s.admin
+    t = admin.create_token("default", label="short")
+    user = s.client(t)
+    assert user.whoami()["namespace"] == "default"
+    listed = admin.request("GET", "/api/tokens")
+    row = next(r for r in listed if r["label"] == "short")
+    assert "token" not in row and row["namespace"] == "default"
+    admin.request("DELETE", f"/api/tokens/{row['id']}")
+    with pytest.raises(ApiFailure) as err:
+        user.whoami()
+    assert err.value.status == 401
+    # expiry
+    brief = admin.create_token("default", label="brief", expires_in=1)
+    assert s.client(brief).whoami()["namespace"] == "default"
+    assert wait_until(lambda: _req(s.url, "GET", "/api/whoami", brief)[0] == 401, 15)
+    # the admin token, rotated by a command; the old one stops working
+    old = s.admin_token
+    out = subprocess.run(
+        [*lakeshore_argv(), "tokens", "rotate-admin", "--server", s.url, "--data-dir", str(s.data_dir)],
+        env=clean_env(), capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    new = s.admin_token  # the server rewrote its admin token file
+    assert new != old and new in out.stdout
+    assert _req(s.url, "GET", "/api/whoami", old)[0] == 401
+    assert Client(s.url, new).whoami()["admin"] is True
+    listed = subprocess.run(
+        [*lakeshore_argv(), "tokens", "list", "--server", s.url, "--data-dir", str(s.data_dir), "--json"],
+        env=clean_env(), capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert listed.returncode == 0 and new not in listed.stdout
+
+
+def test_files_are_tightened_on_every_start(
+    start_server: Callable[..., ServerProc], tmp_path: Path
+) -> None:
+    data = tmp_path / "loose"
+    s = start_server(data_dir=data)
+    s.stop()
+    data.chmod(0o755)
+    for name in ("lakeshore.db", "admin.token"):
+        (data / name).chmod(0o644)
+    s = start_server(data_dir=data)
+    assert stat.S_IMODE(data.stat().st_mode) == 0o700
+    for p in data.iterdir():
+        if p.name.startswith("lakeshore.db") or p.name in ("admin.token", "secret.key"):
+            assert stat.S_IMODE(p.stat().st_mode) == 0o600, p
+    fresh = tmp_path / "fresh"
+    start_server(data_dir=fresh)
+    assert stat.S_IMODE((fresh / "lakeshore.db").stat().st_mode) == 0o600
+    assert not os.access(fresh, os.W_OK) or stat.S_IMODE(fresh.stat().st_mode) == 0o700
+
+
+def test_unscoped_listings_are_opt_in(start_server: Callable[..., ServerProc]) -> None:
+    """With LAKESHORE_UNSCOPED_LISTINGS=true a no-org namespace lists every row (the
+    spec's rule); new installs without it list their own."""
+    s = start_server(env={"LAKESHORE_UNSCOPED_LISTINGS": "true"})
+    admin = s.admin
+    for ns in ("xa", "xb"):
+        admin.create_namespace(ns)
+    body = {"name": "from-xb", "launcher": "SSH"}
+    assert _req(s.url, "POST", "/api/namespaces/xb/providers", s.admin_token, body)[0] == 201
+    listed = _req(s.url, "GET", "/api/namespaces/xa/providers", s.admin_token)[1]
+    assert [(r["name"], r["namespace"]) for r in listed] == [("from-xb", "xb")]
+
+
+def test_set_org_on_default_from_the_cli(start_server: Callable[..., ServerProc]) -> None:
+    s = start_server()
+    base = [
+        *lakeshore_argv(),
+        "namespaces",
+        "set-org",
+        "--server",
+        s.url,
+        "--data-dir",
+        str(s.data_dir),
+    ]
+    out = subprocess.run(
+        [*base, "default", "acme"], env=clean_env(), capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0 and "org acme" in out.stdout, out.stderr
+    assert s.admin.request("GET", "/api/namespaces/default")["orgId"] == "acme"
+    out = subprocess.run(
+        [*base, "default", "--none"], env=clean_env(), capture_output=True, text=True, timeout=60
+    )
+    assert (
+        out.returncode == 0 and s.admin.request("GET", "/api/namespaces/default")["orgId"] is None
+    )
