@@ -347,7 +347,7 @@ class QueueLoop:
 
 
 def install(app: Any) -> None:
-    """Run the loop while ``app`` runs (startup/shutdown handlers)."""
+    """Run the loop while ``app`` runs (a service the server's lifespan starts and stops)."""
 
     def _start() -> None:
         loop = QueueLoop(app)
@@ -359,5 +359,6 @@ def install(app: Any) -> None:
         if loop is not None:
             loop.stop()
 
-    app.router.add_event_handler("startup", _start)
-    app.router.add_event_handler("shutdown", _stop)
+    from ..server.runtime import add_service
+
+    add_service(app, _start, _stop)

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -71,6 +71,16 @@ def _on_cache_keys(app: Any) -> None:
     app.state.notifier.on_key(drop)
 
 
+def add_service(app: Any, start: Callable[[], None], stop: Callable[[], None]) -> None:
+    """Something that runs while the server runs (the queue loop): ``start`` once the
+    server is up, ``stop`` as it shuts down, in the lifespan below."""
+    services: list[tuple[Callable[[], None], Callable[[], None]]] = getattr(
+        app.state, "services", []
+    )
+    services.append((start, stop))
+    app.state.services = services
+
+
 @asynccontextmanager
 async def lifespan(app: Any) -> AsyncIterator[None]:
     from anyio import to_thread
@@ -90,9 +100,14 @@ async def lifespan(app: Any) -> AsyncIterator[None]:
         listener = PgListener(url, app.state.notifier)
         await to_thread.run_sync(listener.start)
     app.state.listener = listener
+    services = list(getattr(app.state, "services", []))
+    for start, _stop in services:
+        start()
     try:
         yield
     finally:
+        for _start, stop in reversed(services):
+            stop()
         await hb.stop()
         if listener is not None:
             await to_thread.run_sync(listener.stop)
