@@ -429,15 +429,19 @@ def work_show(
     emit(item, as_json, _work_prose(item))
 
 
-# --- token lifecycle and key rotation ---
-from dreamlake.cli import lakeshore_fleet  # noqa: E402
+def _register_fleet() -> None:
+    """Token lifecycle and key rotation (``cli/lakeshore_fleet.py``, which builds on this
+    module's options, so it is imported once this module is)."""
+    from dreamlake.cli import lakeshore_fleet
 
-lakeshore_fleet.register(tokens_app)
-lakeshore_fleet.register_namespaces(namespaces_app)
-app.add_typer(lakeshore_fleet.keys_app, name="keys")
-# --- end token lifecycle and key rotation ---
+    lakeshore_fleet.register(tokens_app)
+    lakeshore_fleet.register_namespaces(namespaces_app)
+    app.add_typer(lakeshore_fleet.keys_app, name="keys")
 
-plain_help(app)
+
+if __name__ != "__main__":  # run as a script, the importable module below registers them
+    _register_fleet()
+    plain_help(app)
 
 
 def main() -> None:
@@ -447,5 +451,7 @@ def main() -> None:
         sys.exit(130)
 
 
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # python -m dreamlake.cli.lakeshore
+    from dreamlake.cli.lakeshore import main as _registered_main
+
+    _registered_main()
