@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import event, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -116,12 +116,21 @@ def _mint(session: Session, namespace_id: int, label: str) -> tuple[str, int]:
     return token, row.id
 
 
-def revoke(session: Session, token_id: int | None) -> None:
+def revoke(session: Session, token_id: int | None, state: Any) -> None:
+    """Revoke an instance's token when ``session`` commits, and make every replica
+    forget it then (``forget:tokens``), as the tokens route does: a cached token
+    would otherwise stay good for up to a minute after its instance is gone."""
     if token_id is None:
         return
     row = session.get(Token, token_id)
     if row is not None and row.revoked_at is None:
         row.revoked_at = utcnow()
+        notifier = getattr(state, "notifier", None)
+        if notifier is not None:
+            notifier.publish(session, "forget:tokens")
+        cache = getattr(state, "token_cache", None)
+        if cache is not None:
+            event.listen(session, "after_commit", lambda _s: cache.clear(), once=True)
 
 
 # -- launching ----------------------------------------------------------------------
@@ -286,7 +295,7 @@ def launch(
         raw = dict(fn(order))
     except LaunchRejected as exc:
         # refused outright: nothing was launched, so the request and its tokens go
-        _forget(session, req, token_ids)
+        _forget(session, req, token_ids, state)
         raise LaunchError(
             exc.status,
             exc.code,
@@ -316,10 +325,10 @@ def launch(
     return response
 
 
-def _forget(session: Session, req: LaunchRequest, token_ids: Sequence[int]) -> None:
+def _forget(session: Session, req: LaunchRequest, token_ids: Sequence[int], state: Any) -> None:
     session.rollback()
     for tid in token_ids:
-        revoke(session, tid)
+        revoke(session, tid, state)
     row = session.get(LaunchRequest, req.id)
     if row is not None:
         session.delete(row)
@@ -443,7 +452,7 @@ def refresh(
                 r.state = now
             if now.lower() in GONE and r.terminated_at is None:
                 r.terminated_at = utcnow()
-                revoke(session, r.token_id)
+                revoke(session, r.token_id, state)
     session.commit()
     return errors
 
@@ -512,7 +521,7 @@ def stop_instance(
     if action == "terminate":
         row.state = "terminated"
         row.terminated_at = utcnow()
-        revoke(session, row.token_id)
+        revoke(session, row.token_id, state)
     else:
         row.state = "stopping" if action == "suspend" else "pending"
     session.commit()
