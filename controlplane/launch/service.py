@@ -30,10 +30,12 @@ from ..launchers import LauncherUnavailable, load
 from ..launchers.errors import LaunchRejected
 from ..launchers.order import Bootstrap, LaunchOrder
 from ..models import Token
+from ..names import is_name
 from ..registry import service as registry
 from ..registry.crypto import SecretBox
 from ..registry.launch import scrub
 from ..registry.merge import LaunchSpec
+from ..server.json_guard import refuse_nul
 from ..server.tokens import hash_token, new_token
 from . import bundle
 from .models import Instance, LaunchRequest
@@ -55,7 +57,13 @@ def _bad(detail: str) -> LaunchError:
 
 
 def split_body(body: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``(the registry's preview body, this request's own fields)``, checked."""
+    """``(the registry's preview body, this request's own fields)``, checked before
+    anything is stored: no NUL anywhere (PostgreSQL cannot hold it), a queue name that
+    fits its column (else the instances launched could not be recorded)."""
+    try:
+        refuse_nul(body)
+    except ValueError as exc:
+        raise _bad(str(exc)) from None
     core = {k: v for k, v in body.items() if k not in ORDER_FIELDS}
     own = {k: body[k] for k in ORDER_FIELDS if k in body}
     count = own.get("count", 1)
@@ -67,8 +75,8 @@ def split_body(body: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]
     if not isinstance(token, str) or not CLIENT_TOKEN.match(token):
         raise _bad("clientToken must be 1-48 characters of A-Z a-z 0-9 _ -")
     queue = own.get("queue")
-    if queue is not None and not isinstance(queue, str):
-        raise _bad("queue must be a queue name")
+    if queue is not None and (not isinstance(queue, str) or not is_name(queue)):
+        raise _bad("queue must be a queue name (^[a-z0-9][a-z0-9-]*$, at most 63 characters)")
     command = own.get("command")
     if command is not None and not isinstance(command, str):
         raise _bad("command must be a shell command (a string)")
