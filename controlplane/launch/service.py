@@ -299,6 +299,7 @@ def launch(
         bootstrap=boot,
         busy=tuple(r.instance_id for r in rows_for(session, ns_id, provider=preview["provider"])),
     )
+    session.commit()  # nothing to write: hands the connection back while the cloud works
     try:
         raw = dict(fn(order))
     except LaunchRejected as exc:
@@ -449,6 +450,7 @@ def refresh(
         plaintexts: list[str] = []
         try:
             order = _order_for(session, scope, box, provider, plaintexts)
+            session.commit()  # no connection held while the provider is asked
             live = backend(state, order.launcher).describe(order, [r.instance_id for r in group])
         except Exception as exc:
             detail = exc.detail if isinstance(exc, registry.RegistryError) else str(exc)
@@ -516,6 +518,7 @@ def stop_instance(
         fn = getattr(module, action, None)
         if fn is None:
             raise LaunchError(422, "unsupported", f"{order.launcher} cannot {action} instances")
+        session.commit()  # no connection held while the launcher works
         fn(order, [row.instance_id])
     except LaunchRejected as exc:
         raise LaunchError(exc.status, exc.code, str(scrub(str(exc), plaintexts))) from None
