@@ -21,7 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import event, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -30,10 +30,12 @@ from ..launchers import LauncherUnavailable, load
 from ..launchers.errors import LaunchRejected
 from ..launchers.order import Bootstrap, LaunchOrder
 from ..models import Token
+from ..names import is_name
 from ..registry import service as registry
 from ..registry.crypto import SecretBox
 from ..registry.launch import scrub
 from ..registry.merge import LaunchSpec
+from ..server.json_guard import refuse_nul
 from ..server.tokens import hash_token, new_token
 from . import bundle
 from .models import Instance, LaunchRequest
@@ -55,7 +57,13 @@ def _bad(detail: str) -> LaunchError:
 
 
 def split_body(body: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``(the registry's preview body, this request's own fields)``, checked."""
+    """``(the registry's preview body, this request's own fields)``, checked before
+    anything is stored: no NUL anywhere (PostgreSQL cannot hold it), a queue name that
+    fits its column (else the instances launched could not be recorded)."""
+    try:
+        refuse_nul(body)
+    except ValueError as exc:
+        raise _bad(str(exc)) from None
     core = {k: v for k, v in body.items() if k not in ORDER_FIELDS}
     own = {k: body[k] for k in ORDER_FIELDS if k in body}
     count = own.get("count", 1)
@@ -67,8 +75,8 @@ def split_body(body: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]
     if not isinstance(token, str) or not CLIENT_TOKEN.match(token):
         raise _bad("clientToken must be 1-48 characters of A-Z a-z 0-9 _ -")
     queue = own.get("queue")
-    if queue is not None and not isinstance(queue, str):
-        raise _bad("queue must be a queue name")
+    if queue is not None and (not isinstance(queue, str) or not is_name(queue)):
+        raise _bad("queue must be a queue name (^[a-z0-9][a-z0-9-]*$, at most 63 characters)")
     command = own.get("command")
     if command is not None and not isinstance(command, str):
         raise _bad("command must be a shell command (a string)")
@@ -116,12 +124,21 @@ def _mint(session: Session, namespace_id: int, label: str) -> tuple[str, int]:
     return token, row.id
 
 
-def revoke(session: Session, token_id: int | None) -> None:
+def revoke(session: Session, token_id: int | None, state: Any) -> None:
+    """Revoke an instance's token when ``session`` commits, and make every replica
+    forget it then (``forget:tokens``), as the tokens route does: a cached token
+    would otherwise stay good for up to a minute after its instance is gone."""
     if token_id is None:
         return
     row = session.get(Token, token_id)
     if row is not None and row.revoked_at is None:
         row.revoked_at = utcnow()
+        notifier = getattr(state, "notifier", None)
+        if notifier is not None:
+            notifier.publish(session, "forget:tokens")
+        cache = getattr(state, "token_cache", None)
+        if cache is not None:
+            event.listen(session, "after_commit", lambda _s: cache.clear(), once=True)
 
 
 # -- launching ----------------------------------------------------------------------
@@ -282,11 +299,12 @@ def launch(
         bootstrap=boot,
         busy=tuple(r.instance_id for r in rows_for(session, ns_id, provider=preview["provider"])),
     )
+    session.commit()  # nothing to write: hands the connection back while the cloud works
     try:
         raw = dict(fn(order))
     except LaunchRejected as exc:
         # refused outright: nothing was launched, so the request and its tokens go
-        _forget(session, req, token_ids)
+        _forget(session, req, token_ids, state)
         raise LaunchError(
             exc.status,
             exc.code,
@@ -316,10 +334,10 @@ def launch(
     return response
 
 
-def _forget(session: Session, req: LaunchRequest, token_ids: Sequence[int]) -> None:
+def _forget(session: Session, req: LaunchRequest, token_ids: Sequence[int], state: Any) -> None:
     session.rollback()
     for tid in token_ids:
-        revoke(session, tid)
+        revoke(session, tid, state)
     row = session.get(LaunchRequest, req.id)
     if row is not None:
         session.delete(row)
@@ -432,6 +450,7 @@ def refresh(
         plaintexts: list[str] = []
         try:
             order = _order_for(session, scope, box, provider, plaintexts)
+            session.commit()  # no connection held while the provider is asked
             live = backend(state, order.launcher).describe(order, [r.instance_id for r in group])
         except Exception as exc:
             detail = exc.detail if isinstance(exc, registry.RegistryError) else str(exc)
@@ -443,7 +462,7 @@ def refresh(
                 r.state = now
             if now.lower() in GONE and r.terminated_at is None:
                 r.terminated_at = utcnow()
-                revoke(session, r.token_id)
+                revoke(session, r.token_id, state)
     session.commit()
     return errors
 
@@ -499,6 +518,7 @@ def stop_instance(
         fn = getattr(module, action, None)
         if fn is None:
             raise LaunchError(422, "unsupported", f"{order.launcher} cannot {action} instances")
+        session.commit()  # no connection held while the launcher works
         fn(order, [row.instance_id])
     except LaunchRejected as exc:
         raise LaunchError(exc.status, exc.code, str(scrub(str(exc), plaintexts))) from None
@@ -512,7 +532,7 @@ def stop_instance(
     if action == "terminate":
         row.state = "terminated"
         row.terminated_at = utcnow()
-        revoke(session, row.token_id)
+        revoke(session, row.token_id, state)
     else:
         row.state = "stopping" if action == "suspend" else "pending"
     session.commit()

@@ -40,7 +40,9 @@ from ..launch.models import Instance, Lease, Queue, QueueEvent
 from ..models import Namespace, Worker, WorkItem
 from ..registry import service as registry
 from ..registry.crypto import SecretBox, load_or_create_key
+from ..server import store
 from ..server.deps import org_namespace_ids
+from ..server.runtime import heartbeats_of
 from . import service as queues
 
 log = logging.getLogger("lakeshore.queues")
@@ -214,6 +216,7 @@ class QueueLoop:
             rows = [r for r in rows if r.terminated_at is None]
 
         live_seconds = state.settings.live_seconds
+        overlay = heartbeats_of(self.app).overlay  # beats not written yet count as seen
         workers = {
             w.instance_id: w
             for w in s.scalars(
@@ -223,7 +226,7 @@ class QueueLoop:
                     Worker.deregistered_at.is_(None),
                 )
             )
-            if (now - w.last_seen).total_seconds() <= live_seconds
+            if store.is_live(overlay(w), live_seconds, now)
         }
         busy = set(
             s.scalars(

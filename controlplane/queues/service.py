@@ -18,6 +18,7 @@ from ..launch.service import LaunchError, instance_wire
 from ..models import WorkItem
 from ..names import is_name
 from ..registry import service as registry
+from ..server.json_guard import refuse_nul
 
 IDLE_ACTIONS = ("terminate", "suspend")
 FIELDS = ("name", "provider", "mode", "min", "max", "idleSeconds", "idleAction")
@@ -46,6 +47,10 @@ def queue_wire(row: Queue, namespace: str) -> dict[str, Any]:
 
 
 def _check(body: Mapping[str, Any], partial: bool) -> dict[str, Any]:
+    try:
+        refuse_nul(body)  # checked before any lookup: PostgreSQL cannot hold NUL
+    except ValueError as exc:
+        raise _bad(str(exc)) from None
     unknown = sorted(set(body) - set(FIELDS))
     if unknown:
         raise _bad(f"unknown field(s) {', '.join(unknown)}; the body is {{{', '.join(FIELDS)}}}")

@@ -15,7 +15,7 @@ Scoping (the spec's "Namespace and org scoping"):
 """
 
 from .common import RegistryError, Scope
-from .launch import check_provider_row, launch, launch_run_config, preview_launch, resolve_launch
+from .launch import check_provider_row, launch_run_config, preview_launch, resolve_launch
 from .modes import create_mode, delete_mode, get_mode, list_modes, mode_wire, update_mode
 from .providers import (
     create_provider,
@@ -42,7 +42,6 @@ __all__ = [
     "get_mode",
     "get_provider",
     "get_provider_row",
-    "launch",
     "launch_run_config",
     "list_modes",
     "list_providers",

@@ -1,5 +1,6 @@
 """The launch-time merge: preview (markers kept), in-process resolution (secrets
-decrypted in memory), the offline provider check and the server-side launch."""
+decrypted in memory) and the offline provider check. The launch itself is
+``controlplane.launch.service``."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from .. import tombstone
 from ..check import CheckReport, check_provider
 from ..crypto import SecretBox, SecretDecryptError
 from ..kwargs import apply_patch
-from ..launch import Launcher, scrub, secret_strings
+from ..launch import secret_strings
 from ..launchers import (
     SERVER_LAUNCHABLE,
 )
@@ -149,47 +150,3 @@ def check_provider_row(session: Session, scope: Scope, box: SecretBox, name: str
 
     config = row.config or {}
     return check_provider(tombstone.strip(row.name), row.kind, config.get("kwargs") or {}, probe)
-
-
-def launch(
-    session: Session,
-    scope: Scope,
-    box: SecretBox,
-    body: Mapping[str, Any],
-    launchers: Mapping[str, Launcher],
-) -> dict[str, Any]:
-    """Merge, check the launcher may launch server-side, resolve secrets in memory,
-    call the installed launcher, and return its answer scrubbed of secret values."""
-    spec, _row = _merge_for(session, scope, body)
-    if spec.launcher not in SERVER_LAUNCHABLE:
-        why = (
-            "SSH has no server-side launch route; the CLI drives SSH directly"
-            if spec.launcher == "SSH"
-            else "SLURM launch is a stub; the sbatch submit path is not built yet"
-        )
-        raise unprocessable(
-            f"provider {spec.provider!r} uses {spec.launcher}: {why}. "
-            f"The launch routes accept only {', '.join(SERVER_LAUNCHABLE)}"
-        )
-    fn = launchers.get(spec.launcher)
-    if fn is None:
-        raise RegistryError(
-            501,
-            "not_implemented",
-            f"no {spec.launcher} launcher is installed on this control plane; nothing was launched. "
-            f"See what would be sent with: POST .../launch/preview",
-        )
-    plaintexts: list[str] = []
-    resolved = resolve_launch(session, scope, box, body, plaintexts=plaintexts)
-    try:
-        result = dict(fn(resolved))
-    except Exception as exc:
-        message = scrub(f"{type(exc).__name__}: {exc}", plaintexts)
-        raise RegistryError(
-            502, "launch_failed", f"the {spec.launcher} launcher failed: {message}"
-        ) from None
-    finally:
-        del resolved
-    out = spec.to_wire()
-    out["result"] = scrub(result, plaintexts)
-    return out

@@ -1,0 +1,71 @@
+"""A terminated instance's token stops working at once, on every replica: the
+launch code revokes it the way the tokens route does (the cache of known-good
+tokens is emptied, and over PostgreSQL every replica is told). Real ``lakeshore
+serve`` processes on 127.0.0.1 launching through the EC2 launcher against a real
+AWS API implementation (moto's server) on 127.0.0.1."""
+
+from __future__ import annotations
+
+import base64
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from dreamlake.controlplane.client import ApiFailure, Client
+from lakeshore_fixtures import ServerProc
+from launch_harness import AMI, AWS_ID, AWS_SECRET, ec2
+
+NS = "/api/namespaces/default"
+
+
+def _launch_one(admin: Client, aws_api: str) -> tuple[str, str]:
+    """Launch one daemon instance; ``(instance id, the instance's token)``."""
+    secret = {"name": "aws", "kind": "aws_keypair", "value": f"{AWS_ID}:{AWS_SECRET}"}
+    admin.request("POST", NS + "/secrets", secret)
+    kwargs = {"region": "us-east-1", "image_id": AMI, "aws_credentials": {"$secret": "aws"}}
+    admin.request("POST", NS + "/providers", {"name": "aws", "launcher": "EC2", "kwargs": kwargs})
+    out = admin.request("POST", NS + "/launch", {"provider": "aws", "count": 1}, timeout=120)
+    iid = out["instances"][0]["id"]
+    attr = ec2(aws_api).describe_instance_attribute(InstanceId=iid, Attribute="userData")
+    data = base64.b64decode(attr["UserData"]["Value"]).decode()
+    token = data.split("<<'LAKESHORE_TOKEN'\n", 1)[1].split("\n", 1)[0]
+    assert token.startswith("lks_")
+    return iid, token
+
+
+def _refused_within(client: Client, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            client.whoami()
+        except ApiFailure as exc:
+            assert exc.status == 401
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+
+
+def test_terminate_forgets_the_cached_instance_token(
+    start_server: Callable[..., ServerProc], db_url: str | None, aws_api: str
+) -> None:
+    s = start_server(db_url=db_url, env={"AWS_ENDPOINT_URL": aws_api})
+    iid, token = _launch_one(s.admin, aws_api)
+    assert s.client(token).whoami()["namespace"] == "default"  # now cached as good
+    s.admin.request("DELETE", NS + f"/instances/{iid}")
+    assert _refused_within(s.client(token), 0.0), "a terminated instance's token still works"
+
+
+@pytest.mark.needs_postgres
+def test_terminate_on_one_replica_is_refused_by_the_other(
+    start_server: Callable[..., ServerProc], postgres: Any, aws_api: str
+) -> None:
+    db = postgres.new_database()
+    env = {"AWS_ENDPOINT_URL": aws_api}
+    a = start_server(db_url=db, env=env)
+    b = start_server(db_url=db, env=env)
+    iid, token = _launch_one(a.admin, aws_api)
+    assert b.client(token).whoami()["namespace"] == "default"  # cached on b
+    a.admin.request("DELETE", NS + f"/instances/{iid}")
+    assert _refused_within(b.client(token), 5.0), "replica b still accepts the instance's token"
