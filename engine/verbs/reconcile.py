@@ -311,10 +311,12 @@ def _provision(
 def _watch_claim(obs: Observation, want_live: bool, limit: float) -> Observation:
     cp = lakeshore.resolve_control_plane(obs.dir.parent.parent.parent)
     deadline = time.monotonic() + limit
-    claim = lakeshore.fetch_claims(cp, obs.name)
+    # Only this provider's daemons, as status counts them: a namesake elsewhere is not it.
+    ident = obs.record.identity(obs.dir) if obs.record else None
+    claim = lakeshore.fetch_claims(cp, obs.name, identity=ident)
     while claim is not None and (claim.live > 0) != want_live and time.monotonic() < deadline:
         time.sleep(0.1)
-        claim = lakeshore.fetch_claims(cp, obs.name)
+        claim = lakeshore.fetch_claims(cp, obs.name, identity=ident)
     return replace(obs, claims=claim)
 
 
