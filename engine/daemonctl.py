@@ -106,7 +106,10 @@ def stop_commands(provider: str, *, remove: bool) -> str:
     lines = [
         f"if tmux has-session -t {session} >/dev/null 2>&1; then",
         f"  tmux send-keys -t {session} C-c >/dev/null 2>&1",
-        f"  i=0; while tmux has-session -t {session} >/dev/null 2>&1 && [ $i -lt {int(GRACE_SECONDS * 4)} ]; do sleep 0.25; i=$((i+1)); done",
+        # A suspended daemon's pane is already dead (remain-on-exit): nothing to wait for.
+        f"  i=0; while tmux has-session -t {session} >/dev/null 2>&1 && [ $i -lt {int(GRACE_SECONDS * 4)} ] "
+        f"&& [ \"$(tmux list-panes -t {session} -F '#{{pane_dead}}' 2>/dev/null | head -n1)\" != 1 ]; "
+        "do sleep 0.25; i=$((i+1)); done",
         f"  tmux kill-session -t {session} >/dev/null 2>&1; echo stopped=tmux",
         "fi",
         "if command -v systemctl >/dev/null 2>&1; then",
