@@ -72,11 +72,24 @@ def members(root: Root, pool: str) -> list[_Member]:
     return out
 
 
+def _check_pool(pool: str) -> None:
+    """A pool's name is a file name under ``.dream/pools``: never a path."""
+    if not pool or "/" in pool or pool.startswith("."):
+        raise UsageError(f"{pool!r} is not a pool name (the `pool` a provider.json names)")
+
+
+def _bad_pool(exc: UsageError, root: Root, dream_dir: str | None) -> ProviderLifecycleResult:
+    """An error result, not a traceback; next: the providers and the pools they name."""
+    from .verbs._common import error_result
+
+    exc.next_action = Run(command=commands.list_(dream_dir))
+    return error_result(exc, "", root=root, dream_dir=dream_dir)
+
+
 @contextlib.contextmanager
 def pool_lock(root: Root, pool: str) -> Iterator[None]:
     """One process at a time changes a pool's targets."""
-    if not pool or "/" in pool or pool.startswith("."):
-        raise UsageError(f"{pool!r} is not a pool name")
+    _check_pool(pool)
     path = root.dream / "pools" / f"{pool}.lock"
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -147,6 +160,10 @@ def acquire(
     from .verbs.resume import resume
 
     root = root_for(dream_dir, cwd)
+    try:
+        _check_pool(pool)
+    except UsageError as exc:
+        return _bad_pool(exc, root, dream_dir)
     with pool_lock(root, pool):
         all_members = members(root, pool)
         free = [
@@ -182,6 +199,10 @@ def release(
     from .verbs.suspend import suspend
 
     root = root_for(dream_dir, cwd)
+    try:
+        _check_pool(pool)
+    except UsageError as exc:
+        return _bad_pool(exc, root, dream_dir)
     if name not in {m.name for m in members(root, pool)}:
         return error_result(
             UsageError(

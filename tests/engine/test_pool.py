@@ -129,3 +129,15 @@ def test_concurrent_acquires_never_share_a_member(project: Path) -> None:
     assert sum(o.get("kind") == "pool_exhausted" for o in outs) == 2, outs
     for m in members:
         assert read_target(ProviderPaths(project / ".dream" / "providers" / m), "none") == "active"
+
+
+@pytest.mark.parametrize("pool", [".hidden", "a/b", ""])
+def test_a_pool_name_that_is_a_path_is_an_error_result(project: Path, pool: str) -> None:
+    """Not a traceback: an error (rc 1) whose next action lists the providers."""
+    dd = str(project)
+    for res in (acquire(pool, dream_dir=dd), release(pool, "m1", dream_dir=dd)):
+        assert (res.status, res.kind, res.exit_code) == ("error", "usage", 1), res
+        assert "not a pool name" in (res.error or "")
+        assert res.next_action is not None
+        assert res.next_action.command == f"dreamlake provider list --dream-dir {project}"
+    assert not (project / ".dream" / "pools").exists()
