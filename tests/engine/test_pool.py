@@ -141,3 +141,15 @@ def test_a_pool_name_that_is_a_path_is_an_error_result(project: Path, pool: str)
         assert res.next_action is not None
         assert res.next_action.command == f"dreamlake provider list --dream-dir {project}"
     assert not (project / ".dream" / "pools").exists()
+
+
+def test_a_member_with_a_bad_target_is_neither_free_nor_a_traceback(project: Path) -> None:
+    paths = _member(project, "m1", "ssh", "gpu", "suspended")
+    data = json.loads(paths.adopt_json.read_text())
+    data["target_status"] = "paused"
+    paths.adopt_json.write_text(json.dumps(data))
+    st = pool_status("gpu", cwd=project)
+    assert [(m.provider, m.target, m.status) for m in st.members] == [("m1", "invalid", "error")]
+    assert (st.free, st.taken) == (0, 1)
+    res = acquire("gpu", cwd=project)
+    assert (res.status, res.kind) == ("error", "pool_exhausted")
