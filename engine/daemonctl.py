@@ -18,7 +18,6 @@ through the control plane).
 
 from __future__ import annotations
 
-import json
 import shlex
 import time
 from collections.abc import Callable
@@ -56,31 +55,19 @@ def _plain(v: Any) -> Any:
 def daemon_target(obs: Observation) -> tuple[bool, Any] | None:
     """``(local, target)``: this machine (``(True, None)``), an SSHTarget, or None
     when the world names no host."""
-    from .remote.ssh import SSHTarget, parse_host
+    from .remote.ssh import parse_host
 
     if obs.record is None:
         return None
     if obs.adopt:
+        # The host connect and suspend reach (adopt.json), read the one same way.
+        from .lifecycle import host_target
+
         try:
-            adopt = json.loads((obs.dir / "adopt.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        if not isinstance(adopt, dict) or not adopt.get("host"):
-            return None
-        port = adopt.get("port") if isinstance(adopt.get("port"), int) else None
-        try:
-            t = parse_host(str(adopt["host"]), user=adopt.get("user") or None, port=port)
+            t = host_target(obs)
         except DreamlakeError:
             return None
-        ident = adopt.get("identity_file")
-        if ident:
-            import os
-
-            ident = os.path.expanduser(str(ident))
-            if not os.path.isabs(ident):
-                ident = str((obs.dir / ident).resolve())
-            t = SSHTarget(t.host, t.user, t.port, identity_file=ident)
-        return False, t
+        return None if t is None else (False, t)
     if obs.record.vendor in LOCAL_VENDORS:
         return True, None
     outs = {k: _plain(v) for k, v in (obs.infra.outputs if obs.infra else {}).items()}
@@ -106,7 +93,10 @@ def stop_commands(provider: str, *, remove: bool) -> str:
     lines = [
         f"if tmux has-session -t {session} >/dev/null 2>&1; then",
         f"  tmux send-keys -t {session} C-c >/dev/null 2>&1",
-        f"  i=0; while tmux has-session -t {session} >/dev/null 2>&1 && [ $i -lt {int(GRACE_SECONDS * 4)} ]; do sleep 0.25; i=$((i+1)); done",
+        # A suspended daemon's pane is already dead (remain-on-exit): nothing to wait for.
+        f"  i=0; while tmux has-session -t {session} >/dev/null 2>&1 && [ $i -lt {int(GRACE_SECONDS * 4)} ] "
+        f"&& [ \"$(tmux list-panes -t {session} -F '#{{pane_dead}}' 2>/dev/null | head -n1)\" != 1 ]; "
+        "do sleep 0.25; i=$((i+1)); done",
         f"  tmux kill-session -t {session} >/dev/null 2>&1; echo stopped=tmux",
         "fi",
         "if command -v systemctl >/dev/null 2>&1; then",

@@ -49,7 +49,7 @@ def observe(
     template = all_templates().get(record.vendor)
     from .target import read_target
 
-    target = read_target(paths, record.backend)
+    target = read_target(paths, record.backend, dream_dir)
     blocking: tuple[Blocking, ...] = ()
     degraded: list[str] = []
     if template is not None:

@@ -27,7 +27,7 @@ from pydantic import Field
 
 from . import commands
 from .contract import ProviderLifecycleResult, Run, _Wire
-from .errors import UsageError
+from .errors import DreamlakeError, UsageError
 from .paths import ProviderPaths, Root
 from .record import read_record
 from .target import read_target, write_target
@@ -39,7 +39,9 @@ _COST = {"suspended": 0, "unclaimed": 1, "applied": 1, "connecting": 2}
 class PoolMember(_Wire):
     provider: str
     vendor: str
-    target: str = Field(description="active (taken) or suspended (free).")
+    target: str = Field(
+        description="active (taken), suspended (free), or invalid (a bad target_status)."
+    )
     status: str = Field(description="The provider's status, as `provider status` derives it.")
 
 
@@ -72,11 +74,24 @@ def members(root: Root, pool: str) -> list[_Member]:
     return out
 
 
+def _check_pool(pool: str) -> None:
+    """A pool's name is a file name under ``.dream/pools``: never a path."""
+    if not pool or "/" in pool or pool.startswith("."):
+        raise UsageError(f"{pool!r} is not a pool name (the `pool` a provider.json names)")
+
+
+def _bad_pool(exc: UsageError, root: Root, dream_dir: str | None) -> ProviderLifecycleResult:
+    """An error result, not a traceback; next: the providers and the pools they name."""
+    from .verbs._common import error_result
+
+    exc.next_action = Run(command=commands.list_(dream_dir))
+    return error_result(exc, "", root=root, dream_dir=dream_dir)
+
+
 @contextlib.contextmanager
 def pool_lock(root: Root, pool: str) -> Iterator[None]:
     """One process at a time changes a pool's targets."""
-    if not pool or "/" in pool or pool.startswith("."):
-        raise UsageError(f"{pool!r} is not a pool name")
+    _check_pool(pool)
     path = root.dream / "pools" / f"{pool}.lock"
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -85,6 +100,15 @@ def pool_lock(root: Root, pool: str) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # closing drops the lock
+
+
+def _target(root: Root, m: _Member) -> str:
+    """The member's target; ``invalid`` when its value is not one (status says why,
+    with the file to edit): neither free nor handed out."""
+    try:
+        return read_target(ProviderPaths(root.provider_dir(m.name)), m.backend)
+    except DreamlakeError:
+        return "invalid"
 
 
 def _status(root: Root, m: _Member, dream_dir: str | None) -> str:
@@ -101,7 +125,7 @@ def pool_status(pool: str, *, dream_dir: str | None = None, cwd: Path | None = N
         PoolMember(
             provider=m.name,
             vendor=m.vendor,
-            target=read_target(ProviderPaths(root.provider_dir(m.name)), m.backend),
+            target=_target(root, m),
             status=_status(root, m, dream_dir),
         )
         for m in members(root, pool)
@@ -147,13 +171,13 @@ def acquire(
     from .verbs.resume import resume
 
     root = root_for(dream_dir, cwd)
+    try:
+        _check_pool(pool)
+    except UsageError as exc:
+        return _bad_pool(exc, root, dream_dir)
     with pool_lock(root, pool):
         all_members = members(root, pool)
-        free = [
-            m
-            for m in all_members
-            if read_target(ProviderPaths(root.provider_dir(m.name)), m.backend) == "suspended"
-        ]
+        free = [m for m in all_members if _target(root, m) == "suspended"]
         if not free:
             return _none_free(root, pool, len(all_members), dream_dir)
         ranked = sorted(free, key=lambda m: (_COST.get(_status(root, m, dream_dir), 3), m.name))
@@ -182,6 +206,10 @@ def release(
     from .verbs.suspend import suspend
 
     root = root_for(dream_dir, cwd)
+    try:
+        _check_pool(pool)
+    except UsageError as exc:
+        return _bad_pool(exc, root, dream_dir)
     if name not in {m.name for m in members(root, pool)}:
         return error_result(
             UsageError(

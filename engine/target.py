@@ -44,7 +44,9 @@ def target_file(paths: ProviderPaths, backend: str) -> Path:
     return paths.terraform / "terraform.tfvars"
 
 
-def _bad(path: Path, line: int | None, value: object, name: str) -> DreamlakeError:
+def _bad(
+    path: Path, line: int | None, value: object, name: str, dream_dir: str | None
+) -> DreamlakeError:
     from . import commands
     from .contract import EditThenContinue
 
@@ -53,12 +55,13 @@ def _bad(path: Path, line: int | None, value: object, name: str) -> DreamlakeErr
         f"{where}: {KEY} is {value!r}; it must be one of {', '.join(TARGETS)} "
         "(or absent, which means active).",
         kind="bad_target",
-        next_action=EditThenContinue(file=str(path), command=commands.status(name)),
+        next_action=EditThenContinue(file=str(path), command=commands.status(name, dream_dir)),
     )
 
 
-def read_target(paths: ProviderPaths, backend: str) -> Target:
-    """The provider's target status (``active`` when not set)."""
+def read_target(paths: ProviderPaths, backend: str, dream_dir: str | None = None) -> Target:
+    """The provider's target status (``active`` when not set). ``dream_dir``: the
+    flag as given, repeated in the next action of a bad value."""
     from .readers import read_text
 
     path = target_file(paths, backend)
@@ -93,7 +96,7 @@ def read_target(paths: ProviderPaths, backend: str) -> Target:
     if value is None or value == "":
         return DEFAULT
     if value not in TARGETS:
-        raise _bad(path, line, value, paths.name)
+        raise _bad(path, line, value, paths.name, dream_dir)
     return value  # type: ignore[return-value]
 
 

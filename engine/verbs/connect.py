@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -194,14 +193,9 @@ def _connect(
         spec = host or adopt.get("host")
         if not spec:  # the scan reports it; this guards a hand-edited record
             return _needs_host(obs, dd, str(paths.adopt_json))
-        port = adopt.get("port") if isinstance(adopt.get("port"), int) else None
-        target = parse_host(str(spec), user=adopt.get("user") or None, port=port)
-        ident = adopt.get("identity_file")
-        if ident:
-            ident = os.path.expanduser(str(ident))
-            if not os.path.isabs(ident):
-                ident = str((obs.dir / ident).resolve())
-            target = SSHTarget(target.host, target.user, target.port, identity_file=ident)
+        from ..lifecycle import host_target
+
+        target = host_target(obs, host)  # as suspend, resume and destroy reach it
         queues = _queues(adopt.get("queues"))
         worker_name = adopt.get("worker_name") or None
     else:

@@ -226,7 +226,7 @@ def _run(
     if step.action == "recover":
         return _recover(obs, root, files, lines)
     if step.action == "deprovision":
-        return _deprovision(obs, yes, say, files, lines)
+        return _deprovision(obs, root, yes, say, files, lines, factory)
     if step.action == "provision":
         return _provision(obs, root, say, files, lines, factory, watch)
     if step.action == "suspend":
@@ -256,7 +256,13 @@ def _recover(
 
 
 def _deprovision(
-    obs: Observation, yes: bool, say: Progress, files: list[str], lines: list[str]
+    obs: Observation,
+    root: Root,
+    yes: bool,
+    say: Progress,
+    files: list[str],
+    lines: list[str],
+    factory: ShellFactory | None,
 ) -> ProviderLifecycleResult:
     from importlib import import_module
 
@@ -271,8 +277,15 @@ def _deprovision(
             "(destroy) cannot run; nothing was touched",
             kind="destroy_unavailable",
         ).with_notes(*lines)
+    # The root this run found (not the provider's folder: without --dream-dir or a
+    # .dreamrc above it, that would be a root of its own, holding no provider).
     res: ProviderLifecycleResult = destroy_mod.destroy(
-        obs.name, yes=yes, dream_dir=obs.dream_dir, cwd=obs.dir, progress=say
+        obs.name,
+        yes=yes,
+        dream_dir=obs.dream_dir,
+        cwd=root.path,
+        progress=say,
+        shell_factory=factory,
     )
     return res.model_copy(update={"files": [*files, *(res.files or [])]}).with_notes(*lines)
 
@@ -311,10 +324,12 @@ def _provision(
 def _watch_claim(obs: Observation, want_live: bool, limit: float) -> Observation:
     cp = lakeshore.resolve_control_plane(obs.dir.parent.parent.parent)
     deadline = time.monotonic() + limit
-    claim = lakeshore.fetch_claims(cp, obs.name)
+    # Only this provider's daemons, as status counts them: a namesake elsewhere is not it.
+    ident = obs.record.identity(obs.dir) if obs.record else None
+    claim = lakeshore.fetch_claims(cp, obs.name, identity=ident)
     while claim is not None and (claim.live > 0) != want_live and time.monotonic() < deadline:
         time.sleep(0.1)
-        claim = lakeshore.fetch_claims(cp, obs.name)
+        claim = lakeshore.fetch_claims(cp, obs.name, identity=ident)
     return replace(obs, claims=claim)
 
 

@@ -129,3 +129,27 @@ def test_concurrent_acquires_never_share_a_member(project: Path) -> None:
     assert sum(o.get("kind") == "pool_exhausted" for o in outs) == 2, outs
     for m in members:
         assert read_target(ProviderPaths(project / ".dream" / "providers" / m), "none") == "active"
+
+
+@pytest.mark.parametrize("pool", [".hidden", "a/b", ""])
+def test_a_pool_name_that_is_a_path_is_an_error_result(project: Path, pool: str) -> None:
+    """Not a traceback: an error (rc 1) whose next action lists the providers."""
+    dd = str(project)
+    for res in (acquire(pool, dream_dir=dd), release(pool, "m1", dream_dir=dd)):
+        assert (res.status, res.kind, res.exit_code) == ("error", "usage", 1), res
+        assert "not a pool name" in (res.error or "")
+        assert res.next_action is not None
+        assert res.next_action.command == f"dreamlake provider list --dream-dir {project}"
+    assert not (project / ".dream" / "pools").exists()
+
+
+def test_a_member_with_a_bad_target_is_neither_free_nor_a_traceback(project: Path) -> None:
+    paths = _member(project, "m1", "ssh", "gpu", "suspended")
+    data = json.loads(paths.adopt_json.read_text())
+    data["target_status"] = "paused"
+    paths.adopt_json.write_text(json.dumps(data))
+    st = pool_status("gpu", cwd=project)
+    assert [(m.provider, m.target, m.status) for m in st.members] == [("m1", "invalid", "error")]
+    assert (st.free, st.taken) == (0, 1)
+    res = acquire("gpu", cwd=project)
+    assert (res.status, res.kind) == ("error", "pool_exhausted")

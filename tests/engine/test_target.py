@@ -79,3 +79,22 @@ def test_pulumi_stack_config(tmp_path: Path) -> None:
     write_target(p, "pulumi", "active")
     assert f"{ns}:target_status: active" in stack.read_text()
     assert read_target(p, "pulumi") == "active"
+
+
+def test_a_bad_value_keeps_dream_dir_in_status_and_list(tmp_path: Path) -> None:
+    """The next action of a bad target_status repeats --dream-dir: without it the
+    command would look in another root."""
+    from dreamlake.engine.verbs.create import create
+    from dreamlake.engine.verbs.listing import list_providers
+    from dreamlake.engine.verbs.status import status
+
+    root = tmp_path / "proj"
+    root.mkdir()
+    create("lab", "local", dream_dir=str(root), probe=False)
+    tfvars = root / ".dream/providers/lab/terraform/terraform.tfvars"
+    tfvars.write_text(tfvars.read_text() + 'target_status = "paused"\n')
+    want = f"dreamlake provider status -n lab --dream-dir {root}"
+    (listed,) = list_providers(dream_dir=str(root), claims=False)
+    for res in (status("lab", dream_dir=str(root), probe=False), listed):
+        assert (res.status, res.kind) == ("error", "bad_target"), res
+        assert res.next_action is not None and res.next_action.command == want

@@ -173,3 +173,17 @@ def test_ungated_deprovision_is_attempted(
     assert not (out["nextAction"] or {}).get("approval"), out
     assert out["status"] == "error" and out["kind"] == "terraform", out
     assert " plan " in f"{out['nextAction']['command']} ", out
+
+
+def test_deprovision_with_yes_finds_the_provider_without_a_dreamrc(
+    vendors: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The root is the folder the run started in (no .dreamrc, no --dream-dir): the
+    destroy behind the stateless suspend acts on the same provider, not on a root
+    of its own below it that holds none."""
+    _name, command = _world(project, "deprovision", ["NONE"])
+    (project / ".dreamrc").unlink()  # the built-in default gates deprovision: say yes
+    out = _run(command + " --yes", project, monkeypatch)
+    assert out["kind"] != "unknown_provider", out
+    assert out["status"] == "error" and out["kind"] == "terraform", out
+    assert " plan " in f"{out['nextAction']['command']} ", out
