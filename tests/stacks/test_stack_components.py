@@ -193,7 +193,10 @@ def test_ec2_resources_and_outputs(run: Any) -> None:
     [provider] = custom(res, "pulumi:providers:aws")
     assert provider["inputs"]["region"] == "us-east-1"
     tags = provider["inputs"]["defaultTags"]  # provider inputs travel as JSON text
-    assert (json.loads(tags) if isinstance(tags, str) else tags) == {"tags": {"team": "ml"}}
+    # every resource tagged as the terraform template's default_tags tag them
+    assert (json.loads(tags) if isinstance(tags, str) else tags) == {
+        "tags": {"team": "ml", "dreamlake": "true", "dreamlake-provider": "dreamlake"}
+    }
     [group] = custom(res, "aws:ec2/securityGroup:SecurityGroup")
     sg = group["inputs"]
     assert sg["name"] == "dreamlake-worker" and sg["vpcId"] == "vpc-0abc1234"
@@ -280,6 +283,11 @@ def test_kube_resources_and_outputs(run: Any) -> None:
         "gpu-lab-node",
     }
     assert len(custom(res, "aws:iam/rolePolicyAttachment:RolePolicyAttachment")) == 4
+    [provider] = custom(res, "pulumi:providers:aws")
+    tags = provider["inputs"]["defaultTags"]  # as the terraform template's default_tags
+    assert (json.loads(tags) if isinstance(tags, str) else tags) == {
+        "tags": {"dreamlake": "true", "dreamlake-provider": "gpu-lab"}
+    }
     [cluster] = custom(res, "aws:eks/cluster:Cluster")
     assert cluster["inputs"]["name"] == "gpu-lab" and cluster["inputs"]["version"] == "1.33"
     [group] = custom(res, "aws:eks/nodeGroup:NodeGroup")
