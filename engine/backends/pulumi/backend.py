@@ -369,6 +369,9 @@ class PulumiBackend:
         return PlanOutcome("ok", plan=counts, files=tuple(files))
 
     def apply(self, provider_dir: Path, *, progress: Progress | None = None) -> ApplyOutcome:
+        adopted = PulumiProject.of(provider_dir)
+        if adopted.adopted:  # before anything else: no lock or plan answer sends it to plan
+            raise not_ours(provider_dir.name, adopted.stack, "up")
         state = self.observe_state(provider_dir)
         if state.lock is not None:
             return ApplyOutcome("applying", lock=state.lock, reason=state.lock.detail or "")
@@ -379,8 +382,6 @@ class PulumiBackend:
                 "(the config, the program or the state changed since the last one)",
             )
         project, request = self._request(provider_dir)
-        if project.adopted:
-            raise not_ours(provider_dir.name, project.stack, "up")
         summary = read_summary(project) or {}
         plan = (
             str(project.update_plan.absolute())

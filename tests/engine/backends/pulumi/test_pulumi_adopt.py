@@ -119,6 +119,23 @@ def test_destroy_refuses_an_adopted_stack(project: Path, shared: Path) -> None:
     assert ei.value.kind == "adopted_stack"
 
 
+def test_apply_refuses_an_adopted_stack_before_anything_else(
+    project: Path, shared: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not ``no_plan`` (whose next action, plan, is refused too), and not a missing
+    CLI: the refusal itself, naming connect."""
+    from dreamlake.engine.backends.pulumi import BACKEND
+    from dreamlake.engine.errors import DreamlakeError
+
+    _stack(shared, {"worker_host": "203.0.113.7"})
+    create("fleet", backend="pulumi", stack=REF, dream_dir=str(project), probe=False)
+    monkeypatch.setenv("PATH", str(project / "no-bin"))  # no pulumi CLI to be found
+    with pytest.raises(DreamlakeError) as ei:
+        BACKEND.apply(project / ".dream/providers/fleet")
+    assert ei.value.kind == "adopted_stack"
+    assert "connect -n fleet" in ei.value.next_action.command  # type: ignore[union-attr]
+
+
 def test_no_worker_host_is_said(project: Path, shared: Path) -> None:
     _stack(shared, {"cluster": "x"})
     res = create("fleet", backend="pulumi", stack=REF, dream_dir=str(project), probe=False)
