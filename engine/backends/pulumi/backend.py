@@ -115,6 +115,13 @@ def _lock_info(
             "Wait for it to end, then re-run; if that process is gone, "
             f"`{cli_command(project, 'cancel --yes', environ)}` removes the lock."
         )
+    elif project.adopted:  # plan refuses an adopted stack: only the team's own hands clear it
+        detail = (
+            f"a stack lock was left by an interrupted update ({lock.detail}). The stack is "
+            "managed where its program lives; there: "
+            f"`{cli_command(project, 'cancel --yes', environ)}`"
+            + (f", then `{cli_command(project, 'refresh --yes', environ)}`." if refresh else ".")
+        )
     else:
         detail = (
             f"a stack lock was left by an interrupted update ({lock.detail}). "
@@ -155,6 +162,11 @@ def _pending_info(
             f"Check in the cloud account whether those resources exist, then "
             f"`{cli_command(project, 'refresh --yes --clear-pending-creates', environ)}` clears "
             "them (or `--import-pending-creates <urn> <id>` to keep one that was created)."
+        )
+    elif project.adopted:
+        fix = (
+            "The stack is managed where its program lives; there: "
+            f"`{cli_command(project, 'refresh --yes', environ)}`."
         )
     else:
         fix = (

@@ -6,6 +6,9 @@ from that stack's state (a file backend laid out as the CLI writes it), and
 from __future__ import annotations
 
 import json
+import socket
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +137,26 @@ def test_apply_refuses_an_adopted_stack_before_anything_else(
         BACKEND.apply(project / ".dream/providers/fleet")
     assert ei.value.kind == "adopted_stack"
     assert "connect -n fleet" in ei.value.next_action.command  # type: ignore[union-attr]
+
+
+def test_a_stale_lock_on_an_adopted_stack_is_not_sent_to_plan(project: Path, shared: Path) -> None:
+    """plan refuses an adopted stack, so the lock's advice is the team's own
+    ``pulumi cancel`` on that stack, never ``dreamlake provider plan``."""
+    from dreamlake.engine.backends.pulumi import BACKEND
+
+    _stack(shared, {"worker_host": "203.0.113.7"})
+    create("fleet", backend="pulumi", stack=REF, dream_dir=str(project), probe=False)
+    locks = shared / ".pulumi/locks/organization/gpu-fleet/prod"
+    locks.mkdir(parents=True)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # a process of this host that has ended: the lock it left is stale
+    lock = {"pid": gone.pid, "username": "ci", "hostname": socket.gethostname()}
+    (locks / "a.json").write_text(json.dumps({**lock, "timestamp": "2026-11-30T09:00:00Z"}))
+    state = BACKEND.observe_state(project / ".dream/providers/fleet")
+    assert state.lock is not None and state.lock.state == "stale"
+    detail = state.lock.detail or ""
+    assert "dreamlake provider plan" not in detail
+    assert "cancel --yes" in detail and REF in detail, detail
 
 
 def test_no_worker_host_is_said(project: Path, shared: Path) -> None:
