@@ -61,6 +61,10 @@ class CloudAPIDouble(Mocks):
     def call(self, args: Any) -> dict[str, Any]:
         if args.token == "aws:ec2/getSubnet:getSubnet":
             return {"id": args.args.get("id"), "vpcId": "vpc-0abc1234"}
+        if args.token == "aws:ec2/getVpc:getVpc":
+            if args.args.get("id") != ADOPTED_VPC:  # as the EC2 API: no such VPC
+                raise Exception(f"no matching EC2 VPC found ({args.args.get('id')})")
+            return {"id": ADOPTED_VPC, "cidrBlock": "10.0.0.0/16"}
         if args.token == "aws:ec2/getSubnets:getSubnets":
             # The adopted VPC's subnets, only for a lookup filtered by that VPC's id.
             wanted = [f for f in args.args.get("filters") or [] if f.get("name") == "vpc-id"]

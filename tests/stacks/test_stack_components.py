@@ -75,6 +75,7 @@ SCENARIOS: list[tuple[str, dict[str, Any], str]] = [
     ("ec2", {**CONFIGS["ec2"], "target_status": "suspended"}, "program"),
     ("gce", {**CONFIGS["gce"], "target_status": "suspended"}, "program"),
     ("kube", {**CONFIGS["kube"], "vpc": "vpc-0abc1234"}, "program"),
+    ("kube", {**CONFIGS["kube"], "vpc": "vpc-0def5678"}, "program"),
     ("ec2", {**CONFIGS["ec2"], "worker_count": "3"}, "main"),
     ("local", {"workdir": "/srv", "queues": "not-json", "worker_name": "box"}, "main"),
 ]
@@ -327,6 +328,14 @@ def test_kube_adopting_a_vpc_makes_no_network_and_uses_its_subnets(run: Any) -> 
     assert group["inputs"]["subnetIds"] == adopted
     assert res["outputs"]["vpc_id"] == "vpc-0abc1234"
     assert set(res["outputs"]) == terraform_outputs("kube")
+
+
+def test_kube_adopting_a_missing_vpc_fails_before_the_cluster(run: Any) -> None:
+    """As the template's ``data "aws_vpc"`` fails the plan: the VPC is looked up
+    first, so one that does not exist is an error, and no cluster is declared."""
+    res = run("kube", {**CONFIGS["kube"], "vpc": "vpc-0def5678"})
+    assert res["error"] is not None and "vpc-0def5678" in res["error"], res["error"]
+    assert not custom(res, "aws:eks/cluster:Cluster")
 
 
 @pytest.mark.parametrize("vendor", VENDORS)
