@@ -159,6 +159,20 @@ def test_a_stale_lock_on_an_adopted_stack_is_not_sent_to_plan(project: Path, sha
     assert "cancel --yes" in detail and REF in detail, detail
 
 
+def test_suspend_writes_no_target_into_an_adopted_stack(project: Path, shared: Path) -> None:
+    """The stack is the team's: no target is written (status would then call a running
+    stack suspended), and the refusal says so."""
+    from dreamlake.engine.verbs.suspend import suspend
+
+    _stack(shared, {"worker_host": "203.0.113.7"})
+    dd = str(project)
+    create("fleet", backend="pulumi", stack=REF, dream_dir=dd, probe=False)
+    res = suspend("fleet", yes=True, dream_dir=dd)
+    assert res.status == "error" and res.kind == "adopted_stack", res.to_json()
+    assert not list((project / ".dream/providers/fleet/pulumi").glob("Pulumi.*.y*ml"))
+    assert status("fleet", dream_dir=dd, probe=False).status != "suspended"
+
+
 def test_no_worker_host_is_said(project: Path, shared: Path) -> None:
     _stack(shared, {"cluster": "x"})
     res = create("fleet", backend="pulumi", stack=REF, dream_dir=str(project), probe=False)
