@@ -217,6 +217,17 @@ class PulumiBackend:
         root = local_root(url, project)
         summary = read_summary(project)
         digest = inputs_digest(project, url) if summary else ""
+        if root is None and project.adopted:
+            # Adopted as an existing stack, and the team's to run: status cannot read it
+            # here, but it is there to connect to (no plan of ours would tell more).
+            return InfraState(
+                present=True,
+                notes=(
+                    f"the adopted stack {project.stack} is kept in {url}; status reads file "
+                    "backends only, so its outputs are not read here: connect with --host "
+                    "(the stack's worker host)",
+                ),
+            )
         if root is None:
             fresh = bool(summary and summary.get("inputs") == digest)
             return InfraState(

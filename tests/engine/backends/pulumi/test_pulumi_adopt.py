@@ -173,6 +173,36 @@ def test_suspend_writes_no_target_into_an_adopted_stack(project: Path, shared: P
     assert status("fleet", dream_dir=dd, probe=False).status != "suspended"
 
 
+def test_a_stack_on_a_remote_backend_is_connected_with_host(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A team's stack in S3 or Pulumi Cloud cannot be read from here: status says so
+    and hands back connect (not plan, which refuses an adopted stack), and connect
+    --host puts the daemon there."""
+    monkeypatch.setenv("PULUMI_BACKEND_URL", "s3://acme-pulumi-state")
+    dd = str(project)
+    create("fleet", backend="pulumi", stack=REF, dream_dir=dd, probe=False)
+    st = status("fleet", dream_dir=dd, probe=False)
+    assert st.status in ("applied", "unclaimed"), st.to_json()
+    assert st.next_action is not None and "connect -n fleet" in st.next_action.command  # type: ignore[union-attr]
+    assert any("outputs are not read here" in n for n in st.notes), st.notes
+
+    asked = connect("fleet", dream_dir=dd)  # no output names a host: it asks for one
+    assert asked.status == "needs_input" and [b.key for b in asked.blocking or []] == ["host"]
+
+    monkeypatch.setenv("LAKESHORE_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("LAKESHORE_TOKEN", "test-token")
+    targets: list[Any] = []
+
+    def factory(target: Any) -> Any:
+        targets.append(target)
+        raise RemoteError("stop here: this test checks the target only", kind="ssh")
+
+    connect("fleet", dream_dir=dd, host="ubuntu@203.0.113.9", shell_factory=factory)
+    [target] = targets
+    assert target.host == "203.0.113.9" and target.user == "ubuntu"
+
+
 def test_no_worker_host_is_said(project: Path, shared: Path) -> None:
     _stack(shared, {"cluster": "x"})
     res = create("fleet", backend="pulumi", stack=REF, dream_dir=str(project), probe=False)
