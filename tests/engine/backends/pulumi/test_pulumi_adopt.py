@@ -64,6 +64,7 @@ def test_adopted_stack_status_comes_from_its_state(
     assert res.next_action is not None and "connect -n fleet" in res.next_action.command  # type: ignore[union-attr]
     record = json.loads((project / ".dream/providers/fleet/provider.json").read_text())
     assert record["backend"] == "pulumi" and record["vendor"] == "pulumi-stack"
+    assert record["id"].startswith("prv-")  # an identity of its own, not its folder's
     assert record["settings"]["pulumi"] == {
         "stack": REF,
         "backendUrl": f"file://{shared}",
