@@ -2,7 +2,7 @@
 vendor's config model (``dreamlake.stacks.<vendor>.Config``).
 
 For each decision of ``TEMPLATE.json``: the key ``<project>:<key>`` (a bare
-``<key>`` is read too) unset, still the template's placeholder, or failing the
+``<key>`` is not read: Pulumi ignores it, so it is reported) unset, still the template's placeholder, or failing the
 config model's validators (which mirror the terraform ``validation`` blocks) →
 a ``Blocking`` with the absolute stack file and the 1-based line of the key, or
 of its commented-out line when it is unset. A cross-field validator reports

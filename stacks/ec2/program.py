@@ -200,9 +200,14 @@ def component_class() -> Any:
                     skip_credentials_validation=skip,
                     skip_requesting_account_id=skip,
                     skip_metadata_api_check=skip,
-                    default_tags=aws.ProviderDefaultTagsArgs(tags=config.tags)
-                    if config.tags
-                    else None,
+                    # As the terraform template's default_tags: the user's, then ours.
+                    default_tags=aws.ProviderDefaultTagsArgs(
+                        tags={
+                            **config.tags,
+                            "dreamlake": "true",
+                            "dreamlake-provider": config.name_prefix,
+                        }
+                    ),
                     opts=pulumi.ResourceOptions(parent=self),
                 )
             child = pulumi.ResourceOptions(parent=self, provider=provider)

@@ -253,9 +253,14 @@ def component_class() -> Any:
                     skip_credentials_validation=skip,
                     skip_requesting_account_id=skip,
                     skip_metadata_api_check=skip,
-                    default_tags=aws.ProviderDefaultTagsArgs(tags=config.tags)
-                    if config.tags
-                    else None,
+                    # As the terraform template's default_tags: the user's, then ours.
+                    default_tags=aws.ProviderDefaultTagsArgs(
+                        tags={
+                            **config.tags,
+                            "dreamlake": "true",
+                            "dreamlake-provider": config.cluster_name,
+                        }
+                    ),
                     opts=pulumi.ResourceOptions(parent=self),
                 )
             child = pulumi.ResourceOptions(parent=self, provider=provider)
@@ -265,7 +270,11 @@ def component_class() -> Any:
             ).names[: config.az_count]
             if _VPC_ID.match(config.vpc):
                 # Adopt: the VPC's own subnets carry the cluster; none of its network is made.
-                vpc_id: Any = config.vpc
+                # Looked up first, as the template's data "aws_vpc": a VPC that does not
+                # exist fails the preview instead of the cluster's creation.
+                vpc_id: Any = aws.ec2.get_vpc(
+                    id=config.vpc, opts=pulumi.InvokeOptions(parent=self, provider=provider)
+                ).id
                 subnet_ids: Any = aws.ec2.get_subnets(
                     filters=[aws.ec2.GetSubnetsFilterArgs(name="vpc-id", values=[config.vpc])],
                     opts=pulumi.InvokeOptions(parent=self, provider=provider),

@@ -27,6 +27,10 @@ import pulumi
 from pulumi.runtime import Mocks, set_mocks
 from pulumi.runtime.mocks import MockMonitor
 
+ADOPTED_VPC = "vpc-0abc1234"
+ADOPTED_SUBNETS = ("subnet-0aaa1111", "subnet-0bbb2222")
+"""An existing VPC the double knows, and its subnets (the kube program adopts it)."""
+
 
 class CloudAPIDouble(Mocks):
     """TEST DOUBLE for the cloud provider APIs behind the mock monitor."""
@@ -57,6 +61,15 @@ class CloudAPIDouble(Mocks):
     def call(self, args: Any) -> dict[str, Any]:
         if args.token == "aws:ec2/getSubnet:getSubnet":
             return {"id": args.args.get("id"), "vpcId": "vpc-0abc1234"}
+        if args.token == "aws:ec2/getVpc:getVpc":
+            if args.args.get("id") != ADOPTED_VPC:  # as the EC2 API: no such VPC
+                raise Exception(f"no matching EC2 VPC found ({args.args.get('id')})")
+            return {"id": ADOPTED_VPC, "cidrBlock": "10.0.0.0/16"}
+        if args.token == "aws:ec2/getSubnets:getSubnets":
+            # The adopted VPC's subnets, only for a lookup filtered by that VPC's id.
+            wanted = [f for f in args.args.get("filters") or [] if f.get("name") == "vpc-id"]
+            ours = bool(wanted) and wanted[0].get("values") == [ADOPTED_VPC]
+            return {"id": ADOPTED_VPC, "ids": list(ADOPTED_SUBNETS) if ours else []}
         if args.token == "aws:index/getAvailabilityZones:getAvailabilityZones":
             return {"names": ["us-east-1a", "us-east-1b", "us-east-1c"], "zoneIds": []}
         return {}

@@ -74,6 +74,8 @@ SCENARIOS: list[tuple[str, dict[str, Any], str]] = [
     *[(v, CONFIGS[v], "embed") for v in VENDORS],
     ("ec2", {**CONFIGS["ec2"], "target_status": "suspended"}, "program"),
     ("gce", {**CONFIGS["gce"], "target_status": "suspended"}, "program"),
+    ("kube", {**CONFIGS["kube"], "vpc": "vpc-0abc1234"}, "program"),
+    ("kube", {**CONFIGS["kube"], "vpc": "vpc-0def5678"}, "program"),
     ("ec2", {**CONFIGS["ec2"], "worker_count": "3"}, "main"),
     ("local", {"workdir": "/srv", "queues": "not-json", "worker_name": "box"}, "main"),
 ]
@@ -192,7 +194,10 @@ def test_ec2_resources_and_outputs(run: Any) -> None:
     [provider] = custom(res, "pulumi:providers:aws")
     assert provider["inputs"]["region"] == "us-east-1"
     tags = provider["inputs"]["defaultTags"]  # provider inputs travel as JSON text
-    assert (json.loads(tags) if isinstance(tags, str) else tags) == {"tags": {"team": "ml"}}
+    # every resource tagged as the terraform template's default_tags tag them
+    assert (json.loads(tags) if isinstance(tags, str) else tags) == {
+        "tags": {"team": "ml", "dreamlake": "true", "dreamlake-provider": "dreamlake"}
+    }
     [group] = custom(res, "aws:ec2/securityGroup:SecurityGroup")
     sg = group["inputs"]
     assert sg["name"] == "dreamlake-worker" and sg["vpcId"] == "vpc-0abc1234"
@@ -279,6 +284,11 @@ def test_kube_resources_and_outputs(run: Any) -> None:
         "gpu-lab-node",
     }
     assert len(custom(res, "aws:iam/rolePolicyAttachment:RolePolicyAttachment")) == 4
+    [provider] = custom(res, "pulumi:providers:aws")
+    tags = provider["inputs"]["defaultTags"]  # as the terraform template's default_tags
+    assert (json.loads(tags) if isinstance(tags, str) else tags) == {
+        "tags": {"dreamlake": "true", "dreamlake-provider": "gpu-lab"}
+    }
     [cluster] = custom(res, "aws:eks/cluster:Cluster")
     assert cluster["inputs"]["name"] == "gpu-lab" and cluster["inputs"]["version"] == "1.33"
     [group] = custom(res, "aws:eks/nodeGroup:NodeGroup")
@@ -293,6 +303,39 @@ def test_kube_resources_and_outputs(run: Any) -> None:
     out = res["outputs"]
     assert out["worker_host"] == "ABC123.gr7.us-east-1.eks.amazonaws.com"
     assert out["cluster_name"] == "gpu-lab" and out["cluster_ca_data"] == "Q0EtREFUQQ=="
+
+
+def test_kube_adopting_a_vpc_makes_no_network_and_uses_its_subnets(run: Any) -> None:
+    """``vpc = "vpc-…"``: like the terraform template's adopt branch, no VPC, gateway,
+    route table or subnet is declared; the cluster and the node group go into the
+    subnets looked up by that VPC's id, and ``vpc_id`` is the adopted one."""
+    res = run("kube", {**CONFIGS["kube"], "vpc": "vpc-0abc1234"})
+    assert res["error"] is None, res["error"]
+    assert_parented(res, "dreamlake:kube:GpuCluster")
+    made = {r["type"] for r in res["resources"]}
+    for network in (
+        "aws:ec2/vpc:Vpc",
+        "aws:ec2/subnet:Subnet",
+        "aws:ec2/internetGateway:InternetGateway",
+        "aws:ec2/routeTable:RouteTable",
+        "aws:ec2/routeTableAssociation:RouteTableAssociation",
+    ):
+        assert network not in made, network
+    adopted = ["subnet-0aaa1111", "subnet-0bbb2222"]  # mock_stack.ADOPTED_SUBNETS
+    [cluster] = custom(res, "aws:eks/cluster:Cluster")
+    assert cluster["inputs"]["vpcConfig"]["subnetIds"] == adopted
+    [group] = custom(res, "aws:eks/nodeGroup:NodeGroup")
+    assert group["inputs"]["subnetIds"] == adopted
+    assert res["outputs"]["vpc_id"] == "vpc-0abc1234"
+    assert set(res["outputs"]) == terraform_outputs("kube")
+
+
+def test_kube_adopting_a_missing_vpc_fails_before_the_cluster(run: Any) -> None:
+    """As the template's ``data "aws_vpc"`` fails the plan: the VPC is looked up
+    first, so one that does not exist is an error, and no cluster is declared."""
+    res = run("kube", {**CONFIGS["kube"], "vpc": "vpc-0def5678"})
+    assert res["error"] is not None and "vpc-0def5678" in res["error"], res["error"]
+    assert not custom(res, "aws:eks/cluster:Cluster")
 
 
 @pytest.mark.parametrize("vendor", VENDORS)

@@ -178,3 +178,13 @@ def test_shipped_template_blocks_on_each_unresolved_decision(tmp_path: Path, ven
     got = scan(ProviderPaths(d), t)
     assert got, "a shipped template always needs input"
     assert all(b.reason in ("unset", "placeholder") and b.line for b in got)
+
+
+@pytest.mark.parametrize("vendor", TF_VENDORS)
+def test_every_terraform_template_declares_target_status(vendor: str) -> None:
+    """``suspend`` / ``resume`` write ``target_status`` into terraform.tfvars for every
+    vendor (kube included: suspend destroys it), so each template declares it, as the
+    vendor's Pulumi config model accepts it: never an undeclared-variable value."""
+    spec = variables(vendor).get("target_status")
+    assert spec is not None, f"{vendor}: no variable target_status"
+    assert unquote(str(spec.get("default"))) == "active"

@@ -27,6 +27,7 @@ from ...contract import Run, Shell
 from ...errors import DreamlakeError, UsageError
 from ...paths import Root
 from ...record import ProviderRecord
+from ...scaffold import new_provider_id
 from .project import split_stack
 
 ADOPTED_VENDOR = "pulumi-stack"
@@ -96,6 +97,7 @@ def adopt(
         template_version=1,
         engine_version=dreamlake.__version__,
         settings={"pulumi": {"stack": ref, "backendUrl": url, "adopted": True}},
+        id=new_provider_id(),  # as every new provider: its rows keep it if the root moves
     )
     files = {
         "provider.json": record.to_json(),

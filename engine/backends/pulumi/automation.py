@@ -98,7 +98,7 @@ def _changes(summary: Any) -> dict[str, int]:
     return {str(getattr(k, "value", k)): int(v) for k, v in dict(summary or {}).items()}
 
 
-def _progress_events(*, preview: bool) -> Callable[[Any], None] | None:
+def _progress_events(*, preview: bool, step: str | None = None) -> Callable[[Any], None] | None:
     """An ``on_event`` handler reporting resource steps as progress events, when the
     caller records them. The SDK calls it from its own thread, so the recorder is
     captured here, in the verb's."""
@@ -110,17 +110,20 @@ def _progress_events(*, preview: bool) -> Callable[[Any], None] | None:
         return None
 
     def on_event(event: Any) -> None:
-        mapped = event_fields(event, preview=preview)
+        mapped = event_fields(event, preview=preview, step=step)
         if mapped is not None:
             rec.emit(mapped[0], **mapped[1])  # type: ignore[arg-type]
 
     return on_event
 
 
-def _listeners(on_output: Output | None, *, preview: bool) -> Callable[[Any], None] | None:
+def _listeners(
+    on_output: Output | None, *, preview: bool, step: str | None = None
+) -> Callable[[Any], None] | None:
     """One ``on_event`` callback for both listeners: progress lines for ``on_output``
     and progress events for a recorder (either may be absent)."""
-    handlers = [h for h in (on_event(on_output), _progress_events(preview=preview)) if h]
+    events = _progress_events(preview=preview, step=step)
+    handlers = [h for h in (on_event(on_output), events) if h]
     if not handlers:
         return None
     if len(handlers) == 1:
@@ -172,7 +175,7 @@ class _Session:
     ) -> dict[str, int]:
         res = self._stack.refresh(
             clear_pending_creates=clear_pending_creates or None,
-            on_event=_listeners(on_output, preview=False),
+            on_event=_listeners(on_output, preview=False, step="refresh"),
             color="never",
             **self._config,
         )
@@ -180,13 +183,17 @@ class _Session:
 
     def preview_destroy(self, *, on_output: Output | None = None) -> PreviewSummary:
         res = self._stack.preview_destroy(
-            on_event=_listeners(on_output, preview=True), color="never", **self._config
+            on_event=_listeners(on_output, preview=True, step="destroy"),
+            color="never",
+            **self._config,
         )
         return PreviewSummary(_changes(res.change_summary))
 
     def destroy(self, *, on_output: Output | None = None) -> dict[str, int]:
         res = self._stack.destroy(
-            on_event=_listeners(on_output, preview=False), color="never", **self._config
+            on_event=_listeners(on_output, preview=False, step="destroy"),
+            color="never",
+            **self._config,
         )
         return _changes(getattr(res.summary, "resource_changes", None))
 

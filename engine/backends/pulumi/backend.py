@@ -115,6 +115,13 @@ def _lock_info(
             "Wait for it to end, then re-run; if that process is gone, "
             f"`{cli_command(project, 'cancel --yes', environ)}` removes the lock."
         )
+    elif project.adopted:  # plan refuses an adopted stack: only the team's own hands clear it
+        detail = (
+            f"a stack lock was left by an interrupted update ({lock.detail}). The stack is "
+            "managed where its program lives; there: "
+            f"`{cli_command(project, 'cancel --yes', environ)}`"
+            + (f", then `{cli_command(project, 'refresh --yes', environ)}`." if refresh else ".")
+        )
     else:
         detail = (
             f"a stack lock was left by an interrupted update ({lock.detail}). "
@@ -155,6 +162,11 @@ def _pending_info(
             f"Check in the cloud account whether those resources exist, then "
             f"`{cli_command(project, 'refresh --yes --clear-pending-creates', environ)}` clears "
             "them (or `--import-pending-creates <urn> <id>` to keep one that was created)."
+        )
+    elif project.adopted:
+        fix = (
+            "The stack is managed where its program lives; there: "
+            f"`{cli_command(project, 'refresh --yes', environ)}`."
         )
     else:
         fix = (
@@ -205,6 +217,17 @@ class PulumiBackend:
         root = local_root(url, project)
         summary = read_summary(project)
         digest = inputs_digest(project, url) if summary else ""
+        if root is None and project.adopted:
+            # Adopted as an existing stack, and the team's to run: status cannot read it
+            # here, but it is there to connect to (no plan of ours would tell more).
+            return InfraState(
+                present=True,
+                notes=(
+                    f"the adopted stack {project.stack} is kept in {url}; status reads file "
+                    "backends only, so its outputs are not read here: connect with --host "
+                    "(the stack's worker host)",
+                ),
+            )
         if root is None:
             fresh = bool(summary and summary.get("inputs") == digest)
             return InfraState(
@@ -369,6 +392,9 @@ class PulumiBackend:
         return PlanOutcome("ok", plan=counts, files=tuple(files))
 
     def apply(self, provider_dir: Path, *, progress: Progress | None = None) -> ApplyOutcome:
+        adopted = PulumiProject.of(provider_dir)
+        if adopted.adopted:  # before anything else: no lock or plan answer sends it to plan
+            raise not_ours(provider_dir.name, adopted.stack, "up")
         state = self.observe_state(provider_dir)
         if state.lock is not None:
             return ApplyOutcome("applying", lock=state.lock, reason=state.lock.detail or "")
@@ -379,8 +405,6 @@ class PulumiBackend:
                 "(the config, the program or the state changed since the last one)",
             )
         project, request = self._request(provider_dir)
-        if project.adopted:
-            raise not_ours(provider_dir.name, project.stack, "up")
         summary = read_summary(project) or {}
         plan = (
             str(project.update_plan.absolute())

@@ -16,8 +16,13 @@ def _op(meta: Any) -> str | None:
     return str(op) if op else None
 
 
-def event_fields(event: Any, *, preview: bool) -> tuple[str, dict[str, Any]] | None:
-    """``(event type, fields)`` for one engine event of a preview or an up."""
+def event_fields(
+    event: Any, *, preview: bool, step: str | None = None
+) -> tuple[str, dict[str, Any]] | None:
+    """``(event type, fields)`` for one engine event of a preview or an up (``step``:
+    the operation the summary names, ``preview`` / ``up`` / ``refresh`` / ``destroy``;
+    by default that of ``preview``)."""
+    step = step or ("preview" if preview else "up")
     for attr, kind in (
         ("resource_pre_event", "resource_planned" if preview else "resource_start"),
         ("res_outputs_event", None if preview else "resource_done"),
@@ -42,9 +47,24 @@ def event_fields(event: Any, *, preview: bool) -> tuple[str, dict[str, Any]] | N
     summary = getattr(event, "summary_event", None)
     if summary is not None:
         raw = dict(getattr(summary, "resource_changes", None) or {})
-        counts = {str(getattr(k, "value", k)): int(v) for k, v in raw.items()}
-        return "summary", {"changes": counts, "step": "preview" if preview else "up"}
+        ops = {str(getattr(k, "value", k)): int(v) for k, v in raw.items()}
+        counts = summary_counts(ops)
+        said = ", ".join(f"{counts[k]} to {k}" for k in ("add", "change", "remove"))
+        return "summary", {"changes": counts, "step": step, "message": f"{step}: {said}"}
     return None
 
 
-__all__ = ["event_fields"]
+def summary_counts(ops: dict[str, int]) -> dict[str, int]:
+    """Pulumi's counts by operation as the summary event's kinds, the terraform
+    backend's (``add``, ``change``, ``remove``, ``import``): a replace adds one and
+    removes one; ``same``, ``read``, ``refresh`` and the steps of a replace are no
+    change."""
+    return {
+        "add": ops.get("create", 0) + ops.get("replace", 0),
+        "change": ops.get("update", 0),
+        "remove": ops.get("delete", 0) + ops.get("replace", 0) + ops.get("discard", 0),
+        "import": ops.get("import", 0),
+    }
+
+
+__all__ = ["event_fields", "summary_counts"]

@@ -144,3 +144,14 @@ variable "aws_skip_credentials_validation" {
   type        = bool
   default     = false
 }
+
+# Lifecycle (not a decision): `dreamlake provider suspend|resume` set it. A cluster has
+# no stopped state (see ../ADAPT.md): it is declared so the value in terraform.tfvars
+# is one Terraform knows, and nothing reads it.
+
+variable "target_status" {
+  description = "Desired lifecycle state: active or suspended (for kube, suspend destroys the cluster)."
+  type        = string
+  default     = "active"
+  # Checked by dreamlake (active | suspended) when it reads terraform.tfvars.
+}

@@ -6,6 +6,9 @@ from that stack's state (a file backend laid out as the CLI writes it), and
 from __future__ import annotations
 
 import json
+import socket
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +64,7 @@ def test_adopted_stack_status_comes_from_its_state(
     assert res.next_action is not None and "connect -n fleet" in res.next_action.command  # type: ignore[union-attr]
     record = json.loads((project / ".dream/providers/fleet/provider.json").read_text())
     assert record["backend"] == "pulumi" and record["vendor"] == "pulumi-stack"
+    assert record["id"].startswith("prv-")  # an identity of its own, not its folder's
     assert record["settings"]["pulumi"] == {
         "stack": REF,
         "backendUrl": f"file://{shared}",
@@ -117,6 +121,87 @@ def test_destroy_refuses_an_adopted_stack(project: Path, shared: Path) -> None:
     with pytest.raises(DreamlakeError) as ei:
         BACKEND.destroy(project / ".dream/providers/fleet", yes=True)
     assert ei.value.kind == "adopted_stack"
+
+
+def test_apply_refuses_an_adopted_stack_before_anything_else(
+    project: Path, shared: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not ``no_plan`` (whose next action, plan, is refused too), and not a missing
+    CLI: the refusal itself, naming connect."""
+    from dreamlake.engine.backends.pulumi import BACKEND
+    from dreamlake.engine.errors import DreamlakeError
+
+    _stack(shared, {"worker_host": "203.0.113.7"})
+    create("fleet", backend="pulumi", stack=REF, dream_dir=str(project), probe=False)
+    monkeypatch.setenv("PATH", str(project / "no-bin"))  # no pulumi CLI to be found
+    with pytest.raises(DreamlakeError) as ei:
+        BACKEND.apply(project / ".dream/providers/fleet")
+    assert ei.value.kind == "adopted_stack"
+    assert "connect -n fleet" in ei.value.next_action.command  # type: ignore[union-attr]
+
+
+def test_a_stale_lock_on_an_adopted_stack_is_not_sent_to_plan(project: Path, shared: Path) -> None:
+    """plan refuses an adopted stack, so the lock's advice is the team's own
+    ``pulumi cancel`` on that stack, never ``dreamlake provider plan``."""
+    from dreamlake.engine.backends.pulumi import BACKEND
+
+    _stack(shared, {"worker_host": "203.0.113.7"})
+    create("fleet", backend="pulumi", stack=REF, dream_dir=str(project), probe=False)
+    locks = shared / ".pulumi/locks/organization/gpu-fleet/prod"
+    locks.mkdir(parents=True)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # a process of this host that has ended: the lock it left is stale
+    lock = {"pid": gone.pid, "username": "ci", "hostname": socket.gethostname()}
+    (locks / "a.json").write_text(json.dumps({**lock, "timestamp": "2026-11-30T09:00:00Z"}))
+    state = BACKEND.observe_state(project / ".dream/providers/fleet")
+    assert state.lock is not None and state.lock.state == "stale"
+    detail = state.lock.detail or ""
+    assert "dreamlake provider plan" not in detail
+    assert "cancel --yes" in detail and REF in detail, detail
+
+
+def test_suspend_writes_no_target_into_an_adopted_stack(project: Path, shared: Path) -> None:
+    """The stack is the team's: no target is written (status would then call a running
+    stack suspended), and the refusal says so."""
+    from dreamlake.engine.verbs.suspend import suspend
+
+    _stack(shared, {"worker_host": "203.0.113.7"})
+    dd = str(project)
+    create("fleet", backend="pulumi", stack=REF, dream_dir=dd, probe=False)
+    res = suspend("fleet", yes=True, dream_dir=dd)
+    assert res.status == "error" and res.kind == "adopted_stack", res.to_json()
+    assert not list((project / ".dream/providers/fleet/pulumi").glob("Pulumi.*.y*ml"))
+    assert status("fleet", dream_dir=dd, probe=False).status != "suspended"
+
+
+def test_a_stack_on_a_remote_backend_is_connected_with_host(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A team's stack in S3 or Pulumi Cloud cannot be read from here: status says so
+    and hands back connect (not plan, which refuses an adopted stack), and connect
+    --host puts the daemon there."""
+    monkeypatch.setenv("PULUMI_BACKEND_URL", "s3://acme-pulumi-state")
+    dd = str(project)
+    create("fleet", backend="pulumi", stack=REF, dream_dir=dd, probe=False)
+    st = status("fleet", dream_dir=dd, probe=False)
+    assert st.status in ("applied", "unclaimed"), st.to_json()
+    assert st.next_action is not None and "connect -n fleet" in st.next_action.command  # type: ignore[union-attr]
+    assert any("outputs are not read here" in n for n in st.notes), st.notes
+
+    asked = connect("fleet", dream_dir=dd)  # no output names a host: it asks for one
+    assert asked.status == "needs_input" and [b.key for b in asked.blocking or []] == ["host"]
+
+    monkeypatch.setenv("LAKESHORE_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("LAKESHORE_TOKEN", "test-token")
+    targets: list[Any] = []
+
+    def factory(target: Any) -> Any:
+        targets.append(target)
+        raise RemoteError("stop here: this test checks the target only", kind="ssh")
+
+    connect("fleet", dream_dir=dd, host="ubuntu@203.0.113.9", shell_factory=factory)
+    [target] = targets
+    assert target.host == "203.0.113.9" and target.user == "ubuntu"
 
 
 def test_no_worker_host_is_said(project: Path, shared: Path) -> None:

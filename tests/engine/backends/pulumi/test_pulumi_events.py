@@ -55,3 +55,30 @@ def test_mapping_skips_what_changes_nothing() -> None:
         resource_pre_event = type("Pre", (), {"metadata": Meta})()
 
     assert event_fields(Ev(), preview=True) is None
+
+
+def test_summary_counts_by_the_same_kinds_as_terraform() -> None:
+    """``summary.changes`` is counted by kind (add, change, remove, import) on both
+    backends, and names the operation it ends (a destroy's is not ``up``)."""
+    from dreamlake.engine.backends.terraform.uievents import event_fields as tf_fields
+
+    class Summary:
+        resource_changes = {"create": 1, "replace": 1, "update": 2, "same": 5, "delete": 1}
+
+    class Ev:
+        summary_event = Summary()
+
+    kind, fields = event_fields(Ev(), preview=True) or ("", {})
+    assert (kind, fields["step"]) == ("summary", "preview")
+    assert fields["changes"] == {"add": 2, "change": 2, "remove": 2, "import": 0}
+    assert fields["message"] == "preview: 2 to add, 2 to change, 2 to remove"  # what -v shows
+    tf = tf_fields(
+        {
+            "type": "change_summary",
+            "@message": "Plan: 1 to add, 0 to change, 0 to destroy.",
+            "changes": {"add": 1, "change": 0, "import": 0, "remove": 0, "operation": "plan"},
+        }
+    )
+    assert tf is not None and set(tf[1]["changes"]) == set(fields["changes"])
+    destroyed = event_fields(Ev(), preview=False, step="destroy")
+    assert destroyed is not None and destroyed[1]["step"] == "destroy"
