@@ -111,6 +111,24 @@ def test_a_bad_dreamrc_fails_create_providers_and_the_bad_flag_path_cleanly(
     assert doc["kind"] == "usage"
 
 
+@pytest.mark.parametrize("case", ["billion-laughs", "deep-flow", "not-utf8"])
+def test_a_bad_dreamrc_fails_list_cleanly(case: str, project: Path) -> None:
+    """``provider list`` reads the .dreamrc before any provider: an error naming it,
+    then list again (never a traceback, never another verb)."""
+    rc = project / ".dreamrc"
+    rc.write_bytes(BAD_DREAMRC[case])
+    doc = error_doc(run("provider", "list", "--json", cwd=project))
+    assert doc["status"] == "error" and str(rc) in doc["error"]
+    assert doc["nextAction"] == {
+        "kind": "edit_then_continue",
+        "file": str(rc),
+        "command": "dreamlake provider list",
+    }
+    p = run("provider", "list", cwd=project)
+    no_traceback(p)
+    assert p.returncode == 1 and str(rc) in p.stderr + p.stdout and "next: edit" in p.stdout
+
+
 def test_billion_laughs_answers_fast(project: Path) -> None:
     """Nine lines that expand to 387 million items: refused from the node graph."""
     (project / ".dreamrc").write_text(BILLION_LAUGHS)
