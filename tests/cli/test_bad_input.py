@@ -129,6 +129,24 @@ def test_a_bad_dreamrc_fails_list_cleanly(case: str, project: Path) -> None:
     assert p.returncode == 1 and str(rc) in p.stderr + p.stdout and "next: edit" in p.stdout
 
 
+@pytest.mark.parametrize("argv", [("provider", "show", "lab"), ("pool", "acquire", "p")])
+def test_a_bad_dreamrc_fails_rows_and_pools_cleanly(argv: tuple[str, ...], project: Path) -> None:
+    """Commands that read the .dreamrc before anything else: an error naming it, then
+    the same command again (never a traceback)."""
+    rc = project / ".dreamrc"
+    rc.write_bytes(BAD_DREAMRC["deep-flow"])
+    doc = error_doc(run(*argv, "--json", cwd=project))
+    assert str(rc) in doc["error"] and doc["kind"] == "dreamrc"
+    assert doc["nextAction"] == {
+        "kind": "edit_then_continue",
+        "file": str(rc),
+        "command": " ".join(["dreamlake", *argv, "--json"]),
+    }
+    p = run(*argv, cwd=project)
+    no_traceback(p)
+    assert p.returncode == 1 and f"next: edit {rc}, then dreamlake {' '.join(argv)}" in p.stderr
+
+
 def test_billion_laughs_answers_fast(project: Path) -> None:
     """Nine lines that expand to 387 million items: refused from the node graph."""
     (project / ".dreamrc").write_text(BILLION_LAUGHS)
