@@ -29,13 +29,20 @@ if TYPE_CHECKING:
     from dreamlake.controlplane.client import Client
 
 
-def fail(message: str, command: str, as_json: bool, kind: str = "usage") -> NoReturn:
-    """rc 1, and with --json still one JSON document carrying a next action."""
+def fail(
+    message: str, command: str, as_json: bool, kind: str = "usage", file: Path | None = None
+) -> NoReturn:
+    """rc 1, and with --json still one JSON document carrying a next action (with
+    ``file``: fix that file, then run ``command``)."""
     if as_json:
-        doc = {"error": message, "kind": kind, "nextAction": {"kind": "run", "command": command}}
+        nxt = {"kind": "run", "command": command}
+        if file is not None:
+            nxt = {"kind": "edit_then_continue", "file": str(file), "command": command}
+        doc = {"error": message, "kind": kind, "nextAction": nxt}
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     else:
-        sys.stderr.write(f"✗ {message}\nnext: {command}\n")
+        edit = f"edit {file}, then " if file is not None else ""
+        sys.stderr.write(f"✗ {message}\nnext: {edit}{command}\n")
     raise typer.Exit(1)
 
 
@@ -65,10 +72,11 @@ def _request(client: Client, as_json: bool, again: str, fn: Any, *args: Any) -> 
 
 def load_row_file(path: Path) -> dict[str, Any]:
     """``{name, launcher, kwargs, dispatch?}`` from a YAML or JSON file (the wire shape)."""
-    import yaml
+    from dreamlake.engine import yamlload
+    from dreamlake.engine.readers import read_text
 
-    text = path.read_text(encoding="utf-8")
-    data = yaml.safe_load(text)  # JSON is YAML
+    text = read_text(path)  # bounded in size; not UTF-8 is a ValueError naming the file
+    data = yamlload.safe_load(text)  # JSON is YAML; bounded in depth and alias expansion
     if not isinstance(data, dict):
         raise ValueError(f"{path} must hold one mapping {{name, launcher, kwargs, dispatch?}}")
     unknown = sorted(set(data) - {"name", "launcher", "kwargs", "dispatch", "tunnel", "hidden"})
@@ -91,16 +99,17 @@ def create_from_file(file: Path, dream_dir: str | None, as_json: bool) -> NoRetu
     try:
         body = load_row_file(file)
     except (OSError, ValueError) as exc:
-        fail(str(exc), f"edit {file}, then {again}", as_json)
-    except Exception as exc:  # a YAML syntax error
-        fail(f"{file} is not YAML or JSON: {exc}", f"edit {file}, then {again}", as_json)
+        fail(str(exc), again, as_json, file=file.absolute())
+    except Exception as exc:  # a YAML syntax error, or past the bounds
+        fail(f"{file} is not YAML or JSON: {exc}", again, as_json, file=file.absolute())
     from dreamlake.controlplane.registry.launchers import LAUNCHERS
 
     if body["launcher"] not in LAUNCHERS:
         fail(
             f"launcher {body['launcher']!r} is not one of {', '.join(LAUNCHERS)} (spelled exactly so)",
-            f"edit {file}, then {again}",
+            again,
             as_json,
+            file=file.absolute(),
         )
     client = _client(dream_dir)
     row = _request(client, as_json, again, client.create_provider_row, body)

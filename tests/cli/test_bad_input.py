@@ -147,6 +147,33 @@ def test_a_bad_dreamrc_fails_rows_and_pools_cleanly(argv: tuple[str, ...], proje
     assert p.returncode == 1 and f"next: edit {rc}, then dreamlake {' '.join(argv)}" in p.stderr
 
 
+ROW_BOMB = "name: x\nlauncher: SSH\nkwargs:\n" + "".join(
+    f"  {line}\n" for line in BILLION_LAUGHS.splitlines()
+)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [ROW_BOMB.encode(), DEEP_FLOW.encode(), NOT_UTF8, b"name: x\nlauncher: nope\n"],
+    ids=["billion-laughs", "deep-flow", "not-utf8", "bad-launcher"],
+)
+def test_a_bad_row_file_is_an_error_pointing_at_it(content: bytes, project: Path) -> None:
+    """``provider create -f FILE``: read within bounds; the next action is to edit
+    that file (a real edit_then_continue), then create again."""
+    f = project / "row.yaml"
+    f.write_bytes(content)
+    doc = error_doc(run("provider", "create", "-f", "row.yaml", "--json", cwd=project))
+    assert "row.yaml" in doc["error"] or "not one of" in doc["error"]
+    assert doc["nextAction"] == {
+        "kind": "edit_then_continue",
+        "file": str(f),
+        "command": "dreamlake provider create -f row.yaml",
+    }
+    p = run("provider", "create", "-f", "row.yaml", cwd=project)
+    no_traceback(p)
+    assert p.returncode == 1 and f"next: edit {f}, then dreamlake provider create" in p.stderr
+
+
 def test_billion_laughs_answers_fast(project: Path) -> None:
     """Nine lines that expand to 387 million items: refused from the node graph."""
     (project / ".dreamrc").write_text(BILLION_LAUGHS)
