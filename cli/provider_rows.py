@@ -213,6 +213,7 @@ def update_cmd(
         KwargsError,
         assignments_to_patch,
         build_kwargs,
+        load_kwargs_file,
     )
 
     n = name or name_arg
@@ -226,6 +227,12 @@ def update_cmd(
             as_json,
         )
     body: dict[str, Any] = {}
+    if kwargs_file is not None:
+        try:
+            load_kwargs_file(kwargs_file)
+        except KwargsError as exc:  # the file to fix, then the same update again
+            retry = f"dreamlake provider update {shlex.quote(n)} --kwargs-file {shlex.quote(str(kwargs_file))}"
+            fail(str(exc), retry, as_json, file=kwargs_file.absolute())
     try:
         if kwargs_file is not None:
             body["kwargs"] = build_kwargs(kwarg or [], kwargs_file, flag="--kwarg")

@@ -174,6 +174,21 @@ def test_a_bad_row_file_is_an_error_pointing_at_it(content: bytes, project: Path
     assert p.returncode == 1 and f"next: edit {f}, then dreamlake provider create" in p.stderr
 
 
+@pytest.mark.parametrize("case", ["billion-laughs", "deep-flow", "not-utf8"])
+def test_a_bad_kwargs_file_for_update_is_an_error_pointing_at_it(case: str, project: Path) -> None:
+    f = project / "kw.yaml"
+    f.write_bytes(BAD_DREAMRC[case])
+    doc = error_doc(
+        run("provider", "update", "lab", "--kwargs-file", "kw.yaml", "--json", cwd=project)
+    )
+    assert "kw.yaml" in doc["error"]
+    assert doc["nextAction"] == {
+        "kind": "edit_then_continue",
+        "file": str(f),
+        "command": "dreamlake provider update lab --kwargs-file kw.yaml",
+    }
+
+
 def test_billion_laughs_answers_fast(project: Path) -> None:
     """Nine lines that expand to 387 million items: refused from the node graph."""
     (project / ".dreamrc").write_text(BILLION_LAUGHS)
