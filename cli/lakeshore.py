@@ -429,6 +429,15 @@ def work_show(
     emit(item, as_json, _work_prose(item))
 
 
+if __name__ == "__main__":  # python -m dreamlake.cli.lakeshore
+    # Run the package module, which registers the commands below on its own app:
+    # importing them here, in __main__, would import this file a second time and find
+    # lakeshore_fleet half initialized.
+    from dreamlake.cli.lakeshore import main as _registered_main
+
+    _registered_main()
+    raise SystemExit(0)
+
 # --- token lifecycle and key rotation ---
 from dreamlake.cli import lakeshore_fleet  # noqa: E402
 
