@@ -103,8 +103,6 @@ def write_target(paths: ProviderPaths, backend: str, target: Target) -> Path | N
         raise ValueError(target)
     if read_target(paths, backend) == target and _explicit(paths, backend):
         return None
-    if backend == "pulumi":
-        _refuse_adopted_stack(paths)
     path = target_file(paths, backend)
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     if backend == "none":
@@ -117,27 +115,6 @@ def write_target(paths: ProviderPaths, backend: str, target: Target) -> Path | N
         new = _tfvars_text(text, target)
     atomic_write(path, new)
     return path
-
-
-def _refuse_adopted_stack(paths: ProviderPaths) -> None:
-    """An adopted Pulumi stack's program and config are the team's: a target written
-    here would be read by nothing but ``status``, which would then report a running
-    stack as suspended."""
-    from .backends.pulumi.project import PulumiProject
-
-    project = PulumiProject.of(paths.dir)
-    if not project.adopted:
-        return
-    from . import commands
-    from .contract import Run
-
-    raise DreamlakeError(
-        f"'{paths.name}' adopts the Pulumi stack {project.stack}: its lifecycle is managed "
-        "where its program lives, so dreamlake sets no target status for it; stop or start "
-        "it there. Nothing was written.",
-        kind="adopted_stack",
-        next_action=Run(command=commands.status(paths.name)),
-    )
 
 
 def _explicit(paths: ProviderPaths, backend: str) -> bool:
