@@ -30,19 +30,27 @@ if TYPE_CHECKING:
 
 
 def fail(
-    message: str, command: str, as_json: bool, kind: str = "usage", file: Path | None = None
+    message: str,
+    command: str,
+    as_json: bool,
+    kind: str = "usage",
+    file: Path | None = None,
+    approval: bool = False,
 ) -> NoReturn:
     """rc 1, and with --json still one JSON document carrying a next action (with
     ``file``: fix that file, then run ``command``)."""
     if as_json:
-        nxt = {"kind": "run", "command": command}
+        nxt: dict[str, Any] = {"kind": "run", "command": command}
         if file is not None:
             nxt = {"kind": "edit_then_continue", "file": str(file), "command": command}
+        if approval:
+            nxt["approval"] = True
         doc = {"error": message, "kind": kind, "nextAction": nxt}
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     else:
         edit = f"edit {file}, then " if file is not None else ""
-        sys.stderr.write(f"✗ {message}\nnext: {edit}{command}\n")
+        mark = "   # needs a person's yes: it deletes" if approval else ""
+        sys.stderr.write(f"✗ {message}\nnext: {edit}{command}{mark}\n")
     raise typer.Exit(1)
 
 
@@ -222,9 +230,11 @@ def update_cmd(
     again = f"dreamlake provider update {n} --kwarg KEY=VALUE"
     if launcher is not None:
         fail(
-            "the launcher is immutable; changing it means delete and re-create the row",
-            f"dreamlake provider delete {n} --yes && dreamlake provider create -f FILE",
+            "the launcher is immutable; changing it means deleting the row, then creating it "
+            "again with `dreamlake provider create -f FILE`",
+            f"dreamlake provider delete {shlex.quote(n)} --yes",
             as_json,
+            approval=True,  # it deletes: a person's yes, never an agent's own step
         )
     body: dict[str, Any] = {}
     if kwargs_file is not None:

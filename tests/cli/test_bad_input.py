@@ -189,6 +189,18 @@ def test_a_bad_kwargs_file_for_update_is_an_error_pointing_at_it(case: str, proj
     }
 
 
+def test_changing_a_rows_launcher_asks_a_person_before_deleting(project: Path) -> None:
+    """The way out deletes the row: a next action needing approval, nothing chained."""
+    p = run("provider", "update", "lab", "--launcher", "GCE", "--json", cwd=project)
+    doc = error_doc(p)
+    assert "immutable" in doc["error"]
+    assert doc["nextAction"] == {
+        "kind": "run",
+        "command": "dreamlake provider delete lab --yes",
+        "approval": True,
+    }
+
+
 def test_billion_laughs_answers_fast(project: Path) -> None:
     """Nine lines that expand to 387 million items: refused from the node graph."""
     (project / ".dreamrc").write_text(BILLION_LAUGHS)
