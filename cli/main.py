@@ -10,10 +10,13 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from dreamlake.engine.contract import ProviderLifecycleResult
+
+if TYPE_CHECKING:
+    from dreamlake.engine.errors import DreamlakeError
 
 from .conventions import HELP_OPTIONS, plain_help, setup_logging, version_callback
 
@@ -415,9 +418,10 @@ def _cli_error(
     *,
     kind: str = "usage",
     command: str = "dreamlake provider --help",
+    file: str | None = None,
 ) -> int:
     """Bad flags or an interrupted run: rc 1 and, with --json, still one JSON
-    document with a nextAction."""
+    document with a nextAction (with ``file``: fix that file, then ``command``)."""
     if "--json" in argv:
         import json
 
@@ -435,12 +439,36 @@ def _cli_error(
             "namespace": cp.namespace,
             "error": message,
             "kind": kind,
-            "nextAction": {"kind": "run", "command": command},
+            "nextAction": {"kind": "run", "command": command}
+            if file is None
+            else {"kind": "edit_then_continue", "file": file, "command": command},
         }
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     else:
-        sys.stderr.write(f"✗ {message}\nnext: {command}\n")
+        edit = f"edit {file}, then " if file is not None else ""
+        sys.stderr.write(f"✗ {message}\nnext: {edit}{command}\n")
     return 1
+
+
+def _escaped(exc: DreamlakeError, argv: list[str]) -> int:
+    """An engine error a command did not turn into a result: rc 1, the error, and a
+    next action on the same target (the file at fault, then this command again)."""
+    import shlex
+
+    from dreamlake.engine.contract import EditThenContinue
+
+    nxt = exc.next_action
+    if nxt is not None:
+        file = nxt.file if isinstance(nxt, EditThenContinue) else None
+        return _cli_error(exc.message, argv, kind=exc.kind, command=nxt.command, file=file)
+    bad = getattr(exc, "path", None)
+    return _cli_error(
+        exc.message,
+        argv,
+        kind=exc.kind,
+        command=shlex.join(["dreamlake", *argv]),
+        file=str(bad) if bad is not None else None,
+    )
 
 
 INTERRUPTED = 130
@@ -471,6 +499,10 @@ def main(argv: list[str] | None = None) -> int:
     except (typer.Abort, KeyboardInterrupt):
         return _interrupted(args)
     except Exception as exc:
+        from dreamlake.engine.errors import DreamlakeError
+
+        if isinstance(exc, DreamlakeError):  # e.g. a broken .dreamrc read before the verb ran
+            return _escaped(exc, args)
         # typer's usage errors (click's UsageError family): bad or missing flags.
         fmt = getattr(exc, "format_message", None)
         if fmt is None or not any(c.__name__ == "UsageError" for c in type(exc).__mro__):

@@ -94,15 +94,20 @@ def reconcile_cmd(
     from dreamlake.engine.verbs.reconcile import reconcile, reconcile_all
 
     if all_ == (name is not None):
+        from dreamlake.engine import commands
+        from dreamlake.engine.paths import NAME_RE
+
         from .main import _cli_error
 
-        raise typer.Exit(
-            _cli_error(
-                "give either -n NAME or --all",
-                ["--json"] if as_json else [],
-                command="dreamlake provider reconcile --all",
-            )
+        # Keep the target given: never --all (every provider) for one named, nor for
+        # none; a name that is not one is never put into a command.
+        argv = [*(["-n", name] if name is not None else []), *(["--json"] if as_json else [])]
+        command = (
+            commands.reconcile(name, dream_dir)
+            if name is not None and NAME_RE.fullmatch(name)
+            else "dreamlake provider reconcile --help"
         )
+        raise typer.Exit(_cli_error("give either -n NAME or --all", argv, command=command))
     if name is not None:
         _announce("reconcile", name, dream_dir, as_json)
         _emit(

@@ -29,13 +29,28 @@ if TYPE_CHECKING:
     from dreamlake.controlplane.client import Client
 
 
-def fail(message: str, command: str, as_json: bool, kind: str = "usage") -> NoReturn:
-    """rc 1, and with --json still one JSON document carrying a next action."""
+def fail(
+    message: str,
+    command: str,
+    as_json: bool,
+    kind: str = "usage",
+    file: Path | None = None,
+    approval: bool = False,
+) -> NoReturn:
+    """rc 1, and with --json still one JSON document carrying a next action (with
+    ``file``: fix that file, then run ``command``)."""
     if as_json:
-        doc = {"error": message, "kind": kind, "nextAction": {"kind": "run", "command": command}}
+        nxt: dict[str, Any] = {"kind": "run", "command": command}
+        if file is not None:
+            nxt = {"kind": "edit_then_continue", "file": str(file), "command": command}
+        if approval:
+            nxt["approval"] = True
+        doc = {"error": message, "kind": kind, "nextAction": nxt}
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     else:
-        sys.stderr.write(f"✗ {message}\nnext: {command}\n")
+        edit = f"edit {file}, then " if file is not None else ""
+        mark = "   # needs a person's yes: it deletes" if approval else ""
+        sys.stderr.write(f"✗ {message}\nnext: {edit}{command}{mark}\n")
     raise typer.Exit(1)
 
 
@@ -65,10 +80,11 @@ def _request(client: Client, as_json: bool, again: str, fn: Any, *args: Any) -> 
 
 def load_row_file(path: Path) -> dict[str, Any]:
     """``{name, launcher, kwargs, dispatch?}`` from a YAML or JSON file (the wire shape)."""
-    import yaml
+    from dreamlake.engine import yamlload
+    from dreamlake.engine.readers import read_text
 
-    text = path.read_text(encoding="utf-8")
-    data = yaml.safe_load(text)  # JSON is YAML
+    text = read_text(path)  # bounded in size; not UTF-8 is a ValueError naming the file
+    data = yamlload.safe_load(text)  # JSON is YAML; bounded in depth and alias expansion
     if not isinstance(data, dict):
         raise ValueError(f"{path} must hold one mapping {{name, launcher, kwargs, dispatch?}}")
     unknown = sorted(set(data) - {"name", "launcher", "kwargs", "dispatch", "tunnel", "hidden"})
@@ -91,16 +107,17 @@ def create_from_file(file: Path, dream_dir: str | None, as_json: bool) -> NoRetu
     try:
         body = load_row_file(file)
     except (OSError, ValueError) as exc:
-        fail(str(exc), f"edit {file}, then {again}", as_json)
-    except Exception as exc:  # a YAML syntax error
-        fail(f"{file} is not YAML or JSON: {exc}", f"edit {file}, then {again}", as_json)
+        fail(str(exc), again, as_json, file=file.absolute())
+    except Exception as exc:  # a YAML syntax error, or past the bounds
+        fail(f"{file} is not YAML or JSON: {exc}", again, as_json, file=file.absolute())
     from dreamlake.controlplane.registry.launchers import LAUNCHERS
 
     if body["launcher"] not in LAUNCHERS:
         fail(
             f"launcher {body['launcher']!r} is not one of {', '.join(LAUNCHERS)} (spelled exactly so)",
-            f"edit {file}, then {again}",
+            again,
             as_json,
+            file=file.absolute(),
         )
     client = _client(dream_dir)
     row = _request(client, as_json, again, client.create_provider_row, body)
@@ -204,6 +221,7 @@ def update_cmd(
         KwargsError,
         assignments_to_patch,
         build_kwargs,
+        load_kwargs_file,
     )
 
     n = name or name_arg
@@ -212,11 +230,19 @@ def update_cmd(
     again = f"dreamlake provider update {n} --kwarg KEY=VALUE"
     if launcher is not None:
         fail(
-            "the launcher is immutable; changing it means delete and re-create the row",
-            f"dreamlake provider delete {n} --yes && dreamlake provider create -f FILE",
+            "the launcher is immutable; changing it means deleting the row, then creating it "
+            "again with `dreamlake provider create -f FILE`",
+            f"dreamlake provider delete {shlex.quote(n)} --yes",
             as_json,
+            approval=True,  # it deletes: a person's yes, never an agent's own step
         )
     body: dict[str, Any] = {}
+    if kwargs_file is not None:
+        try:
+            load_kwargs_file(kwargs_file)
+        except KwargsError as exc:  # the file to fix, then the same update again
+            retry = f"dreamlake provider update {shlex.quote(n)} --kwargs-file {shlex.quote(str(kwargs_file))}"
+            fail(str(exc), retry, as_json, file=kwargs_file.absolute())
     try:
         if kwargs_file is not None:
             body["kwargs"] = build_kwargs(kwarg or [], kwargs_file, flag="--kwarg")

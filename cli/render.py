@@ -64,16 +64,20 @@ def _next(r: ProviderLifecycleResult) -> str:
     n = r.next_action
     if n is None:
         return "next: (none)"
-    if n.approval:
-        return f"next: {n.command}   # needs a person's yes: it spends or destroys money or data"
+    # The approval mark comes on top of what each kind says (the file to edit, the host).
+    yes = "needs a person's yes: it spends or destroys money or data"
     if isinstance(n, EditThenContinue):
-        return f"next: edit {show_path(n.file)}, then {n.command}"
+        line = f"next: edit {show_path(n.file)}, then {n.command}"
+        return f"{line}   # {yes}" if n.approval else line
     if isinstance(n, Run):
+        if n.approval:
+            return f"next: {n.command}   # {yes}"
         if r.status == "applying" and _tool(r) == "terraform" and " apply " in f"{n.command} ":
             return f"next: {n.command}   # re-run; terraform resumes"
         return f"next: {n.command}"
     assert isinstance(n, Shell)
-    return f"next: {n.command}" + (f"   # on {n.host}" if n.host else "")
+    notes = [*([f"on {n.host}"] if n.host else []), *([yes] if n.approval else [])]
+    return f"next: {n.command}" + (f"   # {'; '.join(notes)}" if notes else "")
 
 
 def _tool(r: ProviderLifecycleResult) -> str:

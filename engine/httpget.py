@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import time
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -78,12 +79,17 @@ def _socket_request(
     if data is not None:
         lines.append(f"Content-Length: {len(data)}")
     request = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + (data or b"")
+    deadline = time.monotonic() + timeout  # for the whole answer, not each read
     with socket.create_connection((host, port), timeout=timeout) as sock:
         sock.settimeout(timeout)
         sock.sendall(request)
         chunks: list[bytes] = []
         size = 0
         while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"no complete answer within {timeout}s")
+            sock.settimeout(left)
             data = sock.recv(65536)
             if not data:
                 break

@@ -111,6 +111,96 @@ def test_a_bad_dreamrc_fails_create_providers_and_the_bad_flag_path_cleanly(
     assert doc["kind"] == "usage"
 
 
+@pytest.mark.parametrize("case", ["billion-laughs", "deep-flow", "not-utf8"])
+def test_a_bad_dreamrc_fails_list_cleanly(case: str, project: Path) -> None:
+    """``provider list`` reads the .dreamrc before any provider: an error naming it,
+    then list again (never a traceback, never another verb)."""
+    rc = project / ".dreamrc"
+    rc.write_bytes(BAD_DREAMRC[case])
+    doc = error_doc(run("provider", "list", "--json", cwd=project))
+    assert doc["status"] == "error" and str(rc) in doc["error"]
+    assert doc["nextAction"] == {
+        "kind": "edit_then_continue",
+        "file": str(rc),
+        "command": "dreamlake provider list",
+    }
+    p = run("provider", "list", cwd=project)
+    no_traceback(p)
+    assert p.returncode == 1 and str(rc) in p.stderr + p.stdout and "next: edit" in p.stdout
+
+
+@pytest.mark.parametrize("argv", [("provider", "show", "lab"), ("pool", "acquire", "p")])
+def test_a_bad_dreamrc_fails_rows_and_pools_cleanly(argv: tuple[str, ...], project: Path) -> None:
+    """Commands that read the .dreamrc before anything else: an error naming it, then
+    the same command again (never a traceback)."""
+    rc = project / ".dreamrc"
+    rc.write_bytes(BAD_DREAMRC["deep-flow"])
+    doc = error_doc(run(*argv, "--json", cwd=project))
+    assert str(rc) in doc["error"] and doc["kind"] == "dreamrc"
+    assert doc["nextAction"] == {
+        "kind": "edit_then_continue",
+        "file": str(rc),
+        "command": " ".join(["dreamlake", *argv, "--json"]),
+    }
+    p = run(*argv, cwd=project)
+    no_traceback(p)
+    assert p.returncode == 1 and f"next: edit {rc}, then dreamlake {' '.join(argv)}" in p.stderr
+
+
+ROW_BOMB = "name: x\nlauncher: SSH\nkwargs:\n" + "".join(
+    f"  {line}\n" for line in BILLION_LAUGHS.splitlines()
+)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [ROW_BOMB.encode(), DEEP_FLOW.encode(), NOT_UTF8, b"name: x\nlauncher: nope\n"],
+    ids=["billion-laughs", "deep-flow", "not-utf8", "bad-launcher"],
+)
+def test_a_bad_row_file_is_an_error_pointing_at_it(content: bytes, project: Path) -> None:
+    """``provider create -f FILE``: read within bounds; the next action is to edit
+    that file (a real edit_then_continue), then create again."""
+    f = project / "row.yaml"
+    f.write_bytes(content)
+    doc = error_doc(run("provider", "create", "-f", "row.yaml", "--json", cwd=project))
+    assert "row.yaml" in doc["error"] or "not one of" in doc["error"]
+    assert doc["nextAction"] == {
+        "kind": "edit_then_continue",
+        "file": str(f),
+        "command": "dreamlake provider create -f row.yaml",
+    }
+    p = run("provider", "create", "-f", "row.yaml", cwd=project)
+    no_traceback(p)
+    assert p.returncode == 1 and f"next: edit {f}, then dreamlake provider create" in p.stderr
+
+
+@pytest.mark.parametrize("case", ["billion-laughs", "deep-flow", "not-utf8"])
+def test_a_bad_kwargs_file_for_update_is_an_error_pointing_at_it(case: str, project: Path) -> None:
+    f = project / "kw.yaml"
+    f.write_bytes(BAD_DREAMRC[case])
+    doc = error_doc(
+        run("provider", "update", "lab", "--kwargs-file", "kw.yaml", "--json", cwd=project)
+    )
+    assert "kw.yaml" in doc["error"]
+    assert doc["nextAction"] == {
+        "kind": "edit_then_continue",
+        "file": str(f),
+        "command": "dreamlake provider update lab --kwargs-file kw.yaml",
+    }
+
+
+def test_changing_a_rows_launcher_asks_a_person_before_deleting(project: Path) -> None:
+    """The way out deletes the row: a next action needing approval, nothing chained."""
+    p = run("provider", "update", "lab", "--launcher", "GCE", "--json", cwd=project)
+    doc = error_doc(p)
+    assert "immutable" in doc["error"]
+    assert doc["nextAction"] == {
+        "kind": "run",
+        "command": "dreamlake provider delete lab --yes",
+        "approval": True,
+    }
+
+
 def test_billion_laughs_answers_fast(project: Path) -> None:
     """Nine lines that expand to 387 million items: refused from the node graph."""
     (project / ".dreamrc").write_text(BILLION_LAUGHS)

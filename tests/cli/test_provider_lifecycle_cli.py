@@ -41,7 +41,18 @@ def test_reconcile_needs_a_name_or_all(project: Path) -> None:
     assert p.returncode == 1
     doc = json.loads(p.stdout)
     assert (doc["status"], doc["kind"]) == ("error", "usage")
-    assert doc["nextAction"]["command"] == "dreamlake provider reconcile --all"
+    # Nobody asked for every provider: the help, not --all.
+    assert doc["nextAction"]["command"] == "dreamlake provider reconcile --help"
+
+
+def test_reconcile_with_a_name_and_all_keeps_the_name(project: Path) -> None:
+    p = run("provider", "reconcile", "-n", "lab", "--all", "--json", cwd=project)
+    assert p.returncode == 1
+    doc = json.loads(p.stdout)
+    assert (doc["status"], doc["kind"], doc["provider"]) == ("error", "usage", "lab")
+    assert doc["nextAction"]["command"] == "dreamlake provider reconcile -n lab"
+    p = run("provider", "reconcile", "-n", "x;y", "--all", "--json", cwd=project)
+    assert json.loads(p.stdout)["nextAction"]["command"] == "dreamlake provider reconcile --help"
 
 
 def test_reconcile_all_on_an_empty_root(project: Path) -> None:

@@ -191,3 +191,28 @@ def test_a_next_action_needing_approval_says_so() -> None:
     )
     assert text.splitlines()[-1].startswith("next: dreamlake provider destroy -n aws-demo --yes")
     assert "needs a person's yes" in text.splitlines()[-1]
+
+
+def test_an_approval_keeps_the_file_to_edit_and_the_host() -> None:
+    """The approval mark is added to what the kind says, never in place of it."""
+    edit = render(
+        result(
+            status="needs_input",
+            next_action={
+                "kind": "edit_then_continue",
+                "file": "/p/t.tfvars",
+                "command": "dreamlake provider create -n aws-demo --continue",
+                "approval": True,
+            },
+        )
+    ).splitlines()[-1]
+    assert edit.startswith("next: edit /p/t.tfvars, then dreamlake provider create")
+    assert "needs a person's yes" in edit
+    shell = render(
+        result(
+            status="error",
+            error="x",
+            next_action={"kind": "shell", "command": "sudo x", "host": "h1", "approval": True},
+        )
+    ).splitlines()[-1]
+    assert shell.startswith("next: sudo x") and "on h1" in shell and "needs a person's yes" in shell

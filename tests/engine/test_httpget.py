@@ -107,3 +107,37 @@ def test_a_json_body_is_sent_with_its_length(server: str) -> None:
         server + "/q", AUTH, method="POST", body=body, timeout=2, loopback=True
     )
     assert got == (200, {"got": body})
+
+
+def test_a_slow_drip_answer_is_bounded_by_the_timeout_as_a_whole() -> None:
+    """A server that sends one byte at a time, each well within the timeout, still
+    ends the request at about the timeout (status must never hang on it)."""
+    import socket
+    import time
+
+    stop = threading.Event()
+    lsock = socket.create_server(("127.0.0.1", 0))
+    port = lsock.getsockname()[1]
+
+    def drip() -> None:
+        conn, _ = lsock.accept()
+        with conn:
+            conn.recv(65536)
+            while not stop.is_set():
+                try:
+                    conn.sendall(b" ")
+                except OSError:
+                    return
+                time.sleep(0.05)
+
+    t = threading.Thread(target=drip, daemon=True)
+    t.start()
+    started = time.monotonic()
+    try:
+        with pytest.raises(OSError):
+            httpget.get_json(f"http://127.0.0.1:{port}/", {}, timeout=0.5, loopback=True)
+        assert time.monotonic() - started < 5  # per-read timeouts alone never end it
+    finally:
+        stop.set()
+        lsock.close()
+        t.join(timeout=5)
