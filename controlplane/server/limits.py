@@ -49,6 +49,15 @@ class BodySizeLimit:
                     refused = True
                     if not started:
                         await self._refuse(send)
+                    # read (and drop) the rest, within bounds, so a streaming client
+                    # sees the 413 instead of a broken pipe mid-upload
+                    more = bool(message.get("more_body"))
+                    while more and seen <= self.max_bytes * DRAIN_FACTOR:
+                        nxt: Message = await receive()
+                        if nxt["type"] != "http.request":
+                            break
+                        seen += len(nxt.get("body", b""))
+                        more = bool(nxt.get("more_body"))
                     return {"type": "http.disconnect"}
             return message
 
