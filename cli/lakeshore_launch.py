@@ -55,7 +55,7 @@ def _request(
     timeout: float | None = None,
     retries: int = 0,
 ) -> Any:
-    from dreamlake.controlplane.client import ControlPlaneError, Unreachable
+    from dreamlake.controlplane.client import ApiFailure, ControlPlaneError, Unreachable
 
     attempt = 0
     while True:
@@ -63,11 +63,14 @@ def _request(
             return client.request(
                 method, _ns_path(client, *parts), body, query=query, timeout=timeout
             )
-        except Unreachable as exc:
-            if attempt >= retries:
+        except (Unreachable, ApiFailure) as exc:
+            # no answer, or the first of these requests is still being launched: the same
+            # request again (its client token makes it answer once)
+            waiting = isinstance(exc, ApiFailure) and exc.error == "in_progress"
+            if attempt >= retries or not (waiting or isinstance(exc, Unreachable)):
                 fail_from(exc, client.namespace)
             attempt += 1
-            time.sleep(1.0 * attempt)
+            time.sleep(min(1.0 * attempt, 10.0))
         except ControlPlaneError as exc:
             fail_from(exc, client.namespace)
 

@@ -17,7 +17,7 @@ import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import fields
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +44,12 @@ log = logging.getLogger("lakeshore.launch")
 
 CLIENT_TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,48}$")
 MAX_COUNT = 20
+LAUNCHING = "launching"
+IN_PROGRESS = "in_progress"
+"""The error code of a retry that arrives while its first request is being launched."""
+IN_FLIGHT_SECONDS = 900.0
+"""How long a request with the launcher makes a retry of its client token wait (the
+CLI's own wait); past it, a request whose server died with it may be retried."""
 ORDER_FIELDS = ("count", "clientToken", "queue", "command")
 GONE = ("terminated", "gone", "cancelled", "completed", "failed", "deleted", "succeeded", "timeout")
 
@@ -216,6 +222,20 @@ def launch(
         out = dict(req.result.get("response") or {})
         out["replayed"] = True
         return out
+    if (
+        req is not None
+        and req.state == LAUNCHING
+        and utcnow() - req.updated_at < timedelta(seconds=IN_FLIGHT_SECONDS)
+    ):
+        # The first request is still with the launcher: launching again could start the
+        # same instances twice (an SSH host, a SLURM job); once it is done, a retry gets
+        # its answer.
+        raise LaunchError(
+            409,
+            IN_PROGRESS,
+            f"a launch with client token {ct!r} is under way; retry with the same token "
+            "in a while: once it has finished, the retry answers its result",
+        )
     if req is not None and req.provider_name != preview["provider"]:
         raise LaunchError(
             409, "conflict", f"client token {ct!r} was used for provider {req.provider_name!r}"
@@ -257,7 +277,7 @@ def launch(
         except IntegrityError:
             session.rollback()
             raise LaunchError(
-                409, "conflict", f"a launch with client token {ct!r} is already under way; retry"
+                409, IN_PROGRESS, f"a launch with client token {ct!r} is already under way; retry"
             ) from None
     else:
         stored = req.result or {}
@@ -299,7 +319,8 @@ def launch(
         bootstrap=boot,
         busy=tuple(r.instance_id for r in rows_for(session, ns_id, provider=preview["provider"])),
     )
-    session.commit()  # nothing to write: hands the connection back while the cloud works
+    req.state = LAUNCHING  # a retry meanwhile waits instead of launching again
+    session.commit()  # and the connection goes back while the cloud works
     try:
         raw = dict(fn(order))
     except LaunchRejected as exc:
@@ -313,6 +334,7 @@ def launch(
     except LaunchError:
         raise
     except Exception as exc:
+        _retryable(session, req)
         message = scrub(f"{type(exc).__name__}: {exc}", plaintexts)
         log.warning("the %s launcher failed: %s", order.launcher, message)
         raise LaunchError(
@@ -332,6 +354,16 @@ def launch(
     req.result = {"response": response, "tokenIds": token_ids}
     session.commit()
     return response
+
+
+def _retryable(session: Session, req: LaunchRequest) -> None:
+    """A launcher that failed half-way: a retry with the same token may go again (the
+    launcher's own client token keeps it from starting twice what did start)."""
+    session.rollback()
+    row = session.get(LaunchRequest, req.id)
+    if row is not None and row.state == LAUNCHING:
+        row.state = "pending"
+        session.commit()
 
 
 def _forget(session: Session, req: LaunchRequest, token_ids: Sequence[int], state: Any) -> None:

@@ -96,3 +96,54 @@ def test_the_queue_loop_counts_unwritten_beats(app_client: tuple[Any, Any]) -> N
     assert double.held["terminate"] == [0]
     status = ok(client.get(P + "/queues/gpu/status"))
     assert [e["action"] for e in status["events"]][-1] == "terminate"
+
+
+class SlowLauncherDouble(PoolWatchingLauncherDouble):
+    """Stands in for a launcher that takes a while: a retry arrives meanwhile."""
+
+    def __init__(self, app: Any, during: Any) -> None:
+        super().__init__(app)
+        self.during = during
+        self.answers: list[int] = []
+
+    def launch(self, order: Any) -> dict[str, Any]:
+        if self.n == 0:  # the first call: a retry of the same token while it works
+            self.answers.append(self.during().status_code)
+        return super().launch(order)
+
+
+def test_a_retry_while_the_first_launch_works_does_not_launch_again(
+    app_client: tuple[Any, Any],
+) -> None:
+    client, app = app_client
+    _provider(client, app)
+    body = {"provider": "aws", "clientToken": "tok-1"}
+    double = SlowLauncherDouble(app, lambda: client.post(P + "/launch", json=body))
+    app.state.launch_backends = {"EC2": double}
+    first = ok(client.post(P + "/launch", json=body), 201)
+    assert double.answers == [409] and double.n == 1  # the retry waited: one launch
+    assert client.post(P + "/launch", json={**body, "provider": "aws"}).status_code == 201
+    again = ok(client.post(P + "/launch", json=body), 201)
+    assert again["replayed"] is True and again["instances"] == first["instances"]
+    assert double.n == 1
+
+
+class FailingOnceLauncherDouble(PoolWatchingLauncherDouble):
+    """Stands in for a launcher that fails the first time."""
+
+    def launch(self, order: Any) -> dict[str, Any]:
+        if self.held["launch"] == []:
+            self._note("launch")
+            raise RuntimeError("the cloud said no, this time")
+        return super().launch(order)
+
+
+def test_a_launch_that_failed_may_be_retried_at_once(app_client: tuple[Any, Any]) -> None:
+    client, app = app_client
+    _provider(client, app)
+    double = FailingOnceLauncherDouble(app)
+    app.state.launch_backends = {"EC2": double}
+    body = {"provider": "aws", "clientToken": "tok-2"}
+    assert client.post(P + "/launch", json=body).status_code == 502
+    out = ok(client.post(P + "/launch", json=body), 201)
+    assert double.n == 1 and len(out["instances"]) == 1
