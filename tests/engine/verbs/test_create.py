@@ -122,7 +122,7 @@ def test_provider_json_is_identity_and_provenance_only(project: Path) -> None:
     create("lab", "local", cwd=project)
     data = json.loads((project / ".dream/providers/lab/provider.json").read_text())
     assert data["name"] == "lab" and data["vendor"] == "local" and data["backend"] == "terraform"
-    assert data["templateVersion"] == 1 and data["engineVersion"] and data["createdAt"]
+    assert data["templateVersion"] == 2 and data["engineVersion"] and data["createdAt"]
     assert "status" not in data and "phase" not in data
 
 
@@ -209,7 +209,7 @@ def test_status_first_form(project: Path) -> None:
     create("lab", "local", cwd=project)
     r = status("lab", cwd=project)
     assert r.status == "needs_input" and r.files is None
-    assert r.template is not None and r.template.version == r.template.latest == 1
+    assert r.template is not None and r.template.version == r.template.latest == 2
     assert "no-lakeshore" in (r.degraded or [])
 
 
