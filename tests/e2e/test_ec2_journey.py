@@ -13,21 +13,18 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from aws_api import MOTO_SERVER, ec2, moto_server
 from dreamlake.engine.backends.terraform.binaries import available
 
 BIN = Path(sys.executable).parent
 DREAMLAKE = BIN / "dreamlake"
-MOTO_SERVER = BIN / "moto_server"
 MIRROR = Path(os.environ.get("DREAMLAKE_TF_PLUGIN_MIRROR") or "/opt/tf-plugins")
 AWS_IN_MIRROR = MIRROR / "registry.terraform.io" / "hashicorp" / "aws"
 
@@ -68,36 +65,10 @@ AMI_PLAIN = "ami-760aaa0f"  # an Amazon Linux image moto serves in every region
 # the world: an AWS API on 127.0.0.1
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def aws_api(tmp_path: Path) -> Iterator[str]:
     """``moto_server`` on 127.0.0.1, its own process, fresh for each test."""
-    port = _free_port()
-    log = (tmp_path / "moto.log").open("w")
-    proc = subprocess.Popen(
-        [str(MOTO_SERVER), "-H", "127.0.0.1", "-p", str(port)],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/moto-api/", timeout=1).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(
-                        f"moto_server did not start: {(tmp_path / 'moto.log').read_text()}"
-                    ) from None
-                time.sleep(0.2)
+    with moto_server(tmp_path / "moto.log") as url:
         # moto builds each region on first use; build the ones the probes ask first,
         # so a busy machine's start-up cost is not charged to the probes' deadline.
         from dreamlake.engine.probes.aws import OVERRIDE_REGIONS
@@ -105,25 +76,6 @@ def aws_api(tmp_path: Path) -> Iterator[str]:
         for region in OVERRIDE_REGIONS:
             ec2(url, region).describe_instances(MaxResults=5)
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
-
-
-def ec2(url: str, region: str) -> Any:
-    import boto3
-
-    return boto3.client(
-        "ec2",
-        region_name=region,
-        endpoint_url=url,
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    )
 
 
 def team_subnet(url: str, region: str) -> str:

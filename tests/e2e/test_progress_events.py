@@ -9,23 +9,20 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from aws_api import MOTO_SERVER, ec2, moto_server
 from dreamlake.engine.backends.terraform.binaries import at_least, available
 from dreamlake.engine.contract import ProviderLifecycleResult
 from dreamlake.engine.events import ProgressEvent
 
 BIN = Path(sys.executable).parent
 DREAMLAKE = BIN / "dreamlake"
-MOTO_SERVER = BIN / "moto_server"
 MIRROR = Path(os.environ.get("DREAMLAKE_TF_PLUGIN_MIRROR") or "/opt/tf-plugins")
 AWS_IN_MIRROR = MIRROR / "registry.terraform.io" / "hashicorp" / "aws"
 # terraform_data is built in from terraform 1.4 on
@@ -133,42 +130,11 @@ def test_local_plan_and_apply_stream_events(project: Path, tmp_path: Path) -> No
 # ec2 against an AWS API on 127.0.0.1
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def aws_api(tmp_path: Path) -> Iterator[str]:
-    """``moto_server`` on 127.0.0.1 (a stand-in for the AWS API), fresh for this test."""
-    port = _free_port()
-    log = (tmp_path / "moto.log").open("w")
-    proc = subprocess.Popen(
-        [str(MOTO_SERVER), "-H", "127.0.0.1", "-p", str(port)],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/moto-api/", timeout=1).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError((tmp_path / "moto.log").read_text()) from None
-                time.sleep(0.2)
+    """``moto_server`` on 127.0.0.1 (an AWS API implementation), fresh for this test."""
+    with moto_server(tmp_path / "moto.log") as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 @pytest.mark.needs_aws_mirror
@@ -181,16 +147,8 @@ def aws_api(tmp_path: Path) -> Iterator[str]:
     not [v for v, _ in available() if at_least(v, "1.0.0")], reason="needs terraform >= 1.0"
 )
 def test_ec2_plan_and_apply_stream_events(aws_api: str, tmp_path: Path) -> None:
-    import boto3
-
     terraform = [p for v, p in available() if at_least(v, "1.0.0")][-1]
-    c = boto3.client(
-        "ec2",
-        region_name="us-east-1",
-        endpoint_url=aws_api,
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    )
+    c = ec2(aws_api)
     vpc = c.create_vpc(CidrBlock="10.30.0.0/16")["Vpc"]["VpcId"]
     subnet = c.create_subnet(VpcId=vpc, CidrBlock="10.30.1.0/24")["Subnet"]["SubnetId"]
     proj = tmp_path / "proj"

@@ -6,64 +6,20 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import socket
-import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from aws_api import MOTO_SERVER, start_moto, stop
+from aws_api import ec2 as ec2  # re-exported: the launch tests take it from here
 
 BIN = Path(sys.executable).parent
-MOTO_SERVER = BIN / "moto_server"
 P = "/api/namespaces/default"
 AMI = "ami-760aaa0f"  # an image moto serves in every region
 AWS_ID = "AKIALAUNCHTESTID0001"
 AWS_SECRET = "launch-test-secret-key/abcdefghijklmnop"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def start_moto(log: Path, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[bytes], str]:
-    import os
-
-    port = free_port()
-    fh = log.open("wb")
-    proc = subprocess.Popen(
-        [str(MOTO_SERVER), "-H", "127.0.0.1", "-p", str(port)],
-        stdout=fh,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        env={**os.environ, **(env or {})},
-    )
-    fh.close()
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            urllib.request.urlopen(f"{url}/moto-api/", timeout=1).close()
-            return proc, url
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                raise RuntimeError(f"moto_server did not start: {log.read_text()}") from None
-            time.sleep(0.2)
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
 
 @pytest.fixture(scope="module")
@@ -76,18 +32,6 @@ def aws_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
     finally:
         stop(proc)
-
-
-def ec2(url: str, region: str = "us-east-1") -> Any:
-    import boto3
-
-    return boto3.client(
-        "ec2",
-        region_name=region,
-        endpoint_url=url,
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    )
 
 
 def bundle_double(folder: Path) -> tuple[str, Path]:
