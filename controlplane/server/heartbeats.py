@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, update
+from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..db import utcnow
@@ -41,6 +41,28 @@ class _Known:
     provider: str | None = None
 
 
+def _write(conn: Any, column: str, values: dict[str, datetime]) -> None:
+    """``column`` of every worker in ``values`` set to its time, in one statement on
+    PostgreSQL (two arrays unnested) and one ``executemany`` on SQLite, without
+    building a SQL expression per row: at 10,000 daemons this runs every second."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(
+            text(
+                f"UPDATE workers AS w SET {column} = v.ts "
+                "FROM unnest(CAST(:ids AS varchar[]), CAST(:ts AS timestamptz[])) AS v(id, ts) "
+                "WHERE w.id = v.id AND w.deregistered_at IS NULL"
+            ),
+            {"ids": list(values), "ts": list(values.values())},
+        )
+        return
+    table: Any = Worker.__table__
+    to_db = table.c[column].type.bind_processor(conn.dialect)
+    conn.exec_driver_sql(
+        f"UPDATE workers SET {column} = ? WHERE id = ? AND deregistered_at IS NULL",
+        [(to_db(t) if to_db else t, w) for w, t in values.items()],
+    )
+
+
 class Heartbeats:
     def __init__(self, make_session: sessionmaker[Session], flush_seconds: float) -> None:
         self.make_session = make_session
@@ -48,8 +70,15 @@ class Heartbeats:
         self._known: dict[str, _Known] = {}
         self._seen: dict[str, datetime] = {}
         self._polled: dict[str, datetime] = {}
+        # handed to the writer, not committed yet: readers still overlay them
+        self._inflight: tuple[dict[str, datetime], dict[str, datetime]] = ({}, {})
         self._task: asyncio.Task[None] | None = None
         self.flushes = 0
+
+    @property
+    def running(self) -> bool:
+        """Whether the writer runs (the server's lifespan has started it)."""
+        return self._task is not None
 
     # -- what the routes call ------------------------------------------------
 
@@ -81,17 +110,17 @@ class Heartbeats:
         return now
 
     def pending(self, worker_id: str) -> datetime | None:
-        return self._seen.get(worker_id)
+        return self._seen.get(worker_id) or self._inflight[0].get(worker_id)
 
     def overlay(self, worker: Worker) -> Worker:
         """``worker`` with this server's unwritten beat applied (in memory only)."""
         from sqlalchemy.orm.attributes import set_committed_value
 
         # set as if loaded: the overlay never turns into a write of its own
-        seen = self._seen.get(worker.id)
+        seen = self.pending(worker.id)
         if seen is not None and seen > worker.last_seen:
             set_committed_value(worker, "last_seen", seen)
-        polled = self._polled.get(worker.id)
+        polled = self._polled.get(worker.id) or self._inflight[1].get(worker.id)
         if polled is not None and (worker.polled_at is None or polled > worker.polled_at):
             set_committed_value(worker, "polled_at", polled)
         return worker
@@ -99,9 +128,11 @@ class Heartbeats:
     # -- the writer -----------------------------------------------------------
 
     def take(self) -> tuple[dict[str, datetime], dict[str, datetime]]:
-        """The pending beats, handed over (call on the event loop)."""
+        """The pending beats, handed over (call on the event loop). Until the
+        writer has committed them, readers still see them (:meth:`overlay`)."""
         seen, self._seen = self._seen, {}
         polled, self._polled = self._polled, {}
+        self._inflight = (seen, polled)
         return seen, polled
 
     def flush(self, pending: tuple[dict[str, datetime], dict[str, datetime]] | None = None) -> int:
@@ -110,23 +141,12 @@ class Heartbeats:
         if not seen and not polled:
             return 0
         try:
-            table: Any = Worker.__table__
             with self.make_session() as session, session.begin():
                 conn = session.connection()
                 if seen:
-                    conn.execute(
-                        update(table)
-                        .where(table.c.id == bindparam("wid"), table.c.deregistered_at.is_(None))
-                        .values(last_seen=bindparam("ts")),
-                        [{"wid": w, "ts": t} for w, t in seen.items()],
-                    )
+                    _write(conn, "last_seen", seen)
                 if polled:
-                    conn.execute(
-                        update(table)
-                        .where(table.c.id == bindparam("wid"), table.c.deregistered_at.is_(None))
-                        .values(polled_at=bindparam("ts")),
-                        [{"wid": w, "ts": t} for w, t in polled.items()],
-                    )
+                    _write(conn, "polled_at", polled)
         except Exception:
             log.exception("heartbeat flush failed; keeping %d beats for the next one", len(seen))
             for w, t in seen.items():
@@ -134,6 +154,9 @@ class Heartbeats:
             for w, t in polled.items():
                 self._polled.setdefault(w, t)
             return 0
+        finally:
+            if self._inflight[0] is seen:
+                self._inflight = ({}, {})
         self.flushes += 1
         return len(seen) + len(polled)
 

@@ -1,0 +1,101 @@
+"""Coalesced heartbeats (controlplane/server/heartbeats.py) on real SQLite and
+PostgreSQL: many beats, one transaction; the stored times are the beats' own; a
+deregistered worker is not brought back; readers see a beat before it is stored and
+while it is being stored."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dreamlake.controlplane.db import make_engine, make_sessionmaker, run_migrations, utcnow
+from dreamlake.controlplane.models import Namespace, Worker
+from dreamlake.controlplane.server.heartbeats import Heartbeats
+from sqlalchemy import event, select
+from sqlalchemy.orm import Session, sessionmaker
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def make_session(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[sessionmaker[Session]]:
+    if request.param == "postgres":
+        url = request.getfixturevalue("postgres").new_database()
+    else:
+        url = f"sqlite:///{tmp_path / 'hb.db'}"
+    engine = make_engine(url)
+    run_migrations(engine)
+    yield make_sessionmaker(engine)
+    engine.dispose()
+
+
+def _workers(make_session: sessionmaker[Session], n: int) -> list[str]:
+    past = utcnow() - timedelta(minutes=5)
+    with make_session() as s, s.begin():
+        ns = Namespace(name=f"ns-{uuid.uuid4().hex[:6]}")
+        s.add(ns)
+        s.flush()
+        ids = [str(uuid.uuid4()) for _ in range(n)]
+        s.add_all(
+            Worker(id=w, namespace_id=ns.id, provider_name="p", instance_id=w, last_seen=past)
+            for w in ids
+        )
+    return ids
+
+
+def _beat(hb: Heartbeats, ns_id: int, ids: list[str], polled: Any) -> dict[str, Any]:
+    """Beat each worker as the routes do (on an event loop; the writer's own task
+    ends with the loop, so only explicit flushes write)."""
+
+    async def beats() -> dict[str, Any]:
+        return {w: hb.beat_known(ns_id, w, polled=polled(i)) for i, w in enumerate(ids)}
+
+    return asyncio.run(beats())
+
+
+def test_many_beats_one_transaction_exact_times(make_session: sessionmaker[Session]) -> None:
+    ids = _workers(make_session, 300)
+    with make_session() as s:
+        ns_id = s.scalars(select(Worker.namespace_id).where(Worker.id == ids[0])).one()
+    hb = Heartbeats(make_session, 3600)
+    for w in ids:
+        hb.know(w, ns_id)
+    beats = _beat(hb, ns_id, ids, polled=lambda i: i % 2 == 0)
+    with make_session() as s, s.begin():  # one of them left meanwhile
+        s.get(Worker, ids[-1]).deregistered_at = utcnow()  # type: ignore[union-attr]
+    engine = make_session.kw["bind"]
+    commits: list[int] = []
+    event.listen(engine, "commit", lambda _c: commits.append(1))
+    assert hb.flush() == 300 + 150
+    assert len(commits) == 1
+    with make_session() as s:
+        rows = {w.id: w for w in s.scalars(select(Worker).where(Worker.id.in_(ids)))}
+    for i, w in enumerate(ids[:-1]):
+        assert rows[w].last_seen == beats[w]
+        assert (rows[w].polled_at == beats[w]) if i % 2 == 0 else rows[w].polled_at is None
+    assert rows[ids[-1]].last_seen < beats[ids[-1]]  # deregistered: not written
+    assert hb.flush() == 0  # nothing pending: no transaction
+    assert len(commits) == 1
+
+
+def test_readers_see_beats_until_they_are_stored(make_session: sessionmaker[Session]) -> None:
+    (wid,) = _workers(make_session, 1)
+    with make_session() as s:
+        row = s.get(Worker, wid)
+        assert row is not None
+    hb = Heartbeats(make_session, 3600)
+    hb.know(wid, row.namespace_id)
+    seen = _beat(hb, row.namespace_id, [wid], polled=lambda _i: True)[wid]
+    pending = hb.take()  # handed to the writer, not written yet
+    with make_session() as s:
+        stale = s.get(Worker, wid)
+        assert stale is not None and stale.last_seen < seen
+        assert hb.overlay(stale).last_seen == seen and stale.polled_at == seen
+    hb.flush(pending)
+    with make_session() as s:
+        stored = s.get(Worker, wid)
+        assert stored is not None and stored.last_seen == seen
+    assert hb.pending(wid) is None
