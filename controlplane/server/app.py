@@ -11,6 +11,7 @@ from .bootstrap import bootstrap
 from .deps import TokenCache
 from .errors import install_error_handlers
 from .files import secure_data_dir, secure_db_files
+from .hotpath import HotPath
 from .json_guard import JsonGuard
 from .limits import BodySizeLimit
 from .notify import Notifier
@@ -76,6 +77,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     app.add_middleware(JsonGuard, max_depth=settings.max_json_depth)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(HotPath, state=app.state)  # outermost: heartbeats and idle polls
     app.state.mounted = include_routers(app)
     from ..queues.loop import install as run_queue_loop  # queues that grow their own workers
 
