@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..registry.crypto import SecretBox
+from . import gcpolicy
 from .heartbeats import Heartbeats
 from .keys import check_key, key_source, load_key
 from .queued import QueueHints
@@ -103,9 +104,11 @@ async def lifespan(app: Any) -> AsyncIterator[None]:
     services = list(getattr(app.state, "services", []))
     for start, _stop in services:
         start()
+    freezer = gcpolicy.start(settings.gc_freeze_seconds)
     try:
         yield
     finally:
+        await gcpolicy.stop(freezer)
         for _start, stop in reversed(services):
             stop()
         await hb.stop()

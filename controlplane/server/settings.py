@@ -17,6 +17,7 @@ DEFAULT_MAX_ROWS = 10_000
 DEFAULT_MAX_SECRETS = 1_000
 DEFAULT_MAX_KWARGS_BYTES = 64 * 1024
 DEFAULT_MAX_JSON_DEPTH = 32
+DEFAULT_GC_FREEZE_SECONDS = 1.0
 
 
 def _env_bool(name: str) -> bool | None:
@@ -62,6 +63,9 @@ class Settings:
     max_secrets: int = DEFAULT_MAX_SECRETS
     max_kwargs_bytes: int = DEFAULT_MAX_KWARGS_BYTES
     max_json_depth: int = DEFAULT_MAX_JSON_DEPTH
+    # Move what is alive out of the cycle collector's reach this often (see
+    # server/gcpolicy.py); 0 keeps Python's default collector.
+    gc_freeze_seconds: float = DEFAULT_GC_FREEZE_SECONDS
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
@@ -80,6 +84,7 @@ class Settings:
             "max_secrets": ("LAKESHORE_MAX_SECRETS", int),
             "max_kwargs_bytes": ("LAKESHORE_MAX_KWARGS_BYTES", int),
             "max_json_depth": ("LAKESHORE_MAX_JSON_DEPTH", int),
+            "gc_freeze_seconds": ("LAKESHORE_GC_FREEZE_SECONDS", float),
         }
         for key, (env, cast) in env_map.items():
             if key not in values and os.environ.get(env, "").strip():
