@@ -223,19 +223,27 @@ def report_result(
 
 
 @router.get("/providers/{name}/claims", response_model=Claims)
-def provider_claims(
+async def provider_claims(
     name: str,
     request: Request,
     identity: str | None = None,
     access: Access = Depends(require_namespace),
-    session: Session = Depends(get_session),
-) -> Claims:
+) -> Response:
     """Who claims provider ``name``. Zero live workers is a normal answer. With
-    ``identity``, only the workers of that provider identity (see store.counts_for)."""
+    ``identity``, only the workers of that provider identity (see store.counts_for).
+
+    Read by every ``provider status``: one hop to a thread that reads and serializes
+    (a sync route would take two, the second to validate the answer again)."""
     hb = heartbeats_of(request.app)
-    return store.claims(
-        session, access.namespace.id, name, _live(request), identity or None, hb.overlay
-    )
+    make_session = request.app.state.sessionmaker
+    ns_id, live = access.namespace.id, _live(request)
+
+    def read() -> bytes:
+        with make_session() as session:
+            out = store.claims(session, ns_id, name, live, identity or None, hb.overlay)
+        return out.model_dump_json(by_alias=True).encode()
+
+    return Response(await run_in_threadpool(read), media_type="application/json")
 
 
 @router.post("/claims/query", response_model=ClaimsMany)
