@@ -69,6 +69,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.engine = engine
     app.state.sessionmaker = make_session
+    # reads that must not pay for a transaction (BEGIN and ROLLBACK are two round
+    # trips on PostgreSQL): every `provider status` reads claims through this one
+    app.state.read_sessionmaker = make_sessionmaker(
+        engine.execution_options(isolation_level="AUTOCOMMIT")
+    )
     app.state.notifier = Notifier()
     app.state.token_cache = TokenCache()
     app.state.admin_token_file = admin_file

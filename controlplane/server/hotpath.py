@@ -14,9 +14,9 @@ outermost middleware) answers:
   the route builds is sent;
 * ``GET /api/namespaces/{ns}/workers/{id}/work?wait=S`` while the worker's provider
   is known to have nothing queued (:class:`QueueHints`): the poll counts as a beat
-  and sleeps on the provider's wake-up; when nothing comes it answers 204 as the
-  route does. A wake-up, or anything queued, hands the poll to the route with the
-  wait that is left, which looks in the database and claims.
+  and sleeps on the provider's wake-up; when nothing comes it answers 204 when the
+  route would (``poll_deadline``). A wake-up, or anything queued, hands the poll
+  to the route with the wait that is left, which looks in the database and claims.
 
 A cache miss, an unknown worker, a body, an unexpected query parameter or a path
 that does not match exactly falls through to the route, which answers (and fills
@@ -33,7 +33,7 @@ import time
 from typing import Any
 from urllib.parse import parse_qsl
 
-from .routes.workers import POLL_RECHECK_SECONDS
+from .routes.workers import POLL_RECHECK_SECONDS, poll_deadline
 from .settings import MAX_WAIT_SECONDS
 from .tokens import hash_token
 
@@ -200,7 +200,7 @@ class HotPath:
         if hb.beat_known(access.namespace.id, worker_id, polled=True) is None:
             await self.app(scope, receive, send)
             return
-        deadline = time.monotonic() + wait
+        deadline = poll_deadline(wait)
         notifier = self.state.notifier
         replay = _Receive(receive)
         try:

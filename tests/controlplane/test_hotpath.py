@@ -256,3 +256,13 @@ def test_in_process_what_is_answered_and_what_falls_through() -> None:
         assert path == f"{base}/work" and 4.0 < float(query.removeprefix(b"wait=")) < 5.0
 
     asyncio.run(run())
+
+
+def test_long_idle_polls_end_a_little_early_at_random() -> None:
+    from dreamlake.controlplane.server.routes.workers import poll_deadline
+
+    now = time.monotonic()
+    assert all(now + 2.0 <= poll_deadline(2.0) <= time.monotonic() + 2.0 for _ in range(50))
+    ends = [poll_deadline(20.0) - time.monotonic() for _ in range(200)]
+    assert all(17.9 <= e <= 20.0 for e in ends)
+    assert max(ends) - min(ends) > 1.0  # spread: a herd does not stay in step

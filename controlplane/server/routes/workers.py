@@ -4,6 +4,7 @@ the namespace reads the claims on a provider."""
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 
 from fastapi import APIRouter, Depends, Query, Request, Response
@@ -34,6 +35,18 @@ router = APIRouter(route_class=SessionRoute, prefix="/api/namespaces/{ns}")
 POLL_RECHECK_SECONDS = 15.0
 """A waiting poll re-reads the database this often even without a wake-up (a
 safety net; wake-ups come from ``Notifier``)."""
+JITTER_FROM_SECONDS = 5.0
+JITTER_SHARE = 0.1
+
+
+def poll_deadline(wait: float) -> float:
+    """When an idle long-poll answers 204: after ``wait``; a wait of 5 s or more ends
+    up to 10 % sooner, at random. Daemons poll back to back with one fixed wait, so
+    daemons that started together (a server restart reconnects a whole fleet within
+    a second) would otherwise arrive together for good, every wait, as one burst."""
+    if wait >= JITTER_FROM_SECONDS:
+        wait -= random.uniform(0.0, JITTER_SHARE * wait)
+    return time.monotonic() + wait
 
 
 def _unknown_worker(worker_id: str) -> ApiError:
@@ -152,7 +165,7 @@ async def poll_work(
     hints = queue_hints_of(request.app)
     live = _live(request)
     ns_id = access.namespace.id
-    deadline = time.monotonic() + wait
+    deadline = poll_deadline(wait)
 
     def attempt() -> tuple[str, WorkOut | None, bool]:
         """(provider, claimed item, whether nothing at all is queued for the provider)"""
@@ -232,18 +245,20 @@ async def provider_claims(
     """Who claims provider ``name``. Zero live workers is a normal answer. With
     ``identity``, only the workers of that provider identity (see store.counts_for).
 
-    Read by every ``provider status``: one hop to a thread that reads and serializes
-    (a sync route would take two, the second to validate the answer again)."""
+    Read by every ``provider status``: one hop to a thread for the read alone, in
+    autocommit (a sync route would take a second hop to validate its own answer, and
+    a transaction two more round trips); the answer is serialized back on the event
+    loop, where it does not wait for the thread's turn at the interpreter."""
     hb = heartbeats_of(request.app)
-    make_session = request.app.state.sessionmaker
+    make_session = request.app.state.read_sessionmaker
     ns_id, live = access.namespace.id, _live(request)
 
-    def read() -> bytes:
+    def read() -> Claims:
         with make_session() as session:
-            out = store.claims(session, ns_id, name, live, identity or None, hb.overlay)
-        return out.model_dump_json(by_alias=True).encode()
+            return store.claims(session, ns_id, name, live, identity or None, hb.overlay)
 
-    return Response(await run_in_threadpool(read), media_type="application/json")
+    out = await run_in_threadpool(read)
+    return Response(out.model_dump_json(by_alias=True).encode(), media_type="application/json")
 
 
 @router.post("/claims/query", response_model=ClaimsMany)
