@@ -6,8 +6,8 @@
 ``fleet``: N daemons over P providers register, then for D seconds each heartbeats
 every 10 s (phases spread evenly) and keeps a 20 s work long-poll open (one
 keep-alive connection per daemon for its poll; heartbeats share a pool of
-keep-alive connections). Meanwhile it reads one provider's claims once a second
-and, with two replicas, submits work on replica A for daemons polling on replica B
+keep-alive connections). Meanwhile it reads one provider's claims five times a
+second and, with two replicas, submits work on replica A for daemons polling on replica B
 and times submit → the poll's answer. Prints heartbeat p50/p99/max, errors, claims
 latency, pickup latency, and each server's CPU (share of one core) and RSS.
 
@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import multiprocessing as mp
 import os
@@ -158,6 +159,7 @@ class Conn:
         self.token = token
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
+        self.server_ms = float("nan")  # the last answer's Server-Timing app;dur
 
     async def request(self, method: str, path: str, body: Any = None) -> tuple[int, bytes]:
         for attempt in (0, 1):
@@ -189,6 +191,8 @@ class Conn:
                         length = int(value.strip())
                     elif name.lower() == "connection" and "close" in value.lower():
                         close = True
+                    elif name.lower() == "server-timing" and "dur=" in value:
+                        self.server_ms = float(value.split("dur=", 1)[1].split(";")[0])
                 payload = await self.reader.readexactly(length) if length else b""
                 if close:
                     self.close()
@@ -256,10 +260,12 @@ async def fleet_load(cfg: dict[str, Any]) -> dict[str, Any]:
     out["register_s"] = time.perf_counter() - t0
     out["register_p99_ms"] = pct(reg_lat, 0.99) * 1000
 
-    stop_at = time.monotonic() + duration
+    start = time.monotonic()
+    stop_at = start + duration
     hb_lat: list[float] = []
+    hb_at: list[float] = []  # when each heartbeat finished, for the per-window figures
     hb_conns = {p: [Conn(p, token) for _ in range(100)] for p in ports}
-    hb_free = {p: asyncio.Queue() for p in ports}
+    hb_free: dict[int, asyncio.Queue[Conn]] = {p: asyncio.Queue() for p in ports}
     for p in ports:
         for c in hb_conns[p]:
             hb_free[p].put_nowait(c)
@@ -285,6 +291,7 @@ async def fleet_load(cfg: dict[str, Any]) -> dict[str, Any]:
                 finally:
                     hb_free[port].put_nowait(conn)
                 hb_lat.append(time.perf_counter() - t)
+                hb_at.append(time.monotonic())
                 await asyncio.sleep(hb_every)
 
         async def polls() -> None:
@@ -313,41 +320,53 @@ async def fleet_load(cfg: dict[str, Any]) -> dict[str, Any]:
         await asyncio.gather(beats(), polls())
 
     claims_lat: list[float] = []
+    claims_server: list[float] = []
     pickup: list[float] = []
 
-    async def observer() -> None:
+    settle = min(25.0, duration / 3)  # every poll is open by then
+
+    async def reader() -> None:
+        """An agent's status loop: one provider's claims, five times a second."""
         conn = Conn(ports[0], token)
-        submit = Conn(ports[0], token)
-        await asyncio.sleep(min(25.0, duration / 3))  # every poll is open by now
-        k = 0
+        await asyncio.sleep(settle)
         while time.monotonic() < stop_at - 3:
             t = time.perf_counter()
             st, _ = await conn.request("GET", "/api/namespaces/default/providers/p1/claims")
             claims_lat.append(time.perf_counter() - t)
+            claims_server.append(conn.server_ms / 1000)
             if st != 200:
                 err(f"claims {st}")
-            if len(ports) > 1:
-                # a provider whose daemons all poll on replica B (odd index → ports[1])
-                provider = f"p{(2 * k + 1) % PROVIDERS}"
-                t = time.perf_counter()
-                st, body = await submit.request(
-                    "POST",
-                    f"/api/namespaces/default/providers/{provider}/work",
-                    {"command": "true"},
-                )
-                if st == 201:
-                    wid = json.loads(body)["id"]
-                    for _ in range(100):
-                        if wid in picked:
-                            pickup.append(picked[wid] - t)
-                            break
-                        await asyncio.sleep(0.02)
-                    else:
-                        err("pickup > 2 s")
-                k += 1
+            await asyncio.sleep(0.2)
+
+    async def submitter() -> None:
+        """Work submitted on replica A for daemons long-polling on replica B."""
+        submit = Conn(ports[0], token)
+        await asyncio.sleep(settle)
+        k = 0
+        while len(ports) > 1 and time.monotonic() < stop_at - 3:
+            # a provider whose daemons all poll on replica B (odd index → ports[1])
+            provider = f"p{(2 * k + 1) % PROVIDERS}"
+            t = time.perf_counter()
+            st, body = await submit.request(
+                "POST", f"/api/namespaces/default/providers/{provider}/work", {"command": "true"}
+            )
+            if st == 201:
+                wid = json.loads(body)["id"]
+                for _ in range(100):
+                    if wid in picked:
+                        pickup.append(picked[wid] - t)
+                        break
+                    await asyncio.sleep(0.02)
+                else:
+                    err("pickup > 2 s")
+            else:
+                err(f"submit {st}")
+            k += 1
             await asyncio.sleep(1.0)
 
-    await asyncio.gather(observer(), *(daemon(i, p, w) for i, (p, w, _) in enumerate(workers)))
+    await asyncio.gather(
+        reader(), submitter(), *(daemon(i, p, w) for i, (p, w, _) in enumerate(workers))
+    )
     out.update(
         daemons=len(workers),
         heartbeats=len(hb_lat),
@@ -355,9 +374,30 @@ async def fleet_load(cfg: dict[str, Any]) -> dict[str, Any]:
         hb_p50_ms=pct(hb_lat, 0.5) * 1000,
         hb_p99_ms=pct(hb_lat, 0.99) * 1000,
         hb_max_ms=max(hb_lat, default=float("nan")) * 1000,
+        hb_p99_ms_per_10s=[
+            round(
+                pct(
+                    [v for v, a in zip(hb_lat, hb_at, strict=True) if w <= a - start < w + 10], 0.99
+                )
+                * 1000,
+                1,
+            )
+            for w in range(0, int(duration), 10)
+        ],
+        # the seconds (since the load began) in which a heartbeat took over 50 ms, and how many
+        hb_slow_seconds={
+            str(sec): n
+            for sec, n in sorted(
+                __import__("collections")
+                .Counter(int(a - start) for v, a in zip(hb_lat, hb_at, strict=True) if v > 0.05)
+                .items()
+            )
+        },
         claims_n=len(claims_lat),
         claims_p50_ms=pct(claims_lat, 0.5) * 1000,
         claims_p99_ms=pct(claims_lat, 0.99) * 1000,
+        claims_server_p50_ms=pct(claims_server, 0.5) * 1000,
+        claims_server_p99_ms=pct(claims_server, 0.99) * 1000,
         pickups=len(pickup),
         pickup_p50_ms=pct(pickup, 0.5) * 1000,
         pickup_max_ms=max(pickup, default=float("nan")) * 1000,
@@ -427,7 +467,19 @@ def load_process(mode: str, cfg: dict[str, Any], q: Any) -> None:
     _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     fn = fleet_load if mode == "fleet" else burst_load
-    q.put(asyncio.run(fn(cfg)))
+    try:  # the load generator must not be the bottleneck: libuv's loop when installed
+        import uvloop
+
+        asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+    except ImportError:
+        pass
+    # 20,000 tasks make Python's cycle collector pause this process for up to 0.3 s
+    # at a time (found by nothing to free), which would be counted as server latency
+    gc.disable()
+    started = time.process_time()
+    out = asyncio.run(fn(cfg))
+    out["load_process_cpu_s"] = round(time.process_time() - started, 1)
+    q.put(out)
 
 
 # -- main -----------------------------------------------------------------------------
