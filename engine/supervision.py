@@ -1,10 +1,13 @@
 """Which supervisor runs a provider's daemon, read from the host the way ``connect``
-reads it: one shell round trip running ``supervise.PROBE`` plus the supervisors' own
-"is it running" checks. ``status`` reports it (``supervisor``, ``host``, and
-``degraded: no-supervisor`` when tmux is all there is), as ``connect`` did.
+reads it: one shell round trip asking each supervisor ``connect`` may have used
+whether it runs ``nymph-<provider>`` (tmux, systemd's user and system managers; the
+systemd ones only where systemd is PID 1). ``status`` reports it (``supervisor``,
+``host``, and ``degraded: no-supervisor`` when tmux is all there is), as ``connect``
+did. What else the host offers (``supervise.PROBE``: linger, sudo, …) matters only
+when choosing a supervisor, so status does not ask it.
 
-This machine (the ``local`` vendor) is asked on every status: a local shell, a few
-milliseconds. A remote host is asked over OpenSSH in batch mode with a short connect
+This machine (the ``local`` vendor) is asked on every status: a local shell and one
+command per supervisor, a few milliseconds. A remote host is asked over OpenSSH in batch mode with a short connect
 timeout, and only while a live worker claims the provider (the host is up and the
 answer can matter); never through the SSH library ``connect`` uses, which ``status``
 does not import.
@@ -28,15 +31,16 @@ CONNECT_TIMEOUT = 3
 
 
 def running_script(provider: str) -> str:
-    """``supervise.PROBE`` plus which supervisor runs ``nymph-<provider>`` now."""
-    from .supervise import PROBE, USER_ENV
+    """Which supervisor runs ``nymph-<provider>`` now (``running_<kind>=yes`` lines)."""
+    from .supervise import USER_ENV
 
     unit = shlex.quote(f"nymph-{provider}.service")
     session = shlex.quote(f"=nymph-{provider}")
     return (
-        PROBE
+        USER_ENV
+        + "\n"
         + f"tmux has-session -t {session} >/dev/null 2>&1 && echo running_tmux=yes\n"
-        + "if command -v systemctl >/dev/null 2>&1; then\n"
+        + "if [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then\n"
         + f"  ({USER_ENV}systemctl --user is-active --quiet {unit}) && echo running_user=yes\n"
         + f"  systemctl is-active --quiet {unit} && echo running_system=yes\n"
         + "fi\ntrue\n"
