@@ -98,6 +98,6 @@ def derive(obs: Observation) -> Derived:
 
 def _stopped(infra: InfraState) -> bool:
     """The infrastructure says its machines are stopped (a ``power_state`` output)."""
-    from .lifecycle import power_stopped
+    from .power import power_stopped
 
     return power_stopped(infra.outputs)

@@ -18,6 +18,7 @@ refusing control plane returns ``None`` (the caller adds ``degraded:
 from __future__ import annotations
 
 import os
+import sys
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +45,9 @@ def default_data_dir() -> Path:
     env = os.environ.get("LAKESHORE_DATA_DIR", "").strip()
     if env:
         return Path(env).expanduser()
+    if sys.platform.startswith("linux") and not os.environ.get("XDG_DATA_HOME", "").strip():
+        # platformdirs' answer in the usual case, without importing it
+        return Path(os.path.expanduser("~/.local/share")) / "lakeshore"
     import platformdirs
 
     return Path(platformdirs.user_data_dir("lakeshore"))

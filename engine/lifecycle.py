@@ -31,6 +31,7 @@ from typing import Any, Literal
 from .daemon_suspend import HostDaemon
 from .derive import Observation
 from .planner import Actual
+from .power import power_stopped
 
 Level = Literal["daemon", "infrastructure"]
 DAEMON_KINDS = ("local", "adopt")
@@ -42,23 +43,6 @@ def level(obs: Observation) -> Level:
         return "daemon"
     kind = obs.template.kind if obs.template else ""
     return "daemon" if kind in DAEMON_KINDS else "infrastructure"
-
-
-def _plain(v: Any) -> Any:
-    return v["value"] if isinstance(v, dict) and "value" in v else v
-
-
-def power_stopped(outputs: Mapping[str, Any]) -> bool:
-    """The ``power_state`` output (a string or a list, one per machine) says every
-    machine is stopped. Absent: not stopped."""
-    value = _plain(outputs.get("power_state")) if outputs else None
-    if isinstance(value, str):
-        values = [value]
-    elif isinstance(value, list) and value:
-        values = [str(v) for v in value]
-    else:
-        return False
-    return all(v.lower() in ("stopped", "terminated", "suspended") for v in values)
 
 
 # Resources whose applied attributes say whether the machines run: type → (attribute,

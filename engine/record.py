@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -40,6 +39,8 @@ class ProviderRecord(Wire, extra="allow", frozen=False):
         """``id``, else one derived from the provider's folder (stable while it stays put)."""
         if self.id:
             return self.id
+        import hashlib
+
         digest = hashlib.sha256(str(provider_dir.resolve()).encode()).hexdigest()
         return f"dir-{digest[:20]}"
 

@@ -20,11 +20,9 @@ from typing import Literal
 
 from .errors import RemoteError
 from .remote.base import Shell, check
+from .supervision import USER_ENV  # status reads it without importing this module
 
 Supervisor = Literal["systemd-user", "systemd-system", "tmux"]
-
-# A user manager is reached through XDG_RUNTIME_DIR; a non-PAM ssh session may lack it.
-USER_ENV = 'export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/run/user/$(id -u)}"; '
 
 PROBE = (
     USER_ENV

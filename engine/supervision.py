@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import subprocess
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +24,8 @@ if TYPE_CHECKING:
     from .derive import Observation
     from .remote.ssh import SSHTarget
 
+USER_ENV = 'export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/run/user/$(id -u)}"; '
+"""A user manager is reached through XDG_RUNTIME_DIR; a non-PAM ssh session may lack it."""
 LOCAL_VENDORS = ("local",)
 REMOTE_TIMEOUT = 8.0
 CONNECT_TIMEOUT = 3
@@ -32,8 +33,6 @@ CONNECT_TIMEOUT = 3
 
 def running_script(provider: str) -> str:
     """Which supervisor runs ``nymph-<provider>`` now (``running_<kind>=yes`` lines)."""
-    from .supervise import USER_ENV
-
     unit = shlex.quote(f"nymph-{provider}.service")
     session = shlex.quote(f"=nymph-{provider}")
     return (
@@ -124,6 +123,8 @@ def _target(obs: Observation) -> SSHTarget | None:
 
 
 def _ssh(target: SSHTarget, script: str) -> str | None:
+    import shutil
+
     ssh = shutil.which("ssh")
     if ssh is None:
         return None

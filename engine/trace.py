@@ -1,18 +1,32 @@
 """What ``--verbose`` / ``DREAMLAKE_LOG=debug`` shows: every subprocess the engine runs
 (terraform, a host shell command, a CLI a probe asks), its command line, where, and
 how long it took with what exit code. Standard ``logging`` under ``dreamlake``; the CLI
-decides whether anything is printed (nothing is, by default)."""
+decides whether anything is printed (nothing is, by default).
+
+``logging`` is not imported here: whoever shows the log (``--verbose``, an embedding
+program) has imported and configured it, and until then there is nothing to show, so
+``status`` does not pay for importing it."""
 
 from __future__ import annotations
 
-import logging
 import shlex
+import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
-LOG = logging.getLogger("dreamlake.subprocess")
+LOGGER = "dreamlake.subprocess"
+
+
+def _logger() -> Any:
+    """The subprocess logger when it shows debug lines, else None."""
+    logging = sys.modules.get("logging")
+    if logging is None:
+        return None
+    log = logging.getLogger(LOGGER)
+    return log if log.isEnabledFor(logging.DEBUG) else None
 
 
 class Timing:
@@ -26,19 +40,20 @@ def traced(
     argv: Sequence[str] | str, cwd: Path | str | None = None, where: str = ""
 ) -> Iterator[Timing]:
     timing = Timing()
-    if not LOG.isEnabledFor(logging.DEBUG):
+    log = _logger()
+    if log is None:
         yield timing
         return
     line = argv if isinstance(argv, str) else shlex.join(str(a) for a in argv)
     place = f" (in {cwd})" if cwd else ""
     place += f" on {where}" if where else ""
-    LOG.debug("run: %s%s", line, place)
+    log.debug("run: %s%s", line, place)
     start = time.monotonic()
     try:
         yield timing
     finally:
         took = time.monotonic() - start
         rc = "?" if timing.returncode is None else timing.returncode
-        LOG.debug(
+        log.debug(
             "done in %.2fs, exit %s: %s", took, rc, line if len(line) < 120 else line[:117] + "…"
         )

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 
 from ..errors import RemoteError
@@ -46,6 +44,8 @@ class LocalShell:
     def put_bytes(self, data: bytes, remote_path: str, *, mode: int = 0o644) -> None:
         dest = Path(self._expand(remote_path))
         dest.parent.mkdir(parents=True, exist_ok=True)
+        import tempfile  # only for uploads: status runs commands alone
+
         fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.")
         try:
             os.fchmod(fd, mode)
@@ -59,9 +59,13 @@ class LocalShell:
     def put_file(self, local_path: str, remote_path: str, *, mode: int = 0o644) -> None:
         dest = Path(self._expand(remote_path))
         dest.parent.mkdir(parents=True, exist_ok=True)
+        import tempfile  # only for uploads: status runs commands alone
+
         fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.")
         os.close(fd)
         try:
+            import shutil
+
             shutil.copyfile(local_path, tmp)
             os.chmod(tmp, mode)
             os.replace(tmp, dest)
