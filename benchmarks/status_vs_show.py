@@ -1,6 +1,8 @@
 """Wall and CPU time of `dreamlake provider status --json` next to `terraform show
 -json` on the same applied provider directory (the `local` vendor, offline), plus
-`dreamlake --help` and the interpreter's own start.
+`dreamlake --help` and the interpreter's own start; `status` and `--help` both from
+this checkout's venv (an editable install) and from a wheel installed into a
+throwaway venv, as users install it.
 
     .venv/bin/python benchmarks/status_vs_show.py [--runs 20]
 
@@ -54,11 +56,43 @@ def run(argv: list[str], cwd: Path, env: dict[str, str]) -> None:
     )
 
 
+def regular_install(tmp: Path) -> Path:
+    """A throwaway venv holding the project as users install it (a wheel, not the
+    editable install this checkout's venv has, whose import finder costs every run),
+    reaching the dependencies in this venv. Returns its ``dreamlake`` script."""
+    repo = Path(__file__).resolve().parent.parent
+    venv = tmp / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    wheels = tmp / "wheels"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+         "-w", str(wheels), str(repo)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site),
+         *map(str, wheels.glob("*.whl"))],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    deps = next(p for p in sys.path if p.endswith("site-packages"))
+    (site / "zz-deps.pth").write_text(deps + "\n")  # after the project's own files
+    script = venv / "bin" / "dreamlake"
+    script.write_text(  # what pip writes for the console script
+        f"#!{venv / 'bin' / 'python'}\nimport sys\nfrom dreamlake.cli.entry import main\n"
+        "sys.exit(main())\n"
+    )
+    script.chmod(0o755)
+    return script
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=20)
     args = ap.parse_args()
     dreamlake = str(Path(sys.executable).parent / "dreamlake")
+    install_tmp = tempfile.TemporaryDirectory(prefix="dl-bench-install-")
+    installed = str(regular_install(Path(install_tmp.name)))
     rows: list[tuple[str, str, float, float, float]] = []
     base_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     here = Path.cwd()
@@ -71,6 +105,13 @@ def main() -> None:
     )
     rows.append(
         ("-", "dreamlake --help", *timed(args.runs, run, [dreamlake, "--help"], here, base_env))
+    )
+    rows.append(
+        (
+            "-",
+            "dreamlake --help (wheel install)",
+            *timed(args.runs, run, [installed, "--help"], here, base_env),
+        )
     )
     for version, binary in available():
         with tempfile.TemporaryDirectory(prefix="dl-bench-") as tmp:
@@ -96,6 +137,13 @@ def main() -> None:
             rows.append(
                 (
                     version,
+                    "status --json (wheel install)",
+                    *timed(args.runs, run, [installed, *status_cmd[1:]], proj, env),
+                )
+            )
+            rows.append(
+                (
+                    version,
                     "terraform show -json",
                     *timed(args.runs, run, show_cmd, tf_dir, env),
                 )
@@ -107,6 +155,7 @@ def main() -> None:
                     *timed(args.runs, observe_state, pdir),
                 )
             )
+    install_tmp.cleanup()
     print(f"{'terraform':<10} {'command':<36} {'median s':>9} {'min s':>8} {'cpu s':>7}")
     for version, what, med, low, cpu in rows:
         print(f"{version:<10} {what:<36} {med:>9.3f} {low:>8.3f} {cpu:>7.3f}")
