@@ -194,16 +194,18 @@ def _claims_of(
         if state == "gone":
             gone += 1
             continue
+        # built from stored rows that were validated on the way in: no second validation
+        # (every `provider status` reads this, under a fleet's load)
         instances.append(
-            ClaimInstance(
+            ClaimInstance.model_construct(
                 instance_id=w.instance_id,
                 host=w.host,
-                state=state,  # type: ignore[arg-type]
+                state=state,
                 last_seen=w.last_seen,
                 queues=list(w.queues or []),
             )
         )
-    return Claims(live=len(instances), gone=gone, instances=instances)
+    return Claims.model_construct(live=len(instances), gone=gone, instances=instances)
 
 
 def claims(
