@@ -7,10 +7,10 @@ did. What else the host offers (``supervise.PROBE``: linger, sudo, …) matters 
 when choosing a supervisor, so status does not ask it.
 
 This machine (the ``local`` vendor) is asked on every status: a local shell and one
-command per supervisor, a few milliseconds. A remote host is asked over OpenSSH in batch mode with a short connect
-timeout, and only while a live worker claims the provider (the host is up and the
-answer can matter); never through the SSH library ``connect`` uses, which ``status``
-does not import.
+command per supervisor, a few milliseconds. A remote host is asked over OpenSSH in
+batch mode with a short connect timeout, and only while a live worker claims the
+provider (the host is up and the answer can matter); never through the SSH library
+``connect`` uses, which ``status`` does not import.
 """
 
 from __future__ import annotations
