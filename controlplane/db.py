@@ -103,7 +103,7 @@ POOL_SPARE = 4
 """Connections beyond the thread count: the heartbeat writer and start-up work."""
 
 
-def make_engine(url: str, pool_size: int = 8) -> Engine:
+def make_engine(url: str, pool_size: int = 8, *, busy_seconds: int = 30) -> Engine:
     """An engine whose pool holds ``pool_size + POOL_SPARE`` connections and never
     overflows (the server sizes its thread pool to ``pool_size``)."""
     url = normalize_url(url)
@@ -111,7 +111,7 @@ def make_engine(url: str, pool_size: int = 8) -> Engine:
     if url.startswith("sqlite"):
         engine = create_engine(
             url,
-            connect_args={"check_same_thread": False, "timeout": 30},
+            connect_args={"check_same_thread": False, "timeout": busy_seconds},
             pool_size=size,
             max_overflow=0,
             json_deserializer=safe_json_loads,
@@ -123,7 +123,7 @@ def make_engine(url: str, pool_size: int = 8) -> Engine:
             cur.execute("PRAGMA journal_mode=WAL")
             cur.execute("PRAGMA synchronous=NORMAL")
             cur.execute("PRAGMA foreign_keys=ON")
-            cur.execute("PRAGMA busy_timeout=30000")
+            cur.execute(f"PRAGMA busy_timeout={int(busy_seconds * 1000)}")
             cur.close()
 
         return engine

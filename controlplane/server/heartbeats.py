@@ -112,6 +112,9 @@ class Heartbeats:
     def pending(self, worker_id: str) -> datetime | None:
         return self._seen.get(worker_id) or self._inflight[0].get(worker_id)
 
+    def pending_polled(self, worker_id: str) -> datetime | None:
+        return self._polled.get(worker_id) or self._inflight[1].get(worker_id)
+
     def overlay(self, worker: Worker) -> Worker:
         """``worker`` with this server's unwritten beat applied (in memory only)."""
         from sqlalchemy.orm.attributes import set_committed_value
@@ -120,7 +123,7 @@ class Heartbeats:
         seen = self.pending(worker.id)
         if seen is not None and seen > worker.last_seen:
             set_committed_value(worker, "last_seen", seen)
-        polled = self._polled.get(worker.id) or self._inflight[1].get(worker.id)
+        polled = self.pending_polled(worker.id)
         if polled is not None and (worker.polled_at is None or polled > worker.polled_at):
             set_committed_value(worker, "polled_at", polled)
         return worker

@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..registry.crypto import SecretBox
-from . import gcpolicy
+from . import claimsread, gcpolicy
 from .heartbeats import Heartbeats
 from .keys import check_key, key_source, load_key
 from .queued import QueueHints
@@ -109,6 +109,7 @@ async def lifespan(app: Any) -> AsyncIterator[None]:
         yield
     finally:
         await gcpolicy.stop(freezer)
+        claimsread.close(app)
         for _start, stop in reversed(services):
             stop()
         await hb.stop()

@@ -176,7 +176,7 @@ def _unchanged(w: Worker) -> Worker:
     return w
 
 
-def _claims_of(
+def claims_of(
     rows: Sequence[Worker],
     identity: str | None,
     owner: str | None,
@@ -222,7 +222,7 @@ def claims(
         .order_by(Worker.registered_at)
     ).all()
     owner = _owners(session, namespace_id, [provider]).get(provider) if identity else None
-    return _claims_of(rows, identity, owner, live_seconds, overlay)
+    return claims_of(rows, identity, owner, live_seconds, overlay)
 
 
 def claims_many(
@@ -246,7 +246,7 @@ def claims_many(
             by_name.setdefault(w.provider_name, []).append(w)
         owners.update(_owners(session, namespace_id, chunk))
     return [
-        _claims_of(by_name.get(n, []), ident, owners.get(n), live_seconds, overlay)
+        claims_of(by_name.get(n, []), ident, owners.get(n), live_seconds, overlay)
         for n, ident in wanted
     ]
 

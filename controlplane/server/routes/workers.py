@@ -13,7 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ...models import Worker
-from .. import store
+from .. import claimsread, store
 from ..deps import Access, SessionRoute, get_session, require_namespace
 from ..errors import ApiError
 from ..runtime import heartbeats_of, queue_hints_of
@@ -245,19 +245,16 @@ async def provider_claims(
     """Who claims provider ``name``. Zero live workers is a normal answer. With
     ``identity``, only the workers of that provider identity (see store.counts_for).
 
-    Read by every ``provider status``: one hop to a thread for the read alone, in
-    autocommit (a sync route would take a second hop to validate its own answer, and
-    a transaction two more round trips); the answer is serialized back on the event
-    loop, where it does not wait for the thread's turn at the interpreter."""
-    hb = heartbeats_of(request.app)
-    make_session = request.app.state.read_sessionmaker
-    ns_id, live = access.namespace.id, _live(request)
-
-    def read() -> Claims:
-        with make_session() as session:
-            return store.claims(session, ns_id, name, live, identity or None, hb.overlay)
-
-    out = await run_in_threadpool(read)
+    Read by every ``provider status``: on the event loop where it can be (see
+    ``claimsread``), serialized there too."""
+    out = await claimsread.read(
+        request.app,
+        heartbeats_of(request.app),
+        access.namespace.id,
+        name,
+        _live(request),
+        identity or None,
+    )
     return Response(out.model_dump_json(by_alias=True).encode(), media_type="application/json")
 
 
