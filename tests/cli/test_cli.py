@@ -191,6 +191,9 @@ def test_interrupt_in_json_mode_still_prints_one_document(project: Path) -> None
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # as from a terminal: a suite started in the background (no job control)
+        # passes SIGINT on ignored, and Python then leaves it ignored
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     time.sleep(2.0)
     p.send_signal(signal.SIGINT)
