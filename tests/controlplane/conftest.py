@@ -22,6 +22,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -221,3 +222,18 @@ def start_nymph(tmp_path: Path) -> Iterator[Callable[..., NymphProc]]:
     yield _start
     for p in started:
         p.kill9()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def migrated_engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    """A fresh, migrated database on each backend (no server): an SQLAlchemy engine."""
+    from dreamlake.controlplane.db import make_engine, run_migrations
+
+    if request.param == "postgres":
+        url = request.getfixturevalue("postgres").new_database()
+    else:
+        url = f"sqlite:///{tmp_path / 'lakeshore.db'}"
+    engine = make_engine(url)
+    run_migrations(engine)
+    yield engine
+    engine.dispose()

@@ -8,12 +8,11 @@ import asyncio
 import uuid
 from collections.abc import Iterator
 from datetime import timedelta
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from dreamlake.controlplane.db import make_engine, make_sessionmaker, run_migrations, utcnow
+from dreamlake.controlplane.db import make_sessionmaker, utcnow
 from dreamlake.controlplane.models import Namespace, Worker
 from dreamlake.controlplane.registry.models import Provider
 from dreamlake.controlplane.server import claimsread, store
@@ -23,14 +22,9 @@ from sqlalchemy.orm import Session, sessionmaker
 LIVE = 30.0
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def app(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
-    if request.param == "postgres":
-        url = request.getfixturevalue("postgres").new_database()
-    else:
-        url = f"sqlite:///{tmp_path / 'claims.db'}"
-    engine = make_engine(url)
-    run_migrations(engine)
+@pytest.fixture
+def app(migrated_engine: Any) -> Iterator[Any]:
+    engine = migrated_engine
     state = SimpleNamespace(
         engine=engine,
         sessionmaker=make_sessionmaker(engine),
@@ -39,7 +33,6 @@ def app(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
     app = SimpleNamespace(state=state)
     yield app
     claimsread.close(app)
-    engine.dispose()
 
 
 def _fleet(make_session: sessionmaker[Session]) -> int:

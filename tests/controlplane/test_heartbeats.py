@@ -7,29 +7,20 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Iterator
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
-from dreamlake.controlplane.db import make_engine, make_sessionmaker, run_migrations, utcnow
+from dreamlake.controlplane.db import make_sessionmaker, utcnow
 from dreamlake.controlplane.models import Namespace, Worker
 from dreamlake.controlplane.server.heartbeats import Heartbeats
 from sqlalchemy import event, select
 from sqlalchemy.orm import Session, sessionmaker
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def make_session(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[sessionmaker[Session]]:
-    if request.param == "postgres":
-        url = request.getfixturevalue("postgres").new_database()
-    else:
-        url = f"sqlite:///{tmp_path / 'hb.db'}"
-    engine = make_engine(url)
-    run_migrations(engine)
-    yield make_sessionmaker(engine)
-    engine.dispose()
+@pytest.fixture
+def make_session(migrated_engine: Any) -> sessionmaker[Session]:
+    return make_sessionmaker(migrated_engine)
 
 
 def _workers(make_session: sessionmaker[Session], n: int) -> list[str]:
