@@ -16,13 +16,12 @@ twice.
 
 from __future__ import annotations
 
-import time
 import uuid
 from typing import Annotated, Any
 
 import typer
 
-from .lakeshore_common import fail, fail_from
+from .lakeshore_common import fail
 from .lakeshore_registry_common import (
     DataDirOpt,
     FieldOpt,
@@ -30,9 +29,9 @@ from .lakeshore_registry_common import (
     NamespaceOpt,
     ServerOpt,
     TokenFileOpt,
+    _call,
     _client,
     _emit,
-    _ns_path,
     _patch,
 )
 
@@ -44,35 +43,6 @@ queues_app = typer.Typer(help="Queues that grow their own workers.", no_args_is_
 
 LAUNCH_TIMEOUT = 900.0
 RETRIES = 2
-
-
-def _request(
-    client: Any,
-    method: str,
-    *parts: str,
-    body: Any = None,
-    query: dict[str, Any] | None = None,
-    timeout: float | None = None,
-    retries: int = 0,
-) -> Any:
-    from dreamlake.controlplane.client import ApiFailure, ControlPlaneError, Unreachable
-
-    attempt = 0
-    while True:
-        try:
-            return client.request(
-                method, _ns_path(client, *parts), body, query=query, timeout=timeout
-            )
-        except (Unreachable, ApiFailure) as exc:
-            # no answer, or the first of these requests is still being launched: the same
-            # request again (its client token makes it answer once)
-            waiting = isinstance(exc, ApiFailure) and exc.error == "in_progress"
-            if attempt >= retries or not (waiting or isinstance(exc, Unreachable)):
-                fail_from(exc, client.namespace)
-            attempt += 1
-            time.sleep(min(1.0 * attempt, 10.0))
-        except ControlPlaneError as exc:
-            fail_from(exc, client.namespace)
 
 
 def _instance_line(i: dict[str, Any]) -> str:
@@ -116,7 +86,7 @@ def launch_command(
     if command:
         body["command"] = command
     client = _client(server, namespace, token_file, data_dir)
-    out = _request(client, "POST", "launch", body=body, timeout=LAUNCH_TIMEOUT, retries=RETRIES)
+    out = _call(client, "POST", "launch", body=body, timeout=LAUNCH_TIMEOUT, retries=RETRIES)
     lines = [
         f"launched {len(out.get('instances', []))} through {out['provider']} "
         f"({out['launcher']}, dispatch {out['dispatch']})"
@@ -146,7 +116,7 @@ def instances_list(
     """What this control plane launched, with live state."""
     client = _client(server, namespace, token_file, data_dir)
     query = {"provider": provider, "all": str(all_).lower(), "live": str(live).lower()}
-    out = _request(client, "GET", "instances", query=query, timeout=120)
+    out = _call(client, "GET", "instances", query=query, timeout=120)
     rows = out.get("instances", [])
     lines = [_instance_line(i) for i in rows] or ["no instances"]
     for p, err in (out.get("errors") or {}).items():
@@ -165,7 +135,7 @@ def instances_terminate(
 ) -> None:
     """Terminate an instance and revoke its token."""
     client = _client(server, namespace, token_file, data_dir)
-    out = _request(client, "DELETE", "instances", instance_id, timeout=300, retries=RETRIES)
+    out = _call(client, "DELETE", "instances", instance_id, timeout=300, retries=RETRIES)
     _emit(out, as_json, f"terminated {_instance_line(out)}")
 
 
@@ -235,7 +205,7 @@ def queues_add(
         fail("a queue needs --provider", f"lakeshore queues add {name} --provider NAME --max 2")
     body = {"name": name, **_queue_body(provider, mode, min_, max_, idle_seconds, idle_action)}
     client = _client(server, namespace, token_file, data_dir)
-    out = _request(client, "POST", "queues", body=body)
+    out = _call(client, "POST", "queues", body=body)
     _emit(out, as_json, f"added {_queue_prose(out)}\nnext: lakeshore queues status {name}")
 
 
@@ -257,7 +227,7 @@ def queues_update(
     """Change a queue's provider, mode or bounds."""
     body = _queue_body(provider, mode, min_, max_, idle_seconds, idle_action)
     client = _client(server, namespace, token_file, data_dir)
-    out = _request(client, "PATCH", "queues", name, body=body)
+    out = _call(client, "PATCH", "queues", name, body=body)
     _emit(out, as_json, f"updated {_queue_prose(out)}")
 
 
@@ -271,7 +241,7 @@ def queues_list(
 ) -> None:
     """The queues of the namespace."""
     client = _client(server, namespace, token_file, data_dir)
-    out = _request(client, "GET", "queues")
+    out = _call(client, "GET", "queues")
     _emit(out, as_json, "\n".join(_queue_prose(q) for q in out) or "no queues")
 
 
@@ -286,7 +256,7 @@ def queues_remove(
 ) -> None:
     """Remove a queue (its workers stay until terminated: lakeshore instances terminate)."""
     client = _client(server, namespace, token_file, data_dir)
-    out = _request(client, "DELETE", "queues", name)
+    out = _call(client, "DELETE", "queues", name)
     _emit(out, as_json, f"removed {out['name']}")
 
 
@@ -302,7 +272,7 @@ def queues_status(
 ) -> None:
     """Pending work, workers, and the reconcile loop's latest decisions."""
     client = _client(server, namespace, token_file, data_dir)
-    out = _request(client, "GET", "queues", name, "status", query={"events": events})
+    out = _call(client, "GET", "queues", name, "status", query={"events": events})
     lines = [
         _queue_prose(out),
         f"pending work: {out['pending']}",

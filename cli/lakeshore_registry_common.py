@@ -94,14 +94,36 @@ def _ns_path(client: Client, *parts: str) -> str:
 
 
 def _call(
-    client: Client, method: str, *parts: str, body: Any = None, query: dict[str, Any] | None = None
+    client: Client,
+    method: str,
+    *parts: str,
+    body: Any = None,
+    query: dict[str, Any] | None = None,
+    timeout: float | None = None,
+    retries: int = 0,
 ) -> Any:
-    from dreamlake.controlplane.client import ControlPlaneError
+    """One request under the client's namespace; failures end the command with the
+    control plane's own message. With ``retries``: no answer, or the first of these
+    requests still being launched (``in_progress``), sends the same request again
+    (its client token makes it answer once)."""
+    import time
 
-    try:
-        return client.request(method, _ns_path(client, *parts), body, query=query)
-    except ControlPlaneError as exc:
-        fail_from(exc, client.namespace)
+    from dreamlake.controlplane.client import ApiFailure, ControlPlaneError, Unreachable
+
+    attempt = 0
+    while True:
+        try:
+            return client.request(
+                method, _ns_path(client, *parts), body, query=query, timeout=timeout
+            )
+        except (Unreachable, ApiFailure) as exc:
+            waiting = isinstance(exc, ApiFailure) and exc.error == "in_progress"
+            if attempt >= retries or not (waiting or isinstance(exc, Unreachable)):
+                fail_from(exc, client.namespace)
+            attempt += 1
+            time.sleep(min(1.0 * attempt, 10.0))
+        except ControlPlaneError as exc:
+            fail_from(exc, client.namespace)
 
 
 def _emit(data: Any, as_json: bool, prose: str) -> None:
