@@ -174,3 +174,18 @@ def run_migrations(engine: Engine) -> None:
             conn.execute(text("SELECT pg_advisory_xact_lock(7878001)"))
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "heads")
+
+
+def pg_connect_kwargs(url: Any) -> dict[str, Any]:
+    """psycopg2's keyword arguments for a SQLAlchemy URL (or its string)."""
+    from sqlalchemy import make_url
+
+    url = make_url(url)
+    return {
+        "host": url.host,
+        "port": url.port,
+        "user": url.username,
+        "password": url.password,
+        "dbname": url.database,
+        **{k: v for k, v in url.query.items() if isinstance(v, str)},
+    }

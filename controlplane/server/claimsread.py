@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from ..db import safe_json_loads
+from ..db import pg_connect_kwargs, safe_json_loads
 from ..registry.models import Provider
 from . import store
 from .schemas import Claims
@@ -84,20 +84,6 @@ def rows_of(raw: list[tuple[Any, ...]]) -> list[Row]:
     return out
 
 
-def overlay_plain(hb: Any) -> Any:
-    """``Heartbeats.overlay`` for :class:`Row` (plain attributes, no ORM state)."""
-
-    def apply(row: Row) -> Row:
-        seen, polled = hb.pending(row.id), hb.pending_polled(row.id)
-        if seen is not None and seen > row.last_seen:
-            row.last_seen = seen
-        if polled is not None and (row.polled_at is None or polled > row.polled_at):
-            row.polled_at = polled
-        return row
-
-    return apply
-
-
 def _wake(done: asyncio.Future[None]) -> None:
     if not done.done():
         done.set_result(None)
@@ -107,7 +93,7 @@ class AsyncPg:
     """A few psycopg2 connections in asynchronous mode, driven by the event loop."""
 
     def __init__(self, url: Any, size: int = 4) -> None:
-        self.kwargs = connect_kwargs(url)
+        self.kwargs = pg_connect_kwargs(url)
         self._idle: list[Any] = []
         self._slots = asyncio.Semaphore(size)
 
@@ -166,21 +152,6 @@ class AsyncPg:
         self._idle.clear()
 
 
-def connect_kwargs(url: Any) -> dict[str, Any]:
-    """psycopg2's keyword arguments for a SQLAlchemy URL (or its string)."""
-    from sqlalchemy import make_url
-
-    url = make_url(url)
-    return {
-        "host": url.host,
-        "port": url.port,
-        "user": url.username,
-        "password": url.password,
-        "dbname": url.database,
-        **{k: v for k, v in url.query.items() if isinstance(v, str)},
-    }
-
-
 async def read_pg(
     pg: AsyncPg,
     hb: Any,
@@ -194,7 +165,7 @@ async def read_pg(
     if identity:
         found = await pg.fetch(OWNER_SQL, (namespace_id, provider))
         owner = found[0][0] if found else None
-    return claims_of(rows, identity, owner, live_seconds, overlay_plain(hb))  # type: ignore[arg-type]
+    return claims_of(rows, identity, owner, live_seconds, hb.overlay_with)  # type: ignore[arg-type]
 
 
 def pg_reader(app: Any) -> AsyncPg | None:

@@ -120,12 +120,17 @@ class Heartbeats:
         from sqlalchemy.orm.attributes import set_committed_value
 
         # set as if loaded: the overlay never turns into a write of its own
+        return self.overlay_with(worker, set_committed_value)
+
+    def overlay_with(self, worker: Any, put: Any = setattr) -> Any:
+        """:meth:`overlay` on anything with a worker's attributes, each newer value
+        set through ``put(worker, name, value)``."""
         seen = self.pending(worker.id)
         if seen is not None and seen > worker.last_seen:
-            set_committed_value(worker, "last_seen", seen)
+            put(worker, "last_seen", seen)
         polled = self.pending_polled(worker.id)
         if polled is not None and (worker.polled_at is None or polled > worker.polled_at):
-            set_committed_value(worker, "polled_at", polled)
+            put(worker, "polled_at", polled)
         return worker
 
     # -- the writer -----------------------------------------------------------

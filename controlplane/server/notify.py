@@ -113,17 +113,10 @@ class PgListener:
 
     def _connect(self) -> Any:
         import psycopg2
-        from sqlalchemy import make_url
 
-        url = make_url(self.url)
-        conn = psycopg2.connect(
-            host=url.host,
-            port=url.port,
-            user=url.username,
-            password=url.password,
-            dbname=url.database,
-            **{k: v for k, v in url.query.items() if isinstance(v, str)},
-        )
+        from ..db import pg_connect_kwargs
+
+        conn = psycopg2.connect(**pg_connect_kwargs(self.url))
         conn.set_session(autocommit=True)
         with conn.cursor() as cur:
             cur.execute(f"LISTEN {CHANNEL}")
