@@ -34,6 +34,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from .routes.workers import POLL_RECHECK_SECONDS, poll_deadline
+from .schemas import HeartbeatOut
 from .settings import MAX_WAIT_SECONDS
 from .tokens import hash_token
 
@@ -158,8 +159,6 @@ class HotPath:
         seen = hb.beat_known(access.namespace.id, worker_id)
         if seen is None:
             return False
-        from .schemas import HeartbeatOut
-
         settings = self.state.settings
         out = HeartbeatOut(
             worker_id=worker_id,
