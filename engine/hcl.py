@@ -10,9 +10,7 @@ file is never parsed twice, and a changed one can never hit a stale entry.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -21,13 +19,9 @@ PARSER_TAG = "hcl2-8"
 
 
 def cache_dir() -> Path | None:
-    env = os.environ.get("DREAMLAKE_CACHE_DIR")
-    if env == "off":
-        return None
-    if env:
-        return Path(env) / "hcl"
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "dreamlake" / "hcl"
+    from .usercache import folder
+
+    return folder("hcl")
 
 
 def loads(text: str) -> dict[str, Any]:
@@ -37,6 +31,8 @@ def loads(text: str) -> dict[str, Any]:
 
     if len(text) > MAX_TEXT:
         raise FileProblem(None, f"larger than {MAX_TEXT // (1024 * 1024)} MiB")
+    import hashlib
+
     folder = cache_dir()
     key = hashlib.sha256(f"{PARSER_TAG}\0{text}".encode()).hexdigest()
     entry = folder / f"{key}.json" if folder else None

@@ -24,9 +24,14 @@ def _read(paths: ProviderPaths, template: Template, backend: str) -> list[Blocki
         from .adopt import scan_adopt
 
         return scan_adopt(paths, template)
-    from .terraform import scan_terraform
+    from .cache import remembered
 
-    return scan_terraform(paths, template)
+    def compute() -> list[Blocking]:
+        from .terraform import scan_terraform
+
+        return scan_terraform(paths, template)
+
+    return remembered(paths, template, compute)
 
 
 def scan(
