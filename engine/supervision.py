@@ -6,8 +6,10 @@ systemd ones only where systemd is PID 1). ``status`` reports it (``supervisor``
 did. What else the host offers (``supervise.PROBE``: linger, sudo, …) matters only
 when choosing a supervisor, so status does not ask it.
 
-This machine (the ``local`` vendor) is asked on every status: a local shell and one
-command per supervisor, a few milliseconds. A remote host is asked over OpenSSH in
+This machine (the ``local`` vendor) is asked on every status, and only what can
+answer yes: no process at all when no tmux server listens and systemd is not PID 1
+(each supervisor would say no), else a local shell with ``tmux has-session`` and,
+where systemd runs, ``systemctl``. A remote host is asked over OpenSSH in
 batch mode with a short connect timeout, and only while a live worker claims the
 provider (the host is up and the answer can matter); never through the SSH library
 ``connect`` uses, which ``status`` does not import.
@@ -17,7 +19,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import subprocess
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -31,17 +32,25 @@ REMOTE_TIMEOUT = 8.0
 CONNECT_TIMEOUT = 3
 
 
-def running_script(provider: str) -> str:
-    """Which supervisor runs ``nymph-<provider>`` now (``running_<kind>=yes`` lines)."""
+def running_script(provider: str, *, systemd: bool | None = None) -> str:
+    """Which supervisor runs ``nymph-<provider>`` now (``running_<kind>=yes`` lines).
+    ``systemd``: whether systemd is PID 1 there, when the caller knows (this
+    machine); ``None`` lets the script look (a remote host)."""
     unit = shlex.quote(f"nymph-{provider}.service")
     session = shlex.quote(f"=nymph-{provider}")
-    return (
-        USER_ENV
-        + "\n"
-        + f"tmux has-session -t {session} >/dev/null 2>&1 && echo running_tmux=yes\n"
-        + "if [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then\n"
-        + f"  ({USER_ENV}systemctl --user is-active --quiet {unit}) && echo running_user=yes\n"
+    tmux = f"tmux has-session -t {session} >/dev/null 2>&1 && echo running_tmux=yes\n"
+    if systemd is False:
+        return tmux + "true\n"
+    asked = (
+        f"  ({USER_ENV}systemctl --user is-active --quiet {unit}) && echo running_user=yes\n"
         + f"  systemctl is-active --quiet {unit} && echo running_system=yes\n"
+    )
+    if systemd:
+        return tmux + "if command -v systemctl >/dev/null 2>&1; then\n" + asked + "fi\ntrue\n"
+    return (
+        tmux
+        + "if [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then\n"
+        + asked
         + "fi\ntrue\n"
     )
 
@@ -73,13 +82,17 @@ def _observe(obs: Observation) -> tuple[str | None, str | None, tuple[str, ...]]
     infra_present = obs.infra is not None and obs.infra.present and obs.infra.lock is None
     if not (infra_present or obs.adopt):
         return None, None, ()
-    script = running_script(obs.name)
     if obs.record.vendor in LOCAL_VENDORS and not obs.adopt:
+        systemd = os.path.isdir("/run/systemd/system")
+        if not (systemd or tmux_server_up()):
+            return None, None, ()  # every supervisor would say no: ask none
         from .remote.local import LocalShell
 
+        script = running_script(obs.name, systemd=systemd)
         out = LocalShell().run(script, timeout=REMOTE_TIMEOUT).stdout
         label = "localhost"
     else:
+        script = running_script(obs.name)
         if obs.claims is None or obs.claims.live == 0:
             return None, None, ()
         target = _target(obs)
@@ -93,6 +106,40 @@ def _observe(obs: Observation) -> tuple[str | None, str | None, tuple[str, ...]]
     if sup is None:
         return None, None, ()
     return sup, label, (("no-supervisor",) if sup == "tmux" else ())
+
+
+def tmux_socket() -> str:
+    """The server socket ``tmux has-session`` (without ``-L``/``-S``, as ``connect``
+    starts sessions) asks on this machine: ``$TMUX``'s when inside tmux, else
+    ``${TMUX_TMPDIR:-/tmp}/tmux-<uid>/default``."""
+    inside = os.environ.get("TMUX")
+    if inside:
+        return inside.split(",")[0]
+    base = os.environ.get("TMUX_TMPDIR") or "/tmp"
+    return os.path.join(base, f"tmux-{os.getuid()}", "default")
+
+
+def tmux_server_up() -> bool:
+    """Whether a tmux server listens on :func:`tmux_socket` on this machine. No
+    socket, or one nobody listens on (a server that was killed leaves it behind),
+    is no server: ``tmux has-session`` would fail. Anything else (a live server,
+    a socket this user may not open) is left to tmux to answer."""
+    path = tmux_socket()
+    if not os.path.exists(path):
+        return False
+    import socket
+
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.settimeout(1.0)
+        s.connect(path)
+    except (ConnectionRefusedError, FileNotFoundError):
+        return False
+    except OSError:
+        return True
+    finally:
+        s.close()
+    return True
 
 
 def _target(obs: Observation) -> SSHTarget | None:
@@ -124,6 +171,7 @@ def _target(obs: Observation) -> SSHTarget | None:
 
 def _ssh(target: SSHTarget, script: str) -> str | None:
     import shutil
+    import subprocess
 
     ssh = shutil.which("ssh")
     if ssh is None:

@@ -6,12 +6,18 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import uuid
 from pathlib import Path
 
 import pytest
 from dreamlake.engine.backends.terraform.binaries import available
-from dreamlake.engine.supervision import parse_running
+from dreamlake.engine.supervision import (
+    parse_running,
+    running_script,
+    tmux_server_up,
+    tmux_socket,
+)
 from dreamlake.engine.verbs.apply import apply
 from dreamlake.engine.verbs.create import create
 from dreamlake.engine.verbs.plan import plan
@@ -22,6 +28,41 @@ def test_parse_running_prefers_systemd() -> None:
     assert parse_running("running_tmux=yes\nrunning_user=yes\n") == "systemd-user"
     assert parse_running("running_tmux=yes\n") == "tmux"
     assert parse_running("tmux=yes\n") is None
+
+
+def test_the_script_asks_systemd_only_where_it_can_run() -> None:
+    assert "systemctl" not in running_script("p", systemd=False)
+    here = running_script("p", systemd=True)
+    assert "systemctl --user is-active" in here and "/run/systemd/system" not in here
+    remote = running_script("p")
+    assert "[ -d /run/systemd/system ]" in remote and "tmux has-session -t =nymph-p" in remote
+
+
+def test_tmux_server_up_reads_the_socket_tmux_would_ask(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    monkeypatch.delenv("TMUX", raising=False)
+    monkeypatch.setenv("TMUX_TMPDIR", str(tmp_path))
+    path = tmp_path / f"tmux-{os.getuid()}" / "default"
+    assert tmux_socket() == str(path)
+    assert not tmux_server_up()  # no socket: no server
+    path.parent.mkdir()
+    left = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    left.bind(str(path))
+    left.close()  # a socket file nobody listens on (a killed server leaves one)
+    assert path.exists() and not tmux_server_up()
+    path.unlink()
+    live = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    live.bind(str(path))
+    live.listen()
+    try:
+        assert tmux_server_up()
+    finally:
+        live.close()
+    monkeypatch.setenv("TMUX", f"{tmp_path}/inside,123,0")  # inside tmux: its own socket
+    assert tmux_socket() == f"{tmp_path}/inside"
 
 
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux (scripts/test installs it)")
@@ -42,6 +83,32 @@ def test_status_reports_the_supervisor_running_the_daemon(
 
     before = status(name, dream_dir=dd, probe=False)
     assert before.supervisor is None and "no-supervisor" not in (before.degraded or [])
+    if not os.path.isdir("/run/systemd/system"):
+        # No tmux server and no systemd: status asks no process at all.
+        code = (
+            "import sys; from dreamlake.engine.verbs.status import status; "
+            f"r = status({name!r}, dream_dir={dd!r}, probe=False); "
+            "print(r.status, 'subprocess' in sys.modules)"
+        )
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert out.stdout.split() == ["applied", "False"], out.stderr
+    # The scan's answer, once remembered, costs status neither the variable-file
+    # reader nor the expression evaluator (the files are fresh: no racy window here).
+    monkeypatch.setenv("DREAMLAKE_CACHE_DIR", str(tmp_path / "cache"))
+    warm = (
+        "import sys; from dreamlake.engine.scan import cache; cache.RACY_SECONDS = 0; "
+        "from dreamlake.engine.verbs.status import status; "
+        f"r = status({name!r}, dream_dir={dd!r}, probe=False); "
+        "print(r.status, sorted(m for m in sys.modules if m.startswith('dreamlake.engine.scan.')))"
+    )
+    runs = [
+        subprocess.run([sys.executable, "-c", warm], capture_output=True, text=True) for _ in "ab"
+    ]
+    assert "dreamlake.engine.scan.terraform" in runs[0].stdout, runs[0].stderr
+    assert runs[1].stdout.split(" ", 1) == [
+        "applied",
+        "['dreamlake.engine.scan.cache', 'dreamlake.engine.scan.result']\n",
+    ], runs[1].stderr
 
     session = f"nymph-{name}"
     subprocess.run(["tmux", "new-session", "-d", "-s", session, "sleep 120"], check=True)
