@@ -7,19 +7,19 @@ what a verb just did is decided in ``derive``; verbs add their own outcomes
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import commands
 from .backends.base import InfraState
 from .contract import Blocking, Claim, EditThenContinue, ProviderStatus, Run, Shell
+from .frozen import field, frozen
 from .record import ProviderRecord
 from .vendors import Template
 
 NextAction = EditThenContinue | Run | Shell | None
 
 
-@dataclass(frozen=True)
+@frozen
 class Observation:
     """Everything one run read of the world, in the spec's order."""
 
@@ -46,7 +46,7 @@ class Observation:
         return self.backend == "none"
 
 
-@dataclass(frozen=True)
+@frozen
 class Derived:
     status: ProviderStatus
     next_action: NextAction

@@ -20,10 +20,10 @@ from __future__ import annotations
 import os
 import sys
 import urllib.parse
-from dataclasses import dataclass
 from pathlib import Path
 
 from .contract import Claim, ClaimWorker
+from .frozen import frozen
 from .paths import nearest_dreamrc
 
 EMBEDDED_URL = "http://127.0.0.1:7878"
@@ -32,7 +32,7 @@ ADMIN_TOKEN_FILE = "admin.token"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
-@dataclass(frozen=True)
+@frozen
 class ControlPlane:
     url: str
     namespace: str = DEFAULT_NAMESPACE

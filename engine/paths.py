@@ -10,17 +10,17 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import UsageError
+from .frozen import frozen
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 DREAM = ".dream"
 DREAMRC = ".dreamrc"
 
 
-@dataclass(frozen=True)
+@frozen
 class Root:
     """The folder holding ``.dream/`` and why it was chosen."""
 
@@ -95,7 +95,7 @@ def check_name(name: str) -> str:
     return name
 
 
-@dataclass(frozen=True)
+@frozen
 class ProviderPaths:
     """The files of one provider directory."""
 

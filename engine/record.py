@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -14,6 +13,14 @@ from .wire import spec as Field
 Backend = Literal["terraform", "pulumi", "none"]
 
 
+def now_utc() -> str:
+    """Now, UTC, to the second: when a record or a plan is written. ``datetime`` is
+    imported here, when something is written; status only reads."""
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
 class ProviderRecord(Wire, extra="allow", frozen=False):
     """camelCase in the file; keys a newer version (or a person) added are kept."""
 
@@ -22,7 +29,7 @@ class ProviderRecord(Wire, extra="allow", frozen=False):
     backend: Backend = "terraform"
     template_version: int
     engine_version: str
-    created_at: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
+    created_at: str = Field(default_factory=now_utc)
     # Optional settings a user may add by hand (pulumi backend URL, endpoints, mirrors).
     settings: dict[str, Any] = Field(default_factory=dict)
     # The provider's identity: unique across roots and machines, carried by its row in

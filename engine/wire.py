@@ -19,7 +19,6 @@ classes are declared here, on a small base:
 
 from __future__ import annotations
 
-import inspect
 import types
 import typing
 from collections.abc import Callable, Iterator
@@ -122,7 +121,9 @@ class Wire:
         for base in reversed(cls.__mro__):
             if base is object or base is Wire:
                 continue
-            for name, ann in inspect.get_annotations(base).items():
+            # A class's own annotations (what inspect.get_annotations returns for a
+            # class; importing inspect would cost status more than this module).
+            for name, ann in base.__dict__.get("__annotations__", {}).items():  # noqa: RUF063
                 if name.startswith("_") or "ClassVar" in str(ann):
                     continue
                 raw = base.__dict__.get(name, _MISSING)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..contract import Blocking
+from ..frozen import frozen
 from ..paths import ProviderPaths
 from ..vendors import Template
 
 
-@dataclass(frozen=True)
+@frozen
 class ScanResult:
     blocking: tuple[Blocking, ...] = ()
     degraded: tuple[str, ...] = ()

@@ -11,7 +11,6 @@ Any other failure → ``error`` with ``plan`` as the recovery, never ``apply``.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 from .. import commands
@@ -19,6 +18,7 @@ from ..backends.base import Progress
 from ..contract import ProviderLifecycleResult, Run
 from ..derive import Derived, Observation, derive, edit_action
 from ..errors import DreamlakeError, UsageError
+from ..frozen import replace
 from ..observe import observe, to_result
 from ..paths import Root, check_name
 from ._common import error_result, root_for

@@ -9,7 +9,6 @@ terraform at all.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 from .. import commands
@@ -24,6 +23,7 @@ from ..contract import (
 )
 from ..derive import Derived, Observation, derive, edit_action
 from ..errors import BackendError, BinaryMissing, DreamlakeError, UsageError
+from ..frozen import replace
 from ..observe import observe, to_result
 from ..paths import Root, check_name
 from ._common import error_result, root_for

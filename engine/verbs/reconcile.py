@@ -25,7 +25,6 @@ finds nothing to do: the state as ``status`` reports it, with ``files: []``.
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 from pathlib import Path
 
 from .. import commands, lakeshore
@@ -34,6 +33,7 @@ from ..contract import ProviderLifecycleResult, Run
 from ..daemon_suspend import HostDaemon
 from ..derive import Derived, Observation, derive
 from ..errors import DreamlakeError
+from ..frozen import replace
 from ..lifecycle import (
     ShellFactory,
     actual_status,

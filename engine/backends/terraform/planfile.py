@@ -10,16 +10,15 @@ decides ``ready`` from that without running terraform.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ...contract import PlanCounts
+from ...frozen import frozen
 from ...fsutil import atomic_write
+from ...record import now_utc
 from .location import state_location
 from .statefile import read_state, state_fingerprint
 from .tfexec.plan import PLAN_FILE
@@ -31,6 +30,8 @@ LOCK_HCL = ".terraform.lock.hcl"
 
 
 def _sha256(path: Path) -> str:
+    import hashlib  # only with a saved plan to check: status of an applied provider has none
+
     h = hashlib.sha256()
     with path.open("rb") as f:
         for chunk in iter(lambda: f.read(1 << 16), b""):
@@ -55,7 +56,7 @@ def input_hashes(tf_dir: Path) -> dict[str, str]:
     return {p.relative_to(tf_dir).as_posix(): _sha256(p) for p in input_files(tf_dir)}
 
 
-@dataclass(frozen=True)
+@frozen
 class PlanRecord:
     plan_sha256: str
     inputs: dict[str, str]
@@ -133,7 +134,7 @@ def make_record(
         state=state_record(tf_dir),
         plan=plan,
         changes=changes,
-        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        created_at=now_utc(),
         terraform_version=terraform_version,
         creates=creates,
     )
@@ -154,7 +155,7 @@ def read_record(tf_dir: Path) -> PlanRecord | None:
         return None
 
 
-@dataclass(frozen=True)
+@frozen
 class Freshness:
     fresh: bool
     reason: str  # why not fresh ("" when fresh)

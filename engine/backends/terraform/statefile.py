@@ -6,17 +6,17 @@ file is also what a first apply killed before its first snapshot leaves behind.
 
 from __future__ import annotations
 
-import hashlib
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from ...frozen import field, frozen
 
 STATE_FILE = "terraform.tfstate"
 ERRORED_STATE = "errored.tfstate"
 
 
-@dataclass(frozen=True)
+@frozen
 class StateFile:
     """One state snapshot as found on disk."""
 
@@ -135,6 +135,8 @@ def state_fingerprint(path: Path) -> str:
         return "absent"
     if not raw.strip():
         return "absent"
+    import hashlib  # asked only to check a saved plan against the state
+
     return "sha256:" + hashlib.sha256(raw).hexdigest()
 
 
