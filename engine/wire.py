@@ -295,8 +295,38 @@ def _dump(v: Any, by_alias: bool, exclude_none: bool) -> Any:
 # -- the cheap checks, one converter per field ----------------------------------
 
 
+_COMPILED: dict[str, Any] = {}
+
+
+def _hints(cls: type[Wire]) -> dict[str, Any]:
+    """``typing.get_type_hints(cls, include_extras=True)`` for the wire fields, each
+    annotation evaluated in its class's module and namespace as typing does, with
+    each distinct annotation text compiled once per process: the contract's
+    classes repeat a few (``str | None``), and compiling every one was most of
+    what resolving cost."""
+    import sys
+
+    hints: dict[str, Any] = {}
+    for base in reversed(cls.__mro__):
+        own = base.__dict__.get("__annotations__", {})  # noqa: RUF063 - as in __init_subclass__
+        if not own:
+            continue
+        module = sys.modules.get(base.__module__)
+        namespace = dict(vars(base))
+        for name, ann in own.items():
+            if name not in cls._fields:
+                continue
+            if isinstance(ann, str):
+                code = _COMPILED.get(ann)
+                if code is None:
+                    code = _COMPILED[ann] = compile(ann, "<annotation>", "eval")
+                ann = eval(code, vars(module) if module else {}, namespace)
+            hints[name] = type(None) if ann is None else ann
+    return hints
+
+
 def _resolve(cls: type[Wire]) -> dict[str, Callable[[Any], Any]]:
-    hints = typing.get_type_hints(cls, include_extras=True)
+    hints = _hints(cls)
     kinds = {name: _converter(hints[name]) for name in cls._fields}
     cls._kinds = kinds
     return kinds

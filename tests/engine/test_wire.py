@@ -126,3 +126,23 @@ def test_model_dump_json_is_what_pydantic_writes() -> None:
     model = mirror(ProviderLifecycleResult).model_validate(FULL)
     for kw in ({}, {"indent": 2, "by_alias": True}, {"exclude_none": True, "by_alias": True}):
         assert lean.model_dump_json(**kw) == model.model_dump_json(**kw)
+
+
+def test_field_types_are_what_typing_resolves() -> None:
+    """The converters' types (each annotation compiled once per process) are
+    ``typing.get_type_hints``'s, for every wire class of the engine."""
+    import typing
+
+    import dreamlake.engine.contract
+    import dreamlake.engine.record  # noqa: F401 - the modules declaring wire classes
+    from dreamlake.engine.wire import Wire, _hints
+
+    seen, todo = [], list(Wire.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        seen.append(cls)
+        todo.extend(cls.__subclasses__())
+    assert len(seen) > 10
+    for cls in seen:
+        want = typing.get_type_hints(cls, include_extras=True)
+        assert _hints(cls) == {k: want[k] for k in cls._fields}, cls
