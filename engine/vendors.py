@@ -114,10 +114,10 @@ def _shipped() -> Traversable:
     """The shipped templates: their folder on disk when the package is installed as
     files (the usual case, and no importlib.resources to load), else through
     importlib.resources (a zip, an unusual loader)."""
-    from importlib.util import find_spec
+    from importlib import import_module
 
-    spec = find_spec(TEMPLATES_PACKAGE)
-    for folder in (spec.submodule_search_locations or []) if spec else []:
+    package = import_module(TEMPLATES_PACKAGE)  # its folders, without importlib.util
+    for folder in getattr(package, "__path__", None) or []:
         if Path(folder, "local", "TEMPLATE.json").is_file():
             return Path(folder)
     from importlib import resources

@@ -20,8 +20,8 @@ from ...frozen import frozen
 from ...fsutil import atomic_write
 from ...record import now_utc
 from .location import state_location
+from .planname import PLAN_FILE
 from .statefile import read_state, state_fingerprint
-from .tfexec.plan import PLAN_FILE
 
 META_FILE = f"{PLAN_FILE}.meta.json"
 META_FORMAT = 1

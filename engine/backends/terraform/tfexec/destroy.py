@@ -4,10 +4,9 @@ nothing else: a saved plan never prompts and refuses a state that moved since)."
 
 from __future__ import annotations
 
+from ..planname import DESTROY_PLAN_FILE
 from .apply import apply_args
 from .plan import plan_args
-
-DESTROY_PLAN_FILE = "destroy.tfplan"
 
 
 def destroy_plan_args(*, out: str = DESTROY_PLAN_FILE, lock_timeout: str = "0s") -> list[str]:

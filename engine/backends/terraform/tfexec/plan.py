@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-PLAN_FILE = "tfplan"
+from ..planname import PLAN_FILE
 
 
 def plan_args(
