@@ -60,6 +60,12 @@ def main(argv: list[str] | None = None) -> int:
         from .conventions import setup_logging
 
         setup_logging(False)
+    # A status run holds little and ends in milliseconds: the cycle collector's
+    # passes over every object its imports create free nothing (about 7 % of a run).
+    import gc
+
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         from dreamlake.engine.verbs.status import status
 
@@ -73,6 +79,9 @@ def main(argv: list[str] | None = None) -> int:
         from .main import _interrupted
 
         return _interrupted(args)
+    finally:
+        if collecting:
+            gc.enable()  # called in-process (tests, embedders): leave it as it was
 
 
 if __name__ == "__main__":  # python -m dreamlake.cli.entry

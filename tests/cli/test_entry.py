@@ -64,3 +64,22 @@ def test_hot_path_prints_what_the_full_cli_prints(tmp_path: Path, args: list[str
     full = _run("dreamlake.cli.main", args, tmp_path)
     assert (fast.returncode, fast.stdout) == (full.returncode, full.stdout)
     assert fast.stdout
+
+
+def test_an_in_process_status_leaves_the_collector_as_it_found_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import gc
+
+    from dreamlake.cli.entry import main
+
+    assert gc.isenabled()
+    assert main(["provider", "status", "-n", "lab", "--json", "--dream-dir", str(tmp_path)]) != 0
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        main(["provider", "status", "-n", "lab", "--json", "--dream-dir", str(tmp_path)])
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    assert '"unknown_provider"' in capsys.readouterr().out
