@@ -5,7 +5,6 @@ Imports nothing heavy: it runs on every command's start."""
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 from collections.abc import Callable
@@ -42,11 +41,11 @@ def setup_logging(verbose: bool) -> None:
     (and any other debug record of the engine) on stderr; stdout stays the result.
     ``DREAMLAKE_LOG`` also takes ``info`` / ``warning``."""
     level_name = "debug" if verbose else os.environ.get(LOG_ENV, "").strip().lower()
-    level = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING}.get(
-        level_name
-    )
-    if level is None:
+    if level_name not in ("debug", "info", "warning"):
         return
+    import logging  # only when asked for: every command pays its import otherwise
+
+    level = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING}[level_name]
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("dreamlake: %(message)s"))
     log = logging.getLogger("dreamlake")
