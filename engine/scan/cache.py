@@ -4,8 +4,8 @@
 the same; computing it means importing the variable-file reader and the
 expression evaluator, a large share of what ``status`` costs. So the answer (the
 list of blocking decisions) is kept in the user's cache folder
-(:mod:`..usercache`, kind ``scan``), one small JSON file per provider folder, under
-a fingerprint of everything the scan reads:
+(:mod:`..usercache`, kind ``scan``), one small JSON file per provider folder and
+installed engine, under a fingerprint of everything the scan reads:
 
 * every file in the folders that hold the template's decision files (name, size,
   inode, modification and change times): the variable files Terraform loads and
@@ -87,7 +87,9 @@ def _entry(paths: ProviderPaths) -> Path | None:
         return None
     import zlib
 
-    key = str(paths.dir.absolute())
+    # One entry per provider folder and installed engine: two installs (a wheel and
+    # an editable checkout) asking about one folder keep an answer each.
+    key = f"{paths.dir.absolute()}\0{_CODE}"
     return base / f"{zlib.crc32(key.encode()):08x}-{len(key)}.json"
 
 

@@ -156,3 +156,18 @@ def test_the_scan_uses_it_and_probes_still_fill_observed(
         }
     )
     assert scan(paths, probed, "terraform", probe=False).degraded == ("no-probe",)
+
+
+def test_two_installed_engines_keep_an_answer_each(
+    paths: ProviderPaths, cache_dir: Path, no_racy_window: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    template = get_template("local")
+    compute = Counting(paths, template)
+    here = cache._CODE
+    cache.remembered(paths, template, compute)
+    monkeypatch.setattr(cache, "_CODE", here.parent / "elsewhere")  # another install
+    cache.remembered(paths, template, compute)
+    cache.remembered(paths, template, compute)
+    monkeypatch.setattr(cache, "_CODE", here)
+    cache.remembered(paths, template, compute)
+    assert compute.calls == 2 and len(list(cache_dir.iterdir())) == 2
