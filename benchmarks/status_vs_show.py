@@ -9,9 +9,11 @@ throwaway venv, as users install it.
 status reads terraform.tfstate, the lock files and the saved-plan record directly;
 `terraform show -json` is what it would cost to ask terraform instead. Also shown:
 the in-process `observe_state` call alone. Every terraform binary found is measured.
-Each command runs once to warm the bytecode cache, then ``--runs`` times in a row
-(farm-bench style); the child processes may write bytecode, as an installed
-package's users' do (PYTHONDONTWRITEBYTECODE is dropped for them).
+Each command runs once to warm the bytecode cache, then ``--runs`` times (farm-bench
+style); the two ``status`` runs and ``terraform show -json`` take turns, one run of
+each per round, so a machine whose speed drifts slows all three alike. The child
+processes may write bytecode, as an installed package's users' do
+(PYTHONDONTWRITEBYTECODE is dropped for them).
 """
 
 from __future__ import annotations
@@ -48,6 +50,33 @@ def timed(runs: int, fn: Callable[..., object], *fn_args: object) -> tuple[float
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     return statistics.median(samples), min(samples), statistics.median(cpu)
+
+
+def interleaved(
+    runs: int, commands: list[tuple[list[str], Path]], env: dict[str, str]
+) -> list[tuple[float, float, float]]:
+    """``timed`` for several commands taking turns, one run of each per round: a
+    machine whose speed drifts between minutes slows them all alike."""
+    for argv, cwd in commands:
+        run(argv, cwd, env)  # warm-up
+    samples: list[list[tuple[float, float]]] = [[] for _ in commands]
+    for _ in range(runs):
+        for i, (argv, cwd) in enumerate(commands):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t = time.perf_counter()
+            run(argv, cwd, env)
+            wall = time.perf_counter() - t
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+            samples[i].append((wall, cpu))
+    return [
+        (
+            statistics.median(w for w, _ in got),
+            min(w for w, _ in got),
+            statistics.median(c for _, c in got),
+        )
+        for got in samples
+    ]
 
 
 def run(argv: list[str], cwd: Path, env: dict[str, str]) -> None:
@@ -127,27 +156,21 @@ def main() -> None:
             tf_dir = pdir / "terraform"
             status_cmd = [dreamlake, "provider", "status", "-n", "bench", "--json"]
             show_cmd = [binary, "show", "-json", "-no-color"]
-            rows.append(
+            measured = interleaved(
+                args.runs,
+                [(status_cmd, proj), ([installed, *status_cmd[1:]], proj), (show_cmd, tf_dir)],
+                env,
+            )
+            for what, figures in zip(
                 (
-                    version,
                     "dreamlake provider status --json",
-                    *timed(args.runs, run, status_cmd, proj, env),
-                )
-            )
-            rows.append(
-                (
-                    version,
                     "status --json (wheel install)",
-                    *timed(args.runs, run, [installed, *status_cmd[1:]], proj, env),
-                )
-            )
-            rows.append(
-                (
-                    version,
                     "terraform show -json",
-                    *timed(args.runs, run, show_cmd, tf_dir, env),
-                )
-            )
+                ),
+                measured,
+                strict=True,
+            ):
+                rows.append((version, what, *figures))
             rows.append(
                 (
                     version,
