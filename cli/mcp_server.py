@@ -279,10 +279,18 @@ def engine_kwargs(
 
 def run_many(
     tool: VerbTool, given: Mapping[str, Any], *, default_dream_dir: str | None = None
-) -> list[ProviderLifecycleResult]:
-    """A verb with one result per provider (``list``): what its ``--json`` prints."""
+) -> list[ProviderLifecycleResult] | ProviderLifecycleResult:
+    """A verb with one result per provider (``list``): what its ``--json`` prints, the
+    array, or the one failure document when it could not look (a broken .dreamrc)."""
+    from dreamlake.engine.errors import DreamlakeError
+    from dreamlake.engine.verbs.listing import list_failure
+
     fn: Callable[..., list[ProviderLifecycleResult]] = _engine_fn(tool)  # type: ignore[assignment]
-    return fn(**engine_kwargs(tool, given, default_dream_dir))
+    kwargs = engine_kwargs(tool, given, default_dream_dir)
+    try:
+        return fn(**kwargs)
+    except DreamlakeError as exc:
+        return list_failure(exc, kwargs.get("dream_dir"))
 
 
 def run_tool(
@@ -371,6 +379,11 @@ def build_server(default_dream_dir: str | None = None) -> Any:
             many = await anyio.to_thread.run_sync(
                 lambda: run_many(tool, args, default_dream_dir=default_dream_dir)
             )
+            if not isinstance(many, list):  # could not look: the failure, with its next action
+                return types.CallToolResult(
+                    content=[types.TextContent(type="text", text=many.to_json())],
+                    isError=True,
+                )
             docs = [r.to_wire() for r in many]
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=json.dumps(docs, indent=2))],

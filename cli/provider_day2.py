@@ -21,7 +21,6 @@ from .main import DreamDir, Json, _announce, _call, _emit, _progress, provider_a
 
 if TYPE_CHECKING:
     from dreamlake.engine.contract import ProviderLifecycleResult
-    from dreamlake.engine.errors import DreamlakeError
 
 NameOpt = Annotated[
     str | None, typer.Option("-n", "--name", help="The provider's name (^[a-z0-9][a-z0-9-]*$).")
@@ -130,32 +129,17 @@ def list_table(results: list[ProviderLifecycleResult]) -> str:
     return "\n".join(lines)
 
 
-def _list_error(exc: DreamlakeError, dream_dir: str | None) -> ProviderLifecycleResult:
-    """``list`` could not look: the one failure shape, its next action fixing the
-    file at fault (when there is one) and then listing again."""
-    from dreamlake.engine import commands
-    from dreamlake.engine.contract import EditThenContinue, Run
-    from dreamlake.engine.paths import find_root
-    from dreamlake.engine.verbs._common import error_result
-
-    again = commands.list_(dream_dir)
-    bad = getattr(exc, "path", None)
-    nxt = EditThenContinue(file=str(bad), command=again) if bad is not None else Run(command=again)
-    res = error_result(exc, "", root=find_root(dream_dir), dream_dir=dream_dir)
-    return res.model_copy(update={"next_action": exc.next_action or nxt})
-
-
 @provider_app.command("list")
 def list_cmd(dream_dir: DreamDir = None, as_json: Json = False) -> None:
     """Every provider under the root: derived status, vendor, backend, claims, next."""
     from dreamlake.engine.errors import DreamlakeError
     from dreamlake.engine.paths import find_root
-    from dreamlake.engine.verbs.listing import list_providers
+    from dreamlake.engine.verbs.listing import list_failure, list_providers
 
     try:
         results = list_providers(dream_dir=dream_dir)
     except DreamlakeError as exc:  # a broken .dreamrc: an error naming it, not a traceback
-        _emit(_list_error(exc, dream_dir), as_json)
+        _emit(list_failure(exc, dream_dir), as_json)
     if as_json:
         sys.stdout.write(json.dumps([r.to_wire() for r in results], indent=2) + "\n")
         raise typer.Exit(0)

@@ -64,4 +64,19 @@ def list_providers(
     return out
 
 
-__all__ = ["list_providers", "provider_names"]
+def list_failure(exc: DreamlakeError, dream_dir: str | None) -> ProviderLifecycleResult:
+    """``list`` could not look (a broken ``.dreamrc``): the one failure shape, its
+    next action fixing the file at fault (when there is one) and then listing again.
+    What ``provider list`` prints instead of the array, and what the MCP tool answers."""
+    from .. import commands
+    from ..contract import EditThenContinue, Run
+    from ..paths import find_root
+
+    again = commands.list_(dream_dir)
+    bad = getattr(exc, "path", None)
+    nxt = EditThenContinue(file=str(bad), command=again) if bad is not None else Run(command=again)
+    res = error_result(exc, "", root=find_root(dream_dir), dream_dir=dream_dir)
+    return res.model_copy(update={"next_action": exc.next_action or nxt})
+
+
+__all__ = ["list_failure", "list_providers", "provider_names"]

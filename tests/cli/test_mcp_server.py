@@ -14,7 +14,11 @@ import pytest
 mcp = pytest.importorskip("mcp", reason="needs the MCP SDK (pip install 'dreamlake[mcp]')")
 
 from dreamlake.cli import mcp_server  # noqa: E402
-from dreamlake.engine.contract import ProviderLifecycleResult, json_schema  # noqa: E402
+from dreamlake.engine.contract import (  # noqa: E402
+    EditThenContinue,
+    ProviderLifecycleResult,
+    json_schema,
+)
 
 DREAMLAKE = Path(sys.executable).parent / "dreamlake"
 
@@ -111,6 +115,9 @@ def test_stdio_tools_resource_and_a_first_call(project: Path, tmp_path: Path) ->
 
     other = tmp_path / "elsewhere"
     other.mkdir()
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / ".dreamrc").write_bytes(b"lakeshore:\n  url: \xff\xfe\n")
 
     async def body(session: Any) -> dict[str, Any]:
         tools = {t.name: t for t in (await session.list_tools()).tools}
@@ -120,12 +127,14 @@ def test_stdio_tools_resource_and_a_first_call(project: Path, tmp_path: Path) ->
             "provider_create", {"name": "mcp-one", "provider": "local"}
         )
         bad = await session.call_tool("provider_create", {"name": "x", "nope": 1})
+        listed = await session.call_tool("provider_list", {"dream_dir": str(broken)})
         return {
             "tools": tools,
             "resources": resources,
             "loop": loop,
             "created": created,
             "bad": bad,
+            "listed": listed,
         }
 
     # the server's --dream-dir is the root unless a call names another
@@ -155,6 +164,14 @@ def test_stdio_tools_resource_and_a_first_call(project: Path, tmp_path: Path) ->
     assert (project / ".dream" / "providers" / "mcp-one" / "provider.json").is_file()
     assert not (other / ".dream").exists()
     assert got["bad"].isError is True  # an unknown argument is refused by the input schema
+    # list could not look (a broken .dreamrc): the contract's failure document, the
+    # file named and a next action fixing it, not an SDK error
+    listed = got["listed"]
+    assert listed.isError is True
+    failed = json.loads(listed.content[0].text)
+    assert failed["status"] == "error" and str(broken / ".dreamrc") in failed["error"]
+    assert failed["nextAction"]["file"] == str(broken / ".dreamrc")
+    assert failed["nextAction"]["command"].startswith("dreamlake provider list")
 
 
 def test_without_the_sdk_the_command_says_what_to_install(tmp_path: Path) -> None:
@@ -212,3 +229,9 @@ def test_day2_tools_map_onto_the_engine(tmp_path: Path) -> None:
     create("lab", "local", dream_dir=str(tmp_path), probe=False)
     (one,) = mcp_server.run_many(by["provider_list"], {"dream_dir": str(tmp_path)})
     assert one.provider == "lab" and one.next_action is not None
+    (tmp_path / ".dreamrc").write_bytes(b"\xff\xfe")  # list cannot look: one failure document
+    failed = mcp_server.run_many(by["provider_list"], {"dream_dir": str(tmp_path)})
+    assert not isinstance(failed, list) and failed.status == "error"
+    assert failed.next_action == EditThenContinue(
+        file=str(tmp_path / ".dreamrc"), command=f"dreamlake provider list --dream-dir {tmp_path}"
+    )
