@@ -103,17 +103,41 @@ def _read_section(path: Path) -> dict[str, str]:
 
 
 def dreamrc_section(start: Path | None) -> tuple[dict[str, str], Path | None]:
-    """The ``lakeshore:`` section of the nearest ``.dreamrc`` and that file's path."""
+    """The ``lakeshore:`` section of the nearest ``.dreamrc`` and that file's path.
+
+    Reading it means importing the YAML parser and the ``.dreamrc`` model, which
+    would cost ``status`` more than the rest of its run; so the section is
+    remembered in the user cache (kind ``dreamrc``) under the file's size, inode and
+    times, the home folder ``~`` expands to and the engine's code. A file that does
+    not read is an error every time, never remembered."""
     path = nearest_dreamrc(start)
     if path is None:
         return {}, None
+    from . import usercache
+
+    stats = usercache.file_stats(path)
+    if stats is None:
+        return _section(path, start), path
+    here = Path(__file__).resolve().parent
+    fp = [stats, os.path.expanduser("~"), usercache.code_stats(here)]
+    got = usercache.remembered(
+        "dreamrc",
+        f"{path.absolute()}\0{here}",
+        fp,
+        lambda: _section(path, start),
+        keep=usercache.settled([stats]),
+    )
+    return dict(got), path
+
+
+def _section(path: Path, start: Path | None) -> dict[str, str]:
     try:
         from . import dreamrc
 
-        return dict(dreamrc.lakeshore_section(path, cwd=start)), path
+        return dict(dreamrc.lakeshore_section(path, cwd=start))
     except Exception:
         # A .dreamrc broken elsewhere (or an older reader) still says where lakeshore is.
-        return _read_section(path), path
+        return _read_section(path)
 
 
 def resolve_control_plane(start: object | None = None, *, strict: bool = True) -> ControlPlane:

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from dreamlake.engine import usercache
 from dreamlake.engine.contract import Blocking
 from dreamlake.engine.paths import ProviderPaths
 from dreamlake.engine.scan import cache
@@ -46,7 +47,7 @@ class Counting:
 
 @pytest.fixture
 def no_racy_window(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cache, "RACY_SECONDS", 0.0)
+    monkeypatch.setattr(usercache, "RACY_SECONDS", 0.0)
 
 
 def test_a_hit_is_the_scan_answer_without_scanning(
@@ -61,7 +62,7 @@ def test_a_hit_is_the_scan_answer_without_scanning(
     assert again == first == scan_terraform(paths, template)
     assert [b.model_dump() for b in again] == [b.model_dump() for b in first]
     (entry,) = cache_dir.iterdir()
-    assert json.loads(entry.read_text())["dir"] == str(paths.dir.absolute())
+    assert json.loads(entry.read_text())["key"].startswith(f"{paths.dir.absolute()}\0")
 
 
 def test_any_change_to_what_the_scan_reads_is_a_miss(
@@ -110,7 +111,8 @@ def test_an_answer_is_not_remembered_while_its_files_are_fresh(
     past = time.time() - 3600
     for f in paths.terraform.iterdir():
         os.utime(f, (past, past))
-    assert cache._racy(cache.fingerprint(paths, template) or {})  # ctime: just now
+    fp = cache.fingerprint(paths, template) or {}
+    assert not usercache.settled([s for v in fp["files"].values() for s in v])  # ctime: now
 
 
 def test_off_broken_entries_and_failing_scans(
@@ -122,7 +124,7 @@ def test_off_broken_entries_and_failing_scans(
     (entry,) = cache_dir.iterdir()
     entry.write_text("{not json")
     assert len(cache.remembered(paths, template, compute)) == 3
-    assert compute.calls == 2 and json.loads(entry.read_text())["blocking"]
+    assert compute.calls == 2 and json.loads(entry.read_text())["value"]
 
     def boom() -> list[Blocking]:
         raise ValueError("does not parse")
@@ -130,7 +132,7 @@ def test_off_broken_entries_and_failing_scans(
     (paths.terraform / "terraform.tfvars").write_text(GOOD)
     with pytest.raises(ValueError):
         cache.remembered(paths, template, boom)
-    assert len(json.loads(entry.read_text())["blocking"]) == 3  # the old answer, unused
+    assert len(json.loads(entry.read_text())["value"]) == 3  # the old answer, unused
 
     monkeypatch.setenv("DREAMLAKE_CACHE_DIR", "off")
     shutil.rmtree(cache_dir)

@@ -96,7 +96,7 @@ def test_status_reports_the_supervisor_running_the_daemon(
     # reader nor the expression evaluator (the files are fresh: no racy window here).
     monkeypatch.setenv("DREAMLAKE_CACHE_DIR", str(tmp_path / "cache"))
     warm = (
-        "import sys; from dreamlake.engine.scan import cache; cache.RACY_SECONDS = 0; "
+        "import sys; from dreamlake.engine import usercache; usercache.RACY_SECONDS = 0; "
         "from dreamlake.engine.verbs.status import status; "
         f"r = status({name!r}, dream_dir={dd!r}, probe=False); "
         "print(r.status, sorted(m for m in sys.modules if m.startswith('dreamlake.engine.scan.')))"
