@@ -119,7 +119,10 @@ def dreamrc_section(start: Path | None) -> tuple[dict[str, str], Path | None]:
     if stats is None:
         return _section(path, start), path
     here = Path(__file__).resolve().parent
-    fp = [stats, os.path.expanduser("~"), usercache.code_stats(here)]
+    code = usercache.code_stats(
+        *(here / f for f in ("dreamrc.py", "lakeshore.py", "paths.py", "readers.py", "yamlload.py"))
+    )
+    fp = [stats, os.path.expanduser("~"), code]
     got = usercache.remembered(
         "dreamrc",
         f"{path.absolute()}\0{here}",

@@ -65,15 +65,19 @@ def listing(folder: Path) -> list[list[Any]] | None:
     return out
 
 
-def code_stats(*folders: Path) -> list[list[Any]]:
-    """The ``.py`` files of ``folders`` by name, size and modification time: an
-    installed engine's identity for what it computed (a changed engine never reads
-    an older one's answers)."""
+def code_stats(*where: Path) -> list[list[Any]]:
+    """The code an answer was computed with: each ``.py`` file named, and those of
+    each folder named, by path, size and modification time, so an engine whose code
+    changed never reads an older one's answers."""
     out: list[list[Any]] = []
-    for where in folders:
-        for e in listing(where) or ():
+    for path in where:
+        if path.suffix == ".py":
+            st = file_stats(path)
+            out.append([str(path), st[0], st[2]] if st else [str(path), None])
+            continue
+        for e in listing(path) or ():
             if e[0].endswith(".py"):
-                out.append([str(where), e[0], e[1], e[3]])
+                out.append([str(path / e[0]), e[1], e[3]])
     return out
 
 

@@ -11,8 +11,9 @@ of everything the scan reads:
   inode, modification and change times): the variable files Terraform loads and
   the ``*.tf`` files whose ``variable`` blocks judge the values;
 * the template's decisions (key, variable, file, placeholder, why, probe);
-* the scan's own code (each module's name, size and modification time), so a
-  changed engine never reads an older engine's answer.
+* the code it runs (the scan's modules and the engine modules they read files
+  and build answers with, by size and modification time), so a changed engine
+  never reads an older engine's answer.
 
 Any difference is a miss and the scan runs; the usercache's rules apply (nothing
 written while a file is fresh, a failing scan never kept).
@@ -45,7 +46,12 @@ def fingerprint(paths: ProviderPaths, template: Template) -> dict[str, Any] | No
     decisions = [
         [d.key, d.var, d.file, repr(d.placeholder), d.why, d.probe] for d in template.decisions
     ]
-    code = usercache.code_stats(_CODE, _CODE / "expr", _CODE.parent)
+    engine = _CODE.parent
+    code = usercache.code_stats(
+        _CODE,
+        _CODE / "expr",
+        *(engine / f for f in ("contract.py", "hcl.py", "paths.py", "readers.py", "vendors.py")),
+    )
     return {"files": files, "decisions": decisions, "code": code}
 
 

@@ -117,3 +117,13 @@ def test_a_remembered_section_costs_status_no_yaml(rc: Path, tmp_path: Path) -> 
     ]
     assert runs[0].stdout.split() == ["http://127.0.0.1:7003", "team", "True"], runs[0].stderr
     assert runs[1].stdout.split() == ["http://127.0.0.1:7003", "team", "False"], runs[1].stderr
+
+
+def test_code_stats_name_files_and_folders(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "b.txt").write_text("not code\n")
+    got = usercache.code_stats(tmp_path, tmp_path / "a.py", tmp_path / "gone.py")
+    st = usercache.file_stats(tmp_path / "a.py")
+    assert st is not None
+    row = [str(tmp_path / "a.py"), st[0], st[2]]
+    assert got == [row, row, [str(tmp_path / "gone.py"), None]]
