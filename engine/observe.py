@@ -21,7 +21,7 @@ from .derive import Derived, Observation, derive
 from .errors import DreamlakeError, UnknownProvider
 from .paths import ProviderPaths, Root
 from .record import read_record
-from .vendors import all_templates
+from .vendors import find_template
 
 
 def observe(
@@ -46,7 +46,7 @@ def observe(
         if require:
             raise unknown_provider(name, root, dream_dir)
         return Observation(name, d, dream_dir, None, None, server=cp.url, namespace=cp.namespace)
-    template = all_templates().get(record.vendor)
+    template = find_template(record.vendor)
     from .target import read_target
 
     target = read_target(paths, record.backend, dream_dir)

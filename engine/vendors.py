@@ -109,6 +109,34 @@ def all_templates() -> dict[str, Template]:
     return _load(os.environ.get(TEMPLATE_PATH_ENV, ""))
 
 
+def find_template(vendor: str) -> Template | None:
+    """``all_templates().get(vendor)``, reading one manifest instead of every one
+    where that gives the same answer: no user templates (``$DREAMLAKE_TEMPLATE_PATH``)
+    and a shipped folder named for the vendor, whose manifest says so."""
+    if os.environ.get(TEMPLATE_PATH_ENV, "") or not _plain_name(vendor):
+        return all_templates().get(vendor)
+    return _shipped_one(vendor)
+
+
+def _plain_name(vendor: str) -> bool:
+    """A name that can only be a folder's own (no separator, no dot)."""
+    return vendor.isascii() and vendor.replace("-", "").replace("_", "").isalnum()
+
+
+@cache
+def _shipped_one(vendor: str) -> Template | None:
+    root = _shipped()
+    if isinstance(root, Path):
+        manifest = root / vendor / "TEMPLATE.json"
+        try:
+            data = json.loads(manifest.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return all_templates().get(vendor)
+        if data.get("vendor") == vendor:
+            return _parse(data)
+    return all_templates().get(vendor)
+
+
 @cache
 def _shipped() -> Traversable:
     """The shipped templates: their folder on disk when the package is installed as
