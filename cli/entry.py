@@ -5,9 +5,10 @@ Agents run ``dreamlake provider status -n NAME --json`` in a loop, and importing
 typer (which imports pydantic) costs more than the rest of that run. So the plain,
 well-formed spellings of that one command are recognised here and run without it;
 the engine's results are lean models (``engine/wire.py``) and print the same bytes
-either way. Anything else — another command, ``--help``, a flag this parser does not
-know, a repeated or missing option — goes to the full CLI, which answers it exactly
-as before.
+either way. A plain ``[command ...] --help`` is printed from the help cache
+(``helpcache.py``: typer renders it once per version of the code and width).
+Anything else — another command, a flag this parser does not know, a repeated or
+missing option — goes to the full CLI, which answers it exactly as before.
 """
 
 from __future__ import annotations
@@ -52,9 +53,11 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     req = status_request(args)
     if req is None:
-        from .main import main as full
+        from .helpcache import help_request, show_help
 
-        return full(args)
+        if help_request(args):
+            return show_help(args, _full)
+        return _full(args)
     name, dream_dir, as_json = req
     if os.environ.get("DREAMLAKE_LOG"):
         from .conventions import setup_logging
@@ -82,6 +85,12 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if collecting:
             gc.enable()  # called in-process (tests, embedders): leave it as it was
+
+
+def _full(args: list[str]) -> int:
+    from .main import main as full
+
+    return full(args)
 
 
 if __name__ == "__main__":  # python -m dreamlake.cli.entry

@@ -93,11 +93,12 @@ def remembered(
     fingerprint: Any,
     compute: Callable[[], Any],
     *,
-    keep: bool = True,
+    keep: bool | Callable[[Any], bool] = True,
 ) -> Any:
     """``compute()``'s answer (JSON data) for ``key``, from the cache when it was
     remembered under an equal ``fingerprint``. ``keep=False``: compute, and do not
-    remember (a fingerprint whose files are not settled)."""
+    remember (a fingerprint whose files are not settled); a callable decides from
+    the answer."""
     base = folder(kind)
     if base is None:
         return compute()
@@ -109,7 +110,7 @@ def remembered(
         if data["key"] == key and data["fingerprint"] == fingerprint:
             return data["value"]
     value = compute()
-    if keep:
+    if keep(value) if callable(keep) else keep:
         with contextlib.suppress(OSError, TypeError, ValueError):
             from .fsutil import atomic_write
 
