@@ -31,6 +31,7 @@ from pathlib import Path
 
 from dreamlake.engine.backends.terraform import observe_state
 from dreamlake.engine.backends.terraform.binaries import available
+from dreamlake.engine.usercache import RACY_SECONDS
 from dreamlake.engine.verbs.apply import apply
 from dreamlake.engine.verbs.create import create
 from dreamlake.engine.verbs.plan import plan
@@ -153,6 +154,9 @@ def main() -> None:
             (pdir / "terraform/terraform.tfvars").write_text(TFVARS)
             assert plan("bench", dream_dir=str(proj)).status == "ready"
             assert apply("bench", yes=True, dream_dir=str(proj)).status in ("applied", "unclaimed")
+            # An agent's loop asks about files it is not editing: let them settle past
+            # the caches' racy window, or the first runs would all read the files anew.
+            time.sleep(RACY_SECONDS + 0.5)
             tf_dir = pdir / "terraform"
             status_cmd = [dreamlake, "provider", "status", "-n", "bench", "--json"]
             show_cmd = [binary, "show", "-json", "-no-color"]
