@@ -108,8 +108,8 @@ def dreamrc_section(start: Path | None) -> tuple[dict[str, str], Path | None]:
     Reading it means importing the YAML parser and the ``.dreamrc`` model, which
     would cost ``status`` more than the rest of its run; so the section is
     remembered in the user cache (kind ``dreamrc``) under the file's size, inode and
-    times, the home folder ``~`` expands to and the engine's code. A file that does
-    not read is an error every time, never remembered."""
+    times, the home folder ``~`` expands to and the modules that read it. A file
+    that does not read is an error every time, never remembered."""
     path = nearest_dreamrc(start)
     if path is None:
         return {}, None
