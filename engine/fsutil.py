@@ -9,12 +9,19 @@ from pathlib import Path
 
 
 def atomic_write(
-    path: Path, data: bytes | str, *, mode: int | None = None, overwrite: bool = True
+    path: Path,
+    data: bytes | str,
+    *,
+    mode: int | None = None,
+    overwrite: bool = True,
+    durable: bool = True,
 ) -> bool:
     """Write ``data`` to ``path`` through a temp file and a rename.
 
     With ``overwrite=False`` an existing file is left alone and False is returned
-    (the final step is a hard link, which fails if the name exists).
+    (the final step is a hard link, which fails if the name exists). ``durable=False``
+    skips the ``fsync``: for a cache, whose entry a crash may lose or empty (a reader
+    then computes it again), never for a user's file.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     raw = data.encode("utf-8") if isinstance(data, str) else data
@@ -25,7 +32,8 @@ def atomic_write(
         with os.fdopen(fd, "wb") as fh:
             fh.write(raw)
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         if mode is not None:
             os.chmod(tmp, mode)
         if overwrite:

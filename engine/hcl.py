@@ -51,5 +51,5 @@ def loads(text: str) -> dict[str, Any]:
         with contextlib.suppress(OSError, TypeError, ValueError):
             from .fsutil import atomic_write
 
-            atomic_write(entry, json.dumps(data))
+            atomic_write(entry, json.dumps(data), durable=False)
     return data

@@ -115,7 +115,7 @@ def remembered(
             from .fsutil import atomic_write
 
             body = {"key": key, "fingerprint": fingerprint, "value": value}
-            atomic_write(entry, json.dumps(body))
+            atomic_write(entry, json.dumps(body), durable=False)
     return value
 
 
