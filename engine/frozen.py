@@ -9,7 +9,8 @@ records the behaviour of ``@dataclass(frozen=True)`` that the engine relies on,
 with methods shared by every class instead of compiled per class:
 
 * construction by position (field order) or keyword, defaults and
-  ``field(default_factory=...)``, ``TypeError`` for a missing, unknown or repeated
+  ``field(default_factory=...)`` (a list, dict or set as a plain default is refused,
+  as dataclasses refuse it), ``TypeError`` for a missing, unknown or repeated
   argument; ``__post_init__`` when the class has one;
 * equality (same class, compared fields equal) and a hash over the compared
   fields; ``field(compare=False)`` leaves a field out of both;
@@ -86,6 +87,11 @@ def frozen(cls: type[T]) -> type[T]:
             else:
                 setattr(cls, name, spec.default)
         else:
+            if value.__class__.__hash__ is None:  # a list, dict or set all instances would share
+                raise ValueError(
+                    f"mutable default {type(value).__name__} for field {name} is not allowed: "
+                    "use field(default_factory=...)"
+                )
             spec = Field(value)
         fields.pop(name, None)
         fields[name] = spec

@@ -90,6 +90,12 @@ def test_inheritance_post_init_and_field_order() -> None:
             a: int = 1
             b: int  # type: ignore[misc]
 
+    with pytest.raises(ValueError, match="default_factory"):
+
+        @frozen
+        class Shared:
+            items: list[int] = []
+
 
 def test_status_path_imports_neither_dataclasses_nor_inspect(tmp_path: Any) -> None:
     code = (
