@@ -28,7 +28,7 @@ from ...contract import Blocking, LockInfo, PlanCounts, Shell
 from ...errors import BackendError, DreamlakeError
 from ...fsutil import atomic_write
 from ...paths import ProviderPaths
-from ...record import read_record
+from ...record import now_utc, read_record
 from ..base import ApplyOutcome, DestroyOutcome, InfraState, PlanOutcome, Progress
 from .adopt import not_ours
 from .automation import Automation, PulumiAutomation, StackRequest, StackSession
@@ -314,12 +314,12 @@ class PulumiBackend:
 
     def _scan(self, provider_dir: Path) -> list[Blocking]:
         from ...scan.pulumi import scan_pulumi
-        from ...vendors import all_templates
+        from ...vendors import find_template
 
         record = read_record(provider_dir / "provider.json")
         if record is None:
             raise DreamlakeError(f"{provider_dir} holds no provider.json", kind="unknown_provider")
-        template = all_templates().get(record.vendor)
+        template = find_template(record.vendor)
         if template is None:
             return []
         return scan_pulumi(ProviderPaths(provider_dir), template)
@@ -383,7 +383,7 @@ class PulumiBackend:
             "inputs": inputs_digest(project, url),
             "state": state,
             "savedPlan": project.update_plan.name if saved else None,
-            "createdAt": datetime.now(UTC).isoformat(timespec="seconds"),
+            "createdAt": now_utc(),
         }
         atomic_write(project.summary, json.dumps(summary, indent=2) + "\n")
         files = [*recovered, str(project.summary.absolute())]

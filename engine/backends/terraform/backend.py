@@ -43,13 +43,13 @@ class StateLocked(BackendError):
 
 def _template_for(provider_dir: Path) -> Template | None:
     from ...record import read_record
-    from ...vendors import all_templates
+    from ...vendors import find_template
 
     try:
         record = read_record(provider_dir / "provider.json")
     except Exception:
         return None
-    return all_templates().get(record.vendor) if record else None
+    return find_template(record.vendor) if record else None
 
 
 def _feed(progress: Progress | None) -> Callable[[str], None] | None:
