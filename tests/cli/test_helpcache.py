@@ -33,11 +33,14 @@ def test_which_lines_are_a_plain_help(argv: list[str], want: bool) -> None:
 
 
 def test_columns_is_what_click_would_wrap_to(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("COLUMNS", "61")
-    assert columns() == 61
-    monkeypatch.setenv("COLUMNS", "wide")
-    assert columns() > 0  # stdout's terminal, else 80
-    monkeypatch.delenv("COLUMNS")
+    import shutil
+
+    for value in ("61", "wide", "0", "-3", None):  # set, unusable, unset
+        if value is None:
+            monkeypatch.delenv("COLUMNS", raising=False)
+        else:
+            monkeypatch.setenv("COLUMNS", value)
+        assert columns() == shutil.get_terminal_size().columns, value
     assert columns() > 0
 
 
