@@ -11,17 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import json
-from pathlib import Path
 from typing import Any
 
 # Bump when the parser's output shape changes (python-hcl2 major versions differ).
 PARSER_TAG = "hcl2-8"
-
-
-def cache_dir() -> Path | None:
-    from .usercache import folder
-
-    return folder("hcl")
 
 
 def loads(text: str) -> dict[str, Any]:
@@ -33,7 +26,9 @@ def loads(text: str) -> dict[str, Any]:
         raise FileProblem(None, f"larger than {MAX_TEXT // (1024 * 1024)} MiB")
     import hashlib
 
-    folder = cache_dir()
+    from .usercache import folder as cache_folder
+
+    folder = cache_folder("hcl")
     key = hashlib.sha256(f"{PARSER_TAG}\0{text}".encode()).hexdigest()
     entry = folder / f"{key}.json" if folder else None
     if entry is not None:
