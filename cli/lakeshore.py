@@ -212,6 +212,13 @@ def serve(
     ] = None,
 ) -> None:
     """Run the control plane (FastAPI under uvicorn); migrate the database first."""
+    from .extras import install_line, missing
+
+    if gone := missing("server"):
+        fail(
+            f"lakeshore serve needs the server extra ({', '.join(gone)} not installed)",
+            install_line("server"),
+        )
     from dreamlake.controlplane.logsetup import configure
     from dreamlake.controlplane.server.settings import Settings
 
