@@ -7,9 +7,10 @@ token lifecycle over the API, and the secret key's rotation on the database itse
     lakeshore keys rotate [--db URL] [--data-dir DIR] [--new-key-file FILE]
     lakeshore namespaces set-org NAME ORG | --none
 
-``keys rotate`` re-encrypts every secret with a new key in one transaction. Stop
-every replica first and start them again with the new key (a replica still on the
-old key refuses to start: its key no longer matches the database's key check).
+``keys rotate`` re-encrypts every secret with a new key in one transaction. It is
+refused while any server holds the database (it names them): stop every replica
+first and start them again with the new key (a replica still on the old key
+refuses to start: its key no longer matches the database's key check).
 """
 
 from __future__ import annotations
@@ -135,7 +136,13 @@ def keys_rotate(
     """Re-encrypt every secret with a fresh key, in one transaction."""
     from dreamlake.controlplane.db import make_engine, redact_url, run_migrations
     from dreamlake.controlplane.registry.crypto import SecretKeyError, generate_key
-    from dreamlake.controlplane.server.keys import key_source, load_key, rotate_key, write_key_file
+    from dreamlake.controlplane.server.keys import (
+        KeyRotationRefused,
+        key_source,
+        load_key,
+        rotate_key,
+        write_key_file,
+    )
     from dreamlake.controlplane.server.settings import Settings
 
     settings = Settings.from_env(data_dir=data_dir, db_url=db)
@@ -155,6 +162,9 @@ def keys_rotate(
         write_key_file(staged, new, replace=True)  # the new key is safe on disk first
         count = rotate_key(engine, old, new)
         staged.replace(target)
+    except KeyRotationRefused as exc:
+        staged.unlink(missing_ok=True)
+        fail(str(exc), "stop every lakeshore serve over this database, then: lakeshore keys rotate")
     except SecretKeyError as exc:
         fail(str(exc), "check LAKESHORE_SECRET_KEY / LAKESHORE_SECRET_KEY_FILE / --data-dir")
     except Exception as exc:

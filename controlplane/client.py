@@ -122,11 +122,18 @@ class Client:
         return self.request("GET", "/api/namespaces")  # type: ignore[no-any-return]
 
     def create_token(
-        self, namespace: str, label: str | None = None, expires_in: int | None = None
+        self,
+        namespace: str,
+        label: str | None = None,
+        expires_in: int | None = None,
+        **daemon: Any,
     ) -> str:
+        """A namespace token; with ``scope="daemon", provider=..., host=...`` (and
+        ``replaces``, the host's earlier token) a daemon's token for one provider."""
         body: dict[str, Any] = {"label": label} if label else {}
         if expires_in is not None:
             body["expiresInSeconds"] = expires_in
+        body.update({k: v for k, v in daemon.items() if v is not None})
         out = self.request("POST", f"/api/namespaces/{self._ns(namespace)}/tokens", body)
         return str(out["token"])
 

@@ -23,8 +23,12 @@ class Namespace(Base):
 
 
 class Token(Base):
-    """A bearer token. Only its SHA-256 is stored. ``admin`` tokens reach every
-    namespace; others reach their own namespace (and org siblings)."""
+    """A bearer token. Only its SHA-256 is stored. ``scope`` says what it may do
+    (see ``server/scopes.py``): ``admin`` reaches every namespace; ``namespace``
+    works in its own namespace (and reads org siblings); ``daemon`` registers,
+    heartbeats, polls and reports for ``provider_name`` only (and, once it has
+    registered, for ``instance_id`` only when that is pinned). ``host`` is the
+    daemon's install it was minted for: one live daemon token per (provider, host)."""
 
     __tablename__ = "tokens"
 
@@ -38,6 +42,10 @@ class Token(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, nullable=False)
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    scope: Mapped[str] = mapped_column(String(16), default="namespace", nullable=False)
+    provider_name: Mapped[str | None] = mapped_column(String(63), index=True, nullable=True)
+    instance_id: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    host: Mapped[str | None] = mapped_column(String(255), nullable=True)
 
 
 class Worker(Base):

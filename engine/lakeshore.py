@@ -21,6 +21,7 @@ import os
 import sys
 import urllib.parse
 from pathlib import Path
+from typing import Any
 
 from .contract import Claim, ClaimWorker
 from .frozen import frozen
@@ -256,3 +257,40 @@ def fetch_claims_many(
         return None
     out = [_claim(c) for c in data["claims"]]
     return out if len(out) == len(wanted) else None
+
+
+# -- daemon tokens: minted by connect, revoked by destroy and delete --------------
+
+
+def mint_daemon_token(
+    client: Any, namespace: str, provider: str, host: str, *, replaces: str = ""
+) -> str:
+    """A daemon token for ``provider`` on ``host`` (it works for that provider's
+    worker routes only). The control plane revokes, in the same commit, the
+    provider's earlier daemon token for the host and ``replaces`` (the token the
+    install held) unless that is an admin token. Raises the client's errors."""
+    return str(
+        client.create_token(
+            namespace,
+            label=f"nymph {provider} on {host}",
+            scope="daemon",
+            provider=provider,
+            host=host[:255],
+            replaces=replaces or None,
+        )
+    )
+
+
+def revoke_daemon_tokens(cp: ControlPlane, provider: str, *, timeout: float = 5.0) -> str | None:
+    """Revoke every daemon token of ``provider`` (``destroy`` and ``delete`` do: a
+    removed install's token must not register a ghost worker). Returns a note, or
+    None when nothing was revoked or the control plane could not be asked."""
+    path = "/api/namespaces/{}/providers/{}/tokens".format(
+        urllib.parse.quote(cp.namespace, safe=""), urllib.parse.quote(provider, safe="")
+    )
+    data = _ask(cp, "DELETE", path, None, timeout)
+    revoked = data.get("revoked") if isinstance(data, dict) else None
+    if not isinstance(revoked, list) or not revoked:
+        return None
+    n = len(revoked)
+    return f"revoked {n} daemon token{'s' if n != 1 else ''} of '{provider}' on {cp.url}"

@@ -122,9 +122,19 @@ def _needs_bundle(spec: LaunchSpec) -> bool:
     return spec.dispatch == "daemon" and spec.launcher in ("EC2", "GCE", "Kube", "SLURM")
 
 
-def _mint(session: Session, namespace_id: int, label: str) -> tuple[str, int]:
+def _mint(session: Session, namespace_id: int, label: str, provider: str) -> tuple[str, int]:
+    """An instance's token: a daemon token for ``provider``, pinned to the first
+    instance that registers with it (``instance_id=""``; see server/scopes.py)."""
     token = new_token()
-    row = Token(token_hash=hash_token(token), namespace_id=namespace_id, admin=False, label=label)
+    row = Token(
+        token_hash=hash_token(token),
+        namespace_id=namespace_id,
+        admin=False,
+        label=label,
+        scope="daemon",
+        provider_name=provider,
+        instance_id="",
+    )
     session.add(row)
     session.flush()
     return token, row.id
@@ -266,7 +276,9 @@ def launch(
         sealed: list[str] = []
         if _needs_tokens(spec_preview):
             for i in range(own["count"]):
-                tok, tid = _mint(session, ns_id, f"instance {preview['provider']} {ct}-{i}")
+                tok, tid = _mint(
+                    session, ns_id, f"instance {preview['provider']} {ct}-{i}", preview["provider"]
+                )
                 tokens.append(tok)
                 token_ids.append(tid)
                 sealed.append(box.encrypt(tok, namespace=str(ns_id), name=f"launch:{ct}:{i}"))

@@ -7,15 +7,17 @@ import importlib
 from fastapi import FastAPI
 
 from ..db import make_engine, make_sessionmaker, run_migrations
+from . import presence
 from .bootstrap import bootstrap
 from .deps import TokenCache
 from .errors import install_error_handlers
 from .files import secure_data_dir, secure_db_files
+from .gate import Gate
 from .hotpath import HotPath
 from .json_guard import JsonGuard
 from .limits import BodySizeLimit
 from .notify import Notifier
-from .runtime import lifespan, load_secret_box, unscoped_listings
+from .runtime import add_service, lifespan, load_secret_box, unscoped_listings
 from .settings import Settings
 
 # Optional routers mounted when their module exists; each exposes ``router``
@@ -54,8 +56,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     run_migrations(engine)
     secure_db_files(settings.database_url())
     make_session = make_sessionmaker(engine)
-    admin_file = bootstrap(settings, make_session)
-    box = load_secret_box(settings, make_session)
+    # this server holds the database from now on (keys rotate refuses meanwhile),
+    # announced before its key is checked: see presence.py
+    here = presence.announce(make_session, str(settings.data_dir))
+    try:
+        # the key first: a replica refused for a wrong key writes nothing (no admin
+        # token, no bootstrap row, no presence)
+        box = load_secret_box(settings, make_session)
+        admin_file = bootstrap(settings, make_session)
+    except BaseException:
+        presence.withdraw(make_session, here)
+        raise
 
     from dreamlake import __version__
 
@@ -82,9 +93,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     app.add_middleware(JsonGuard, max_depth=settings.max_json_depth)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(Gate, state=app.state)  # who asks, before any body is read
     app.add_middleware(HotPath, state=app.state)  # outermost: heartbeats and idle polls
     app.state.mounted = include_routers(app)
     from ..queues.loop import install as run_queue_loop  # queues that grow their own workers
 
     run_queue_loop(app)
+    held = presence.Presence(make_session, here)
+    add_service(app, held.start, held.stop)
     return app

@@ -34,6 +34,7 @@ import threading
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from fastapi import Depends, Request
@@ -61,6 +62,20 @@ class Caller:
     token_id: int
     admin: bool
     namespace_id: int | None
+    scope: str = "namespace"  # "admin", "namespace" or "daemon" (see scopes.py)
+    provider: str | None = None  # a daemon token's provider
+    instance: str | None = None  # a daemon token's pinned instance ("" = pins on register)
+    expires_at: datetime | None = None
+
+    def expired(self) -> bool:
+        """Exactly when the token's expiry has passed (whatever a cache holds)."""
+        return self.expires_at is not None and utcnow() >= self.expires_at
+
+    def ttl(self) -> float | None:
+        """How long a cache may keep what it knows of this caller."""
+        if self.expires_at is None:
+            return None
+        return (self.expires_at - utcnow()).total_seconds()
 
 
 @dataclass(frozen=True)
@@ -68,6 +83,7 @@ class Access:
     caller: Caller
     namespace: Namespace
     namespace_ids: tuple[int, ...]
+    own: bool = True  # the token's own namespace (else an org sibling's: reads only)
 
 
 def _bearer(request: Request) -> str:
@@ -111,11 +127,15 @@ def _cache(request: Request) -> TokenCache | None:
 
 
 async def _single_flight(request: Request, key: Any, fn: Any) -> Any:
+    return await _single_flight_on(request.app.state, key, fn)
+
+
+async def _single_flight_on(state: Any, key: Any, fn: Any) -> Any:
     """Run ``fn`` in a thread once for every concurrent request that needs ``key``
     (when a cache entry lapses under load, one lookup, not one per request)."""
-    flights: dict[Any, asyncio.Future[Any]] | None = getattr(request.app.state, "flights", None)
+    flights: dict[Any, asyncio.Future[Any]] | None = getattr(state, "flights", None)
     if flights is None:
-        flights = request.app.state.flights = {}
+        flights = state.flights = {}
     pending = flights.get(key)
     if pending is not None:
         return await asyncio.shield(pending)
@@ -134,10 +154,19 @@ async def _single_flight(request: Request, key: Any, fn: Any) -> Any:
         flights.pop(key, None)
 
 
+def _expired() -> ApiError:
+    return ApiError(401, "unauthorized", "this token has expired; mint a new one")
+
+
 async def require_caller(request: Request) -> Caller:
+    known = getattr(request.state, "caller", None)
+    if isinstance(known, Caller):
+        return known  # the gate authenticated this request (see gate.py)
     cache = _cache(request)
     digest = hash_token(_bearer(request))
     if cache is not None and (hit := cache.get(digest)) is not None:
+        if hit.expired():
+            raise _expired()
         return hit  # type: ignore[no-any-return]
 
     def lookup() -> Caller:
@@ -149,25 +178,54 @@ async def require_caller(request: Request) -> Caller:
 
 def caller_of(request: Request, session: Session) -> Caller:
     """Who sent ``request`` (plain function form of :func:`require_caller`)."""
-    digest = hash_token(_bearer(request))
-    cache: TokenCache | None = getattr(request.app.state, "token_cache", None)
+    return caller_of_digest(request.app.state, hash_token(_bearer(request)), session)
+
+
+def caller_of_digest(state: Any, digest: str, session: Session) -> Caller:
+    """The caller holding the token whose SHA-256 is ``digest`` (401 when unknown,
+    revoked or expired), remembered in the token cache no longer than it is valid."""
+    cache: TokenCache | None = getattr(state, "token_cache", None)
     if cache is not None and (hit := cache.get(digest)) is not None:
-        return hit
+        if hit.expired():
+            raise _expired()
+        return hit  # type: ignore[no-any-return]
     row = session.scalar(select(Token).where(Token.token_hash == digest))
     if row is None or row.revoked_at is not None:
         raise ApiError(401, "unauthorized", "unknown or revoked token")
-    ttl = None
-    if row.expires_at is not None:
-        ttl = (row.expires_at - utcnow()).total_seconds()
-        if ttl <= 0:
-            raise ApiError(401, "unauthorized", "this token has expired; mint a new one")
-    caller = Caller(token_id=row.id, admin=row.admin, namespace_id=row.namespace_id)
+    scope = "admin" if row.admin else (row.scope or "namespace")
+    caller = Caller(
+        token_id=row.id,
+        admin=row.admin,
+        namespace_id=row.namespace_id,
+        scope=scope,
+        provider=row.provider_name if scope == "daemon" else None,
+        instance=row.instance_id if scope == "daemon" else None,
+        expires_at=row.expires_at,
+    )
+    if caller.expired():
+        raise _expired()
     if cache is not None:
-        cache.put(digest, caller, ttl)
+        cache.put(digest, caller, caller.ttl())
     return caller
 
 
+async def caller_cached(state: Any, digest: str) -> Caller:
+    """:func:`caller_of_digest` from the cache, else in a thread (single flight)."""
+    cache: TokenCache | None = getattr(state, "token_cache", None)
+    if cache is not None and (hit := cache.get(digest)) is not None:
+        if hit.expired():
+            raise _expired()
+        return hit  # type: ignore[no-any-return]
+
+    def lookup() -> Caller:
+        with state.sessionmaker() as session:
+            return caller_of_digest(state, digest, session)
+
+    return await _single_flight_on(state, digest, lookup)  # type: ignore[no-any-return]
+
+
 async def require_admin(caller: Caller = Depends(require_caller)) -> Caller:
+    # the gate refuses a route declared "admin" first; this holds for any other
     if not caller.admin:
         raise ApiError(403, "forbidden", "this needs an admin token")
     return caller
@@ -183,19 +241,37 @@ def org_namespace_ids(session: Session, ns: Namespace) -> tuple[int, ...]:
 async def require_namespace(ns: str, request: Request) -> Access:
     """Who may do what in ``{ns}``: from the cache, else looked up in a session of
     its own (closed before the route runs)."""
-    cache = _cache(request)
-    digest = hash_token(_bearer(request))
-    if cache is not None and (hit := cache.get((digest, ns))) is not None:
-        return hit  # type: ignore[no-any-return]
+    known = getattr(request.state, "access", None)
+    if isinstance(known, Access) and known.namespace.name == ns:
+        return known  # the gate checked this request's scope (see gate.py)
+    return await access_cached(request.app.state, hash_token(_bearer(request)), ns)
+
+
+def cached_access(state: Any, digest: str, ns: str) -> Access | None:
+    """The remembered access of a token to ``ns``, while the token is valid."""
+    cache: TokenCache | None = getattr(state, "token_cache", None)
+    hit = cache.get((digest, ns)) if cache is not None else None
+    if hit is None or hit.caller.expired():
+        return None
+    return hit  # type: ignore[no-any-return]
+
+
+async def access_cached(state: Any, digest: str, ns: str) -> Access:
+    """:func:`access_to` for the token ``digest``: from the cache, else looked up
+    in a session of its own (closed before returning), one lookup for every
+    concurrent request that needs it."""
+    if (hit := cached_access(state, digest, ns)) is not None:
+        return hit
+    cache: TokenCache | None = getattr(state, "token_cache", None)
 
     def lookup() -> Access:
-        with request.app.state.sessionmaker() as session:
-            access = access_to(ns, caller_of(request, session), session)
+        with state.sessionmaker() as session:
+            access = access_to(ns, caller_of_digest(state, digest, session), session)
         if cache is not None:
-            cache.put((digest, ns), access)
+            cache.put((digest, ns), access, access.caller.ttl())
         return access
 
-    return await _single_flight(request, (digest, ns), lookup)  # type: ignore[no-any-return]
+    return await _single_flight_on(state, (digest, ns), lookup)  # type: ignore[no-any-return]
 
 
 require_namespace_released = require_namespace
@@ -212,8 +288,14 @@ def access_to(ns: str, caller: Caller, session: Session) -> Access:
         raise ApiError(403, "forbidden", f"this token is not valid for namespace {ns!r}")
     if row.id != caller.namespace_id:
         own = session.get(Namespace, caller.namespace_id) if caller.namespace_id else None
-        if own is None or own.org_id is None or own.org_id != row.org_id:
+        if (
+            caller.scope == "daemon"
+            or own is None
+            or own.org_id is None
+            or own.org_id != row.org_id
+        ):
             raise ApiError(403, "forbidden", f"this token is not valid for namespace {ns!r}")
+        return Access(caller, row, org_namespace_ids(session, row), own=False)
     return Access(caller, row, org_namespace_ids(session, row))
 
 

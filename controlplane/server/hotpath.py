@@ -33,6 +33,7 @@ import time
 from typing import Any
 from urllib.parse import parse_qsl
 
+from .deps import cached_access
 from .routes.workers import POLL_RECHECK_SECONDS, poll_deadline
 from .schemas import HeartbeatOut
 from .settings import MAX_WAIT_SECONDS
@@ -133,7 +134,20 @@ class HotPath:
         scheme, _, token = header.decode("latin-1").partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             return None
-        return cache.get((hash_token(token.strip()), ns))
+        return cached_access(self.state, hash_token(token.strip()), ns)
+
+    @staticmethod
+    def _owns(access: Any, hb: Any, worker_id: str) -> bool:
+        """Whether the caller may act for this worker here; a daemon's token only
+        for its own provider's (else the route answers, and refuses)."""
+        caller = access.caller
+        if caller.scope != "daemon":
+            return True
+        return (
+            bool(caller.provider)
+            and hb.provider_of(worker_id) == caller.provider
+            and not caller.instance
+        )
 
     def _services(self) -> tuple[Any, Any] | None:
         hb = getattr(self.state, "heartbeats", None)
@@ -156,6 +170,8 @@ class HotPath:
         if access is None or services is None or scope.get("query_string"):
             return False
         hb, _hints = services
+        if not self._owns(access, hb, worker_id):
+            return False
         seen = hb.beat_known(access.namespace.id, worker_id)
         if seen is None:
             return False
@@ -188,7 +204,13 @@ class HotPath:
         access = self._access(scope, ns) if services is not None else None
         wait = self._wait_of(scope) if access is not None else None
         provider = services[0].provider_of(worker_id) if services is not None else None
-        if services is None or access is None or wait is None or provider is None:
+        if (
+            services is None
+            or access is None
+            or wait is None
+            or provider is None
+            or not self._owns(access, services[0], worker_id)
+        ):
             await self.app(scope, receive, send)
             return
         hb, hints = services

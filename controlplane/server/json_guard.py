@@ -10,6 +10,7 @@
   digits (text that is not JSON at all is left to FastAPI's validation).
 
 So a body that reaches a route is plain, finite, bounded JSON, whatever the backend.
+The guard sits inside :class:`~.gate.Gate`: it never reads a body the gate refused.
 :func:`refuse_nul` is the body-level NUL check the registry models run.
 """
 
@@ -21,6 +22,10 @@ from typing import Any
 
 MAX_INT_DIGITS = 19  # a signed 64-bit integer has at most 19 digits
 DEFAULT_MAX_DEPTH = 32
+OFF_LOOP_BYTES = 32 * 1024
+"""Bodies larger than this are checked on a worker thread, not the event loop (only
+an authenticated caller's body gets this far: see gate.py; its size is bounded by
+``BodySizeLimit`` and its nesting by ``max_depth``)."""
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -159,7 +164,12 @@ class JsonGuard:
         raw = b"".join(chunks)
         if raw.strip():
             try:
-                parse_strict(raw, self.max_depth)
+                if len(raw) > OFF_LOOP_BYTES:  # never hold the event loop for long
+                    from anyio import to_thread
+
+                    await to_thread.run_sync(parse_strict, raw, self.max_depth)
+                else:
+                    parse_strict(raw, self.max_depth)
             except JsonRefused as exc:
                 await _refuse(send, str(exc))
                 return

@@ -10,7 +10,8 @@ first server to start (``INSERT`` under the primary key, so of two servers start
 together one wins and the other checks against it). A server whose key cannot
 decrypt it refuses to start: it would write secrets its peers cannot read.
 
-:func:`rotate_key` re-encrypts every secret and the check in one transaction.
+:func:`rotate_key` re-encrypts every secret and the check in one transaction, and
+refuses while any server holds the database (see ``presence.py``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import secrets
 import stat
 from pathlib import Path
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -34,7 +35,13 @@ from ..registry.crypto import (
     _fernet,
     generate_key,
 )
+from . import presence
 from .settings import Settings
+
+
+class KeyRotationRefused(SecretKeyError):
+    """A server holds the database: rotating under it could leave secrets unreadable."""
+
 
 CHECK_KEY = "secret_key_check"
 CHECK_TEXT = "lakeshore key check"
@@ -100,8 +107,11 @@ def load_key(settings: Settings) -> bytes:
 
 
 def check_key(session: Session, box: SecretBox, source: str) -> None:
-    """Verify ``box`` against the database's key check, writing it when absent."""
-    row = session.get(ServerMeta, CHECK_KEY)
+    """Verify ``box`` against the database's key check, writing it when absent. The
+    check is read ``FOR SHARE``: a rotation under way is waited for (presence.py)."""
+    row = session.scalar(
+        select(ServerMeta).where(ServerMeta.key == CHECK_KEY).with_for_update(read=True)
+    )
     if row is None:
         token = box.encrypt(CHECK_TEXT, namespace=_CHECK_NS, name=CHECK_KEY)
         session.add(ServerMeta(key=CHECK_KEY, value=token))
@@ -133,6 +143,21 @@ def rotate_key(engine: Engine, old: bytes, new: bytes) -> int:
 
     old_box, new_box = SecretBox(old), SecretBox(new)
     with Session(engine) as session, session.begin():
+        # lock the key check first (a row lock on PostgreSQL, the write lock on
+        # SQLite), then look for servers: see presence.py for why this order is safe
+        session.execute(
+            update(ServerMeta).where(ServerMeta.key == CHECK_KEY).values(value=ServerMeta.value)
+        )
+        live = presence.holders(session)
+        if live:
+            raise KeyRotationRefused(
+                "a running server holds this database: "
+                + "; ".join(h.describe() for h in live)
+                + ". It keeps the current key in memory, so a secret it writes after the "
+                "rotation could not be read once it restarts. Stop every server over this "
+                f"database, then rotate (a server that was killed counts as gone "
+                f"{presence.STALE_SECONDS:.0f} s after it was last seen); nothing changed"
+            )
         check = session.get(ServerMeta, CHECK_KEY)
         if check is not None:
             try:

@@ -47,14 +47,26 @@ class NamespaceOut(Wire):
 
 
 class TokenIn(Wire):
+    """A namespace token (a person's or a program's), or with ``scope: daemon`` a
+    daemon's: it works for ``provider`` only. A daemon token minted for a ``host``
+    replaces (revokes) the provider's earlier daemon token for that host."""
+
     label: Annotated[str, StringConstraints(max_length=200)] | None = None
     expires_in_seconds: Annotated[int, Field(gt=0, le=10 * 366 * 24 * 3600)] | None = None
+    scope: Literal["namespace", "daemon"] = "namespace"
+    provider: Name | None = None
+    host: Annotated[str, StringConstraints(min_length=1, max_length=255)] | None = None
+    replaces: Annotated[str, StringConstraints(max_length=200)] | None = None
 
 
 class TokenInfo(Wire):
     id: int
     namespace: str | None = None
     admin: bool
+    scope: str = "namespace"
+    provider: str | None = None
+    host: str | None = None
+    instance: str | None = None
     label: str | None = None
     created_at: datetime
     expires_at: datetime | None = None
@@ -66,11 +78,20 @@ class TokenOut(Wire):
     namespace: str
     label: str | None = None
     expires_at: datetime | None = None
+    scope: str = "namespace"
+    provider: str | None = None
+    replaced: list[int] = []
+
+
+class TokensRevoked(Wire):
+    revoked: list[int]
 
 
 class WhoAmI(Wire):
     admin: bool
     namespace: str | None = None
+    scope: str | None = None  # said for a daemon's token only
+    provider: str | None = None
 
 
 # -- workers -------------------------------------------------------------------

@@ -304,25 +304,15 @@ def _needs_host(obs: Observation, dd: str | None, file: str) -> ProviderLifecycl
 def _token(
     cp: lakeshore.ControlPlane, name: str, label: str, existing: str, dd: str | None = None
 ) -> str:
-    """The daemon's token, always one minted for a daemon: the one already on the
-    host while the control plane accepts it as a namespace token, else a fresh one
-    minted now. Never this run's own token (often the admin token): when minting
+    """The daemon's token: always a daemon token minted now for this provider and
+    host, which replaces (revokes) the one the host had: one daemon token per
+    provider host. Never this run's own token (often the admin token): when minting
     fails, connect fails here, before anything is installed."""
     from ...controlplane.client import ApiFailure, Client
 
-    if existing:
-        try:
-            who = Client(cp.url, existing, cp.namespace, timeout=5).whoami()
-            if not who.get("admin") and who.get("namespace") == cp.namespace:
-                return existing
-        except ApiFailure:
-            pass  # revoked, or another control plane: mint a fresh one
-        except Exception:
-            pass  # unreachable: minting below says so
     try:
-        return Client.from_control_plane(cp, timeout=10).create_token(
-            cp.namespace, label=f"nymph {name} on {label}"
-        )
+        client = Client.from_control_plane(cp, timeout=10)
+        return lakeshore.mint_daemon_token(client, cp.namespace, name, label, replaces=existing)
     except ApiFailure as exc:
         why = f"the control plane answered {exc.status} {exc.error}: {exc.detail}"
         if exc.status in (401, 403):

@@ -114,9 +114,12 @@ def _delete(
     shutil.rmtree(aside, ignore_errors=True)
     _drop_empty(aside.parent)
     notes = [f"✓ removed {obs.dir}"]
-    note = rows.remove(lakeshore.resolve_control_plane(root.path), name, ident)
+    cp = lakeshore.resolve_control_plane(root.path)
+    note = rows.remove(cp, name, ident)
     if note:
         notes.append(note)
+    if revoked := lakeshore.revoke_daemon_tokens(cp, name):  # no ghost worker after
+        notes.append(revoked)
     return _gone(obs, notes, f"✓ deleted '{name}'")
 
 
@@ -178,7 +181,10 @@ def _row_only(
     from .. import rows
 
     note = rows.remove(cp, obs.name, str(row.get("identity") or ""))
-    return _gone(obs, [note] if note else [], f"✓ deleted provider row '{obs.name}'")
+    notes = [note] if note else []
+    if revoked := lakeshore.revoke_daemon_tokens(cp, obs.name):
+        notes.append(revoked)
+    return _gone(obs, notes, f"✓ deleted provider row '{obs.name}'")
 
 
 __all__ = ["delete"]

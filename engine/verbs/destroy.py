@@ -137,6 +137,8 @@ def _destroy(
                 obs, remove=local_install, shell_factory=shell_factory, progress=progress
             )
             notes.extend(stop.notes)
+        if yes and (revoked := _revoke(root, name)):
+            notes.append(revoked)
         after = observe(name, root, dd, probe=False) if yes else obs
         return to_result(after, files=[]).with_notes(*notes)
 
@@ -180,6 +182,14 @@ def _destroy(
     )
 
 
+def _revoke(root: Root, name: str) -> str | None:
+    """Revoke the provider's daemon tokens: a removed install's token must not
+    register a ghost worker (a note, or None)."""
+    from .. import lakeshore
+
+    return lakeshore.revoke_daemon_tokens(lakeshore.resolve_control_plane(root.path), name)
+
+
 def _after(
     obs: Observation,
     root: Root,
@@ -193,6 +203,8 @@ def _after(
     final = observe(obs.name, root, obs.dream_dir, probe=False)
     dv = derive(final)
     notes = [*notes, *rows.register(final, create=False)]
+    if revoked := _revoke(root, obs.name):
+        notes.append(revoked)
     return to_result(final, dv, files=files, plan=counts).with_headline(headline).with_notes(*notes)
 
 

@@ -165,3 +165,24 @@ def test_show_of_a_lifecycle_provider_and_its_row_is_one_provider(
     assert shown["lifecycle"]["status"] == "needs_input" and shown["lifecycle"]["vendor"] == "ssh"
     rc, only_local = dl(env, proj, "provider", "show", "-n", "nowhere")
     assert rc == 1 and only_local["kind"] == "unknown_provider"
+
+
+def test_delete_revokes_the_providers_daemon_tokens(
+    env: dict[str, str], admin: Client, srv: EmbeddedServer, tmp_path: Path
+) -> None:
+    """A removed provider's daemon token dies with it: it no longer answers
+    ``whoami`` and cannot register a ghost worker."""
+    from dreamlake.controlplane.client import ApiFailure
+
+    admin.create_provider_row({"name": "cli-gone", "launcher": "SSH", "kwargs": {"host": "h"}})
+    token = admin.create_token(
+        "default", label="nymph cli-gone on h", scope="daemon", provider="cli-gone", host="h"
+    )
+    daemon = Client(srv.url, token)
+    assert daemon.register("cli-gone", "i-1")["workerId"]
+    rc, text = dl(env, tmp_path, "provider", "delete", "cli-gone", "--yes", json_out=False)
+    assert rc == 0 and "revoked 1 daemon token of 'cli-gone'" in text, text
+    for call in (daemon.whoami, lambda: daemon.register("cli-gone", "ghost")):
+        with pytest.raises(ApiFailure) as err:
+            call()
+        assert err.value.status == 401

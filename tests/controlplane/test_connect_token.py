@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from dreamlake.controlplane.client import Client
+from dreamlake.controlplane.client import ApiFailure, Client
 from dreamlake.engine.errors import DreamlakeError
 from dreamlake.engine.lakeshore import ControlPlane
 from dreamlake.engine.verbs.connect import _token
@@ -19,16 +19,56 @@ def test_minted_token_is_a_daemon_token(server: ServerProc) -> None:
     token = _token(cp, "lab", "host-1", existing="")
     assert token != server.admin_token
     who = Client(server.url, token).whoami()
-    assert who == {"admin": False, "namespace": "default"}
+    assert who == {"admin": False, "namespace": "default", "scope": "daemon", "provider": "lab"}
 
 
-def test_an_admin_token_on_the_host_is_replaced(server: ServerProc) -> None:
+def _live_daemon_tokens(server: ServerProc, provider: str) -> list[dict[str, Any]]:
+    rows = server.admin.request("GET", "/api/tokens")
+    return [r for r in rows if r.get("scope") == "daemon" and r.get("provider") == provider]
+
+
+def test_connect_replaces_the_hosts_token(server: ServerProc) -> None:
+    """One daemon token per provider host: every connect mints a new one and the
+    one the host had stops working (tokens list does not grow per connect)."""
+    cp = ControlPlane(url=server.url, token=server.admin_token)
+    first = _token(cp, "swap", "host-1", existing="")
+    second = _token(cp, "swap", "host-1", existing=first)
+    third = _token(cp, "swap", "host-1", existing="")  # the host lost its file
+    assert len({first, second, third}) == 3
+    for old in (first, second):
+        with pytest.raises(ApiFailure) as err:
+            Client(server.url, old).whoami()
+        assert err.value.status == 401
+    assert Client(server.url, third).whoami()["provider"] == "swap"
+    live = _live_daemon_tokens(server, "swap")
+    assert [t["host"] for t in live] == ["host-1"]
+    # another host of the same provider keeps its own
+    other = _token(cp, "swap", "host-2", existing="")
+    assert {t["host"] for t in _live_daemon_tokens(server, "swap")} == {"host-1", "host-2"}
+    assert Client(server.url, third).whoami()["scope"] == "daemon"
+    assert Client(server.url, other).whoami()["scope"] == "daemon"
+
+
+def test_an_admin_token_on_the_host_is_replaced_not_revoked(server: ServerProc) -> None:
     cp = ControlPlane(url=server.url, token=server.admin_token)
     token = _token(cp, "lab", "host-1", existing=server.admin_token)
     assert token != server.admin_token
     assert Client(server.url, token).whoami()["admin"] is False
-    # a daemon token already there, still valid, is kept
-    assert _token(cp, "lab", "host-1", existing=token) == token
+    assert server.admin.whoami()["admin"] is True  # never revoked by a connect
+
+
+def test_a_legacy_daemon_token_on_the_host_is_revoked(server: ServerProc) -> None:
+    """A token minted for a daemon before tokens had scopes (a namespace token
+    labelled ``nymph ...``) is revoked by the connect that replaces it; a person's
+    namespace token on the host is left alone."""
+    cp = ControlPlane(url=server.url, token=server.admin_token)
+    legacy = server.admin.create_token("default", label="nymph old on host-9")
+    person = server.admin.create_token("default", label="alice")
+    _token(cp, "old", "host-9", existing=legacy)
+    _token(cp, "old", "host-9", existing=person)
+    with pytest.raises(ApiFailure):
+        Client(server.url, legacy).whoami()
+    assert Client(server.url, person).whoami()["namespace"] == "default"
 
 
 @pytest.mark.parametrize("why", ["not_admin", "unreachable"])

@@ -22,6 +22,7 @@ async def _scope(request: Request, access: Access = Depends(require_namespace)) 
         namespace=access.namespace,
         org_ids=access.namespace_ids,
         unscoped=bool(getattr(request.app.state, "unscoped_listings", True)),
+        write_ids=None if access.caller.admin else (access.namespace.id,),
         limits=Limits(
             max_rows=settings.max_rows,
             max_secrets=settings.max_secrets,

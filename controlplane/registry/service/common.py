@@ -52,6 +52,9 @@ class Scope:
     """Whether a namespace without an org lists every namespace's rows (the server's
     ``unscoped_listings`` setting)."""
     limits: Limits | None = None
+    write_ids: tuple[int, ...] | None = None
+    """The namespaces whose rows the caller may change (None: every one it looks
+    up, for an admin); an org sibling's rows are read-only."""
 
     @property
     def has_org(self) -> bool:
@@ -60,6 +63,20 @@ class Scope:
     @property
     def lookup_ids(self) -> tuple[int, ...]:
         return self.org_ids if self.has_org else (self.namespace.id,)
+
+
+def check_writable(session: Session, scope: Scope, namespace_id: int, what: str) -> None:
+    """403 when ``what`` (found through the org's lookups) lives in a sibling
+    namespace: org siblings see each other's rows but change only their own."""
+    if scope.write_ids is None or namespace_id in scope.write_ids:
+        return
+    owner = ns_names(session, [namespace_id]).get(namespace_id, "another namespace")
+    raise RegistryError(
+        403,
+        "forbidden",
+        f"{what} belongs to namespace {owner!r}, an org sibling: siblings are read-only; "
+        f"change it with a token of {owner!r}",
+    )
 
 
 def iso(dt: datetime | None) -> str | None:

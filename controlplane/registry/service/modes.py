@@ -95,6 +95,7 @@ def update_mode(
     fields = apply_patch(
         current, {k: v for k, v in patch.items() if k not in ("name", "namespace")}
     )
+    check_kwargs_size(scope, fields, "the mode")  # one limit on every write path
     _store_mode(row, fields)
     row.updated_at = utcnow()
     commit_or_conflict(session, f"mode {name!r} changed concurrently")

@@ -26,6 +26,7 @@ from .common import (
     check_kwargs_size,
     check_name,
     check_room,
+    check_writable,
     commit_or_conflict,
     iso,
     limits_of,
@@ -277,6 +278,7 @@ def update_provider(
             "tunnel, hidden, identity"
         )
     row = get_provider_row(session, scope, name)
+    check_writable(session, scope, row.namespace_id, f"provider {name!r}")
     if "identity" in body:
         identity = _check_identity(body["identity"])
         if row.identity is not None and identity != row.identity:
@@ -334,6 +336,7 @@ def update_provider(
 
 def delete_provider(session: Session, scope: Scope, name: str) -> dict[str, Any]:
     row = get_provider_row(session, scope, name)
+    check_writable(session, scope, row.namespace_id, f"provider {name!r}")
     when = utcnow()
     row.deleted_at = when
     row.name = tombstone.tombstone(name, tombstone.iso(when))
@@ -354,6 +357,7 @@ def restore_provider(session: Session, scope: Scope, name: str) -> dict[str, Any
     if not gone:
         raise RegistryError(404, "not_found", f"no deleted provider named {name!r}")
     row = gone[0]
+    check_writable(session, scope, row.namespace_id, f"provider {name!r}")
     row.name = name
     row.deleted_at = None
     row.updated_at = utcnow()

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from ...db import utcnow
 from ...models import Namespace, Token
+from .. import daemon_tokens
 from ..deps import (
     Access,
     Caller,
@@ -21,32 +22,54 @@ from ..deps import (
     require_namespace,
 )
 from ..errors import ApiError
-from ..schemas import NamespaceIn, NamespaceOut, NamespacePatch, TokenIn, TokenOut, WhoAmI
+from ..schemas import (
+    NamespaceIn,
+    NamespaceOut,
+    NamespacePatch,
+    TokenIn,
+    TokenOut,
+    TokensRevoked,
+    WhoAmI,
+)
 from ..tokens import hash_token, new_token
 
 router = APIRouter(route_class=SessionRoute)
 
 
 @router.get("/healthz")
-def healthz(request: Request, session: Session = Depends(get_session)) -> dict[str, object]:
-    from sqlalchemy import text
-
+async def healthz(request: Request) -> dict[str, object]:
+    """The process answers: on the event loop, no thread, no database (see /readyz)."""
     from dreamlake import __version__
 
-    try:
-        session.execute(text("SELECT 1"))
-    except Exception as exc:
-        raise ApiError(503, "unavailable", f"database unreachable: {exc}") from exc
     engine = request.app.state.engine
     return {"status": "ok", "version": __version__, "database": engine.dialect.name}
 
 
-@router.get("/api/whoami", response_model=WhoAmI)
+@router.get("/readyz")
+async def readyz(request: Request) -> dict[str, object]:
+    """The database answers too: ``SELECT 1`` on the readiness probe's own thread
+    (never the shared pool, which a flood of requests may have busy), within
+    :data:`~..health.READY_TIMEOUT` seconds, else 503."""
+    from dreamlake import __version__
+
+    from ..health import database_ready
+
+    engine = request.app.state.engine
+    why = await database_ready(request.app)
+    if why is not None:
+        raise ApiError(503, "unavailable", why)
+    return {"status": "ready", "version": __version__, "database": engine.dialect.name}
+
+
+@router.get("/api/whoami", response_model=WhoAmI, response_model_exclude_unset=True)
 def whoami(
     caller: Caller = Depends(require_caller), session: Session = Depends(get_session)
 ) -> WhoAmI:
     ns = session.get(Namespace, caller.namespace_id) if caller.namespace_id else None
-    return WhoAmI(admin=caller.admin, namespace=ns.name if ns else None)
+    out = WhoAmI(admin=caller.admin, namespace=ns.name if ns else None)
+    if caller.scope == "daemon":
+        out.scope, out.provider = "daemon", caller.provider
+    return out
 
 
 def _ns_out(row: Namespace) -> NamespaceOut:
@@ -109,26 +132,79 @@ def get_namespace(access: Access = Depends(require_namespace)) -> NamespaceOut:
 @router.post("/api/namespaces/{ns}/tokens", status_code=201, response_model=TokenOut)
 def create_token(
     ns: str,
+    request: Request,
     body: TokenIn | None = None,
     _admin: Caller = Depends(require_admin),
     session: Session = Depends(get_session),
 ) -> TokenOut:
+    """A namespace token, or (``scope: daemon``) a daemon's token for one provider.
+    A daemon token for a ``host`` replaces the provider's live daemon token for
+    that host in the same commit: one daemon token per provider host."""
     row = session.scalar(select(Namespace).where(Namespace.name == ns))
     if row is None:
         raise ApiError(404, "not_found", f"no namespace named {ns!r}")
+    body = body or TokenIn()
+    if body.scope == "daemon" and body.provider is None:
+        raise ApiError(422, "validation_error", "a daemon token names its provider")
+    if body.scope != "daemon" and (body.provider, body.host, body.replaces) != (None,) * 3:
+        raise ApiError(
+            422, "validation_error", "provider and host are for daemon tokens (scope: daemon)"
+        )
     token = new_token()
-    label = body.label if body else None
     expires = None
-    if body is not None and body.expires_in_seconds is not None:
+    if body.expires_in_seconds is not None:
         expires = utcnow() + timedelta(seconds=body.expires_in_seconds)
+    replaced: list[int] = []
+    if body.scope == "daemon" and body.host is not None:
+        assert body.provider is not None
+        replaced = daemon_tokens.revoke(
+            session, row.id, body.provider, host=body.host, notifier=request.app.state.notifier
+        )
+    if body.replaces:
+        replaced += daemon_tokens.revoke_held(
+            session, row.id, body.replaces, notifier=request.app.state.notifier
+        )
     session.add(
         Token(
             token_hash=hash_token(token),
             namespace_id=row.id,
             admin=False,
-            label=label,
+            label=body.label,
             expires_at=expires,
+            scope=body.scope,
+            provider_name=body.provider,
+            host=body.host,
         )
     )
     session.commit()
-    return TokenOut(token=token, namespace=row.name, label=label, expires_at=expires)
+    if replaced:
+        request.app.state.token_cache.clear()
+    return TokenOut(
+        token=token,
+        namespace=row.name,
+        label=body.label,
+        expires_at=expires,
+        scope=body.scope,
+        provider=body.provider,
+        replaced=replaced,
+    )
+
+
+@router.delete("/api/namespaces/{ns}/providers/{name}/tokens", response_model=TokensRevoked)
+def revoke_provider_tokens(
+    name: str,
+    request: Request,
+    host: str | None = None,
+    access: Access = Depends(require_namespace),
+    session: Session = Depends(get_session),
+) -> TokensRevoked:
+    """Revoke the daemon tokens of provider ``name`` (of one ``host``, when given):
+    what ``dreamlake provider destroy`` and ``delete`` do, so a removed install's
+    token stops working everywhere at once."""
+    revoked = daemon_tokens.revoke(
+        session, access.namespace.id, name, host=host, notifier=request.app.state.notifier
+    )
+    session.commit()
+    if revoked:
+        request.app.state.token_cache.clear()
+    return TokensRevoked(revoked=revoked)

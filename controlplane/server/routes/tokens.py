@@ -23,6 +23,7 @@ from ..schemas import TokenInfo, TokenOut
 from ..tokens import hash_token, new_token
 
 router = APIRouter(route_class=SessionRoute, prefix="/api/tokens")
+MAX_ID = 2**63 - 1
 
 
 def _forget_everywhere(request: Request, session: Session) -> None:
@@ -34,6 +35,10 @@ def _info(row: Token, names: dict[int, str]) -> TokenInfo:
         id=row.id,
         namespace=names.get(row.namespace_id) if row.namespace_id else None,
         admin=row.admin,
+        scope="admin" if row.admin else (row.scope or "namespace"),
+        provider=row.provider_name,
+        host=row.host,
+        instance=row.instance_id or None,
         label=row.label,
         created_at=row.created_at,
         expires_at=row.expires_at,
@@ -61,7 +66,9 @@ def revoke_token(
     caller: Caller = Depends(require_admin),
     session: Session = Depends(get_session),
 ) -> TokenInfo:
-    row = session.get(Token, token_id)
+    # an id past what a 64-bit integer column holds names no token (SQLite would
+    # fail on it, not answer)
+    row = session.get(Token, token_id) if 0 < token_id <= MAX_ID else None
     if row is None:
         raise ApiError(
             404, "not_found", f"no token with id {token_id} (see: lakeshore tokens list)"

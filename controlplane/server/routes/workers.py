@@ -9,11 +9,11 @@ import time
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from ...models import Worker
-from .. import claimsread, store
+from ...models import Token, Worker
+from .. import claimsread, scopes, store
 from ..deps import Access, SessionRoute, get_session, require_namespace
 from ..errors import ApiError
 from ..runtime import heartbeats_of, queue_hints_of
@@ -55,11 +55,57 @@ def _unknown_worker(worker_id: str) -> ApiError:
     )
 
 
+def _not_yours(what: str) -> ApiError:
+    return ApiError(
+        403,
+        "forbidden",
+        f"this daemon token works for its own provider (and instance) only, not {what}",
+    )
+
+
+def _own(access: Access, row: Worker) -> Worker:
+    """``row`` when the caller may act for it (403 for another provider's worker)."""
+    c = access.caller
+    if not scopes.worker_allowed(
+        c.scope, c.provider, c.instance, row.provider_name, row.instance_id
+    ):
+        raise _not_yours(f"worker {row.id!r} of provider {row.provider_name!r}")
+    return row
+
+
 def _worker(session: Session, access: Access, worker_id: str) -> Worker:
     row = store.find_worker(session, access.namespace.id, worker_id)
     if row is None:
         raise _unknown_worker(worker_id)
-    return row
+    return _own(access, row)
+
+
+def _pin_instance(request: Request, session: Session, access: Access, body: WorkerIn) -> None:
+    """A daemon's token registers its own provider only; an instance's token (minted
+    to pin itself) is bound to the first instance it registers, and only that one
+    from then on."""
+    c = access.caller
+    if c.scope != "daemon":
+        return
+    if c.provider != body.provider_name:
+        raise _not_yours(f"provider {body.provider_name!r}")
+    if c.instance is None:
+        return
+    row = session.get(Token, c.token_id)
+    if row is None:
+        raise ApiError(401, "unauthorized", "unknown or revoked token")
+    if row.instance_id == "":
+        session.execute(
+            update(Token)
+            .where(Token.id == row.id, Token.instance_id == "")
+            .values(instance_id=body.instance_id)
+        )
+        request.app.state.notifier.publish(session, "forget:tokens")  # the pin, everywhere
+        session.commit()
+        request.app.state.token_cache.clear()
+        session.refresh(row)
+    if row.instance_id != body.instance_id:
+        raise _not_yours(f"instance {body.instance_id!r}")
 
 
 def _live(request: Request) -> float:
@@ -75,6 +121,7 @@ def register_worker(
     session: Session = Depends(get_session),
 ) -> WorkerRegistered:
     settings = request.app.state.settings
+    _pin_instance(request, session, access, body)
     row, created = store.register(session, access.namespace.id, body)
     heartbeats_of(request.app).know(row.id, access.namespace.id, row.provider_name)
     if not created:
@@ -112,16 +159,22 @@ async def heartbeat(
     settings = request.app.state.settings
     hb = heartbeats_of(request.app)
     ns_id = access.namespace.id
-    seen = hb.beat_known(ns_id, worker_id)
+    daemon = access.caller.scope == "daemon"
+    seen = None if daemon else hb.beat_known(ns_id, worker_id)
     if seen is None:
 
-        def lookup() -> bool:
+        def lookup() -> Worker | None:
             with request.app.state.sessionmaker() as session:
-                return store.find_worker(session, ns_id, worker_id) is not None
+                row = store.find_worker(session, ns_id, worker_id)
+                if row is not None:
+                    session.expunge(row)
+                return row
 
-        if not await run_in_threadpool(lookup):
+        found = await run_in_threadpool(lookup)
+        if found is None:
             raise _unknown_worker(worker_id)
-        hb.know(worker_id, ns_id)
+        _own(access, found)
+        hb.know(worker_id, ns_id, found.provider_name)
         seen = hb.beat_known(ns_id, worker_id)
         assert seen is not None
     return HeartbeatOut(
@@ -173,13 +226,16 @@ async def poll_work(
             row = store.find_worker(session, ns_id, worker_id)
             if row is None:
                 raise _unknown_worker(worker_id)
+            _own(access, row)
             item = store.try_claim(session, row)
             if item is not None:
                 return row.provider_name, store.work_out(session, item, live), False
             return row.provider_name, None, not store.any_queued(session, ns_id, row.provider_name)
 
-    # asking for work is a sign of life and makes the worker active
-    polled = hb.beat_known(ns_id, worker_id, polled=True) is not None
+    # asking for work is a sign of life and makes the worker active (a daemon's
+    # token: once the database has said the worker is its own)
+    daemon = access.caller.scope == "daemon"
+    polled = not daemon and hb.beat_known(ns_id, worker_id, polled=True) is not None
     provider = hb.provider_of(worker_id) if polled else None
     while True:
         key = f"work:{ns_id}:{provider}" if provider else ""

@@ -146,8 +146,12 @@ def test_org_scoping(server: Server) -> None:
     other = server.namespace()
     tok_a = server.token_for(a)
     api_a = server.client(tok_a)
+    api_b = server.client(server.token_for(b))
+    # org siblings read each other and change only their own namespace
+    refused = api_a.post(_p(b, "providers"), json={"name": "in-b", "launcher": "SSH"})
+    assert refused.status_code == 403 and "read-only" in refused.text
     assert (
-        api_a.post(_p(b, "providers"), json={"name": "in-b", "launcher": "SSH"}).status_code == 201
+        api_b.post(_p(b, "providers"), json={"name": "in-b", "launcher": "SSH"}).status_code == 201
     )
     # listing, lookups and duplicate checks span the org
     assert [p["name"] for p in api_a.get(_p(a, "providers")).json()] == ["in-b"]
@@ -155,7 +159,11 @@ def test_org_scoping(server: Server) -> None:
     assert (
         api_a.post(_p(a, "providers"), json={"name": "in-b", "launcher": "EC2"}).status_code == 409
     )
-    assert api_a.patch(_p(a, "providers", "in-b"), json={"hidden": True}).status_code == 200
+    # a row of b, found through a's lookups, is still b's to change
+    through = api_a.patch(_p(a, "providers", "in-b"), json={"hidden": True})
+    assert through.status_code == 403 and "read-only" in through.text
+    assert api_a.delete(_p(a, "providers", "in-b")).status_code == 403
+    assert api_b.patch(_p(b, "providers", "in-b"), json={"hidden": True}).status_code == 200
     # a namespace outside the org sees none of it, and the token does not reach it
     assert server.client().get(_p(other, "providers")).json() == []
     assert api_a.get(_p(other, "providers")).status_code == 403

@@ -1,0 +1,185 @@
+"""Key rotation never leaves a secret unreadable, and a refused replica leaves
+nothing behind. Real ``lakeshore serve`` processes and the real ``lakeshore keys
+rotate`` on SQLite and a throwaway PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lakeshore_fixtures import ServerProc, clean_env, free_port, lakeshore_argv
+
+
+def _put_secret(s: ServerProc, name: str, value: str) -> None:
+    req = urllib.request.Request(
+        f"{s.url}/api/namespaces/default/secrets/{name}",
+        data=json.dumps({"value": value}).encode(),
+        method="PUT",
+        headers={"Authorization": f"Bearer {s.admin_token}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(req, timeout=30) as r:
+        assert r.status in (200, 201)
+
+
+def _readable(url: str, key: bytes) -> dict[str, str]:
+    """Every secret decrypted with ``key``, in-process (raises when one is not)."""
+    from dreamlake.controlplane.db import make_engine
+    from dreamlake.controlplane.models import Namespace
+    from dreamlake.controlplane.registry.crypto import SecretBox
+    from dreamlake.controlplane.registry.models import Secret
+    from sqlalchemy import select
+    from sqlalchemy.orm import Session
+
+    engine = make_engine(url)
+    box = SecretBox(key)
+    try:
+        with Session(engine) as session:
+            names = {i: n for i, n in session.execute(select(Namespace.id, Namespace.name))}
+            return {
+                row.name: box.decrypt(
+                    row.ciphertext, namespace=names[row.namespace_id], name=row.name
+                )
+                for row in session.scalars(select(Secret))
+            }
+    finally:
+        engine.dispose()
+
+
+def _rotate(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*lakeshore_argv(), "keys", "rotate", *args],
+        env=clean_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, Any]:
+    """Where the database is and how a server and ``keys rotate`` find the key."""
+    from cryptography.fernet import Fernet
+
+    data = tmp_path / "data"
+    if request.param == "sqlite":
+        return {"data": data, "db": None, "url": f"sqlite:///{data / 'lakeshore.db'}"}
+    request.applymarker(pytest.mark.needs_postgres)
+    url = request.getfixturevalue("postgres").new_database()
+    key_file = tmp_path / "pg.key"
+    key_file.write_bytes(Fernet.generate_key() + b"\n")
+    key_file.chmod(0o600)
+    return {"data": data, "db": url, "url": url, "key_file": key_file}
+
+
+def _key_env(b: dict[str, Any]) -> dict[str, str]:
+    """The key from a file (an empty LAKESHORE_SECRET_KEY: the fixtures' shared key
+    would otherwise win), so the rotation can write the new key where it came from."""
+    if "key_file" not in b:
+        return {}
+    return {"LAKESHORE_SECRET_KEY": "", "LAKESHORE_SECRET_KEY_FILE": str(b["key_file"])}
+
+
+def _key(b: dict[str, Any]) -> bytes:
+    path = b.get("key_file") or b["data"] / "secret.key"
+    return Path(path).read_bytes().strip()
+
+
+def test_rotation_is_refused_while_a_server_holds_the_database(
+    backend: dict[str, Any], start_server: Callable[..., ServerProc]
+) -> None:
+    """A server running + rotate + a secret written + restart: every secret reads."""
+    b = backend
+    env = _key_env(b)
+    s = start_server(data_dir=b["data"], db_url=b["db"], env=env)
+    _put_secret(s, "before", "one")
+    old = _key(b)
+    args = ["--data-dir", str(b["data"])] + (["--db", b["db"]] if b["db"] else [])
+    refused = _rotate(env, *args)
+    assert refused.returncode != 0
+    assert "a running server holds this database" in refused.stderr, refused.stderr
+    assert f"pid {s.proc.pid}" in refused.stderr  # type: ignore[union-attr]
+    assert "nothing changed" in refused.stderr
+    assert _key(b) == old
+    _put_secret(s, "after", "two")  # written by the server that still holds the old key
+    s.stop()
+    s = start_server(data_dir=b["data"], db_url=b["db"], env=env)  # a restart reads them
+    assert _readable(b["url"], _key(b)) == {"before": "one", "after": "two"}
+    s.stop()
+    # with every server stopped the rotation goes through, and a restart on the new key
+    # reads every secret (the new key is where the old one came from)
+    done = _rotate(env, *args)
+    assert done.returncode == 0, done.stderr
+    assert "re-encrypted 2 secret" in done.stdout
+    assert _key(b) != old
+    s = start_server(data_dir=b["data"], db_url=b["db"], env=env)
+    _put_secret(s, "later", "three")
+    s.stop()
+    start_server(data_dir=b["data"], db_url=b["db"], env=env).stop()
+    assert _readable(b["url"], _key(b)) == {"before": "one", "after": "two", "later": "three"}
+
+
+def test_a_refused_replica_creates_nothing(
+    backend: dict[str, Any], start_server: Callable[..., ServerProc], tmp_path: Path
+) -> None:
+    """A replica whose key is not the database's refuses to start and writes no admin
+    token, no token row and no presence row."""
+    from cryptography.fernet import Fernet
+    from dreamlake.controlplane.db import make_engine
+    from dreamlake.controlplane.models import ServerMeta, Token
+    from sqlalchemy import func, select
+    from sqlalchemy.orm import Session
+
+    b = backend
+    first = start_server(data_dir=b["data"], db_url=b["db"], env=_key_env(b))
+
+    def counts() -> tuple[int, list[str]]:
+        engine = make_engine(b["url"])
+        try:
+            with Session(engine) as session:
+                tokens = session.scalar(select(func.count()).select_from(Token)) or 0
+                meta = sorted(session.scalars(select(ServerMeta.key)))
+                return tokens, meta
+        finally:
+            engine.dispose()
+
+    before = counts()
+    other = tmp_path / "replica"
+    argv = [*lakeshore_argv(), "serve", "--port", str(free_port()), "--data-dir", str(other)]
+    argv += ["--db", b["url"]]
+    wrong = {"LAKESHORE_SECRET_KEY": Fernet.generate_key().decode()}
+    for _ in range(3):
+        out = subprocess.run(
+            argv, env=clean_env(**wrong), capture_output=True, text=True, timeout=120
+        )
+        assert out.returncode != 0 and "not the key" in out.stderr, out.stderr[-800:]
+    assert counts() == before
+    assert not (other / "admin.token").exists()
+    assert first.admin.whoami()["admin"] is True
+
+
+def test_a_token_of_a_stopped_server_is_not_a_holder(
+    backend: dict[str, Any], start_server: Callable[..., ServerProc]
+) -> None:
+    """A stopped server withdraws its presence: rotation is not refused for it."""
+    from dreamlake.controlplane.db import make_engine
+    from dreamlake.controlplane.server import presence
+    from sqlalchemy.orm import Session
+
+    b = backend
+    s = start_server(data_dir=b["data"], db_url=b["db"], env=_key_env(b))
+    engine = make_engine(b["url"])
+    try:
+        with Session(engine) as session:
+            held = presence.holders(session)
+            assert [h.pid for h in held] == [s.proc.pid]  # type: ignore[union-attr]
+        s.stop()
+        with Session(engine) as session:
+            assert presence.holders(session) == []
+    finally:
+        engine.dispose()
