@@ -29,7 +29,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -73,6 +72,11 @@ class Intent:
         return not self.finished and self.alive
 
 
+def _hostname() -> str:
+    """This machine's name (``os.uname``: ``socket`` costs status an import)."""
+    return os.uname().nodename
+
+
 def intent_path(provider_dir: Path) -> Path:
     return provider_dir / INTENT_FILE
 
@@ -90,7 +94,7 @@ def _proc_start(pid: int) -> str | None:
 def process_alive(pid: int, host: str, proc_start: str | None) -> bool:
     """Whether the process that wrote a record still runs. A record from another
     machine cannot be asked: it counts as alive (never taken over from here)."""
-    if host != socket.gethostname():
+    if host != _hostname():
         return True
     if pid <= 0:
         return False
@@ -118,7 +122,7 @@ def _zombie(pid: int) -> bool:
 def _alive(provider_dir: Path, pid: int, host: str, proc_start: str | None) -> bool:
     """This process's own record is alive only while its verb runs (a verb that
     returned, leaving its record on purpose, is not in flight)."""
-    if pid == os.getpid() and host == socket.gethostname():
+    if pid == os.getpid() and host == _hostname():
         return str(provider_dir) in _ACTIVE
     return process_alive(pid, host, proc_start)
 
@@ -155,7 +159,7 @@ def read_intent(provider_dir: Path) -> Intent | None:
         outcome=str(outcome) if outcome else None,
         step=str(step) if step else None,
         alive=False if outcome else _alive(provider_dir, pid, host, proc_start),
-        own=pid == os.getpid() and host == socket.gethostname() and str(provider_dir) in _ACTIVE,
+        own=pid == os.getpid() and host == _hostname() and str(provider_dir) in _ACTIVE,
         path=str(path),
     )
 
@@ -188,7 +192,7 @@ def write_intent(
         "verb": verb,
         "pid": pid,
         "procStart": _proc_start(pid),
-        "host": socket.gethostname(),
+        "host": _hostname(),
         "started": t,
         "startedAt": _now_iso(t),
         "yes": yes,
