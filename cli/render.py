@@ -127,8 +127,10 @@ def _body(r: ProviderLifecycleResult) -> list[str]:
         out.append(f"✓ plan is clean{counts}")
         out.append("nothing has been applied. The next command spends money.")
     elif s == "applying":
-        out.append("⚠ an apply is in progress or was interrupted")
         lk = r.lock
+        op = lk.operation if lk and lk.operation and lk.operation != "unknown" else "apply"
+        what = f"{'an' if op[:1] in 'aeiou' else 'a'} {op}"
+        out.append(f"⚠ {what} is in progress or was interrupted")  # the spec's line
         if lk:
             who = f", by {lk.who}" if lk.who else ""
             age = _age(lk.since)

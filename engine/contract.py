@@ -33,6 +33,12 @@ or daemon stopped on purpose, its state kept). ``connected`` is the only one who
 
 STATUSES: tuple[str, ...] = ProviderStatus.__args__  # type: ignore[attr-defined]
 
+OBSERVED_FAILURES: frozenset[str] = frozenset({"partial_apply", "failed_state", "unrecoverable"})
+"""``error`` kinds that describe the world, not the tool: a failure the run *found*
+(an apply that failed part-way, a kept state that is gone). The tool did its job —
+it read the world and says where it stands — so they exit 0, like every coherent
+state; their next action is the recovery (``plan``, never ``apply``)."""
+
 BlockingReason = Literal["unset", "placeholder", "invalid", "conflict"]
 
 Degraded = Literal["no-credentials", "no-probe", "no-supervisor", "no-lakeshore"]
@@ -168,7 +174,11 @@ class ProviderLifecycleResult(_Wire):
     )
     error: str | None = None
     kind: str | None = Field(
-        default=None, description="Machine-readable error kind when status is 'error'."
+        default=None,
+        description=(
+            "Machine-readable kind: of the error when status is 'error', or of a refusal "
+            "(a deliberate no, such as delete while infrastructure exists)."
+        ),
     )
     # Extensions beyond the spec's fields; optional and omitted when unknown.
     root: str | None = Field(default=None, description="The folder holding .dream/.")
@@ -229,8 +239,9 @@ class ProviderLifecycleResult(_Wire):
 
     @property
     def exit_code(self) -> int:
-        """0 for every coherent state, 1 only when the tool could not do its job."""
-        return 1 if self.status == "error" else 0
+        """0 for every coherent state, 1 only when the tool could not do its job. An
+        ``error`` the run found in the world (:data:`OBSERVED_FAILURES`) is coherent."""
+        return 1 if self.status == "error" and self.kind not in OBSERVED_FAILURES else 0
 
     def to_wire(self) -> dict[str, Any]:
         data = self.model_dump(mode="json", by_alias=True, exclude_none=True)

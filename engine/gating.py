@@ -82,6 +82,37 @@ def is_gated(step: str, gating: frozenset[str]) -> bool:
     return step in gating
 
 
+VERB_STEPS: dict[str, str] = {
+    "apply": "provision",
+    "destroy": "deprovision",
+    "delete": "deprovision",
+    "suspend": "suspend",
+    "resume": "resume",
+}
+"""The lifecycle step each verb performs (for a vendor with the stateful lifecycle)."""
+
+
+def verb_step(verb: str, stateful: bool = True) -> str | None:
+    """The step ``verb`` performs; without the stateful lifecycle suspending is
+    deprovisioning and resuming is provisioning. None: a verb that is no step
+    (``plan``, ``status``, ``connect``, ``create`` spend and destroy nothing)."""
+    step = VERB_STEPS.get(verb)
+    if not stateful and step == "suspend":
+        return "deprovision"
+    if not stateful and step == "resume":
+        return "provision"
+    return step
+
+
+STEP_WORDS: dict[str, str] = {
+    "provision": "applying creates infrastructure, which spends money",
+    "deprovision": "destroying removes the infrastructure and what it holds",
+    "suspend": "suspending stops it; its state is kept",
+    "resume": "resuming starts it again; running costs money again",
+}
+"""What a gated step does, in the words a person is asked with."""
+
+
 def dreamrc_default(root: Path) -> frozenset[str] | None:
     """``settings.gating`` from the ``.dreamrc`` a run reads; None when not set."""
     from .paths import nearest_dreamrc
@@ -119,10 +150,13 @@ __all__ = [
     "ACTIONS",
     "ALIASES",
     "DEFAULT",
+    "STEP_WORDS",
+    "VERB_STEPS",
     "GateAction",
     "dreamrc_default",
     "effective_gating",
     "is_gated",
     "merge",
     "parse_gating",
+    "verb_step",
 ]

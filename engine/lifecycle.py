@@ -13,7 +13,8 @@ suspended      infrastructure present but stopped (as last applied: an
                ``aws_ec2_instance_state`` / an instance's desired status, or a
                ``power_state`` output), or
                the daemon stopped on purpose with its supervisor entry kept
-failed         an interrupted apply (stale lock) or a partial state
+failed         an interrupted apply (stale lock), a partial state, or an apply
+               that failed part-way (status: ``error``, kind ``partial_apply``)
 =============  ================================================================
 
 Vendors suspend at one of two levels (:func:`level`): ``daemon`` (``local``,
@@ -90,7 +91,8 @@ def actual_status(obs: Observation, host: HostDaemon | None, stopped: bool | Non
     claims = obs.claims
     if infra is not None and infra.lock is not None:
         return "provisioning" if infra.lock.state == "held" else "failed"
-    if infra is not None and infra.partial:
+    if infra is not None and (infra.partial or infra.failed_apply is not None):
+        # An apply that failed part-way is a failure to recover from, as status says.
         return "failed"
     infra_present = infra is not None and infra.present
     if not obs.adopt and not infra_present:

@@ -19,6 +19,7 @@ from .contract import (
 )
 from .derive import Derived, Observation, derive
 from .errors import DreamlakeError, UnknownProvider
+from .intent import Intent
 from .paths import ProviderPaths, Root
 from .record import read_record
 from .vendors import find_template
@@ -47,9 +48,14 @@ def observe(
             raise unknown_provider(name, root, dream_dir)
         return Observation(name, d, dream_dir, None, None, server=cp.url, namespace=cp.namespace)
     template = find_template(record.vendor)
+    import time
+
+    from .gating import effective_gating
+    from .intent import read_intent
     from .target import read_target
 
     target = read_target(paths, record.backend, dream_dir)
+    gating = effective_gating(root.path, record.gating, str(paths.provider_json))
     blocking: tuple[Blocking, ...] = ()
     degraded: list[str] = []
     if template is not None:
@@ -99,7 +105,16 @@ def observe(
         server=cp.url,
         namespace=cp.namespace,
         target=target,
+        gating=gating,
+        intent=_foreign(read_intent(d)),
+        now=time.time(),
     )
+
+
+def _foreign(intent: Intent | None) -> Intent | None:
+    """The record of a verb this very process is running is no news to it (a verb
+    that runs another verb, or reads the world again before it returns)."""
+    return None if intent is not None and intent.own else intent
 
 
 def unknown_provider(name: str, root: Root, dream_dir: str | None = None) -> UnknownProvider:
@@ -160,7 +175,7 @@ def to_result(
         "claim": obs.claims,
         "degraded": list(dict.fromkeys((*obs.degraded, *extra_degraded))),
         "next_action": dv.next_action,
-        "lock": lock if lock is not None else (infra.lock if infra else None),
+        "lock": lock if lock is not None else (dv.lock or (infra.lock if infra else None)),
         "template": template_info(obs),
         "resources": infra.resources if infra and (infra.present or infra.resources) else None,
         "outputs": infra.outputs if infra and infra.outputs else None,

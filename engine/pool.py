@@ -146,14 +146,28 @@ def _none_free(root: Root, pool: str, known: int, dream_dir: str | None) -> Prov
         if known == 0
         else f"every member of pool {pool!r} is taken ({known}); release one first"
     )
+    nxt = Run(command=commands.pool_status(pool, dream_dir))
+    if known:
+        # Every member taken is the pool's answer, not a failure of the tool: exit 0.
+        res = ProviderLifecycleResult(
+            status="needs_input",
+            provider="",
+            server=cp.url,
+            namespace=cp.namespace,
+            next_action=nxt,
+            files=[],
+            kind="pool_exhausted",
+            root=str(root.path),
+        )
+        return res.with_headline(f"⚠ {why} — nothing was taken")
     return ProviderLifecycleResult(
         status="error",
         provider="",
         server=cp.url,
         namespace=cp.namespace,
-        next_action=Run(command=commands.pool_status(pool, dream_dir)),
+        next_action=nxt,
         error=why,
-        kind="pool_exhausted" if known else "pool_empty",
+        kind="pool_empty",
         root=str(root.path),
     )
 

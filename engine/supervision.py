@@ -11,7 +11,8 @@ answer yes: no process at all when no tmux server listens and systemd is not PID
 (each supervisor would say no), else a local shell with ``tmux has-session`` and,
 where systemd runs, ``systemctl``. A remote host is asked over OpenSSH in
 batch mode with a short connect timeout, and only while a live worker claims the
-provider (the host is up and the answer can matter); never through the SSH library
+provider, or within the start window of a ``connect`` that saw no claim yet (the
+host is up and the answer can matter); never through the SSH library
 ``connect`` uses, which ``status`` does not import.
 """
 
@@ -93,7 +94,7 @@ def _observe(obs: Observation) -> tuple[str | None, str | None, tuple[str, ...]]
         label = "localhost"
     else:
         script = running_script(obs.name)
-        if obs.claims is None or obs.claims.live == 0:
+        if (obs.claims is None or obs.claims.live == 0) and not _just_started(obs):
             return None, None, ()
         target = _target(obs)
         if target is None:
@@ -106,6 +107,20 @@ def _observe(obs: Observation) -> tuple[str | None, str | None, tuple[str, ...]]
     if sup is None:
         return None, None, ()
     return sup, label, (("no-supervisor",) if sup == "tmux" else ())
+
+
+def _just_started(obs: Observation) -> bool:
+    """``connect`` started the daemon within the start window and saw no claim yet:
+    the host is up and whether the daemon runs decides ``connecting``."""
+    from .intent import START_WINDOW
+
+    it = obs.intent
+    return (
+        it is not None
+        and it.verb == "connect"
+        and it.outcome == "connecting"
+        and 0 <= obs.now - it.started <= START_WINDOW
+    )
 
 
 def tmux_socket() -> str:

@@ -16,9 +16,10 @@ from pathlib import Path
 from .. import commands
 from ..backends.base import Progress
 from ..contract import ProviderLifecycleResult, Run
-from ..derive import Derived, Observation, derive, edit_action
+from ..derive import Derived, Observation, derive, edit_action, step_action
 from ..errors import DreamlakeError, UsageError
 from ..frozen import replace
+from ..gating import STEP_WORDS
 from ..observe import observe, to_result
 from ..paths import Root, check_name
 from ._common import error_result, root_for
@@ -57,6 +58,10 @@ def _apply(
     if obs.blocking:
         return to_result(obs, Derived("needs_input", edit_action(obs, obs.blocking), obs.blocking))
     infra = obs.infra
+    from ._busy import busy, may_act, takeover_note
+
+    if not may_act(obs, "apply"):
+        return busy(obs, "apply")
     if not yes and (infra is None or not infra.plan_fresh):
         # Nothing planned to apply: --yes would not help. Where it stands, and its next step.
         return to_result(obs, files=[]).with_notes(
@@ -65,16 +70,16 @@ def _apply(
     if not yes:
         res = to_result(
             obs,
-            Derived("needs_input", Run(command=commands.apply_yes(name, dd)), ()),
+            Derived("needs_input", step_action(obs, "apply"), ()),
             files=[],
             plan=infra.plan if infra and infra.plan_fresh else None,
         )
-        return res.with_notes("applying spends money: nothing was touched. Re-run with --yes.")
-    if infra is not None and infra.lock is not None and infra.lock.state == "held":
-        return applying(obs, infra.lock, commands.apply_yes(name, dd))
+        res = res.with_headline(f"⚠ needs your go-ahead: {STEP_WORDS['provision']}")
+        return res.with_notes("nothing was touched. Re-run with --yes.")
 
     from .. import lakeshore, rows
     from ..backends import get_backend
+    from ..intent import recording
 
     assert obs.record is not None
     rows.check(
@@ -85,11 +90,33 @@ def _apply(
         obs.record.vendor,
     )
     backend = get_backend(obs.backend)
-    outcome = backend.apply(obs.dir, progress=progress)
+    interrupted = obs.intent is not None and obs.intent.interrupted
+    stale = infra is not None and infra.lock is not None
+    if (interrupted or stale) and (infra is None or not infra.plan_fresh):
+        # The interrupted run's plan no longer matches the state it left: plan again
+        # (terraform takes the stale lock over) and stop at ready, so the plan a
+        # person says yes to is the one that will be applied.
+        from .plan import plan
+
+        res = plan(name, dream_dir=dd, cwd=root.path, progress=progress)
+        return res.with_notes(
+            "the interrupted apply's saved plan no longer matches the state it left: "
+            "planned again; nothing was applied"
+        )
+    with recording(obs.dir, "apply", yes=True, step="provision") as rec:
+        outcome = backend.apply(obs.dir, progress=progress)
+        if (
+            outcome.result == "applying"
+            and outcome.lock is not None
+            and outcome.lock.state == "stale"
+        ):
+            rec.keep()  # terraform was stopped under it: this apply is unfinished
     files = list(outcome.files)
     if outcome.result == "applying" and outcome.lock is not None:
-        after = replace(obs, infra=backend.observe_state(obs.dir))
-        res = applying(after, outcome.lock, commands.apply_yes(name, dd))
+        from ..intent import read_intent
+
+        after = replace(obs, infra=backend.observe_state(obs.dir), intent=read_intent(obs.dir))
+        res = applying(after, outcome.lock, "apply")
         return res.model_copy(update={"files": files})
     if outcome.result == "no_plan":
         after = replace(obs, infra=backend.observe_state(obs.dir))
@@ -99,11 +126,14 @@ def _apply(
             after, Derived(dv.status, nxt, dv.blocking), files=files, error=outcome.reason
         ).with_notes(f"{outcome.reason}; run plan, then apply --yes")
     final = observe(name, root, dd, probe=False, claims=True)
+    took = takeover_note(infra, final.infra)
     dv = derive(final)
     if dv.status in ("unclaimed", "applied"):
         # The table's row: apply exits 0 -> applied (status says unclaimed next).
         dv = Derived("applied", Run(command=commands.connect(name, dd)), dv.blocking)
-    return to_result(final, dv, files=files).with_notes("apply complete", *rows.register(final))
+    return to_result(final, dv, files=files).with_notes(
+        "apply complete", *([took] if took else []), *rows.register(final)
+    )
 
 
 __all__ = ["apply"]

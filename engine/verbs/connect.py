@@ -29,6 +29,7 @@ from ..contract import Blocking, EditThenContinue, ProviderLifecycleResult, Run
 from ..contract import Shell as ShellAction
 from ..derive import Derived, Observation
 from ..errors import DreamlakeError, RemoteError
+from ..frozen import replace
 from ..observe import observe, to_result
 from ..paths import ProviderPaths, check_name
 from ..remote.base import Shell
@@ -118,7 +119,20 @@ def connect(
     except DreamlakeError as exc:
         return error_result(exc, name, root=root, dream_dir=dream_dir)
     try:
-        return _connect(obs, host, dream_dir, say, watch, shell_factory or _default_factory)
+        from ._busy import busy, may_act
+
+        if not may_act(obs, "connect"):
+            # An apply or destroy in flight or interrupted: never a daemon on top of it.
+            return busy(obs, "connect")
+        from ..intent import recording
+
+        with recording(obs.dir, "connect") as rec:
+            res = _connect(obs, host, dream_dir, say, watch, shell_factory or _default_factory)
+            if res.status == "connecting":
+                # The daemon runs and has not claimed yet: status says connecting
+                # while its supervisor runs it, within the start window.
+                rec.finish("connecting")
+        return res
     except DreamlakeError as exc:
         vendor = obs.record.vendor if obs.record else None
         res = error_result(
@@ -406,18 +420,13 @@ def _install_and_start(
     while (claim is None or claim.live == 0) and time.monotonic() < deadline:
         time.sleep(0.5)
         claim = lakeshore.fetch_claims(cp, name, identity=ident)
-    seen = Observation(
-        name=obs.name,
-        dir=obs.dir,
-        dream_dir=obs.dream_dir,
-        record=obs.record,
-        template=obs.template,
-        blocking=obs.blocking,
+    seen = replace(
+        obs,
         degraded=tuple(d for d in obs.degraded if d != "no-lakeshore" or claim is None),
-        infra=obs.infra,
         claims=claim,
         server=cp.url,
         namespace=cp.namespace,
+        intent=None,
     )
     if claim is not None and claim.live > 0:
         dv = Derived("connected", None, obs.blocking)

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from .. import commands, lakeshore
 from ..contract import ProviderLifecycleResult, Run
-from ..derive import Derived, Observation
+from ..derive import Derived, Observation, article, step_action
 from ..errors import DreamlakeError
 from ..observe import observe, to_result, unknown_provider
 from ..paths import Root, check_name
@@ -59,7 +59,7 @@ def delete(
 
 
 def _cancelled(obs: Observation, what: str) -> ProviderLifecycleResult:
-    nxt = Run(command=commands.delete_yes(obs.name, obs.dream_dir), approval=True)
+    nxt = step_action(obs, "delete")
     res = to_result(obs, Derived("needs_input", nxt, ()), files=[])
     return res.with_headline(f"⚠ delete cancelled — nothing was removed ({what})").with_notes(
         "deleting removes the provider's folder and its row; re-run with --yes to do it."
@@ -78,6 +78,10 @@ def _ask(obs: Observation, yes: bool, confirm: Confirm | None, question: str) ->
 def _infrastructure(obs: Observation) -> str | None:
     infra = obs.infra
     live = obs.claims.live if obs.claims else 0
+    intent = obs.intent
+    if intent is not None and not intent.finished and intent.verb != "connect":
+        state = "is in flight" if intent.in_flight else "was interrupted"
+        return f"{article(intent.verb)} {state}"
     if infra is not None and infra.lock is not None:
         return "an apply holds or left a lock on its state"
     if infra is not None and (infra.present or infra.failed_apply is not None):
@@ -96,14 +100,17 @@ def _delete(
     name, dd = obs.name, obs.dream_dir
     why = _infrastructure(obs)
     if why:
-        return to_result(
+        # A deliberate no, not a failure of the tool: exit 0, and the way forward.
+        res = to_result(
             obs,
-            Derived("error", None, ()),
-            next_action=Run(command=_destroy(name, dd)),
-            error=f"refusing to delete '{name}': {why}. Destroy it first; delete keeps "
-            "nothing, so it never leaves infrastructure behind without its code.",
+            Derived("needs_input", Run(command=_destroy(name, dd)), ()),
+            files=[],
             kind="infrastructure_exists",
             root=str(root.path),
+        )
+        return res.with_headline(f"⚠ delete refused — {why}; nothing was removed").with_notes(
+            "destroy it first: delete keeps nothing, so it never leaves infrastructure "
+            "behind without its code."
         )
     cancelled = _ask(obs, yes, confirm, f"Delete provider '{name}' and its folder {obs.dir}?")
     if cancelled:

@@ -27,7 +27,7 @@ from typing import Any
 from .. import commands
 from ..backends.base import Progress
 from ..contract import LockInfo, PlanCounts, ProviderLifecycleResult, Run
-from ..derive import Derived, Observation, derive
+from ..derive import Derived, Observation, derive, step_action
 from ..errors import DreamlakeError
 from ..frozen import replace
 from ..observe import observe, to_result
@@ -69,16 +69,15 @@ def destroy(
 
 
 def _again(obs: Observation) -> Run:
-    return Run(command=commands.destroy_yes(obs.name, obs.dream_dir), approval=True)
+    return step_action(obs, "destroy")
 
 
-def _applying(obs: Observation, lock: LockInfo) -> ProviderLifecycleResult:
-    cmd = commands.destroy_yes(obs.name, obs.dream_dir)
-    res = to_result(
-        obs, Derived("applying", Run(command=cmd, approval=True), obs.blocking), lock=lock
-    )
-    return res.with_notes(
-        f"nothing was destroyed: another run holds the state. Re-run when it has finished: {cmd}"
+def _applying(obs: Observation, lock: LockInfo | None = None) -> ProviderLifecycleResult:
+    """The one ``applying`` answer (:mod:`._busy`); nothing was destroyed."""
+    from ._busy import busy, with_lock
+
+    return busy(with_lock(obs, lock) if lock is not None else obs, "destroy").with_notes(
+        "nothing was destroyed."
     )
 
 
@@ -114,31 +113,44 @@ def _destroy(
     shell_factory: ShellFactory | None,
 ) -> ProviderLifecycleResult:
     from ..daemonctl import stop_daemon
+    from ..intent import recording
+    from ._busy import may_act
 
     name, dd = obs.name, obs.dream_dir
     infra = obs.infra
-    if infra is not None and infra.lock is not None and infra.lock.state == "held":
-        return _applying(obs, infra.lock)
+    if not may_act(obs, "destroy"):
+        return _applying(obs)
     daemon = _daemon_words(obs)
     local_install = obs.adopt or (obs.record is not None and obs.record.vendor == "local")
+    over = _over(obs) if yes else []
 
     if obs.adopt:
         if not yes:
             what = f"{daemon or 'stop the daemon'} (the host itself is left alone)"
             return _preview(obs, None, what, None)
-        stop = stop_daemon(obs, remove=True, shell_factory=shell_factory, progress=progress)
-        return _after(obs, root, None, [], list(stop.notes), "✓ the daemon was taken down")
+        with recording(obs.dir, "destroy", yes=True, step="deprovision") as rec:
+            stop = stop_daemon(obs, remove=True, shell_factory=shell_factory, progress=progress)
+            # The workers it registered still count as gone in the control plane: the
+            # record says the daemon was taken down on purpose, nothing kept.
+            rec.finish("destroyed")
+        return _after(obs, root, None, [], [*over, *stop.notes], "✓ the daemon was taken down")
 
-    present = infra is not None and (infra.present or infra.failed_apply is not None)
+    # A lock left on the state counts: destroying (terraform takes the lock over) is
+    # what finishes an interrupted destroy, even one that removed everything.
+    present = infra is not None and (
+        infra.present or infra.failed_apply is not None or infra.lock is not None
+    )
     if not present:
-        notes = ["nothing to destroy: the state holds no infrastructure."]
-        if yes and obs.claims and obs.claims.live:
-            stop = stop_daemon(
-                obs, remove=local_install, shell_factory=shell_factory, progress=progress
-            )
-            notes.extend(stop.notes)
-        if yes and (revoked := _revoke(root, name)):
-            notes.append(revoked)
+        notes = [*over, "nothing to destroy: the state holds no infrastructure."]
+        if yes:
+            with recording(obs.dir, "destroy", yes=True, step="deprovision"):
+                if obs.claims and obs.claims.live:
+                    stop = stop_daemon(
+                        obs, remove=local_install, shell_factory=shell_factory, progress=progress
+                    )
+                    notes.extend(stop.notes)
+            if revoked := _revoke(root, name):
+                notes.append(revoked)
         after = observe(name, root, dd, probe=False) if yes else obs
         return to_result(after, files=[]).with_notes(*notes)
 
@@ -149,6 +161,11 @@ def _destroy(
         outcome = backend.destroy(obs.dir, yes=False, progress=progress)
         if outcome.result == "applying" and outcome.lock is not None:
             return _applying(obs, outcome.lock)
+        from ._busy import takeover_note
+
+        took = takeover_note(infra, backend.observe_state(obs.dir))
+        if took:
+            obs = replace(obs, notes=(*obs.notes, took))
         n = outcome.plan.destroy if outcome.plan else (infra.resources if infra else 0)
         what = (
             f"destroy {n} resource{'s' if n != 1 else ''}"
@@ -161,23 +178,37 @@ def _destroy(
         # Ask first whether this backend can destroy at all: the daemon is not taken
         # down for a destroy that cannot follow.
         backend.destroy(obs.dir, yes=False, progress=progress)
-    stop = stop_daemon(obs, remove=local_install, shell_factory=shell_factory, progress=progress)
-    notes = list(stop.notes)
-    outcome = backend.destroy(obs.dir, yes=True, progress=progress)
+    with recording(obs.dir, "destroy", yes=True, step="deprovision") as rec:
+        stop = stop_daemon(
+            obs, remove=local_install, shell_factory=shell_factory, progress=progress
+        )
+        notes = [*over, *stop.notes]
+        outcome = backend.destroy(obs.dir, yes=True, progress=progress)
+        if (
+            outcome.result == "applying"
+            and outcome.lock is not None
+            and outcome.lock.state == "stale"
+        ):
+            rec.keep()  # terraform was stopped under it: this destroy is unfinished
     if outcome.result == "applying" and outcome.lock is not None:
-        after = replace(obs, infra=backend.observe_state(obs.dir))
+        from ..intent import read_intent
+
+        after = replace(obs, infra=backend.observe_state(obs.dir), intent=read_intent(obs.dir))
         return (
             _applying(after, outcome.lock)
             .with_notes(*notes)
             .model_copy(update={"files": list(outcome.files)})
         )
+    from ._busy import takeover_note
+
+    took = takeover_note(infra, backend.observe_state(obs.dir))
     n = outcome.plan.destroy if outcome.plan else 0
     return _after(
         obs,
         root,
         outcome.plan,
         list(outcome.files),
-        notes,
+        [*notes, *([took] if took else [])],
         f"✓ destroyed — {n} resource{'s' if n != 1 else ''}; the scaffold and the decisions are kept",
     )
 
@@ -188,6 +219,17 @@ def _revoke(root: Root, name: str) -> str | None:
     from .. import lakeshore
 
     return lakeshore.revoke_daemon_tokens(lakeshore.resolve_control_plane(root.path), name)
+
+
+def _over(obs: Observation) -> list[str]:
+    """Destroying over an interrupted verb: say what it supersedes."""
+    intent = obs.intent
+    if intent is None or not intent.interrupted or intent.verb == "destroy":
+        return []
+    return [
+        f"an interrupted {intent.verb} (started {intent.started_at or '?'}) is superseded: "
+        "destroy takes everything down"
+    ]
 
 
 def _after(

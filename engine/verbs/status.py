@@ -7,6 +7,7 @@ from pathlib import Path
 from .. import commands
 from ..contract import ProviderLifecycleResult
 from ..errors import DreamlakeError
+from ..frozen import replace
 from ..observe import observe, to_result
 from ..paths import check_name
 from ._common import error_result, root_for
@@ -24,6 +25,8 @@ def status(
     from ..supervision import observe_supervisor
 
     sup, host, deg = observe_supervisor(obs)  # the host says, as it told connect
+    if sup is not None:
+        obs = replace(obs, daemon="running")  # a daemon that has not claimed yet is starting
     res = to_result(obs, extra_degraded=deg)
     if sup is not None:
         res = res.model_copy(update={"supervisor": sup, "host": host})

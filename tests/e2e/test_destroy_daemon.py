@@ -144,11 +144,62 @@ def test_destroy_removes_an_adopted_daemon_and_leaves_the_host(
         assert preview["nextAction"]["approval"] is True and install.is_dir()
 
         done = dl("destroy", "-n", name, "--yes")
-        assert done["status"] in ("unclaimed", "scaffolded"), done
+        # its deregistered workers still count as gone, but nothing is adopted any more
+        assert done["status"] == "scaffolded", done
         assert done["claim"]["live"] == 0
+        assert dl("status", "-n", name)["status"] == "scaffolded"
         assert not install.exists() and not has_session(name)
         # the host is left alone: it still answers, and connect (no --host) brings it back
         back = dl("connect", "-n", name)
         assert back["status"] in ("connected", "connecting"), back
+    finally:
+        stop(LocalShell(), name)
+
+
+def test_destroying_a_suspended_adopted_provider_does_not_say_suspended(
+    sshd: Any, control_plane: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Suspend, then destroy --yes: the daemon is removed, so the result (prose and
+    JSON) and every later status read scaffolded — never "suspended … resuming
+    brings the same state back"."""
+    monkeypatch.setenv("DREAMLAKE_SSH_KNOWN_HOSTS", str(tmp_path / "known_hosts"))
+    name = f"ds-{uuid.uuid4().hex[:8]}"
+    project = tmp_path / "proj"
+    project.mkdir()
+    exe = BIN / "dreamlake"
+    cli = [str(exe)] if exe.exists() else [sys.executable, "-m", "dreamlake.cli.main"]
+
+    def run(*args: str) -> str:
+        p = subprocess.run(
+            [*cli, "provider", *args],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=600,
+            env=os.environ.copy(),
+        )
+        return p.stdout
+
+    def dl(*args: str) -> dict[str, Any]:
+        return json.loads(run(*args, "--json"))  # type: ignore[no-any-return]
+
+    assert dl("create", "-n", name, "--provider", "ssh")["status"] == "needs_input"
+    adopt = project / ".dream/providers" / name / "adopt.json"
+    data = json.loads(adopt.read_text())
+    data["identity_file"] = str(sshd.client_key)
+    adopt.write_text(json.dumps(data))
+    try:
+        assert dl("connect", "-n", name, "--host", sshd.spec)["status"] in (
+            "connected",
+            "connecting",
+        )
+        assert wait(lambda: dl("status", "-n", name)["status"] == "connected", 60)
+        assert dl("suspend", "-n", name)["status"] == "suspended"
+        assert dl("status", "-n", name)["status"] == "suspended"
+        prose = run("destroy", "-n", name, "--yes")
+        assert "⏸" not in prose and "Resuming brings" not in prose, prose
+        assert "the daemon was taken down" in prose, prose
+        assert dl("status", "-n", name)["status"] == "scaffolded"
     finally:
         stop(LocalShell(), name)

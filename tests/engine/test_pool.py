@@ -98,7 +98,8 @@ def test_empty_and_exhausted(project: Path) -> None:
     assert (res.status, res.kind) == ("error", "pool_empty")
     _member(project, "m1", "ssh", "gpu", "active")
     res = acquire("gpu", cwd=project)
-    assert (res.status, res.kind) == ("error", "pool_exhausted")
+    # Every member taken is the pool's "no", not a tool failure: rc 0.
+    assert (res.status, res.kind, res.exit_code) == ("needs_input", "pool_exhausted", 0)
     assert res.next_action is not None and res.next_action.command == "dreamlake pool status gpu"
 
 
@@ -152,4 +153,5 @@ def test_a_member_with_a_bad_target_is_neither_free_nor_a_traceback(project: Pat
     assert [(m.provider, m.target, m.status) for m in st.members] == [("m1", "invalid", "error")]
     assert (st.free, st.taken) == (0, 1)
     res = acquire("gpu", cwd=project)
-    assert (res.status, res.kind) == ("error", "pool_exhausted")
+    # Every member taken is the pool's "no", not a tool failure: rc 0.
+    assert (res.status, res.kind, res.exit_code) == ("needs_input", "pool_exhausted", 0)

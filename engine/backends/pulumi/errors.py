@@ -25,9 +25,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ...contract import LockInfo, Shell
+from ...contract import LockInfo
 from ...errors import BackendError, BinaryMissing
-from .runtime import INSTALL
+from .runtime import install_action
 
 _RESULT = re.compile(r"^\s*code: (-?\d+)\n stdout: (.*)\n stderr: (.*)\Z", re.S)
 _MISSING = re.compile(r"Missing required configuration variable '([\w.-]+):([\w.-]+)'")
@@ -123,11 +123,11 @@ def translate(exc: BaseException, *, op: str) -> BaseException:
     if isinstance(exc, auto_errors.InvalidVersionError):
         return BinaryMissing(
             f"the installed pulumi CLI is too old for this Automation API: {exc}",
-            next_action=Shell(command=INSTALL),
+            next_action=install_action(),
         )
     if isinstance(exc, FileNotFoundError):
         return BinaryMissing(
-            f"the pulumi CLI could not be started: {exc}", next_action=Shell(command=INSTALL)
+            f"the pulumi CLI could not be started: {exc}", next_action=install_action()
         )
     if isinstance(exc, auto_errors.CommandError):
         out = command_result(exc)

@@ -27,7 +27,32 @@ from ...fsutil import atomic_write
 from ...record import read_record
 from .project import PulumiProject
 
-INSTALL = "curl -fsSL https://get.pulumi.com | sh"
+
+def install_command() -> str:
+    """Install the pulumi CLI the way the SDK itself does: ``PulumiCommand.install()``
+    puts the version matching the installed SDK under ``~/.pulumi/versions/<v>``
+    (where :func:`find_cli` looks). Installing software is a person's call: the next
+    action carrying it is flagged ``approval``."""
+    import sys
+
+    code = "from pulumi.automation import PulumiCommand; PulumiCommand.install()"
+    return f"{shlex.quote(sys.executable)} -c {shlex.quote(code)}"
+
+
+INSTALL = "curl -fsSL https://get.pulumi.com | sh"  # the vendor's own installer, in prose
+
+
+def install_action() -> Shell:
+    return Shell(command=install_command(), approval=True)
+
+
+def sdk_version() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pulumi")
+    except PackageNotFoundError:
+        return None
 
 
 def backend_url(project: PulumiProject, environ: Mapping[str, str] | None = None) -> str:
@@ -88,23 +113,43 @@ def command_env(
 
 
 def find_cli(environ: Mapping[str, str] | None = None) -> Path | None:
-    """The pulumi binary: on PATH, else where the installer puts it (~/.pulumi/bin)."""
+    """The pulumi binary: on PATH, else where the installers put it — the SDK's
+    ``PulumiCommand.install()`` under ``~/.pulumi/versions/<the SDK's version>`` (any
+    other version there next, newest first), then the shell installer's ``~/.pulumi/bin``."""
     env = os.environ if environ is None else environ
     found = shutil.which("pulumi", path=env.get("PATH"))
     if found:
         return Path(found)
-    home = Path(env.get("PULUMI_HOME") or Path.home() / ".pulumi")
-    candidate = home / "bin" / "pulumi"
-    return candidate if os.access(candidate, os.X_OK) else None
+    home = Path(env.get("PULUMI_HOME") or Path(env.get("HOME") or Path.home()) / ".pulumi")
+    versions = home / "versions"
+    wanted = sdk_version()
+    candidates = [versions / wanted / "bin" / "pulumi"] if wanted else []
+    try:
+        others = sorted(versions.iterdir(), key=lambda p: _version_key(p.name), reverse=True)
+    except OSError:
+        others = []
+    candidates += [v / "bin" / "pulumi" for v in others if v.name != wanted]
+    candidates.append(home / "bin" / "pulumi")
+    return next((c for c in candidates if c.is_file() and os.access(c, os.X_OK)), None)
+
+
+def _version_key(name: str) -> tuple[int, ...]:
+    out = []
+    for part in name.lstrip("v").split("."):
+        digits = "".join(ch for ch in part if ch.isdigit())
+        out.append(int(digits) if digits else 0)
+    return tuple(out)
 
 
 def require_cli(environ: Mapping[str, str] | None = None) -> Path:
     cli = find_cli(environ)
     if cli is None:
         raise BinaryMissing(
-            "the pulumi CLI is not installed (not on PATH, not in ~/.pulumi/bin); the "
-            "pulumi backend drives it through the Automation API. Install it, then re-run.",
-            next_action=Shell(command=INSTALL),
+            "the pulumi CLI is not installed (not on PATH, not in ~/.pulumi/versions or "
+            "~/.pulumi/bin); the pulumi backend drives it through the Automation API. Install "
+            "it — the SDK's own installer puts the matching version in ~/.pulumi/versions "
+            f"(or: {INSTALL}) — then re-run. Installing software needs a person's yes.",
+            next_action=install_action(),
         )
     return cli
 

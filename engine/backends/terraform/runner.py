@@ -75,14 +75,14 @@ def terraform_binary() -> str:
         raise BinaryMissing(
             f"{ENV_BINARY}={wanted} is not an executable file. Point it at a terraform binary, "
             f"or unset it to use terraform on PATH (install: {INSTALL_HINT}, or {OFFICIAL_INSTALL}).",
-            next_action=Shell(command=INSTALL_HINT),
+            next_action=Shell(command=INSTALL_HINT, approval=True),
         )
     found = shutil.which("terraform")
     if not found:
         raise BinaryMissing(
             "terraform is not installed: no `terraform` on PATH and TERRAFORM_BINARY is unset. "
             f"Install it with `{INSTALL_HINT}` (or see {OFFICIAL_INSTALL}), then re-run.",
-            next_action=Shell(command=INSTALL_HINT),
+            next_action=Shell(command=INSTALL_HINT, approval=True),
         )
     return found
 
@@ -137,7 +137,7 @@ def run(
     except FileNotFoundError as exc:
         raise BinaryMissing(
             f"could not start {argv[0]}: {exc.strerror}. Install terraform with `{INSTALL_HINT}`.",
-            next_action=Shell(command=INSTALL_HINT),
+            next_action=Shell(command=INSTALL_HINT, approval=True),
         ) from exc
     except subprocess.TimeoutExpired as exc:
         raise BackendError(

@@ -44,7 +44,7 @@ def test_without_yes_touches_nothing(tf: str, project: Path) -> None:
     before = {p: p.stat().st_mtime_ns for p in (pdir / "terraform").iterdir() if p.is_file()}
     res = apply("lab", dream_dir=str(project))
     assert res.status == "needs_input" and res.exit_code == 0 and res.files == []
-    assert res.next_action == Run(command=cmd("apply", project))
+    assert res.next_action == Run(command=cmd("apply", project), approval=True)
     after = {p: p.stat().st_mtime_ns for p in (pdir / "terraform").iterdir() if p.is_file()}
     assert after == before and not (pdir / "terraform/terraform.tfstate").exists()
 

@@ -99,7 +99,9 @@ def test_refuses_while_infrastructure_exists(
     assert plan("lab", dream_dir=str(project)).status == "ready"
     assert apply("lab", yes=True, dream_dir=str(project)).status == "applied"
     res = delete("lab", yes=True, dream_dir=str(project))
-    assert res.status == "error" and res.exit_code == 1 and res.kind == "infrastructure_exists"
+    # A deliberate no is a coherent answer, not a tool failure: rc 0, nothing removed.
+    assert (res.status, res.exit_code, res.kind) == ("needs_input", 0, "infrastructure_exists")
+    assert res.files == [] and "delete refused" in (res.headline or "")
     assert res.next_action == Run(
         command=f"dreamlake provider destroy -n lab --dream-dir {project}"
     )

@@ -52,14 +52,16 @@ def test_clean_plan_is_ready(tf: str, project: Path) -> None:
     res = plan("lab", dream_dir=str(project), progress=lines.append)
     assert res.status == "ready" and res.exit_code == 0, res.to_json()
     assert res.plan is not None and (res.plan.add, res.plan.change, res.plan.destroy) == (0, 0, 0)
+    # provision is gated by default: the apply it offers is flagged for a person's yes
     assert res.next_action == Run(
-        command=f"dreamlake provider apply -n lab --yes --dream-dir {project}"
+        command=f"dreamlake provider apply -n lab --yes --dream-dir {project}", approval=True
     )
     assert SPENDS_MONEY in res.notes
     assert str(pdir / "terraform/tfplan") in (res.files or [])
     assert lines  # the plan's summary line at least
     st = status("lab", dream_dir=str(project))
     assert st.status == "ready" and st.plan == res.plan
+    assert st.next_action == res.next_action
     # An edit after the plan: no longer ready.
     tv = pdir / "terraform/terraform.tfvars"
     tv.write_text(tv.read_text().replace("lab-1", "lab-2"))

@@ -120,3 +120,42 @@ def test_status_reports_the_supervisor_running_the_daemon(
         subprocess.run(["tmux", "kill-session", "-t", f"={session}"], check=False)
     after = status(name, dream_dir=dd, probe=False)
     assert after.supervisor is None
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux (scripts/test installs it)")
+def test_a_daemon_connect_just_started_is_connecting_while_its_supervisor_runs_it(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``connect`` answered ``connecting`` (started, no claim yet): status says the
+    same — look again — while tmux runs the daemon within the start window, instead
+    of ``unclaimed`` whose ``connect`` would restart a slow starter."""
+    import json
+
+    from dreamlake.engine.intent import START_WINDOW, write_intent
+
+    monkeypatch.setenv("TMUX_TMPDIR", str(tmp_path))  # a tmux server of this test's own
+    name = f"cg-{uuid.uuid4().hex[:8]}"
+    dd = str(project)
+    create(name, "local", dream_dir=dd, probe=False)
+    pdir = project / f".dream/providers/{name}"
+    outputs = {"worker_host": {"value": "localhost", "type": "string"}}
+    state = {"version": 4, "serial": 1, "lineage": "l", "outputs": outputs, "resources": []}
+    (pdir / "terraform/terraform.tfstate").write_text(json.dumps(state))
+    write_intent(pdir, "connect", outcome="connecting")
+    session = f"nymph-{name}"
+    assert status(name, dream_dir=dd, probe=False).status in ("applied", "unclaimed")
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "sleep 120"], check=True)
+    try:
+        res = status(name, dream_dir=dd, probe=False)
+        assert res.status == "connecting" and res.exit_code == 0, res.to_json()
+        assert res.next_action is not None
+        assert res.next_action.command == f"dreamlake provider status -n {name} --dream-dir {dd}"
+        # past the window, a daemon that never claimed is not starting: restart it
+        import time
+
+        write_intent(pdir, "connect", outcome="connecting", started=time.time() - START_WINDOW - 5)
+        late = status(name, dream_dir=dd, probe=False)
+        assert late.status in ("applied", "unclaimed")
+        assert late.next_action is not None and " connect " in f"{late.next_action.command} "
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", f"={session}"], check=False)
