@@ -153,6 +153,19 @@ def resolve_local_decisions(tfvars: Path, workdir: Path, worker_name: str) -> No
     os.replace(tmp, tfvars)
 
 
+def _daemon_key(project: Path, name: str) -> str:
+    """The key the demo's daemon runs under (its provider's identity)."""
+    import json
+
+    from .daemon_key import key_of
+
+    try:
+        data = json.loads((project / ".dream" / "providers" / name / "provider.json").read_text())
+        return key_of(str(data["id"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return name
+
+
 def run_demo(out: Callable[[str], None] | None = None, *, keep: bool = False) -> int:
     """The demo. Returns 0 when the provider reached ``connected``, else 1."""
     say = out or (lambda s: print(s, flush=True))
@@ -221,13 +234,14 @@ def run_demo(out: Callable[[str], None] | None = None, *, keep: bool = False) ->
         return 1
     finally:
         say("\ndemo: cleaning up — stopping the daemon and the control plane")
+        key = _daemon_key(project, name)
         with contextlib.suppress(Exception):
-            supervise.stop(LocalShell(), name)
+            supervise.stop(LocalShell(), key)
         if server is not None:
             server.stop()
         if not keep:
             home = os.path.expanduser("~")
-            shutil.rmtree(f"{home}/.dreamlake/nymph/{name}", ignore_errors=True)
+            shutil.rmtree(f"{home}/.dreamlake/nymph/{key}", ignore_errors=True)
             shutil.rmtree(base, ignore_errors=True)
         say(
             "demo: "

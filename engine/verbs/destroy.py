@@ -127,7 +127,8 @@ def _destroy(
             what = f"{daemon or 'stop the daemon'} (the host itself is left alone)"
             return _preview(obs, None, what, None)
         stop = stop_daemon(obs, remove=True, shell_factory=shell_factory, progress=progress)
-        return _after(obs, root, None, [], list(stop.notes), "✓ the daemon was taken down")
+        files = _forget_host(obs) if stop.reached else []
+        return _after(obs, root, None, files, list(stop.notes), "✓ the daemon was taken down")
 
     present = infra is not None and (infra.present or infra.failed_apply is not None)
     if not present:
@@ -137,8 +138,11 @@ def _destroy(
                 obs, remove=local_install, shell_factory=shell_factory, progress=progress
             )
             notes.extend(stop.notes)
+            gone = _forget_host(obs) if stop.reached else []
+        else:
+            gone = []
         after = observe(name, root, dd, probe=False) if yes else obs
-        return to_result(after, files=[]).with_notes(*notes)
+        return to_result(after, files=gone).with_notes(*notes)
 
     from ..backends import get_backend
 
@@ -174,10 +178,18 @@ def _destroy(
         obs,
         root,
         outcome.plan,
-        list(outcome.files),
+        [*outcome.files, *_forget_host(obs)],  # the machine, or the daemon on it, is gone
         notes,
         f"✓ destroyed — {n} resource{'s' if n != 1 else ''}; the scaffold and the decisions are kept",
     )
+
+
+def _forget_host(obs: Observation) -> list[str]:
+    """Remove the host ``connect`` recorded once its daemon is gone from there."""
+    from ..daemon_host import clear
+
+    gone = clear(obs.dir)
+    return [str(gone)] if gone else []
 
 
 def _after(
