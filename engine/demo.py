@@ -250,24 +250,9 @@ def run_demo(out: Callable[[str], None] | None = None, *, keep: bool = False) ->
 
 
 def _free_name() -> str:
-    """``demo-local``, or a suffixed name when a demo daemon of that name already exists
-    on this machine (another demo running), so two demos never stop each other's daemon."""
-    import secrets
-
-    taken = (
-        subprocess.run(
-            ["tmux", "has-session", "-t", f"=nymph-{DEMO_NAME}"],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            check=False,
-        ).returncode
-        == 0
-        if shutil.which("tmux")
-        else False
-    )
-    if not taken and not Path(os.path.expanduser(f"~/.dreamlake/nymph/{DEMO_NAME}")).exists():
-        return DEMO_NAME
-    return f"{DEMO_NAME}-{secrets.token_hex(2)}"
+    """``demo-local``. Two demos at once never stop each other's daemon: each one's
+    provider has an identity of its own, and the daemon is keyed by it."""
+    return DEMO_NAME
 
 
 class _Steps:

@@ -3,12 +3,16 @@
 In the spec's order:
 
 1. a live worker already claims the provider → ``exists``, and no SSH at all;
-2. the host: ``--host``, else ``adopt.json`` (ssh vendor), else the applied
-   infrastructure's ``worker_host`` output; the ``local`` vendor runs on this
-   machine without SSH; none → ``needs_input`` with a ``host`` blocking;
+2. the host: ``--host``, else ``adopt.json`` (ssh vendor), else the host an earlier
+   connect recorded (``daemon.json``, :mod:`..daemon_host`), else this machine for
+   the ``local`` vendor (no SSH), else the applied infrastructure's ``worker_host``
+   output — a derived host, named in the progress line before it is contacted and
+   in the result's ``host``; none → ``needs_input`` with a ``host`` blocking;
 3. SSH in batch mode (accept-new host keys, bounded): a refused key → ``error``
    with ``ssh-copy-id``; unreachable → ``error``;
-4. install the daemon (:mod:`..install`);
+4. install the daemon (:mod:`..install`) under the provider's identity
+   (:mod:`..daemon_key`; an install an older dreamlake keyed by the name is moved
+   first), and record the host in ``daemon.json``: every later verb reaches it;
 5. start it under the best supervisor the host has (:mod:`..supervise`), and say
    which; return once the start returns, holding no connection;
 6. watch the control plane for a short bounded time: a claim → ``connected``,
