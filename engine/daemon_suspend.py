@@ -31,6 +31,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Literal
 
+from .daemon_key import NYMPH_HOME, DaemonKey
 from .errors import RemoteError
 from .remote.base import Shell, check
 from .supervise import USER_ENV
@@ -50,20 +51,30 @@ class HostDaemon:
     workdir: str
     workdir_ok: bool
     pid: int | None = None
+    key: str = ""  # the key its install is under (the identity, or an older name key)
 
     @property
     def recoverable(self) -> bool:
         return self.installed and self.workdir_ok
 
 
-def _probe(provider: str) -> str:
-    s = shlex.quote(f"nymph-{provider}")
-    unit = f"nymph-{provider}.service"
-    d = f'"$HOME/.dreamlake/nymph/{provider}"'
+KeyLike = DaemonKey | str
+
+
+def _dk(which: KeyLike) -> DaemonKey:
+    """A :class:`DaemonKey`; a plain string is a key with no older install to look for."""
+    return which if isinstance(which, DaemonKey) else DaemonKey(which, which)
+
+
+def _probe(which: KeyLike) -> str:
+    dk = _dk(which)
     return (
         USER_ENV
-        + f"""
-d={d}
+        + dk.pick_script()
+        + f"""d="{NYMPH_HOME}/$k"
+s="nymph-$k"
+unit="nymph-$k.service"
+echo "key=$k"
 echo "dir=$d"
 [ -x "$d/run.sh" ] && echo installed=yes
 wd=$(sed -n 's/^ *"workdir": *"\\(.*\\)",\\{{0,1\\}}$/\\1/p' "$d/nymph.json" 2>/dev/null | head -n1)
@@ -71,15 +82,15 @@ wd=$(sed -n 's/^ *"workdir": *"\\(.*\\)",\\{{0,1\\}}$/\\1/p' "$d/nymph.json" 2>/
 echo "workdir=$wd"
 [ -d "$wd" ] && echo workdir_ok=yes
 [ -f "$d/nymph.pid" ] && echo "pid=$(cat "$d/nymph.pid")"
-if command -v tmux >/dev/null 2>&1 && tmux has-session -t ={s} 2>/dev/null; then
-  echo "tmux_dead=$(tmux list-panes -t ={s} -F '#{{pane_dead}}' 2>/dev/null | head -n1)"
+if command -v tmux >/dev/null 2>&1 && tmux has-session -t "=$s" 2>/dev/null; then
+  echo "tmux_dead=$(tmux list-panes -t "=$s" -F '#{{pane_dead}}' 2>/dev/null | head -n1)"
 fi
 if command -v systemctl >/dev/null 2>&1; then
-  if systemctl --user is-enabled {unit} >/dev/null 2>&1; then
-    echo "systemd_user=$(systemctl --user is-active {unit} 2>/dev/null)"
+  if systemctl --user is-enabled "$unit" >/dev/null 2>&1; then
+    echo "systemd_user=$(systemctl --user is-active "$unit" 2>/dev/null)"
   fi
-  if systemctl is-enabled {unit} >/dev/null 2>&1; then
-    echo "systemd_system=$(systemctl is-active {unit} 2>/dev/null)"
+  if systemctl is-enabled "$unit" >/dev/null 2>&1; then
+    echo "systemd_system=$(systemctl is-active "$unit" 2>/dev/null)"
   fi
 fi
 true
@@ -113,12 +124,14 @@ def parse_probe(text: str) -> HostDaemon:
         workdir=kv.get("workdir", "").strip(),
         workdir_ok=kv.get("workdir_ok", "").strip() == "yes",
         pid=pid,
+        key=kv.get("key", "").strip(),
     )
 
 
-def daemon_state(shell: Shell, provider: str) -> HostDaemon:
-    """How the provider's daemon stands on ``shell``'s host (one command)."""
-    return parse_probe(shell.run(_probe(provider), timeout=30).stdout)
+def daemon_state(shell: Shell, which: KeyLike) -> HostDaemon:
+    """How the provider's daemon stands on ``shell``'s host (one command): under its
+    identity key, else under its older name key when that install is its own."""
+    return parse_probe(shell.run(_probe(which), timeout=30).stdout)
 
 
 def _systemctl(supervisor: str) -> str:
@@ -128,14 +141,17 @@ def _systemctl(supervisor: str) -> str:
 
 
 def suspend_daemon(
-    shell: Shell, provider: str, *, timeout: float = 300.0, before: HostDaemon | None = None
+    shell: Shell, which: KeyLike, *, timeout: float = 300.0, before: HostDaemon | None = None
 ) -> HostDaemon:
     """Stop the daemon gracefully (drain, deregister, exit) and keep its supervisor
     entry, so it can be resumed. Returns the state after. Idempotent. ``before``: the
     state just probed, if the caller has it (one probe fewer)."""
-    before = before or daemon_state(shell, provider)
+    dk = _dk(which)
+    provider = dk.name
+    before = before or daemon_state(shell, dk)
     if before.state != "running":
         return before
+    key = before.key or dk.key
     if before.pid is None:
         raise RemoteError(
             f"the daemon for {provider!r} on {shell.label} has no pid file (it was installed "
@@ -143,7 +159,7 @@ def suspend_daemon(
             "refresh it, then suspend.",
             kind="suspend_unsupported",
         )
-    s = shlex.quote(f"nymph-{provider}")
+    s = shlex.quote(f"nymph-{key}")
     pid = before.pid
     keep = (
         f"tmux set-option -w -t ={s}: remain-on-exit on >/dev/null 2>&1; "
@@ -162,9 +178,9 @@ def suspend_daemon(
     )
     shell.run(script, timeout=timeout + DRAIN_KILL_GRACE + 30)
     if before.supervisor in ("systemd-user", "systemd-system"):
-        unit = f"nymph-{provider}.service"
+        unit = f"nymph-{key}.service"
         shell.run(f"sc() {{ {_systemctl(before.supervisor)}; }}; sc stop {unit}; true", timeout=60)
-    return daemon_state(shell, provider)
+    return daemon_state(shell, dk)
 
 
 class Unrecoverable(RemoteError):
@@ -178,7 +194,7 @@ def _inner(install_dir: str) -> str:
 
 
 def resume_daemon(
-    shell: Shell, provider: str, *, run: bool = True, before: HostDaemon | None = None
+    shell: Shell, which: KeyLike, *, run: bool = True, before: HostDaemon | None = None
 ) -> tuple[HostDaemon, str]:
     """Start the suspended daemon again under its supervisor; returns the state after
     and the supervisor. Raises :class:`Unrecoverable` when its state is gone.
@@ -189,7 +205,10 @@ def resume_daemon(
     daemon — it must not take work while suspended."""
     from . import supervise
 
-    before = before or daemon_state(shell, provider)
+    dk = _dk(which)
+    provider = dk.name
+    before = before or daemon_state(shell, dk)
+    key = before.key or dk.key
     if before.state == "running" or (before.state == "stopped" and not run):
         return before, before.supervisor or "tmux"
     if not before.recoverable:
@@ -202,7 +221,7 @@ def resume_daemon(
             f"cannot resume {provider!r} on {shell.label}: {what}, so the state it kept is lost.",
             kind="unrecoverable",
         )
-    s = shlex.quote(f"nymph-{provider}")
+    s = shlex.quote(f"nymph-{key}")
     d = before.install_dir
     sup = before.supervisor
     if sup == "tmux" and before.state == "stopped":
@@ -210,17 +229,17 @@ def resume_daemon(
             shell,
             f"tmux respawn-pane -t ={s}: {shlex.quote(_inner(d))} && "
             f"tmux set-option -w -t ={s}: remain-on-exit off",
-            what=f"restarting tmux session nymph-{provider}",
+            what=f"restarting tmux session nymph-{key}",
         )
-        return daemon_state(shell, provider), "tmux"
+        return daemon_state(shell, dk), "tmux"
     if sup in ("systemd-user", "systemd-system"):
-        unit = f"nymph-{provider}.service"
+        unit = f"nymph-{key}.service"
         check(
             shell,
             f"sc() {{ {_systemctl(sup)}; }}; sc {'start' if run else 'enable'} {unit}",
             what=f"systemctl start {unit}",
         )
-        return daemon_state(shell, provider), sup
+        return daemon_state(shell, dk), sup
     # The supervisor entry is gone (a tmux session killed behind our back): start the
     # same run.sh under the best supervisor the host has.
     caps = supervise.detect(shell)
@@ -236,18 +255,19 @@ def resume_daemon(
             f"tmux new-session -d -s {s} -c {shlex.quote(d)} && "
             f"tmux set-option -w -t ={s}: remain-on-exit on && "
             f"tmux respawn-pane -k -t ={s}: true",
-            what=f"restoring the suspended tmux session nymph-{provider}",
+            what=f"restoring the suspended tmux session nymph-{key}",
         )
-        return daemon_state(shell, provider), "tmux"
+        return daemon_state(shell, dk), "tmux"
     spec = supervise.DaemonSpec(
         provider=provider,
+        key=key,
         run_script=f"{d}/run.sh",
         workdir=d,
         log=f"{d}/nymph.log",
         user=caps.user,
     )
     supervise.start(shell, spec, chosen, caps)
-    return daemon_state(shell, provider), chosen
+    return daemon_state(shell, dk), chosen
 
 
 __all__ = [

@@ -153,6 +153,19 @@ def resolve_local_decisions(tfvars: Path, workdir: Path, worker_name: str) -> No
     os.replace(tmp, tfvars)
 
 
+def _daemon_key(project: Path, name: str) -> str:
+    """The key the demo's daemon runs under (its provider's identity)."""
+    import json
+
+    from .daemon_key import key_of
+
+    try:
+        data = json.loads((project / ".dream" / "providers" / name / "provider.json").read_text())
+        return key_of(str(data["id"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return name
+
+
 def run_demo(out: Callable[[str], None] | None = None, *, keep: bool = False) -> int:
     """The demo. Returns 0 when the provider reached ``connected``, else 1."""
     say = out or (lambda s: print(s, flush=True))
@@ -221,13 +234,14 @@ def run_demo(out: Callable[[str], None] | None = None, *, keep: bool = False) ->
         return 1
     finally:
         say("\ndemo: cleaning up — stopping the daemon and the control plane")
+        key = _daemon_key(project, name)
         with contextlib.suppress(Exception):
-            supervise.stop(LocalShell(), name)
+            supervise.stop(LocalShell(), key)
         if server is not None:
             server.stop()
         if not keep:
             home = os.path.expanduser("~")
-            shutil.rmtree(f"{home}/.dreamlake/nymph/{name}", ignore_errors=True)
+            shutil.rmtree(f"{home}/.dreamlake/nymph/{key}", ignore_errors=True)
             shutil.rmtree(base, ignore_errors=True)
         say(
             "demo: "
@@ -236,24 +250,9 @@ def run_demo(out: Callable[[str], None] | None = None, *, keep: bool = False) ->
 
 
 def _free_name() -> str:
-    """``demo-local``, or a suffixed name when a demo daemon of that name already exists
-    on this machine (another demo running), so two demos never stop each other's daemon."""
-    import secrets
-
-    taken = (
-        subprocess.run(
-            ["tmux", "has-session", "-t", f"=nymph-{DEMO_NAME}"],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            check=False,
-        ).returncode
-        == 0
-        if shutil.which("tmux")
-        else False
-    )
-    if not taken and not Path(os.path.expanduser(f"~/.dreamlake/nymph/{DEMO_NAME}")).exists():
-        return DEMO_NAME
-    return f"{DEMO_NAME}-{secrets.token_hex(2)}"
+    """``demo-local``. Two demos at once never stop each other's daemon: each one's
+    provider has an identity of its own, and the daemon is keyed by it."""
+    return DEMO_NAME
 
 
 class _Steps:

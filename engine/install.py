@@ -2,7 +2,8 @@
 :mod:`.daemon_app`) run by the host's own ``python3`` (3.9 or newer), with its
 config and a 0600 token. No venv, no pip, no third-party package on the host.
 
-Layout on the host (``~/.dreamlake/nymph/<provider>/``)::
+Layout on the host (``~/.dreamlake/nymph/<key>/``, ``<key>`` the provider's identity
+``prv-…``, see :mod:`.daemon_key`: two roots' providers of one name never share it)::
 
     nymph.pyz       the daemon, uploaded only when its sha256 differs from the local build
     installed.json  what was installed: the zipapp's sha256 and the python that runs it
@@ -70,6 +71,7 @@ class DaemonConfig:
     workdir: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     identity: str | None = None  # provider.json's identity, sent when registering
+    key: str | None = None  # names the install folder (daemon_key); the provider's name if unset
 
 
 @dataclass(frozen=True)
@@ -86,8 +88,9 @@ class Installed:
     notes: tuple[str, ...] = ()
 
 
-def install_dir(home_dir: str, provider: str) -> str:
-    return f"{home_dir}/.dreamlake/nymph/{provider}"
+def install_dir(home_dir: str, key: str) -> str:
+    """The daemon's folder on a host: ``~/.dreamlake/nymph/<key>``."""
+    return f"{home_dir}/.dreamlake/nymph/{key}"
 
 
 _PYTHON_NAMES = (
@@ -228,7 +231,7 @@ def install(
     if built.fresh:
         events.step("build", f"built the daemon's zipapp {local_app}")
 
-    d = install_dir(home(shell), cfg.provider)
+    d = install_dir(home(shell), cfg.key or cfg.provider)
     qd = shlex.quote(d)
     app = f"{d}/{APP_NAME}"
     probe = check(

@@ -146,18 +146,43 @@ def default_shell_factory(target: Any) -> Any:
     return _default_factory(target)
 
 
+def daemon_shell_target(obs: Observation) -> Any:
+    """What to open a shell on for the provider's daemon: None for this machine, else
+    the SSH target — the host ``connect`` recorded, else the one a person named
+    (:func:`.daemon_host.where`). No host named is an error saying so."""
+    from .daemon_host import where
+
+    found = where(obs)
+    if found is None:
+        from . import commands
+        from .contract import Run
+        from .errors import DreamlakeError
+
+        raise DreamlakeError(
+            f"no host is known for the daemon of '{obs.name}': connect records the host it "
+            "used, and no connect has run yet. Connect it first.",
+            kind="no_host",
+            next_action=Run(command=commands.connect(obs.name, obs.dream_dir)),
+        )
+    return None if found.local else found.target
+
+
 def observe_host(obs: Observation, factory: ShellFactory | None = None) -> HostDaemon | None:
-    """Probe the daemon on the provider's host (daemon-level vendors only). None when
+    """Probe the daemon on the provider's host (daemon-level vendors only): the host
+    ``connect`` recorded, else adopt.json's, else this machine (``local``). None when
     there is no host to ask (an ssh provider without a host yet)."""
+    from . import daemon_key
+    from .daemon_host import where
     from .daemon_suspend import daemon_state
 
-    if level(obs) != "daemon":
+    if level(obs) != "daemon" or obs.record is None:
         return None
-    if obs.adopt and host_target(obs) is None:
+    found = where(obs)
+    if found is None:
         return None
-    shell = (factory or default_shell_factory)(host_target(obs))
+    shell = (factory or default_shell_factory)(None if found.local else found.target)
     try:
-        return daemon_state(shell, obs.name)
+        return daemon_state(shell, daemon_key.of(obs))
     finally:
         shell.close()
 
@@ -166,6 +191,7 @@ __all__ = [
     "Level",
     "actual_status",
     "applied_stopped",
+    "daemon_shell_target",
     "default_shell_factory",
     "host_target",
     "level",

@@ -96,21 +96,25 @@ def detect(shell: Shell) -> Capabilities:
 
 @dataclass(frozen=True)
 class DaemonSpec:
-    """One provider's daemon on one host: ``run_script`` execs it in the foreground."""
+    """One provider's daemon on one host: ``run_script`` execs it in the foreground.
+    ``key`` names its tmux session and systemd unit (the provider's identity, see
+    :mod:`.daemon_key`; the provider's name when none is given); ``provider`` is the
+    name, for prose."""
 
     provider: str
     run_script: str
     workdir: str
     log: str
     user: str = ""
+    key: str = ""
 
     @property
     def session(self) -> str:
-        return f"nymph-{self.provider}"
+        return f"nymph-{self.key or self.provider}"
 
     @property
     def unit_name(self) -> str:
-        return f"nymph-{self.provider}.service"
+        return f"nymph-{self.key or self.provider}.service"
 
 
 def _systemd_quote(word: str) -> str:
@@ -216,10 +220,10 @@ def start(shell: Shell, spec: DaemonSpec, supervisor: Supervisor, caps: Capabili
     )
 
 
-def stop(shell: Shell, provider: str) -> None:
-    """Stop the provider's daemon under whichever supervisor runs it (best effort)."""
-    unit = f"nymph-{provider}.service"
-    session = shlex.quote(f"nymph-{provider}")
+def stop(shell: Shell, key: str) -> None:
+    """Stop the daemon keyed ``key`` under whichever supervisor runs it (best effort)."""
+    unit = f"nymph-{key}.service"
+    session = shlex.quote(f"nymph-{key}")
     shell.run(
         f"tmux kill-session -t ={session} >/dev/null 2>&1; "
         f"if command -v systemctl >/dev/null 2>&1; then "
@@ -230,12 +234,12 @@ def stop(shell: Shell, provider: str) -> None:
     )
 
 
-def running(shell: Shell, provider: str, supervisor: Supervisor, caps: Capabilities) -> bool:
-    """Whether the supervisor reports the daemon as running right now."""
+def running(shell: Shell, key: str, supervisor: Supervisor, caps: Capabilities) -> bool:
+    """Whether the supervisor reports the daemon keyed ``key`` as running right now."""
     if supervisor == "tmux":
-        return shell.run(f"tmux has-session -t ={shlex.quote('nymph-' + provider)}").ok
+        return shell.run(f"tmux has-session -t ={shlex.quote('nymph-' + key)}").ok
     sc = _systemctl(supervisor == "systemd-system", caps)
-    return shell.run(f"{sc} is-active --quiet nymph-{provider}.service").ok
+    return shell.run(f"{sc} is-active --quiet nymph-{key}.service").ok
 
 
 def log_tail(shell: Shell, spec: DaemonSpec, supervisor: Supervisor, lines: int = 12) -> str:

@@ -1,7 +1,8 @@
 """Which supervisor runs a provider's daemon, read from the host the way ``connect``
 reads it: one shell round trip asking each supervisor ``connect`` may have used
-whether it runs ``nymph-<provider>`` (tmux, systemd's user and system managers; the
-systemd ones only where systemd is PID 1). ``status`` reports it (``supervisor``,
+whether it runs ``nymph-<key>`` (``<key>``: the provider's identity, see
+:mod:`.daemon_key`) — tmux, systemd's user and system managers; the systemd ones
+only where systemd is PID 1. ``status`` reports it (``supervisor``,
 ``host``, and ``degraded: no-supervisor`` when tmux is all there is), as ``connect``
 did. What else the host offers (``supervise.PROBE``: linger, sudo, …) matters only
 when choosing a supervisor, so status does not ask it.
@@ -9,10 +10,11 @@ when choosing a supervisor, so status does not ask it.
 This machine (the ``local`` vendor) is asked on every status, and only what can
 answer yes: no process at all when no tmux server listens and systemd is not PID 1
 (each supervisor would say no), else a local shell with ``tmux has-session`` and,
-where systemd runs, ``systemctl``. A remote host is asked over OpenSSH in
-batch mode with a short connect timeout, and only while a live worker claims the
-provider, or within the start window of a ``connect`` that saw no claim yet (the
-host is up and the answer can matter); never through the SSH library
+where systemd runs, ``systemctl``. A remote host — the one ``connect`` recorded,
+or adopt.json's, never one guessed from the outputs (:mod:`.daemon_host`) — is
+asked over OpenSSH in batch mode with a short connect timeout, and only while a
+live worker claims the provider, or within the start window of a ``connect`` that
+saw no claim yet (the host is up and the answer can matter); never through the SSH library
 ``connect`` uses, which ``status`` does not import.
 """
 
@@ -20,9 +22,10 @@ from __future__ import annotations
 
 import os
 import shlex
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from .daemon_key import DaemonKey
     from .derive import Observation
     from .remote.ssh import SSHTarget
 
@@ -33,23 +36,30 @@ REMOTE_TIMEOUT = 8.0
 CONNECT_TIMEOUT = 3
 
 
-def running_script(provider: str, *, systemd: bool | None = None) -> str:
-    """Which supervisor runs ``nymph-<provider>`` now (``running_<kind>=yes`` lines).
-    ``systemd``: whether systemd is PID 1 there, when the caller knows (this
-    machine); ``None`` lets the script look (a remote host)."""
-    unit = shlex.quote(f"nymph-{provider}.service")
-    session = shlex.quote(f"=nymph-{provider}")
-    tmux = f"tmux has-session -t {session} >/dev/null 2>&1 && echo running_tmux=yes\n"
+def running_script(which: DaemonKey | str, *, systemd: bool | None = None) -> str:
+    """Which supervisor runs the provider's daemon now (``running_<kind>=yes`` lines):
+    ``nymph-<key>``, the key its install is under (its identity, or the older name key
+    while that install is its own; a plain string: that key only). ``systemd``:
+    whether systemd is PID 1 there, when the caller knows (this machine); ``None``
+    lets the script look (a remote host)."""
+    from .daemon_key import DaemonKey
+
+    dk = which if isinstance(which, DaemonKey) else DaemonKey(which, which)
+    pick = dk.pick_script() + 'unit="nymph-$k.service"\n'
+    tmux = 'tmux has-session -t "=nymph-$k" >/dev/null 2>&1 && echo running_tmux=yes\n'
     if systemd is False:
-        return tmux + "true\n"
+        return pick + tmux + "true\n"
     asked = (
-        f"  ({USER_ENV}systemctl --user is-active --quiet {unit}) && echo running_user=yes\n"
-        + f"  systemctl is-active --quiet {unit} && echo running_system=yes\n"
+        f'  ({USER_ENV}systemctl --user is-active --quiet "$unit") && echo running_user=yes\n'
+        + '  systemctl is-active --quiet "$unit" && echo running_system=yes\n'
     )
     if systemd:
-        return tmux + "if command -v systemctl >/dev/null 2>&1; then\n" + asked + "fi\ntrue\n"
+        return (
+            pick + tmux + "if command -v systemctl >/dev/null 2>&1; then\n" + asked + "fi\ntrue\n"
+        )
     return (
-        tmux
+        pick
+        + tmux
         + "if [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then\n"
         + asked
         + "fi\ntrue\n"
@@ -83,26 +93,31 @@ def _observe(obs: Observation) -> tuple[str | None, str | None, tuple[str, ...]]
     infra_present = obs.infra is not None and obs.infra.present and obs.infra.lock is None
     if not (infra_present or obs.adopt):
         return None, None, ()
-    if obs.record.vendor in LOCAL_VENDORS and not obs.adopt:
+    from .daemon_host import where
+    from .daemon_key import DaemonKey
+
+    found = where(obs)  # the host connect recorded, else one a person named
+    if found is None:
+        return None, None, ()
+    dk = DaemonKey(obs.name, obs.record.identity(obs.dir))
+    if found.local:
         systemd = os.path.isdir("/run/systemd/system")
         if not (systemd or tmux_server_up()):
             return None, None, ()  # every supervisor would say no: ask none
         from .remote.local import LocalShell
 
-        script = running_script(obs.name, systemd=systemd)
+        script = running_script(dk, systemd=systemd)
         out = LocalShell().run(script, timeout=REMOTE_TIMEOUT).stdout
         label = "localhost"
     else:
-        script = running_script(obs.name)
+        if found.target is None:
+            return None, None, ()
         if (obs.claims is None or obs.claims.live == 0) and not _just_started(obs):
             return None, None, ()
-        target = _target(obs)
-        if target is None:
-            return None, None, ()
-        done = _ssh(target, script)
+        done = _ssh(found.target, running_script(dk))
         if done is None:
             return None, None, ()
-        out, label = done, target.label
+        out, label = done, found.target.label
     sup = parse_running(out)
     if sup is None:
         return None, None, ()
@@ -157,33 +172,6 @@ def tmux_server_up() -> bool:
     finally:
         s.close()
     return True
-
-
-def _target(obs: Observation) -> SSHTarget | None:
-    """Where connect would go: adopt.json's host, else the outputs' worker_host."""
-    from .readers import read_json
-    from .remote.ssh import SSHTarget, parse_host
-
-    if obs.adopt:
-        adopt: Any = read_json(obs.dir / "adopt.json")
-        if not isinstance(adopt, dict) or not adopt.get("host"):
-            return None
-        port = adopt.get("port") if isinstance(adopt.get("port"), int) else None
-        target = parse_host(str(adopt["host"]), user=adopt.get("user") or None, port=port)
-        ident = adopt.get("identity_file")
-        if ident:
-            ident = os.path.expanduser(str(ident))
-            if not os.path.isabs(ident):
-                ident = str((obs.dir / ident).resolve())
-            target = SSHTarget(target.host, target.user, target.port, identity_file=ident)
-        return target
-    outs = {
-        k: (v.get("value") if isinstance(v, dict) and "value" in v else v)
-        for k, v in (obs.infra.outputs if obs.infra else {}).items()
-    }
-    if not outs.get("worker_host"):
-        return None
-    return parse_host(str(outs["worker_host"]), user=outs.get("worker_user") or None)
 
 
 def _ssh(target: SSHTarget, script: str) -> str | None:

@@ -3,12 +3,16 @@
 In the spec's order:
 
 1. a live worker already claims the provider → ``exists``, and no SSH at all;
-2. the host: ``--host``, else ``adopt.json`` (ssh vendor), else the applied
-   infrastructure's ``worker_host`` output; the ``local`` vendor runs on this
-   machine without SSH; none → ``needs_input`` with a ``host`` blocking;
+2. the host: ``--host``, else ``adopt.json`` (ssh vendor), else the host an earlier
+   connect recorded (``daemon.json``, :mod:`..daemon_host`), else this machine for
+   the ``local`` vendor (no SSH), else the applied infrastructure's ``worker_host``
+   output — a derived host, named in the progress line before it is contacted and
+   in the result's ``host``; none → ``needs_input`` with a ``host`` blocking;
 3. SSH in batch mode (accept-new host keys, bounded): a refused key → ``error``
    with ``ssh-copy-id``; unreachable → ``error``;
-4. install the daemon (:mod:`..install`);
+4. install the daemon (:mod:`..install`) under the provider's identity
+   (:mod:`..daemon_key`; an install an older dreamlake keyed by the name is moved
+   first), and record the host in ``daemon.json``: every later verb reaches it;
 5. start it under the best supervisor the host has (:mod:`..supervise`), and say
    which; return once the start returns, holding no connection;
 6. watch the control plane for a short bounded time: a claim → ``connected``,
@@ -170,6 +174,7 @@ def _connect(
     watch: float | None,
     factory: ShellFactory,
 ) -> ProviderLifecycleResult:
+    from .. import daemon_host
     from ..remote.ssh import SSHTarget, parse_host
 
     name = obs.name
@@ -193,6 +198,7 @@ def _connect(
     workdir: str | None = None
     target: SSHTarget | None = None
     local = False
+    source = "--host" if host else "adopt"
     if obs.adopt:
         adopt = _read_adopt(paths)
         blocking = tuple(
@@ -231,12 +237,19 @@ def _connect(
         queues = _queues(outs.get("queues"))
         worker_name = str(outs["worker_name"]) if outs.get("worker_name") else None
         workdir = str(outs["workdir"]) if outs.get("workdir") else None
+        recorded = None if host else daemon_host.read(obs.dir)
         if host:
             target = parse_host(host, user=outs.get("worker_user") or None)
+        elif recorded is not None:
+            # The host an earlier connect used (a restart): never the outputs' instead.
+            local, target, source = recorded.local, recorded.target, "record"
         elif vendor in LOCAL_VENDORS:
-            local = True
+            local, source = True, "local"
         elif outs.get("worker_host"):
+            # Derived, not given: named in the progress line before it is contacted,
+            # in the result, and in the record every later verb reads.
             target = parse_host(str(outs["worker_host"]), user=outs.get("worker_user") or None)
+            source = "outputs"
         else:
             where = paths.pulumi if obs.backend == "pulumi" else paths.terraform / "outputs.tf"
             return _needs_host(obs, dd, str(where))
@@ -256,6 +269,8 @@ def _connect(
     # 3. The shell: this machine, or ssh in batch mode.
     label = "localhost" if local or target is None else target.label
     line = f"connecting to {label}" + ("" if local else " over ssh (BatchMode=yes, accept-new)")
+    if source == "outputs":
+        line += " — the host the worker_host output names (pass --host to use another)"
     events.step("connect", line)
     say(line)
     try:
@@ -265,7 +280,18 @@ def _connect(
         raise
     try:
         return _install_and_start(
-            obs, cp, shell, label, local, dd, say, watch, queues, worker_name, workdir
+            obs,
+            cp,
+            shell,
+            label,
+            local,
+            dd,
+            say,
+            watch,
+            queues,
+            worker_name,
+            workdir,
+            (target, source),
         )
     finally:
         shell.close()
@@ -354,20 +380,24 @@ def _install_and_start(
     queues: tuple[str, ...],
     worker_name: str | None,
     workdir: str | None,
+    where: tuple[Any, str] = (None, "local"),
 ) -> ProviderLifecycleResult:
-    from .. import install, supervise
+    from .. import daemon_host, daemon_key, daemonctl, install, supervise
     from ..remote.base import home
 
     name = obs.name
     notes: list[str] = []
+    dk = daemon_key.of(obs)
     if not local and lakeshore.is_loopback(cp.url) and not _loopback_host(label):
         notes.append(
             f"⚠ the control plane is {cp.url}: the daemon on {label} reaches it only if that "
             "address means this machine there. Set LAKESHORE_URL to an address the host can reach."
         )
 
+    # An install keyed by the name (an older dreamlake's) moves under the identity key.
+    moved = daemonctl.move_legacy(shell, dk)
     existing = shell.run(
-        f"cat {install.install_dir(home(shell), name)}/token 2>/dev/null", timeout=30
+        f"cat {install.install_dir(home(shell), dk.key)}/token 2>/dev/null", timeout=30
     ).stdout.strip()
     token = _token(cp, name, label, existing, dd)
     cfg = install.DaemonConfig(
@@ -378,23 +408,31 @@ def _install_and_start(
         queues=queues,
         worker_name=worker_name,
         workdir=workdir,
-        identity=obs.record.identity(obs.dir) if obs.record else None,
+        identity=dk.identity,
+        key=dk.key,
     )
     inst = install.install(shell, cfg, progress=say)
     notes.extend(inst.notes)
+    # The daemon now lives on this host: every later verb reaches this host, and no other.
+    recorded = daemon_host.write(obs.dir, local, where[0], dk.key, where[1])
 
     caps = supervise.detect(shell)
     sup = supervise.choose(caps)
     if sup is None:
         raise supervise.no_supervisor_error(shell, None if local else label)
     spec = supervise.DaemonSpec(
-        provider=name, run_script=inst.run_script, workdir=inst.dir, log=inst.log, user=caps.user
+        provider=name,
+        run_script=inst.run_script,
+        workdir=inst.dir,
+        log=inst.log,
+        user=caps.user,
+        key=dk.key,
     )
     events.step("start", f"starting the daemon under {sup}")
     say(f"starting the daemon under {sup}")
     supervise.start(shell, spec, sup, caps)
     time.sleep(START_GRACE)
-    if not supervise.running(shell, name, sup, caps):
+    if not supervise.running(shell, dk.key, sup, caps):
         tail = supervise.log_tail(shell, spec, sup)
         raise DreamlakeError(
             f"the daemon exited right after it was started under {sup} on {label}"
@@ -406,6 +444,7 @@ def _install_and_start(
     notes = [
         f"✓ daemon installed in {label}:{inst.dir}" + ("" if inst.changed else " (unchanged)"),
         *supervise.describe(sup, spec, remote=not local, rerun=commands.connect(name, dd)),
+        *([moved] if moved else []),
         *notes,
     ]
     degraded = ("no-supervisor",) if sup == "tmux" else ()
@@ -440,9 +479,10 @@ def _install_and_start(
     from .. import rows
 
     notes.extend(rows.register(seen))
-    return to_result(seen, dv, extra_degraded=degraded, supervisor=sup, host=label).with_notes(
-        *notes
-    )
+    files = [str(recorded)] if recorded else []
+    return to_result(
+        seen, dv, files=files, extra_degraded=degraded, supervisor=sup, host=label
+    ).with_notes(*notes)
 
 
 def _loopback_host(label: str) -> bool:

@@ -133,7 +133,8 @@ def _destroy(
             # The workers it registered still count as gone in the control plane: the
             # record says the daemon was taken down on purpose, nothing kept.
             rec.finish("destroyed")
-        return _after(obs, root, None, [], [*over, *stop.notes], "✓ the daemon was taken down")
+        files = _forget_host(obs) if stop.reached else []
+        return _after(obs, root, None, files, [*over, *stop.notes], "✓ the daemon was taken down")
 
     # A lock left on the state counts: destroying (terraform takes the lock over) is
     # what finishes an interrupted destroy, even one that removed everything.
@@ -142,6 +143,7 @@ def _destroy(
     )
     if not present:
         notes = [*over, "nothing to destroy: the state holds no infrastructure."]
+        gone: list[str] = []
         if yes:
             with recording(obs.dir, "destroy", yes=True, step="deprovision"):
                 if obs.claims and obs.claims.live:
@@ -149,10 +151,11 @@ def _destroy(
                         obs, remove=local_install, shell_factory=shell_factory, progress=progress
                     )
                     notes.extend(stop.notes)
+                    gone = _forget_host(obs) if stop.reached else []
             if revoked := _revoke(root, name):
                 notes.append(revoked)
         after = observe(name, root, dd, probe=False) if yes else obs
-        return to_result(after, files=[]).with_notes(*notes)
+        return to_result(after, files=gone).with_notes(*notes)
 
     from ..backends import get_backend
 
@@ -207,7 +210,7 @@ def _destroy(
         obs,
         root,
         outcome.plan,
-        list(outcome.files),
+        [*outcome.files, *_forget_host(obs)],  # the machine, or the daemon on it, is gone
         [*notes, *([took] if took else [])],
         f"✓ destroyed — {n} resource{'s' if n != 1 else ''}; the scaffold and the decisions are kept",
     )
@@ -230,6 +233,14 @@ def _over(obs: Observation) -> list[str]:
         f"an interrupted {intent.verb} (started {intent.started_at or '?'}) is superseded: "
         "destroy takes everything down"
     ]
+
+
+def _forget_host(obs: Observation) -> list[str]:
+    """Remove the host ``connect`` recorded once its daemon is gone from there."""
+    from ..daemon_host import clear
+
+    gone = clear(obs.dir)
+    return [str(gone)] if gone else []
 
 
 def _after(

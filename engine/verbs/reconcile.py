@@ -27,7 +27,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from .. import commands, lakeshore
+from .. import commands, daemon_key, lakeshore
 from ..backends.base import Progress
 from ..contract import ProviderLifecycleResult, Run
 from ..daemon_suspend import HostDaemon
@@ -37,7 +37,7 @@ from ..frozen import replace
 from ..lifecycle import (
     ShellFactory,
     actual_status,
-    host_target,
+    daemon_shell_target,
     level,
     observe_host,
     read_applied_stopped,
@@ -447,28 +447,28 @@ def _drain_on_the_machine(
     obs: Observation, say: Progress, factory: ShellFactory | None, drain: float
 ) -> list[str]:
     """Before a machine stops: let its daemon finish the running item and deregister
-    (over ssh to ``worker_host``). Best effort: a machine that cannot be reached is
-    stopped anyway, and the result says its daemon was not drained."""
+    (over ssh to the host ``connect`` recorded — never one guessed from the
+    outputs). Best effort: a machine that cannot be reached is stopped anyway, and
+    the result says its daemon was not drained."""
+    from ..daemon_host import unrecorded_note, where
     from ..daemon_suspend import suspend_daemon
     from ..lifecycle import default_shell_factory
-    from ..remote.ssh import parse_host
 
     if obs.claims is None or obs.claims.live == 0 or obs.infra is None:
         return []
-    outs = {
-        k: (v["value"] if isinstance(v, dict) and "value" in v else v)
-        for k, v in obs.infra.outputs.items()
-    }
-    if not outs.get("worker_host"):
-        return ["⚠ no worker_host output: the daemon was not drained before the stop"]
-    target = parse_host(str(outs["worker_host"]), user=outs.get("worker_user") or None)
+    found = where(obs)
+    if found is None:
+        return [
+            unrecorded_note(obs, "drained before the stop")
+            or "⚠ connect recorded no host for this daemon: it was not drained before the stop"
+        ]
     try:
-        shell = (factory or default_shell_factory)(target)
+        shell = (factory or default_shell_factory)(None if found.local else found.target)
     except DreamlakeError as exc:
         return [f"⚠ the daemon was not drained before the stop: {exc.message}"]
     try:
         say(f"draining the daemon on {shell.label} (up to {drain:g}s)")
-        suspend_daemon(shell, obs.name, timeout=drain)
+        suspend_daemon(shell, daemon_key.of(obs), timeout=drain)
     except DreamlakeError as exc:
         return [f"⚠ the daemon was not drained before the stop: {exc.message}"]
     finally:
@@ -492,10 +492,10 @@ def _suspend(
     if level(obs) == "infrastructure":
         lines = [*lines, *_drain_on_the_machine(obs, say, factory, drain)]
         return _infra_step(obs, root, say, files, lines, "suspend")
-    shell = (factory or default_shell_factory)(host_target(obs))
+    shell = (factory or default_shell_factory)(daemon_shell_target(obs))
     try:
         say(f"suspending the daemon on {shell.label} (drain up to {drain:g}s)")
-        after = suspend_daemon(shell, obs.name, timeout=drain, before=host)
+        after = suspend_daemon(shell, daemon_key.of(obs), timeout=drain, before=host)
     finally:
         shell.close()
     if after.state == "running":
@@ -529,11 +529,11 @@ def _resume(
     name, dd = obs.name, obs.dream_dir
     if level(obs) == "infrastructure":
         return _infra_step(obs, root, say, files, lines, "resume")
-    shell = (factory or default_shell_factory)(host_target(obs))
+    shell = (factory or default_shell_factory)(daemon_shell_target(obs))
     try:
         run = obs.target == "active"
         say(f"resuming the daemon on {shell.label}" + ("" if run else " (kept suspended)"))
-        after, sup = resume_daemon(shell, name, run=run, before=host)
+        after, sup = resume_daemon(shell, daemon_key.of(obs), run=run, before=host)
     except Unrecoverable as exc:
         return to_result(
             obs,

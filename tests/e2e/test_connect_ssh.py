@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from daemon_keys import daemon_key
 from dreamlake.engine import supervise
 from dreamlake.engine.remote import LocalShell
 from dreamlake.engine.verbs.connect import connect
@@ -77,12 +78,12 @@ def adopted(sshd, control_plane, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     try:
         yield name, project
     finally:
-        supervise.stop(LocalShell(), name)
+        supervise.stop(LocalShell(), daemon_key(project, name))
 
 
-def _daemon_pid(sshd, name: str) -> int | None:  # type: ignore[no-untyped-def]
+def _daemon_pid(sshd, key: str) -> int | None:  # type: ignore[no-untyped-def]
     """The daemon's pid, found by its unique install path (no broad name match)."""
-    token = f"{sshd.home}/.dreamlake/nymph/{name}/token"
+    token = f"{sshd.home}/.dreamlake/nymph/{key}/token"
     for d in Path("/proc").iterdir():
         if not d.name.isdigit():
             continue
@@ -97,12 +98,13 @@ def _daemon_pid(sshd, name: str) -> int | None:  # type: ignore[no-untyped-def]
 
 def test_ssh_journey_connect_exists_restart(adopted, sshd) -> None:  # type: ignore[no-untyped-def]
     name, project = adopted
+    key = daemon_key(project, name)
 
     # connect: install over ssh, start under tmux (no systemd here), claim seen.
     rc, prose = dl("connect", "-n", name, cwd=project, json_out=False)
     assert rc == 0, prose
     assert "no supervisor on this host — the daemon is running under tmux" in prose
-    assert f"(session nymph-{name})" in prose
+    assert f"(session nymph-{key})" in prose  # keyed by the provider's identity
     assert "It does NOT restart it" in prose
     rc, out = dl("status", "-n", name, cwd=project)
     assert (rc, out["status"], out["nextAction"]) == (0, "connected", None), out
@@ -119,7 +121,7 @@ def test_ssh_journey_connect_exists_restart(adopted, sshd) -> None:  # type: ign
     assert sshd.connections() == before
 
     # the daemon dies (SIGKILL: no goodbye) → unclaimed once its heartbeat ages out.
-    pid = _daemon_pid(sshd, name)
+    pid = _daemon_pid(sshd, key)
     assert pid is not None
     os.kill(pid, signal.SIGKILL)
     deadline = time.monotonic() + 30
@@ -139,8 +141,8 @@ def test_ssh_journey_connect_exists_restart(adopted, sshd) -> None:  # type: ign
     assert res.host == f"root@{sshd.host}:{sshd.port}"
     assert "no-supervisor" in (res.degraded or [])
     assert any("It does NOT restart it" in n for n in res.notes)
-    assert _daemon_pid(sshd, name) not in (None, pid)
-    token = Path(f"{sshd.home}/.dreamlake/nymph/{name}/token")
+    assert _daemon_pid(sshd, key) not in (None, pid)
+    token = Path(f"{sshd.home}/.dreamlake/nymph/{key}/token")
     assert token.stat().st_mode & 0o777 == 0o600
 
 

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from daemon_keys import daemon_key
 from dreamlake.engine import install, supervise
 from dreamlake.engine.remote import LocalShell
 from dreamlake.engine.verbs.connect import connect
@@ -73,7 +74,8 @@ def test_python_below_3_9_is_an_error_with_a_next_action(
     try:
         res = connect(name, cwd=project, watch=5)
     finally:
-        supervise.stop(LocalShell(), name)  # were it to start anyway: never left running
+        # were it to start anyway: never left running
+        supervise.stop(LocalShell(), daemon_key(project, name))
     assert res.status == "error", (res, res.notes)
     assert res.kind == "no_python"
     assert res.error is not None

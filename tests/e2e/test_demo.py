@@ -50,15 +50,22 @@ def test_demo_reaches_connected_and_cleans_up() -> None:
     assert all(i >= 0 for i in pos) and pos == sorted(pos), (pos, out)
     assert "lakeshore serve on 127.0.0.1" in out
     assert "done — the provider reached connected" in out
-    # cleaned up: no daemon session, no install dir, no temp project, server gone
+    # cleaned up: no daemon session, no install dir, no temp project, server gone.
+    # Both are keyed by the provider's identity, which connect's prose names.
+    keyed = re.search(r"session nymph-(prv-[0-9a-f]+)", out) or re.search(
+        r"unit nymph-(prv-[0-9a-f]+)\.service", out
+    )
+    assert keyed, out
+    key = keyed.group(1)
+    assert n != key
     has = subprocess.run(
-        ["tmux", "has-session", "-t", f"=nymph-{n}"],
+        ["tmux", "has-session", "-t", f"=nymph-{key}"],
         stdin=subprocess.DEVNULL,
         capture_output=True,
         check=False,
     )
     assert has.returncode != 0
-    assert not (Path.home() / ".dreamlake" / "nymph" / n).exists()
+    assert not (Path.home() / ".dreamlake" / "nymph" / key).exists()
     project = re.search(r"a `local` provider in (\S+)/project", out)
     assert project and not Path(project.group(1)).exists()
     url = re.search(r"control plane at (http://127\.0\.0\.1:\d+)", out)

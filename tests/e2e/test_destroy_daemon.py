@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from daemon_keys import daemon_key
 from dreamlake.controlplane.client import Client
 from dreamlake.engine.backends.terraform.binaries import available
 from dreamlake.engine.record import read_record
@@ -46,10 +47,10 @@ def wait(pred: Any, timeout: float = 30.0) -> bool:
     return bool(pred())
 
 
-def has_session(name: str) -> bool:
+def has_session(key: str) -> bool:
     return (
         subprocess.run(
-            ["tmux", "has-session", "-t", f"=nymph-{name}"], capture_output=True
+            ["tmux", "has-session", "-t", f"=nymph-{key}"], capture_output=True
         ).returncode
         == 0
     )
@@ -73,33 +74,34 @@ def test_destroy_stops_a_local_daemon_under_tmux(
     record = read_record(pdir / "provider.json")
     assert record is not None
     identity = record.identity(pdir)
+    key = daemon_key(project, name)
 
-    # the daemon, as connect starts it here: nymph in a tmux session named for it
+    # the daemon, as connect starts it here: nymph in a tmux session keyed by its identity
     argv = [
         sys.executable, "-c", "import sys; from dreamlake.controlplane.nymph.main import main; sys.exit(main())",
         "--server", control_plane.url, "--token-file", str(control_plane.admin_token_file),
         "--provider", name, "--identity", identity, "--instance-id", "lab-1", "--poll-wait", "2",
     ]  # fmt: skip
     subprocess.run(
-        ["tmux", "new-session", "-d", "-s", f"nymph-{name}", shlex.join(argv)], check=True
+        ["tmux", "new-session", "-d", "-s", f"nymph-{key}", shlex.join(argv)], check=True
     )
     try:
         assert wait(lambda: status(name, dream_dir=dd).status == "connected"), status(
             name, dream_dir=dd
         ).to_json()
         preview = destroy(name, dream_dir=dd)
-        assert preview.status == "needs_input" and has_session(name)
+        assert preview.status == "needs_input" and has_session(key)
         assert "stop the daemon on this machine" in " ".join(preview.notes)
 
         res = destroy(name, yes=True, dream_dir=dd)
         assert res.status == "scaffolded", res.to_json()
         assert any("stopped the daemon" in n for n in res.notes), res.notes
-        assert not has_session(name)
+        assert not has_session(key)
         admin = Client(control_plane.url, control_plane.admin_token_file.read_text().strip())
         assert admin.claims(name, identity)["live"] == 0  # it left the control plane
         assert status(name, dream_dir=dd).status == "scaffolded"
     finally:
-        stop(LocalShell(), name)
+        stop(LocalShell(), key)
 
 
 def test_destroy_removes_an_adopted_daemon_and_leaves_the_host(
@@ -135,7 +137,8 @@ def test_destroy_removes_an_adopted_daemon_and_leaves_the_host(
         kept = json.loads(adopt.read_text())
         assert (kept["host"], kept["user"], kept["port"]) == (sshd.host, sshd.user, sshd.port)
         assert kept["queues"] == ["default"]
-        install = sshd.home / ".dreamlake/nymph" / name
+        key = daemon_key(project, name)
+        install = sshd.home / ".dreamlake/nymph" / key
         assert install.is_dir()
         assert wait(lambda: dl("status", "-n", name)["status"] == "connected", 60)
 
@@ -148,12 +151,12 @@ def test_destroy_removes_an_adopted_daemon_and_leaves_the_host(
         assert done["status"] == "scaffolded", done
         assert done["claim"]["live"] == 0
         assert dl("status", "-n", name)["status"] == "scaffolded"
-        assert not install.exists() and not has_session(name)
+        assert not install.exists() and not has_session(key)
         # the host is left alone: it still answers, and connect (no --host) brings it back
         back = dl("connect", "-n", name)
         assert back["status"] in ("connected", "connecting"), back
     finally:
-        stop(LocalShell(), name)
+        stop(LocalShell(), daemon_key(project, name))
 
 
 def test_destroying_a_suspended_adopted_provider_does_not_say_suspended(
@@ -202,4 +205,4 @@ def test_destroying_a_suspended_adopted_provider_does_not_say_suspended(
         assert "the daemon was taken down" in prose, prose
         assert dl("status", "-n", name)["status"] == "scaffolded"
     finally:
-        stop(LocalShell(), name)
+        stop(LocalShell(), daemon_key(project, name))

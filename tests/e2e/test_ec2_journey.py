@@ -15,6 +15,7 @@ import os
 import shlex
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -417,3 +418,149 @@ def test_ec2_suspend_resume(aws_api: str, tmp_path: Path) -> None:
     assert _instance(aws_api, instance)["State"]["Name"] == "running"
     rc, out = dl(env, proj, "dreamlake provider status -n gpu")
     assert rc == 0 and out["status"] in ("applied", "unclaimed"), out
+
+
+# ---------------------------------------------------------------------------
+# the host a user gave is the host: connect --host, then every later verb
+
+GUARD = Path(__file__).resolve().parents[1] / "netguard"
+
+
+def install_running(key: str) -> bool:
+    """Whether the daemon's tmux session (the sshd's login user is this machine's
+    root, so its tmux server is this machine's) still runs."""
+    return subprocess.run(["tmux", "has-session", "-t", f"=nymph-{key}"]).returncode == 0
+
+
+def _netlog(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+@pytest.mark.needs_sshd
+def test_ec2_verbs_reach_the_host_connect_was_given(
+    aws_api: str, sshd: Any, control_plane: Any, tmp_path: Path
+) -> None:
+    """apply on the AWS API double → ``connect --host`` (the test's sshd on 127.0.0.1)
+    → status, suspend, resume, connect (as status's next action says: no --host) and
+    destroy all reach that host; none reaches the instance's private address the
+    ``worker_host`` output names (on the double, an address nobody can reach).
+
+    The dreamlake processes run under tests/netguard (audit hooks): every socket they
+    connect and every ssh they spawn is logged, and refused unless it is loopback.
+    The log proves no verb so much as tried the double's private IPs."""
+    import uuid
+
+    _version, terraform = BINARIES[-1]
+    subnet = team_subnet(aws_api, "us-east-1")
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / ".dreamrc").write_text(
+        "settings:\n"
+        "  aws:\n"
+        f"    endpoint: {aws_api}\n"
+        "    skipCredentialsValidation: true\n"
+        "  terraform:\n"
+        f"    pluginMirror: {MIRROR}\n"
+    )
+    netlog = tmp_path / "net.jsonl"
+    env = base_env(tmp_path / "home", terraform)
+    env.update(control_plane.env())
+    env.update(
+        DREAMLAKE_SSH_KNOWN_HOSTS=str(tmp_path / "known_hosts"),
+        DREAMLAKE_SSH_IDENTITY_FILE=str(sshd.client_key),
+        PYTHONPATH=str(GUARD),
+        DREAMLAKE_TEST_NETLOG=str(netlog),
+    )
+    name = f"gpu-{uuid.uuid4().hex[:6]}"
+    rc, out = dl(env, proj, f"dreamlake provider create -n {name} --provider ec2")
+    b = blocking(out)
+    tfvars = out["nextAction"]["file"]
+    set_line(tfvars, b["region"]["line"], 'region = "us-east-1"')
+    set_line(tfvars, b["subnet"]["line"], f'subnet_id = "{subnet}"')
+    set_line(tfvars, b["instance_type"]["line"], 'instance_type = "g5.xlarge"')
+    set_line(tfvars, b["ami"]["line"], f'ami_id = "{AMI_PLAIN}"')
+    with open(tfvars, "a") as f:
+        f.write("associate_public_ip = null\n")
+    rc, out = dl(env, proj, f"dreamlake provider plan -n {name}")
+    assert (rc, out["status"]) == (0, "ready"), out
+    rc, out = dl(env, proj, f"dreamlake provider apply -n {name} --yes")
+    assert (rc, out["status"]) == (0, "applied"), out
+    private = out["outputs"]["worker_host"]
+    assert private.startswith("10.20.1."), private  # the double's private address
+    (instance,) = out["outputs"]["instance_ids"]
+    record = proj / ".dream" / "providers" / name / "daemon.json"
+    key = json.loads((record.parent / "provider.json").read_text())["id"]
+    install = sshd.home / ".dreamlake" / "nymph" / key
+
+    try:
+        rc, out = dl(env, proj, f"dreamlake provider connect -n {name} --host {sshd.spec}")
+        assert rc == 0 and out["status"] in ("connected", "connecting"), out
+        assert out["host"] == sshd.spec and install.is_dir(), out
+        assert str(record) in out["files"]
+        kept = json.loads(record.read_text())
+        assert (kept["host"], kept["user"], kept["port"]) == (sshd.host, sshd.user, sshd.port)
+        assert (kept["key"], kept["from"]) == (key, "--host")
+
+        def status() -> dict[str, Any]:
+            return dl(env, proj, f"dreamlake provider status -n {name}")[1]
+
+        def reached(since: int) -> bool:
+            """Whether a process logged after entry ``since`` reached the test sshd."""
+            return any(
+                (e["event"] == "connect" and e["port"] == sshd.port)
+                or (e["event"] == "ssh" and str(sshd.port) in e["argv"])
+                for e in _netlog(netlog)[since:]
+            )
+
+        deadline = time.monotonic() + 60
+        while (out := status())["status"] != "connected" and time.monotonic() < deadline:
+            time.sleep(1)
+        assert out["status"] == "connected", out
+        # status asked the recorded host which supervisor runs the daemon
+        assert (out["supervisor"], out["host"]) == ("tmux", sshd.spec), out
+
+        # suspend drains the daemon on the recorded host, then stops the instance
+        mark = len(_netlog(netlog))
+        rc, text = dl(env, proj, f"dreamlake provider suspend -n {name}", json_out=False)
+        assert rc == 0 and f"daemon on {sshd.spec} drained" in text, text
+        assert reached(mark)
+        assert _instance(aws_api, instance)["State"]["Name"] == "stopped"
+        assert status()["status"] == "suspended"
+
+        rc, out = dl(env, proj, f"dreamlake provider resume -n {name}")
+        assert rc == 0 and out["status"] in ("applied", "unclaimed"), out
+        assert _instance(aws_api, instance)["State"]["Name"] == "running"
+        # the next action connects again, without --host: the recorded host, not worker_host
+        assert out["nextAction"]["command"] == f"dreamlake provider connect -n {name}"
+        mark = len(_netlog(netlog))
+        rc, out = dl(env, proj, out["nextAction"]["command"])
+        assert rc == 0 and out["status"] in ("connected", "connecting"), out
+        assert out["host"] == sshd.spec and reached(mark), out
+        deadline = time.monotonic() + 60
+        while (out := status())["status"] != "connected" and time.monotonic() < deadline:
+            time.sleep(1)
+        assert out["status"] == "connected", out
+
+        # destroy stops the daemon on the recorded host, then forgets the host
+        rc, text = dl(env, proj, f"dreamlake provider destroy -n {name}", json_out=False)
+        assert rc == 0 and f"stop the daemon on {sshd.spec}" in text, text
+        mark = len(_netlog(netlog))
+        rc, out = dl(env, proj, f"dreamlake provider destroy -n {name} --yes")
+        assert (rc, out["status"]) == (0, "scaffolded"), out
+        assert reached(mark) and not install_running(key)
+        assert str(record) in out["files"] and not record.exists()
+    finally:
+        from dreamlake.engine import supervise
+        from dreamlake.engine.remote import LocalShell
+
+        supervise.stop(LocalShell(), key)
+
+    seen = _netlog(netlog)
+    assert any(e["event"] == "ssh" for e in seen) or any(
+        e["event"] == "connect" and e["port"] == sshd.port for e in seen
+    ), "the guard saw no connection to the host at all"
+    refused = [e for e in seen if not e["allowed"]]
+    assert refused == [], refused
+    assert not any(private in json.dumps(e) for e in seen)

@@ -153,6 +153,9 @@ def test_agent_drives_local_to_connected_over_mcp(
         from dreamlake.engine import supervise
         from dreamlake.engine.remote import LocalShell
 
+        from daemon_keys import daemon_key
+
         with contextlib.suppress(Exception):
-            supervise.stop(LocalShell(), name)
-        shutil.rmtree(Path.home() / ".dreamlake" / "nymph" / name, ignore_errors=True)
+            key = daemon_key(project, name)
+            supervise.stop(LocalShell(), key)
+            shutil.rmtree(Path.home() / ".dreamlake" / "nymph" / key, ignore_errors=True)

