@@ -498,6 +498,9 @@ def refresh(
             errors[provider] = str(scrub(detail, plaintexts))
             continue
         for r in group:
+            session.refresh(r)  # what changed while the provider was asked wins
+            if r.terminated_at is not None:
+                continue
             seen = live.get(r.instance_id, "gone")
             if isinstance(seen, Mapping):  # a state and the outcome of a direct run
                 outcome = {k: v for k, v in seen.items() if k != "state"}
@@ -569,6 +572,7 @@ def stop_instance(
 ) -> dict[str, Any]:
     """Terminate (or suspend) one instance through its launcher; a terminated
     instance's token is revoked."""
+    session.refresh(row)  # another request or replica may have ended it meanwhile
     if row.terminated_at is not None:
         return instance_wire(row, scope.namespace.name)
     plaintexts: list[str] = []

@@ -27,7 +27,7 @@ from sqlalchemy.orm import Session
 from ..db import utcnow
 from ..models import Token, Worker, WorkItem
 from ..server import store
-from .models import Instance
+from .models import Instance, LaunchRequest
 
 INSTANCE_TOKEN = "instance "
 """The label prefix of a token minted for one launched instance."""
@@ -141,6 +141,19 @@ class Orphan:
         }
 
 
+def in_flight(session: Session, ns_id: int) -> set[int]:
+    """Tokens of launches not done yet: their daemons may register before the
+    launch records their rows."""
+    out: set[int] = set()
+    for result in session.scalars(
+        select(LaunchRequest.result).where(
+            LaunchRequest.namespace_id == ns_id, LaunchRequest.state != "done"
+        )
+    ):
+        out.update(int(t) for t in (result or {}).get("tokenIds") or [])
+    return out
+
+
 def _iso(dt: datetime | None) -> str:
     return dt.isoformat().replace("+00:00", "Z") if dt else "?"
 
@@ -154,7 +167,7 @@ def orphans(
     found = list(workers) if workers is not None else live_workers(session, state, ns_id)
     if not found:
         return []
-    token_ids = {w.token_id for w in found if w.token_id is not None}
+    token_ids = {w.token_id for w in found if w.token_id is not None} - in_flight(session, ns_id)
     instance_tokens = set()
     if token_ids:
         instance_tokens = set(
@@ -174,6 +187,8 @@ def orphans(
     )
     out: list[Orphan] = []
     for w in found:
+        if w.token_id is not None and w.token_id not in token_ids:
+            continue  # its launch is still under way: the row comes when it returns
         if w.token_id is not None:
             if w.token_id not in instance_tokens:
                 continue
