@@ -293,7 +293,7 @@ def terminate(order: LaunchOrder, ids: Sequence[str]) -> None:
             if "/" in iid:
                 d = run_folder(iid.split("/", 1)[1])
                 shell.run(
-                    f'D="{d}"; [ -f "$D/rc" ] || {{ kill -TERM -- "-$(cat "$D/pid")" 2>/dev/null; '
+                    f'D="{d}"; [ -f "$D/rc" ] || {{ kill -TERM "-$(cat "$D/pid")" 2>/dev/null; '
                     f'echo 143 > "$D/rc"; }}; true',
                     timeout=30,
                 )

@@ -46,6 +46,15 @@ def _tmux_alive(host: Any, provider: str) -> bool:
     return res.returncode == 0
 
 
+def _ended(pid: int) -> bool:
+    """The process is gone (or a zombie nobody reaped yet)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
+
+
 def _kill_tmux(host: Any) -> None:
     env = {"TMUX_TMPDIR": str(host.dir / "tmux"), "PATH": "/usr/bin:/bin"}
     subprocess.run(["tmux", "kill-server"], env=env, capture_output=True)
@@ -221,3 +230,83 @@ def _stray_daemon(srv: Any, host: Any, provider: str, tmp_path: Path) -> str:
     finally:
         shell.close()
     return token
+
+
+def test_direct_dispatch_runs_the_command_on_the_hosts(start_server: Any, tmp_path: Path) -> None:
+    """``lakeshore launch --command`` on a direct SSH pool: each run goes to the least
+    loaded host, nothing is left running there, and the exit status and output tail
+    are the instance's outcome. A host holds ``instances_per_host`` runs at most."""
+    why = skip_reason()
+    if why:
+        pytest.skip(why)
+    import json
+
+    from lakeshore_fixtures import clean_env, lakeshore_argv
+
+    srv = start_server(live_seconds=LIVE)
+    api = srv.admin
+    hosts = _hosts(tmp_path, 2)
+    try:
+        prov = _provider(api, hosts, tmp_path, "direct", instances_per_host=1)
+        auth = ["--server", srv.url, "--token-file", str(srv.data_dir / "admin.token")]
+
+        def launch(command: str) -> Any:
+            return subprocess.run(
+                [*lakeshore_argv(), "launch", "-p", prov, "--command", command, "--json", *auth],
+                capture_output=True,
+                text=True,
+                env=clean_env(),
+                timeout=120,
+            )
+
+        ran = launch("echo hello from $(hostname) > /dev/null; echo out-one; sleep 8")
+        assert ran.returncode == 0, ran.stderr
+        (one,) = json.loads(ran.stdout)["instances"]
+        assert one["state"] == "running" and one["details"]["dispatch"] == "direct"
+        two_out = launch("echo out-two; sleep 8; exit 3")
+        assert two_out.returncode == 0, two_out.stderr
+        (two,) = json.loads(two_out.stdout)["instances"]
+        # spread: one run per host
+        assert {one["id"].split("/")[0], two["id"].split("/")[0]} == {
+            f"root@127.0.0.1:{h.port}" for h in hosts
+        }
+        check = agree(api, srv.data_dir, prov, LIVE)
+        assert check["claims"] == []  # direct leaves no daemon
+        # both hosts are full (one run each): a third is refused with what to do
+        third = launch("true")
+        assert third.returncode != 0 and "room for 0" in third.stderr, third.stderr
+
+        def ended() -> dict[str, Any] | None:
+            listed = api.request("GET", P + "/instances", query={"all": "true"})["instances"]
+            mine = {i["id"]: i for i in listed if i["provider"] == prov}
+            return mine if all(i["terminatedAt"] for i in mine.values()) else None
+
+        done = wait(ended, 60)
+        assert done, api.request("GET", P + "/instances", query={"all": "true"})
+        assert done[one["id"]]["state"] == "succeeded"
+        assert done[one["id"]]["details"]["outcome"]["exitCode"] == 0
+        assert done[one["id"]]["details"]["outcome"]["outputTail"].strip() == "out-one"
+        assert done[two["id"]]["state"] == "failed"
+        assert done[two["id"]]["details"]["outcome"] == {"exitCode": 3, "outputTail": "out-two\n"}
+        assert agree(api, srv.data_dir, prov, LIVE)["instances"] == []
+        shown = subprocess.run(
+            [*lakeshore_argv(), "instances", "list", "--all", "-p", prov, *auth],
+            capture_output=True,
+            text=True,
+            env=clean_env(),
+            timeout=60,
+        )
+        assert "failed  exit 3" in shown.stdout and "succeeded  exit 0" in shown.stdout, shown
+        # the hosts have room again
+        again = launch("sleep 30")
+        (long,) = json.loads(again.stdout)["instances"]
+        gone = api.request("DELETE", P + f"/instances/{long['id']}")
+        assert gone["state"] == "terminated"
+        host = next(h for h in hosts if long["id"].startswith(f"root@127.0.0.1:{h.port}/"))
+        folder = host.home / ".lakeshore" / "runs" / long["id"].split("/", 1)[1]
+        assert wait(lambda: (folder / "rc").exists(), 10)
+        pid = int((folder / "pid").read_text())
+        assert wait(lambda: _ended(pid), 10), "the run was not stopped"
+    finally:
+        for h in hosts:
+            h.stop()
