@@ -122,7 +122,9 @@ def register_worker(
 ) -> WorkerRegistered:
     settings = request.app.state.settings
     _pin_instance(request, session, access, body)
-    row, created = store.register(session, access.namespace.id, body)
+    row, created = store.register(
+        session, access.namespace.id, body, token_id=access.caller.token_id
+    )
     heartbeats_of(request.app).know(row.id, access.namespace.id, row.provider_name)
     if not created:
         response.status_code = 200

@@ -40,7 +40,7 @@ def _setup(client: Any, app: Any, double: LauncherDouble) -> QueueLoop:
     app.state.queue_loop.stop()  # decide by hand, one pass at a time
     app.state.launch_backends = {"EC2": double}
     kwargs = {"region": "r", "image_id": "ami-1"}
-    body = {"name": "aws", "launcher": "EC2", "kwargs": kwargs, "dispatch": "direct"}
+    body = {"name": "aws", "launcher": "EC2", "kwargs": kwargs}
     ok(client.post(P + "/providers", json=body), 201)
     ok(client.post(P + "/queues", json={"name": "gpu", "provider": "aws", "max": 2}), 201)
     for n in range(3):
