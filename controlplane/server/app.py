@@ -17,6 +17,7 @@ from .limits import BodySizeLimit
 from .notify import Notifier
 from .runtime import lifespan, load_secret_box, unscoped_listings
 from .settings import Settings
+from .shedding import Shed
 
 # Optional routers mounted when their module exists; each exposes ``router``
 # (a fastapi.APIRouter with full paths such as "/api/namespaces/{ns}/providers").
@@ -82,7 +83,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     app.add_middleware(JsonGuard, max_depth=settings.max_json_depth)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
-    app.add_middleware(HotPath, state=app.state)  # outermost: heartbeats and idle polls
+    app.add_middleware(HotPath, state=app.state)  # heartbeats and idle polls
+    app.add_middleware(  # outermost: a 503 with Retry-After when over capacity
+        Shed,
+        state=app.state,
+        max_connections=settings.max_connections or 0,
+        max_pending=settings.max_pending,
+    )
     app.state.mounted = include_routers(app)
     from ..queues.loop import install as run_queue_loop  # queues that grow their own workers
 
