@@ -79,6 +79,8 @@ class Settings:
     keep_alive_seconds: float | None = None
     max_connections: int | None = None
     max_pending: int = DEFAULT_MAX_PENDING
+    # Retry-After of a 503 (None: drawn at random, see shedding.py)
+    retry_after_seconds: int | None = None
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
@@ -102,6 +104,7 @@ class Settings:
             "keep_alive_seconds": ("LAKESHORE_KEEP_ALIVE_SECONDS", float),
             "max_connections": ("LAKESHORE_MAX_CONNECTIONS", int),
             "max_pending": ("LAKESHORE_MAX_PENDING", int),
+            "retry_after_seconds": ("LAKESHORE_RETRY_AFTER_SECONDS", int),
         }
         for key, (env, cast) in env_map.items():
             if key not in values and os.environ.get(env, "").strip():

@@ -15,7 +15,8 @@ when either
 ``Retry-After`` is drawn at random from a range (a few seconds for a burst of
 requests, longer for connections, which free up more slowly), so the clients it
 turns away do not come back together; the daemon waits at least that, plus its
-own jitter. ``/healthz`` is never shed. Off (``0``) for either bound, it never sheds
+own jitter (``Settings.retry_after_seconds`` fixes it instead). ``/healthz`` is
+never shed. Off (``0``) for either bound, it never sheds
 on that one.
 """
 
@@ -67,11 +68,13 @@ class Shed:
         state: Any,
         max_connections: int = 0,
         max_pending: int = 0,
+        retry_after: int | None = None,
     ) -> None:
         self.app = app
         self.state = state  # app.state: ``connections`` is set by ``lakeshore serve``
         self.max_connections = max_connections
         self.max_pending = max_pending
+        self.retry_after = retry_after  # fixed seconds instead of a random draw
         self.pending = 0
         self.shed = 0  # 503s sent so far
 
@@ -112,7 +115,7 @@ class Shed:
 
     async def _refuse(self, send: Any, why: str, retry: tuple[int, int]) -> None:
         self.shed += 1
-        seconds = random.randint(*retry)
+        seconds = self.retry_after if self.retry_after is not None else random.randint(*retry)
         body = json.dumps(
             {
                 "error": "overloaded",
