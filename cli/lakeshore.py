@@ -238,6 +238,9 @@ def serve(
         max_body_bytes=max_body_bytes,
         pool_size=pool_size,
     )
+    from dreamlake.controlplane.server.serving import prepare
+
+    prepare(settings)  # the open-files limit, and the connections served before a 503
     try:
         from dreamlake.controlplane.server.app import create_app
 
@@ -250,8 +253,6 @@ def serve(
             redact_url(f"cannot start on {url!r}: {type(exc).__name__}: {exc}", url),
             "check --db / LAKESHORE_DB and that --data-dir is writable",
         )
-    import uvicorn
-
     if host not in ("127.0.0.1", "localhost", "::1"):
         typer.echo(
             f"warning: listening on {host} without TLS; bearer tokens cross the network in "
@@ -264,16 +265,17 @@ def serve(
         f"admin token: {application.state.admin_token_file})",
         err=True,
     )
-    uvicorn.run(
+    from dreamlake.controlplane.server import serving
+
+    serving.run(
         application,
+        settings,
         host=host,
         port=port,
         # uvicorn sets its access logger to this level: an access log needs info.
         log_level="info"
         if access_log and log_level.lower() in ("warning", "error")
         else log_level.lower(),
-        log_config=None,  # uvicorn's loggers go through the handler configured above
-        timeout_graceful_shutdown=2,
         access_log=access_log,
     )
 

@@ -2,23 +2,32 @@
 import on a remote host): namespaces and tokens, worker register / heartbeat /
 poll / report / deregister, claims, submitting work and reading its result.
 
+Connections: by default every request opens a new connection and closes it
+(what a command-line call wants). ``keep_alive=True`` keeps one HTTP/1.1
+connection open between requests (see :mod:`.connection`): the daemon holds one
+such client for its long-poll and another for heartbeats and results. One client
+carries one request at a time; :meth:`Client.sibling` gives another with its own
+connection.
+
 Errors: :class:`Unreachable` when no answer came (connection refused, timeout,
 DNS); :class:`ApiFailure` when the server answered with an error status (its
-``status``, ``error`` and ``detail`` say which). Both are
+``status``, ``error`` and ``detail`` say which, and ``retry_after`` the seconds a
+503's ``Retry-After`` asks for). Both are
 :class:`dreamlake.engine.errors.ControlPlaneError`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import http.client
 import json
-import urllib.error
 import urllib.parse
-import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from dreamlake.engine.errors import ControlPlaneError
+
+from .connection import Connection, Observer, describe, retry_after
 
 
 class Unreachable(ControlPlaneError):
@@ -30,15 +39,15 @@ class Unreachable(ControlPlaneError):
 class ApiFailure(ControlPlaneError):
     """The control plane answered with an error status."""
 
-    def __init__(self, status: int, error: str, detail: Any, url: str) -> None:
+    def __init__(
+        self, status: int, error: str, detail: Any, url: str, retry_after: float | None = None
+    ) -> None:
         super().__init__(f"{status} {error}: {detail} ({url})")
         self.status = status
         self.error = error
         self.detail = detail
         self.url = url
-
-
-_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        self.retry_after = retry_after
 
 
 @dataclass
@@ -47,6 +56,9 @@ class Client:
     token: str | None = None
     namespace: str = "default"
     timeout: float = 10.0
+    keep_alive: bool = False
+    observer: Observer | None = field(default=None, repr=False, compare=False)
+    _conn: Connection | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def from_control_plane(cls, cp: Any, *, timeout: float = 10.0) -> Client:
@@ -58,6 +70,27 @@ class Client:
     def _ns(self, namespace: str | None) -> str:
         return urllib.parse.quote(namespace or self.namespace, safe="")
 
+    def sibling(self) -> Client:
+        """The same client with a connection of its own."""
+        return dataclasses.replace(self)
+
+    def close(self) -> None:
+        """Close a kept connection (the next request opens a new one)."""
+        if self._conn is not None:
+            self._conn.close()
+
+    def abort(self) -> None:
+        """End a request in flight on this client's kept connection (from another
+        thread); the caller of that request gets :class:`Unreachable`."""
+        if self._conn is not None:
+            self._conn.abort()
+
+    @property
+    def connection(self) -> Connection:
+        if self._conn is None or self._conn.url != self.url:
+            self._conn = Connection(self.url, keep_alive=self.keep_alive, observer=self.observer)
+        return self._conn
+
     def request(
         self,
         method: str,
@@ -68,24 +101,26 @@ class Client:
         timeout: float | None = None,
     ) -> Any:
         """One HTTP call. Returns the decoded JSON body (None for 204)."""
-        url = self.url.rstrip("/") + path
         if query:
-            url += "?" + urllib.parse.urlencode({k: v for k, v in query.items() if v is not None})
+            path += "?" + urllib.parse.urlencode({k: v for k, v in query.items() if v is not None})
+        url = self.url.rstrip("/") + path
         data = None if body is None else json.dumps(body).encode("utf-8")
-        req = urllib.request.Request(url, data=data, method=method)
-        req.add_header("Accept", "application/json")
+        headers = {"Accept": "application/json"}
         if data is not None:
-            req.add_header("Content-Type", "application/json")
+            headers["Content-Type"] = "application/json"
         if self.token:
-            req.add_header("Authorization", f"Bearer {self.token}")
+            headers["Authorization"] = f"Bearer {self.token}"
         try:
-            with _NO_PROXY.open(req, timeout=timeout or self.timeout) as resp:
-                raw = resp.read()
-                if resp.status == 204 or not raw:
-                    return None
-                return json.loads(raw)
-        except urllib.error.HTTPError as exc:
-            raw = exc.read() or b""
+            answer = self.connection.request(
+                method, path, data, headers, timeout=timeout or self.timeout
+            )
+        except ValueError as exc:  # not an http(s) URL
+            raise Unreachable(f"lakeshore at {self.url} is unreachable: {exc}") from None
+        except (OSError, http.client.HTTPException) as exc:
+            # OSError covers refused, reset and timed out; HTTPException a cut or garbled answer
+            raise Unreachable(f"lakeshore at {self.url} is unreachable: {describe(exc)}") from None
+        raw = answer.body
+        if answer.status >= 400:
             try:
                 payload = json.loads(raw)
             except ValueError:
@@ -93,12 +128,16 @@ class Client:
             if not isinstance(payload, dict):
                 payload = {"error": "http_error", "detail": payload}
             raise ApiFailure(
-                exc.code, str(payload.get("error", "error")), payload.get("detail"), url
-            ) from None
-        except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
-            # OSError covers refused, reset and timed out; HTTPException a cut or garbled answer
-            reason = getattr(exc, "reason", exc)
-            raise Unreachable(f"lakeshore at {self.url} is unreachable: {reason}") from None
+                answer.status,
+                str(payload.get("error", "error")),
+                payload.get("detail"),
+                url,
+                retry_after(answer.header("Retry-After")),
+            )
+        if answer.status == 204 or not raw:
+            return None
+        try:
+            return json.loads(raw)
         except ValueError as exc:
             raise Unreachable(
                 f"lakeshore at {self.url} sent a body that is not JSON: {exc}"

@@ -1,9 +1,20 @@
-"""The daemon loop: register, heartbeat, long-poll for work, run it, report.
+"""The daemon loop: register, long-poll for work, run it, report.
 
-It always initiates the connection. Every failure to reach the control plane is
-transient: it retries with jittered exponential backoff and never exits on one.
-A 404 for its worker (the server forgot it) means register again. On stop
-(SIGTERM/SIGINT) it kills a running command, deregisters and returns 0.
+It always initiates the connection, and keeps it: one keep-alive HTTP/1.1
+connection carries the long-poll, back to back; another carries register, the
+heartbeats and results while it runs work, and is closed again once it is idle,
+so an idle daemon holds exactly one connection. A held long-poll proves the
+daemon alive (the server counts a worker with a poll in flight as seen), so a
+separate heartbeat is sent only while a command runs or its result is being sent.
+
+Every failure to reach the control plane is transient: it retries with capped
+exponential backoff and full jitter (a random wait between 0 and the cap of the
+attempt, so a fleet whose server restarts comes back spread over the window, not
+in one second), waits at least what a 503's ``Retry-After`` asks, and never exits
+on one. Given several servers (replicas over one database) it moves to the next
+after a failure to reach one. A 404 for its worker (the server forgot it) means
+register again. On stop (SIGTERM/SIGINT) it kills a running command, deregisters
+and returns 0.
 
 On suspend (SIGUSR1, sent by ``dreamlake provider suspend``) it drains instead: it
 takes no new work, lets the running item finish (a SIGTERM after that cuts it short
@@ -40,16 +51,21 @@ def log(message: str, level: int = logging.INFO) -> None:
 
 @dataclass
 class Backoff:
-    """Jittered exponential backoff: base·2ⁿ capped at ``cap``, times U(0.5, 1)."""
+    """Capped exponential backoff with full jitter: the n-th wait in a row is
+    U(0, min(cap, base·2ⁿ)), so daemons that failed together retry apart."""
 
     base: float = 0.5
     cap: float = 15.0
     failures: int = 0
 
+    def window(self) -> float:
+        """The longest the next wait can be."""
+        return min(self.cap, self.base * (2 ** min(self.failures, 16)))
+
     def next_delay(self) -> float:
-        delay = min(self.cap, self.base * (2 ** min(self.failures, 16)))
+        delay = self.window()
         self.failures += 1
-        return delay * random.uniform(0.5, 1.0)
+        return random.uniform(0.0, delay)
 
     def reset(self) -> None:
         self.failures = 0
@@ -66,6 +82,7 @@ class DaemonConfig:
     max_backoff: float = 15.0
     heartbeat_seconds: float | None = None  # None: what the server suggests
     identity: str | None = None  # the provider identity this daemon claims for
+    servers: list[str] = field(default_factory=list)  # more replicas to move to
 
 
 @dataclass
@@ -83,6 +100,13 @@ class Daemon:
         self._heartbeat = self.config.heartbeat_seconds or 10.0
         self._reachable: bool | None = None
         self._busy = threading.Event()  # set while a command runs or its result is sent
+        self._alive_at = time.monotonic()  # when the server last saw this daemon
+        # the long-poll's own connection; ``client`` carries everything else
+        sibling = getattr(self.client, "sibling", None)
+        self.poller: Client = sibling() if sibling is not None else self.client
+        servers = [self.client.url.rstrip("/")]
+        servers += [u.rstrip("/") for u in self.config.servers if u.rstrip("/") not in servers]
+        self._servers = servers
 
     # -- state --------------------------------------------------------------------
 
@@ -124,6 +148,7 @@ class Daemon:
                 identity=c.identity,
             )
             self._worker_id = str(out["workerId"])
+            self._alive_at = time.monotonic()
             if self.config.heartbeat_seconds is None:
                 self._heartbeat = float(out.get("heartbeatSeconds") or 10.0)
             log(
@@ -132,10 +157,24 @@ class Daemon:
             )
             return self._worker_id
 
-    def _failed(self, exc: Exception, backoff: Backoff, worker_id: str | None) -> float:
+    def _move_on(self) -> None:
+        """After failing to reach the server: the next one, when there are several."""
+        if len(self._servers) < 2:
+            return
+        at = self._servers.index(self.client.url) if self.client.url in self._servers else -1
+        url = self._servers[(at + 1) % len(self._servers)]
+        log(f"trying the next control plane: {url}")
+        self.client.url = url
+        self.poller.url = url
+
+    def _failed(
+        self, exc: Exception, backoff: Backoff, worker_id: str | None, *, move: bool = False
+    ) -> float:
         """Handle one failed call; returns how long to wait before the next."""
         if isinstance(exc, Unreachable):
             self._mark(False, exc.message)
+            if move:
+                self._move_on()
         elif isinstance(exc, ApiFailure):
             self._mark(True)
             if exc.status == 404 and worker_id is not None:
@@ -145,6 +184,15 @@ class Daemon:
             if exc.status == 401:
                 log("the control plane refused the token (401); re-reading it and retrying")
                 self._refresh_token()
+            elif exc.status in (429, 503) and exc.retry_after is not None:
+                # shedding load: at least what it asks, and our own jitter on top
+                delay = backoff.next_delay()
+                log(
+                    f"control plane is busy ({exc.status}); retrying in "
+                    f"{exc.retry_after + delay:.1f}s",
+                    logging.DEBUG,
+                )
+                return exc.retry_after + delay
             else:
                 log(f"control plane answered {exc.status} {exc.error}: {exc.detail}")
         else:
@@ -154,18 +202,27 @@ class Daemon:
     # -- loops ------------------------------------------------------------------------
 
     def heartbeat_loop(self) -> None:
+        """While work runs (or its result is sent): a heartbeat every interval after
+        the server last saw this daemon. Idle, the held long-poll is the sign of life."""
         backoff = Backoff(cap=self.config.max_backoff)
+        retry_at = 0.0
         while not self.stop.is_set():
+            if not self._busy.wait(0.25):
+                continue
+            now = time.monotonic()
+            due = max(self._alive_at + self._heartbeat, retry_at)
+            if now < due:
+                self.stop.wait(min(due - now, 0.25))
+                continue
             worker_id: str | None = None
             try:
                 worker_id = self.ensure_registered()
                 self.client.heartbeat(worker_id)
+                self._alive_at = time.monotonic()
                 self._mark(True)
                 backoff.reset()
-                delay = self._heartbeat
             except Exception as exc:
-                delay = self._failed(exc, backoff, worker_id)
-            self.stop.wait(delay)
+                retry_at = time.monotonic() + self._failed(exc, backoff, worker_id)
 
     def poll_loop(self) -> None:
         backoff = Backoff(cap=self.config.max_backoff)
@@ -173,8 +230,11 @@ class Daemon:
             worker_id: str | None = None
             try:
                 worker_id = self.ensure_registered()
+                if not self._busy.is_set():
+                    self.client.close()  # idle: the long-poll is this daemon's one connection
                 asked = time.monotonic()
-                item = self.client.poll_work(worker_id, wait=self.config.poll_wait)
+                item = self.poller.poll_work(worker_id, wait=self.config.poll_wait)
+                self._alive_at = time.monotonic()
                 self._mark(True)
                 backoff.reset()
                 if item is not None:
@@ -183,7 +243,7 @@ class Daemon:
                 # never spin: a short (or zero) long-poll still paces itself
                 delay = max(0.0, MIN_POLL_INTERVAL - (time.monotonic() - asked))
             except Exception as exc:
-                delay = self._failed(exc, backoff, worker_id)
+                delay = self._failed(exc, backoff, worker_id, move=True)
             self.stop.wait(delay)
 
     def execute(self, worker_id: str, item: dict[str, Any]) -> None:
@@ -257,6 +317,11 @@ class Daemon:
             else:
                 self.stop.wait(delay)
 
+    def _abort_poll(self) -> None:
+        abort = getattr(self.poller, "abort", None)
+        if abort is not None:
+            abort()
+
     # -- lifecycle ----------------------------------------------------------------------
 
     def start(self) -> list[threading.Thread]:
@@ -288,6 +353,7 @@ class Daemon:
             time.sleep(0.05)
         worker_id = self._worker_id
         if worker_id is None:
+            self._abort_poll()
             return
         previous = self.client.timeout
         self.client.timeout = min(previous, 5.0)
@@ -298,3 +364,5 @@ class Daemon:
             log(f"could not deregister worker {worker_id}: {exc}")
         finally:
             self.client.timeout = previous
+            self.client.close()
+            self._abort_poll()  # a poll still held ends now, not at its wait

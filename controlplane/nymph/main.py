@@ -2,7 +2,8 @@
 
     nymph --server URL --token-file F --provider NAME --queues gpu,cpu [--instance-id ID]
 
-``--server`` defaults to ``LAKESHORE_URL``; the token comes from ``--token-file``,
+``--server`` defaults to ``LAKESHORE_URL``; several URLs, comma-separated (replicas
+over one database), are tried in turn when one cannot be reached. The token comes from ``--token-file``,
 else ``LAKESHORE_TOKEN``, else ``LAKESHORE_TOKEN_FILE``; ``--namespace`` defaults to
 ``LAKESHORE_NAMESPACE`` or ``default``; ``--instance-id`` to ``NYMPH_INSTANCE_ID`` or
 the host name; ``--identity`` (the provider's identity, sent when registering) to
@@ -63,7 +64,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--server",
         default=os.environ.get("LAKESHORE_URL"),
-        help="Control plane URL [env var: LAKESHORE_URL].",
+        help="Control plane URL; several comma-separated are replicas to move between "
+        "[env var: LAKESHORE_URL].",
     )
     p.add_argument(
         "--token-file",
@@ -156,7 +158,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .daemon import SUSPENDED_EXIT, Daemon, DaemonConfig, log
     from .runner import ProcessRunner
 
-    client = Client(url=args.server.rstrip("/"), token=token, namespace=args.namespace)
+    servers = [u.strip().rstrip("/") for u in args.server.split(",") if u.strip()]
+    if not servers:
+        print("nymph: error: --server (or LAKESHORE_URL) is required", file=sys.stderr)
+        return 2
+    # keep-alive: the long-poll and the heartbeats each keep their connection open
+    client = Client(url=servers[0], token=token, namespace=args.namespace, keep_alive=True)
     config = DaemonConfig(
         provider=args.provider,
         queues=args.queues,
@@ -167,6 +174,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         max_backoff=max(0.5, args.max_backoff),
         heartbeat_seconds=args.heartbeat,
         identity=args.identity,
+        servers=servers[1:],
     )
     daemon = Daemon(client, config, ProcessRunner(args.workdir), token_loader=load)
 

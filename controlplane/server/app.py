@@ -19,6 +19,7 @@ from .limits import BodySizeLimit
 from .notify import Notifier
 from .runtime import add_service, lifespan, load_secret_box, unscoped_listings
 from .settings import Settings
+from .shedding import Shed
 
 # Optional routers mounted when their module exists; each exposes ``router``
 # (a fastapi.APIRouter with full paths such as "/api/namespaces/{ns}/providers").
@@ -94,7 +95,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(JsonGuard, max_depth=settings.max_json_depth)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(Gate, state=app.state)  # who asks, before any body is read
-    app.add_middleware(HotPath, state=app.state)  # outermost: heartbeats and idle polls
+    app.add_middleware(HotPath, state=app.state)  # heartbeats and idle polls
+    app.add_middleware(  # outermost: a 503 with Retry-After when over capacity
+        Shed,
+        state=app.state,
+        max_connections=settings.max_connections or 0,
+        max_pending=settings.max_pending,
+        retry_after=settings.retry_after_seconds,
+    )
     app.state.mounted = include_routers(app)
     from ..queues.loop import install as run_queue_loop  # queues that grow their own workers
 

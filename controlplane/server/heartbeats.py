@@ -9,6 +9,14 @@ server (claims, listings) overlay the pending values, so they never look staler
 than the database plus one interval; other replicas see the database, at most one
 interval behind, well inside the live bound.
 
+A long-poll held open is a sign of life too: a worker with a poll in flight here
+(:meth:`Heartbeats.hold` … :meth:`Heartbeats.release`) gets a beat every
+``refresh_seconds`` (the heartbeat interval the server asks of daemons) for as long
+as the poll is held, so an idle daemon needs no heartbeat of its own and no second
+connection. The beat is the same as a heartbeat's: stored with the others, seen by
+every replica, and it stops when the poll ends or its connection closes (a daemon
+killed with ``kill -9`` goes ``gone`` after the live bound, as before).
+
 A worker deregistered on another replica is forgotten here through the
 ``forget:worker:<id>`` notification; known workers are re-checked against the
 database every ``KNOWN_TTL`` seconds anyway.
@@ -64,10 +72,19 @@ def _write(conn: Any, column: str, values: dict[str, datetime]) -> None:
 
 
 class Heartbeats:
-    def __init__(self, make_session: sessionmaker[Session], flush_seconds: float) -> None:
+    def __init__(
+        self,
+        make_session: sessionmaker[Session],
+        flush_seconds: float,
+        refresh_seconds: float | None = None,
+    ) -> None:
         self.make_session = make_session
         self.flush_seconds = flush_seconds
+        # a held poll beats this often (default: every flush)
+        self.refresh_seconds = flush_seconds if refresh_seconds is None else refresh_seconds
         self._known: dict[str, _Known] = {}
+        # worker id -> [polls held here, monotonic time of its last beat]
+        self._held: dict[str, list[float]] = {}
         self._seen: dict[str, datetime] = {}
         self._polled: dict[str, datetime] = {}
         # handed to the writer, not committed yet: readers still overlay them
@@ -93,6 +110,45 @@ class Heartbeats:
         self._known.pop(worker_id, None)
         self._seen.pop(worker_id, None)
         self._polled.pop(worker_id, None)
+        self._held.pop(worker_id, None)
+
+    def hold(self, worker_id: str) -> None:
+        """A poll of ``worker_id`` is held open here (it has just beaten)."""
+        held = self._held.get(worker_id)
+        if held is None:
+            self._held[worker_id] = [1, time.monotonic()]
+        else:
+            held[0] += 1
+            held[1] = time.monotonic()
+
+    def release(self, worker_id: str) -> None:
+        """That poll has ended (answered, or its connection closed)."""
+        held = self._held.get(worker_id)
+        if held is None:
+            return
+        held[0] -= 1
+        if held[0] <= 0:
+            del self._held[worker_id]
+
+    def holding(self, worker_id: str) -> bool:
+        return worker_id in self._held
+
+    def _refresh_held(self) -> None:
+        """Beat every worker whose poll has been held ``refresh_seconds`` since its
+        last beat (as its heartbeat would have)."""
+        if not self._held:
+            return
+        now = time.monotonic()
+        due = now - self.refresh_seconds
+        stamp: datetime | None = None
+        for worker_id, held in self._held.items():
+            if held[1] <= due:
+                known = self._known.get(worker_id)
+                if known is None or known.until < now:
+                    continue  # forgotten or to be re-checked: the next poll's route decides
+                stamp = stamp or utcnow()
+                self._seen[worker_id] = stamp
+                held[1] = now
 
     def beat_known(
         self, namespace_id: int, worker_id: str, *, polled: bool = False
@@ -107,6 +163,9 @@ class Heartbeats:
         self._seen[worker_id] = now
         if polled:
             self._polled[worker_id] = now
+        held = self._held.get(worker_id)
+        if held is not None:
+            held[1] = time.monotonic()
         return now
 
     def pending(self, worker_id: str) -> datetime | None:
@@ -138,6 +197,7 @@ class Heartbeats:
     def take(self) -> tuple[dict[str, datetime], dict[str, datetime]]:
         """The pending beats, handed over (call on the event loop). Until the
         writer has committed them, readers still see them (:meth:`overlay`)."""
+        self._refresh_held()
         seen, self._seen = self._seen, {}
         polled, self._polled = self._polled, {}
         self._inflight = (seen, polled)

@@ -13,8 +13,9 @@ outermost middleware) answers:
   recorded in memory (:class:`Heartbeats`) and the same ``HeartbeatOut`` document
   the route builds is sent;
 * ``GET /api/namespaces/{ns}/workers/{id}/work?wait=S`` while the worker's provider
-  is known to have nothing queued (:class:`QueueHints`): the poll counts as a beat
-  and sleeps on the provider's wake-up; when nothing comes it answers 204 when the
+  is known to have nothing queued (:class:`QueueHints`): the poll counts as a beat,
+  keeps beating while it is held (``Heartbeats.hold``) and sleeps on the provider's
+  wake-up; when nothing comes it answers 204 when the
   route would (``poll_deadline``). A wake-up, or anything queued, hands the poll
   to the route with the wait that is left, which looks in the database and claims.
 
@@ -224,6 +225,8 @@ class HotPath:
         deadline = poll_deadline(wait)
         notifier = self.state.notifier
         replay = _Receive(receive)
+        hb.hold(worker_id)  # while held, the poll is the worker's heartbeat
+        released = False
         try:
             if (await replay.first())["type"] == "http.disconnect":
                 return
@@ -252,6 +255,10 @@ class HotPath:
             # something was queued (or a wake-up arrived): the route looks and claims
             left = max(0.0, deadline - time.monotonic())
             scope = {**scope, "query_string": f"wait={left:.3f}".encode()}
+            hb.release(worker_id)  # the route holds it from here
+            released = True
             await self.app(scope, replay, send)
         finally:
+            if not released:
+                hb.release(worker_id)
             replay.close()

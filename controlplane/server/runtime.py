@@ -44,7 +44,8 @@ def unscoped_listings(settings: Settings, make_session: sessionmaker[Session]) -
 def heartbeats_of(app: Any) -> Heartbeats:
     hb: Heartbeats | None = getattr(app.state, "heartbeats", None)
     if hb is None:
-        hb = Heartbeats(app.state.sessionmaker, app.state.settings.flush_seconds)
+        settings = app.state.settings
+        hb = Heartbeats(app.state.sessionmaker, settings.flush_seconds, settings.heartbeat_seconds)
         app.state.heartbeats = hb
         notifier = app.state.notifier
 

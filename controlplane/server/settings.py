@@ -18,6 +18,9 @@ DEFAULT_MAX_SECRETS = 1_000
 DEFAULT_MAX_KWARGS_BYTES = 64 * 1024
 DEFAULT_MAX_JSON_DEPTH = 32
 DEFAULT_GC_FREEZE_SECONDS = 1.0
+DEFAULT_BACKLOG = 16384  # the kernel caps it to net.core.somaxconn (4096 on Linux 5.4+)
+DEFAULT_MAX_PENDING = 2000
+MIN_KEEP_ALIVE_SECONDS = 65.0  # longer than the longest long-poll (MAX_WAIT_SECONDS)
 
 
 def _env_bool(name: str) -> bool | None:
@@ -66,6 +69,18 @@ class Settings:
     # Move what is alive out of the cycle collector's reach this often (see
     # server/gcpolicy.py); 0 keeps Python's default collector.
     gc_freeze_seconds: float = DEFAULT_GC_FREEZE_SECONDS
+    # A fleet's connections (see server/shedding.py and docs/fleet.md): the listen
+    # backlog asked of the kernel; how long an idle keep-alive connection stays open
+    # (None: three heartbeat intervals, at least MIN_KEEP_ALIVE_SECONDS); connections
+    # taken before answering 503 (None: from the open-files limit, see
+    # shedding.connection_budget; 0: never); requests in flight, long-polls aside,
+    # before answering 503 (0: never).
+    backlog: int = DEFAULT_BACKLOG
+    keep_alive_seconds: float | None = None
+    max_connections: int | None = None
+    max_pending: int = DEFAULT_MAX_PENDING
+    # Retry-After of a 503 (None: drawn at random, see shedding.py)
+    retry_after_seconds: int | None = None
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
@@ -85,6 +100,11 @@ class Settings:
             "max_kwargs_bytes": ("LAKESHORE_MAX_KWARGS_BYTES", int),
             "max_json_depth": ("LAKESHORE_MAX_JSON_DEPTH", int),
             "gc_freeze_seconds": ("LAKESHORE_GC_FREEZE_SECONDS", float),
+            "backlog": ("LAKESHORE_BACKLOG", int),
+            "keep_alive_seconds": ("LAKESHORE_KEEP_ALIVE_SECONDS", float),
+            "max_connections": ("LAKESHORE_MAX_CONNECTIONS", int),
+            "max_pending": ("LAKESHORE_MAX_PENDING", int),
+            "retry_after_seconds": ("LAKESHORE_RETRY_AFTER_SECONDS", int),
         }
         for key, (env, cast) in env_map.items():
             if key not in values and os.environ.get(env, "").strip():
@@ -109,6 +129,15 @@ class Settings:
     def heartbeat_seconds(self) -> float:
         """How often a daemon should heartbeat: three beats per live bound."""
         return max(0.2, self.live_seconds / 3)
+
+    @property
+    def keep_alive(self) -> float:
+        """Seconds an idle keep-alive connection stays open: longer than the
+        heartbeat interval (a busy daemon's heartbeat connection idles that long
+        between beats) and than the longest long-poll."""
+        if self.keep_alive_seconds is not None:
+            return self.keep_alive_seconds
+        return max(MIN_KEEP_ALIVE_SECONDS, 3 * self.heartbeat_seconds)
 
     def database_url(self) -> str:
         from ..db import sqlite_url

@@ -90,3 +90,35 @@ def test_readers_see_beats_until_they_are_stored(make_session: sessionmaker[Sess
         stored = s.get(Worker, wid)
         assert stored is not None and stored.last_seen == seen
     assert hb.pending(wid) is None
+
+
+def test_a_held_poll_beats_every_refresh_interval_until_released(
+    make_session: sessionmaker[Session],
+) -> None:
+    """A daemon's held long-poll is its heartbeat: the writer beats it every
+    ``refresh_seconds`` while held, not after it ends, and never a forgotten worker."""
+    import time as _time
+
+    ids = _workers(make_session, 3)
+    with make_session() as s:
+        ns_id = s.scalars(select(Worker.namespace_id).where(Worker.id == ids[0])).one()
+    hb = Heartbeats(make_session, 3600, refresh_seconds=0.2)
+    for w in ids:
+        hb.know(w, ns_id)
+    _beat(hb, ns_id, ids, polled=lambda i: True)
+    for w in ids:
+        hb.hold(w)
+    first, _ = hb.take()
+    assert set(first) == set(ids)  # the polls' own beats
+    assert hb.take()[0] == {}  # held, but beaten less than refresh_seconds ago
+    _time.sleep(0.25)
+    hb.release(ids[1])
+    hb.forget(ids[2])
+    again, _ = hb.take()
+    assert set(again) == {ids[0]} and again[ids[0]] > first[ids[0]]
+    hb.flush((again, {}))
+    with make_session() as s:
+        assert s.get(Worker, ids[0]).last_seen == again[ids[0]]  # type: ignore[union-attr]
+    hb.release(ids[0])
+    _time.sleep(0.25)
+    assert hb.take()[0] == {}

@@ -50,10 +50,26 @@ def test_unstartable_workdir_is_an_error_not_a_crash(tmp_path: object) -> None:
     assert r.exit_code is None and r.error and "cannot start" in r.error
 
 
-def test_backoff_is_jittered_and_capped() -> None:
+def test_backoff_is_capped_exponential_with_full_jitter() -> None:
     b = Backoff(base=0.5, cap=4.0)
-    delays = [b.next_delay() for _ in range(10)]
-    assert all(0.25 <= d <= 4.0 for d in delays)
-    assert max(delays[-3:]) > 1.0
+    windows = []
+    for _ in range(10):
+        windows.append(b.window())
+        assert 0.0 <= b.next_delay() <= windows[-1]
+    assert windows[:4] == [0.5, 1.0, 2.0, 4.0] and set(windows[4:]) == {4.0}
     b.reset()
-    assert b.next_delay() <= 0.5
+    assert b.window() == 0.5 and b.next_delay() <= 0.5
+
+
+def test_full_jitter_spreads_a_fleet_over_the_window() -> None:
+    """1,000 daemons that failed together (a server restart) do not retry together:
+    their waits cover the whole window, none bunched in one tenth of it."""
+    delays = []
+    for _ in range(1000):
+        b = Backoff(base=0.5, cap=8.0)
+        for _ in range(4):
+            b.next_delay()
+        delays.append(b.next_delay())  # the fifth wait: U(0, 8)
+    assert min(delays) < 0.5 and max(delays) > 7.5
+    per_tenth = [sum(1 for d in delays if k * 0.8 <= d < (k + 1) * 0.8) for k in range(10)]
+    assert max(per_tenth) < 200, per_tenth  # ~100 each; one second of them all is a herd

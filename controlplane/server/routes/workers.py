@@ -235,37 +235,61 @@ async def poll_work(
             return row.provider_name, None, not store.any_queued(session, ns_id, row.provider_name)
 
     # asking for work is a sign of life and makes the worker active (a daemon's
-    # token: once the database has said the worker is its own)
+    # token: once the database has said the worker is its own); while the poll is
+    # held it keeps beating (Heartbeats.hold), until it ends or the daemon goes
     daemon = access.caller.scope == "daemon"
     polled = not daemon and hb.beat_known(ns_id, worker_id, polled=True) is not None
     provider = hb.provider_of(worker_id) if polled else None
-    while True:
-        key = f"work:{ns_id}:{provider}" if provider else ""
-        event = notifier.event(key) if provider else None
-        if not (provider and hints.known_empty(key)):
-            generation = hints.generation(key)
-            provider, out, empty = await run_in_threadpool(attempt)
-            if not polled:
-                hb.know(worker_id, ns_id, provider)
-                polled = hb.beat_known(ns_id, worker_id, polled=True) is not None
-            if out is not None:
-                return out
-            if event is None:  # first pass: now we know the provider; look once more
-                key = f"work:{ns_id}:{provider}"
-                event = notifier.event(key)
+    held = False
+    gone: asyncio.Future[None] | None = None
+    try:
+        while True:
+            key = f"work:{ns_id}:{provider}" if provider else ""
+            event = notifier.event(key) if provider else None
+            if not (provider and hints.known_empty(key)):
                 generation = hints.generation(key)
                 provider, out, empty = await run_in_threadpool(attempt)
+                if not polled:
+                    hb.know(worker_id, ns_id, provider)
+                    polled = hb.beat_known(ns_id, worker_id, polled=True) is not None
                 if out is not None:
                     return out
-            if empty:
-                hints.mark_empty(key, generation)
-        remaining = deadline - time.monotonic()
-        if remaining <= 0 or await request.is_disconnected():
-            return Response(status_code=204)
-        try:
-            await notifier.wait(event, min(remaining, POLL_RECHECK_SECONDS))
-        except asyncio.CancelledError:  # the server is shutting down: no work, not a 500
-            return Response(status_code=204)
+                if event is None:  # first pass: now we know the provider; look once more
+                    key = f"work:{ns_id}:{provider}"
+                    event = notifier.event(key)
+                    generation = hints.generation(key)
+                    provider, out, empty = await run_in_threadpool(attempt)
+                    if out is not None:
+                        return out
+                if empty:
+                    hints.mark_empty(key, generation)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or (gone is not None and gone.done()):
+                return Response(status_code=204)
+            if gone is None:
+                gone = asyncio.ensure_future(_disconnected(request))
+            if polled and not held:
+                hb.hold(worker_id)
+                held = True
+            try:
+                woke = asyncio.ensure_future(
+                    notifier.wait(event, min(remaining, POLL_RECHECK_SECONDS))
+                )
+                await asyncio.wait((woke, gone), return_when=asyncio.FIRST_COMPLETED)
+                woke.cancel()
+            except asyncio.CancelledError:  # the server is shutting down: no work, not a 500
+                return Response(status_code=204)
+    finally:
+        if held:
+            hb.release(worker_id)
+        if gone is not None:
+            gone.cancel()
+
+
+async def _disconnected(request: Request) -> None:
+    """Returns once the client of ``request`` (a GET, whose body is empty) has gone."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
 
 
 @router.post("/workers/{worker_id}/work/{work_id}/result", response_model=WorkOut)

@@ -1,0 +1,221 @@
+"""One HTTP/1.1 connection to the control plane, standard library only (the daemon
+runs on a host's own ``python3``, 3.9 or newer).
+
+:class:`Connection` keeps one ``http.client`` connection open between requests
+(``keep_alive=True``), or opens a new one for every request and closes it after
+the answer (``keep_alive=False``: ``Connection: close``, as daemons before
+keep-alive did). A kept connection the server has closed meanwhile (its
+keep-alive timeout, a restart) is noticed before the next request is written and
+replaced by a new one; any other failure is raised to the caller, whose backoff
+decides when to try again: a connection never retries on its own, so a fleet
+whose server went away does not come back in one step.
+
+One connection carries one request at a time (a lock serializes callers); a
+caller that needs two at once (a long-poll and a heartbeat) holds two.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import select
+import threading
+import time
+import urllib.parse
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+Observer = Callable[["Exchange"], None]
+"""Called after every request (answered or not) with what happened: how long it
+took, whether it opened a new TCP connection. The fleet benchmark reads these."""
+
+
+@dataclass
+class Answer:
+    status: int
+    headers: http.client.HTTPMessage
+    body: bytes
+
+    def header(self, name: str) -> str | None:
+        return self.headers.get(name)
+
+
+@dataclass
+class Exchange:
+    method: str
+    path: str
+    status: int | None  # None: no answer (refused, reset, timed out)
+    seconds: float
+    new_connection: bool
+    answer: Answer | None = None
+    error: BaseException | None = None
+
+
+class Connection:
+    """See the module's docstring. ``url`` is the control plane's base URL
+    (``http://host:port`` or ``https://…``, optionally with a path prefix)."""
+
+    def __init__(
+        self, url: str, *, keep_alive: bool = True, observer: Observer | None = None
+    ) -> None:
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"not an http(s) URL: {url!r}")
+        self.url = url
+        self.scheme = parts.scheme
+        self.host = parts.hostname
+        self.port = parts.port
+        self.prefix = parts.path.rstrip("/")
+        self.keep_alive = keep_alive
+        self.observer = observer
+        self._conn: http.client.HTTPConnection | None = None  # kept between requests
+        self._active: http.client.HTTPConnection | None = None  # carrying a request now
+        self._lock = threading.Lock()
+        self.opened = 0  # TCP connections opened so far
+
+    # -- the connection -------------------------------------------------------------
+
+    def _open(self, timeout: float) -> http.client.HTTPConnection:
+        cls = http.client.HTTPSConnection if self.scheme == "https" else http.client.HTTPConnection
+        conn = cls(self.host, self.port, timeout=timeout)
+        conn.connect()
+        self.opened += 1
+        return conn
+
+    def _usable(self, conn: http.client.HTTPConnection) -> bool:
+        """Whether a kept connection can carry another request: its socket is open
+        and has nothing to read (readable while idle means the server closed it)."""
+        sock = conn.sock
+        if sock is None:
+            return False
+        try:
+            readable, _, _ = select.select([sock], [], [], 0)
+        except (OSError, ValueError):
+            return False
+        return not readable
+
+    def close(self) -> None:
+        """Close the kept connection, if any (the next request opens a new one)."""
+        with self._lock:
+            self._drop()
+
+    def abort(self) -> None:
+        """End a request in flight from another thread (its caller gets an error)
+        and drop the connection; unlike :meth:`close`, never waits."""
+        conn = self._active or self._conn
+        sock = conn.sock if conn is not None else None
+        if sock is not None:
+            import socket
+
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    def _drop(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            finally:
+                self._conn = None
+
+    @property
+    def is_open(self) -> bool:
+        return self._conn is not None and self._conn.sock is not None
+
+    # -- a request ----------------------------------------------------------------------
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: bytes | None = None,
+        headers: dict[str, str] | None = None,
+        *,
+        timeout: float = 10.0,
+    ) -> Answer:
+        """Send one request and read the whole answer. Raises ``OSError`` (refused,
+        reset, timed out) or ``http.client.HTTPException`` (a cut or garbled answer);
+        the connection is dropped after either."""
+        with self._lock:
+            started = time.perf_counter()
+            new = False
+            answer: Answer | None = None
+            error: BaseException | None = None
+            try:
+                conn = self._conn
+                if conn is not None and not self._usable(conn):
+                    self._drop()
+                    conn = None
+                if conn is None:
+                    conn = self._open(timeout)
+                    new = True
+                    if self.keep_alive:
+                        self._conn = conn
+                elif conn.sock is not None:
+                    conn.sock.settimeout(timeout)
+                sent = dict(headers or {})
+                if not self.keep_alive:
+                    sent["Connection"] = "close"
+                self._active = conn
+                try:
+                    conn.request(method, self.prefix + path, body=body, headers=sent)
+                    resp = conn.getresponse()
+                    data = resp.read()
+                except BaseException:
+                    if conn is self._conn:
+                        self._drop()
+                    else:
+                        conn.close()
+                    raise
+                finally:
+                    self._active = None
+                answer = Answer(resp.status, resp.headers, data)
+                if not self.keep_alive or resp.will_close:
+                    if conn is self._conn:
+                        self._drop()
+                    else:
+                        conn.close()
+                return answer
+            except BaseException as exc:
+                error = exc
+                raise
+            finally:
+                if self.observer is not None:
+                    self.observer(
+                        Exchange(
+                            method,
+                            path,
+                            answer.status if answer is not None else None,
+                            time.perf_counter() - started,
+                            new,
+                            answer,
+                            error,
+                        )
+                    )
+
+
+def retry_after(value: str | None, *, now: float | None = None) -> float | None:
+    """Seconds a ``Retry-After`` header asks to wait (delta-seconds or an HTTP
+    date), or None when absent or unreadable. Never negative."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    import email.utils
+
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None:
+        return None
+    current = time.time() if now is None else now
+    return max(0.0, when.timestamp() - current)
+
+
+def describe(exc: BaseException) -> Any:
+    """What went wrong, for a message: the reason of a wrapped socket error."""
+    return getattr(exc, "reason", None) or exc

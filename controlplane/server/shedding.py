@@ -1,0 +1,137 @@
+"""Shedding load with a clear answer: ``503`` with ``Retry-After`` instead of a
+connection the kernel drops or a request that waits past its client's timeout.
+
+:class:`Shed` is the outermost ASGI middleware. It answers 503 (JSON ``{"error":
+"overloaded", "detail"}``, ``Retry-After`` in whole seconds, ``Connection: close``)
+when either
+
+* the server holds ``max_connections`` connections (uvicorn's own count, handed
+  over by ``lakeshore serve``): one more would bring it near its open-files limit,
+  where ``accept`` fails and the kernel's listen queue overflows; or
+* ``max_pending`` requests are in flight that are not long-polls (a held poll, or a
+  ``GET … ?wait=``, costs an idle coroutine; the others queue for threads and the
+  database).
+
+``Retry-After`` is drawn at random from a range (a few seconds for a burst of
+requests, longer for connections, which free up more slowly), so the clients it
+turns away do not come back together; the daemon waits at least that, plus its
+own jitter (``Settings.retry_after_seconds`` fixes it instead). ``/healthz`` is
+never shed. Off (``0``) for either bound, it never sheds
+on that one.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+RETRY_PENDING = (1, 4)
+RETRY_CONNECTIONS = (5, 20)
+EXEMPT = ("/healthz",)
+
+
+def open_files_limit(raise_soft: bool = True) -> int:
+    """This process's open-files limit, raising the soft limit to the hard one first."""
+    try:
+        import resource
+    except ImportError:  # not POSIX
+        return 1024
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if raise_soft and hard != resource.RLIM_INFINITY and soft < hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+            soft = hard
+        except (OSError, ValueError):
+            pass
+    return int(soft) if soft != resource.RLIM_INFINITY else 1 << 20
+
+
+def connection_budget(open_files: int) -> int:
+    """Connections the server takes before shedding: its open-files limit less a
+    reserve for the database, logs, the listen socket and the 503s themselves."""
+    reserve = max(128, open_files // 20)
+    return max(16, open_files - reserve)
+
+
+def _is_long_poll(scope: dict[str, Any]) -> bool:
+    return scope.get("method") == "GET" and b"wait=" in scope.get("query_string", b"")
+
+
+class Shed:
+    """Pure ASGI middleware; see the module's docstring."""
+
+    def __init__(
+        self,
+        app: Any,
+        *,
+        state: Any,
+        max_connections: int = 0,
+        max_pending: int = 0,
+        retry_after: int | None = None,
+    ) -> None:
+        self.app = app
+        self.state = state  # app.state: ``connections`` is set by ``lakeshore serve``
+        self.max_connections = max_connections
+        self.max_pending = max_pending
+        self.retry_after = retry_after  # fixed seconds instead of a random draw
+        self.pending = 0
+        self.shed = 0  # 503s sent so far
+
+    def _overloaded(self, scope: dict[str, Any]) -> tuple[str, tuple[int, int]] | None:
+        connections = getattr(self.state, "connections", None)
+        if (
+            self.max_connections
+            and connections is not None
+            and len(connections) > self.max_connections
+        ):
+            return (
+                f"the server holds {len(connections)} connections (at most {self.max_connections})",
+                RETRY_CONNECTIONS,
+            )
+        if self.max_pending and self.pending >= self.max_pending and not _is_long_poll(scope):
+            return (
+                f"{self.pending} requests are in flight (at most {self.max_pending})",
+                RETRY_PENDING,
+            )
+        return None
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope.get("path") in EXEMPT:
+            await self.app(scope, receive, send)
+            return
+        over = self._overloaded(scope)
+        if over is not None:
+            await self._refuse(send, *over)
+            return
+        if _is_long_poll(scope):
+            await self.app(scope, receive, send)
+            return
+        self.pending += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.pending -= 1
+
+    async def _refuse(self, send: Any, why: str, retry: tuple[int, int]) -> None:
+        self.shed += 1
+        seconds = self.retry_after if self.retry_after is not None else random.randint(*retry)
+        body = json.dumps(
+            {
+                "error": "overloaded",
+                "detail": f"shedding load: {why}; retry after {seconds}s",
+            }
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 503,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"retry-after", str(seconds).encode()),
+                    (b"connection", b"close"),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,115 @@
+"""The server's load shedding (controlplane/server/shedding.py) as ASGI: 503 with
+Retry-After and Connection: close beyond the connection budget or the requests in
+flight; long-polls and /healthz are not counted or shed; Retry-After is spread."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from types import SimpleNamespace
+from typing import Any
+
+from dreamlake.controlplane.server.serving import effective_backlog, somaxconn
+from dreamlake.controlplane.server.settings import MIN_KEEP_ALIVE_SECONDS, Settings
+from dreamlake.controlplane.server.shedding import (
+    RETRY_CONNECTIONS,
+    Shed,
+    connection_budget,
+)
+
+
+def _call(shed: Shed, path: str = "/api/x", method: str = "POST", query: bytes = b"") -> Any:
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b""}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "path": path, "method": method, "query_string": query}
+    asyncio.run(shed(scope, receive, send))
+    return sent
+
+
+async def _ok(scope: Any, receive: Any, send: Any) -> None:
+    await send({"type": "http.response.start", "status": 200, "headers": []})
+    await send({"type": "http.response.body", "body": b"ok"})
+
+
+def test_beyond_the_connection_budget_503_with_retry_after_and_close() -> None:
+    state = SimpleNamespace(connections=set(range(11)))
+    shed = Shed(_ok, state=state, max_connections=10)
+    start, body = _call(shed)
+    assert start["status"] == 503
+    headers = dict(start["headers"])
+    assert headers[b"connection"] == b"close"
+    lo, hi = RETRY_CONNECTIONS
+    assert lo <= int(headers[b"retry-after"]) <= hi
+    doc = json.loads(body["body"])
+    assert doc["error"] == "overloaded" and "11 connections" in doc["detail"]
+    assert _call(shed, "/healthz", "GET")[0]["status"] == 200  # never shed
+    state.connections = set(range(10))
+    assert _call(shed)[0]["status"] == 200
+
+
+def test_retry_after_is_spread_so_the_refused_do_not_return_together() -> None:
+    shed = Shed(_ok, state=SimpleNamespace(connections=set(range(5))), max_connections=1)
+    seen = {int(dict(_call(shed)[0]["headers"])[b"retry-after"]) for _ in range(200)}
+    assert len(seen) >= 8
+
+
+def test_requests_in_flight_beyond_the_bound_are_shed_long_polls_are_not() -> None:
+    gate = asyncio.Event()
+
+    async def slow(scope: Any, receive: Any, send: Any) -> None:
+        await gate.wait()
+        await _ok(scope, receive, send)
+
+    shed = Shed(slow, state=SimpleNamespace(), max_pending=2, retry_after=3)
+
+    async def run() -> list[int]:
+        statuses: list[int] = []
+
+        async def one(method: str, query: bytes = b"") -> None:
+            async def receive() -> dict[str, Any]:
+                return {"type": "http.request", "body": b""}
+
+            async def send(message: dict[str, Any]) -> None:
+                if message["type"] == "http.response.start":
+                    statuses.append(message["status"])
+                    if message["status"] == 503:
+                        assert dict(message["headers"])[b"retry-after"] == b"3"
+
+            scope = {"type": "http", "path": "/api/x", "method": method, "query_string": query}
+            await shed(scope, receive, send)
+
+        tasks = [asyncio.ensure_future(one("POST")) for _ in range(2)]
+        tasks += [asyncio.ensure_future(one("GET", b"wait=20")) for _ in range(3)]
+        await asyncio.sleep(0.05)
+        await one("POST")  # the third in flight: shed at once
+        assert statuses == [503]
+        gate.set()
+        await asyncio.gather(*tasks)
+        return statuses
+
+    statuses = asyncio.run(run())
+    assert sorted(statuses) == [200] * 5 + [503]
+    assert shed.pending == 0 and shed.shed == 1
+
+
+def test_the_budget_leaves_a_reserve_below_the_open_files_limit() -> None:
+    assert connection_budget(20_000) == 19_000
+    assert connection_budget(1024) == 1024 - 128
+
+
+def test_keep_alive_outlasts_the_heartbeat_interval_and_the_longest_poll() -> None:
+    s = Settings(data_dir=None, live_seconds=30)  # type: ignore[arg-type]
+    assert s.keep_alive >= MIN_KEEP_ALIVE_SECONDS > 60 and s.keep_alive > s.heartbeat_seconds
+    slow = Settings(data_dir=None, live_seconds=300)  # type: ignore[arg-type]
+    assert slow.keep_alive == 3 * slow.heartbeat_seconds
+
+
+def test_the_backlog_asked_is_capped_by_somaxconn() -> None:
+    cap = somaxconn()
+    assert effective_backlog(16384) == (16384 if cap is None else min(16384, cap))
