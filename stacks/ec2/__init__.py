@@ -1,10 +1,10 @@
 """``dreamlake.stacks.ec2``: the EC2 Pulumi program, its component and config model.
 
-    from dreamlake.stacks.ec2 import Config, GpuWorkers
-    GpuWorkers("gpu", Config(region=..., subnet=..., instance_type=..., ami=...))
+    from dreamlake.stacks.ec2 import GpuWorkers, GpuWorkersArgs
+    GpuWorkers("gpu", GpuWorkersArgs(subnet=subnet.id, instance_type=..., ami=...))
 
 ``GpuWorkers`` and ``program`` need ``pulumi_aws`` (the ``pulumi-clouds`` extra);
-``Config`` does not, and ``GpuWorkers`` is built on first access.
+``Config`` and ``GpuWorkersArgs`` do not, and ``GpuWorkers`` is built on first access.
 """
 
 from typing import Any
@@ -14,6 +14,7 @@ from .program import (
     OUTPUTS,
     Config,
     ConfigError,
+    GpuWorkersArgs,
     component_class,
     load_config,
     main,
@@ -34,6 +35,7 @@ __all__ = [
     "Config",
     "ConfigError",
     "GpuWorkers",
+    "GpuWorkersArgs",
     "component_class",
     "load_config",
     "main",

@@ -20,13 +20,18 @@ this file (:func:`main` reads :class:`Config` from the stack config, e.g.
 
 from __future__ import annotations
 
+import inspect
 import ipaddress
 import re
-from collections.abc import Mapping
+import sys
+from collections.abc import Mapping, Sequence
 from functools import cache
-from typing import Any, Literal, get_origin
+from typing import TYPE_CHECKING, Any, Literal, get_origin
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+if TYPE_CHECKING:
+    import pulumi
 
 DECISIONS: tuple[str, ...] = ("region", "subnet", "instance_type", "ami")
 """Config keys that are decisions (TEMPLATE.json ``decisions[].key``), in order."""
@@ -154,7 +159,7 @@ class Config(BaseModel):
 
 def given_provider(opts: Any, package: str) -> Any:
     """The ``package`` provider the caller passed in ``opts`` (``provider=`` or
-    ``providers=``), else None: the component then makes its own."""
+    ``providers=``), else None."""
     if opts is None:
         return None
     if getattr(opts.provider, "package", None) == package:
@@ -163,6 +168,140 @@ def given_provider(opts: Any, package: str) -> Any:
     if isinstance(provs, Mapping):
         return provs.get(package)
     return next((p for p in provs or [] if getattr(p, "package", None) == package), None)
+
+
+def is_input(value: Any) -> bool:
+    """``value`` is not known until the program runs: a ``pulumi.Output``, an
+    awaitable, or a list or mapping holding one."""
+    pulumi = sys.modules.get("pulumi")
+    if pulumi is not None and isinstance(value, pulumi.Output):
+        return True
+    if inspect.isawaitable(value):
+        return True
+    if isinstance(value, list | tuple):
+        return any(is_input(v) for v in value)
+    if isinstance(value, Mapping):
+        return any(is_input(v) for v in value.values())
+    return False
+
+
+def check_plain(values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` with every plain one validated and coerced as :class:`Config` does
+    it; a value only known when the program runs (:func:`is_input`) is kept as
+    given, and a rule across keys is checked only when all of them are plain.
+    Raises :class:`ConfigError`, one line per key."""
+    unknown = {k for k, v in values.items() if is_input(v)}
+    fields = Config.model_fields
+    plain = {k: v for k, v in values.items() if k in fields and k not in unknown and v is not None}
+    model = Config.model_construct(**plain)
+    out = dict(values)
+    lines: list[str] = []
+    for key, value in plain.items():
+        try:
+            Config.__pydantic_validator__.validate_assignment(model, key, value)
+        except ValidationError as exc:
+            lines += _error_lines(exc, unknown)
+        else:
+            out[key] = getattr(model, key)
+    if lines:
+        raise ConfigError("\n".join(dict.fromkeys(lines)))
+    return out
+
+
+def lift(fn: Any, *values: Any) -> Any:
+    """``fn(*values)``: computed now when every value is plain, else an ``Output``."""
+    if any(is_input(v) for v in values):
+        import pulumi
+
+        return pulumi.Output.all(*values).apply(lambda vs: fn(*vs))
+    return fn(*values)
+
+
+class GpuWorkersArgs:
+    """The arguments of :class:`GpuWorkers`, in the provider SDKs' args-class style:
+    each is a plain value or a ``pulumi.Input`` (e.g. ``subnet=subnet.id``). Plain
+    values are validated as :class:`Config` validates them (a bad one raises
+    :class:`ConfigError` here, before anything is declared); Outputs are taken as
+    they are. ``worker_count`` must be plain: it is how many instances are declared.
+
+    ``region``: None (the default) uses the stack's default ``aws`` provider (what
+    ``aws:region`` in the stack config sets); a region given asks for a provider of
+    the component's own in that region (so do the endpoint settings). A provider
+    passed in ``opts`` wins over both. ``name_prefix``: the ``Name`` tag prefix and
+    the ``dreamlake-provider`` tag (default: the component's name).
+    ``security_group_ids``: groups of yours attached to the workers beside the
+    component's own. Every other name is :class:`Config`'s.
+    """
+
+    subnet: pulumi.Input[str]
+    instance_type: pulumi.Input[str]
+    ami: pulumi.Input[str]
+    region: pulumi.Input[str] | None
+    worker_count: int
+    name_prefix: pulumi.Input[str] | None
+    root_volume_gb: pulumi.Input[float]
+    associate_public_ip: pulumi.Input[bool]
+    key_name: pulumi.Input[str] | None
+    ssh_user: pulumi.Input[str]
+    ssh_ingress_cidrs: pulumi.Input[Sequence[pulumi.Input[str]]]
+    security_group_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
+    tags: pulumi.Input[Mapping[str, pulumi.Input[str]]]
+    aws_endpoints: Mapping[str, str]
+    aws_skip_credentials_validation: bool
+    target_status: pulumi.Input[str]
+
+    def __init__(
+        self,
+        *,
+        subnet: pulumi.Input[str],
+        instance_type: pulumi.Input[str],
+        ami: pulumi.Input[str],
+        region: pulumi.Input[str] | None = None,
+        worker_count: int = 1,
+        name_prefix: pulumi.Input[str] | None = None,
+        root_volume_gb: pulumi.Input[float] = 100,
+        associate_public_ip: pulumi.Input[bool] = True,
+        key_name: pulumi.Input[str] | None = None,
+        ssh_user: pulumi.Input[str] = "ubuntu",
+        ssh_ingress_cidrs: pulumi.Input[Sequence[pulumi.Input[str]]] = (),
+        security_group_ids: pulumi.Input[Sequence[pulumi.Input[str]]] = (),
+        tags: pulumi.Input[Mapping[str, pulumi.Input[str]]] | None = None,
+        aws_endpoints: Mapping[str, str] | None = None,
+        aws_skip_credentials_validation: bool = False,
+        target_status: pulumi.Input[str] = "active",
+    ) -> None:
+        if is_input(worker_count):
+            raise TypeError(
+                "worker_count must be a plain number: it is how many instances are declared"
+            )
+        given = dict(locals())
+        del given["self"]
+        given["tags"] = {} if tags is None else tags
+        given["aws_endpoints"] = dict(aws_endpoints or {})
+        for key in ("ssh_ingress_cidrs", "security_group_ids"):
+            if isinstance(given[key], tuple):
+                given[key] = list(given[key])
+        vars(self).update(check_plain(given))
+
+    @classmethod
+    def from_config(cls, config: Config) -> GpuWorkersArgs:
+        """The arguments a scaffolded stack's :class:`Config` stands for (its region
+        is explicit, so the component makes its own provider there)."""
+        return cls(**config.model_dump())
+
+
+def as_args(args: Any, kwargs: Mapping[str, Any]) -> GpuWorkersArgs:
+    """The component's arguments from a :class:`GpuWorkersArgs`, a :class:`Config`
+    or keyword arguments."""
+    if args is None:
+        return GpuWorkersArgs(**kwargs)
+    if kwargs:
+        raise TypeError("pass either an args object or keyword arguments, not both")
+    if isinstance(args, Config):
+        return GpuWorkersArgs.from_config(args)
+    if isinstance(args, GpuWorkersArgs):
+        return args
+    raise TypeError(f"expected GpuWorkersArgs or Config, got {type(args).__name__}")
 
 
 @cache
@@ -175,48 +314,73 @@ def component_class() -> Any:
     class GpuWorkers(pulumi.ComponentResource):
         """GPU worker instances in an existing subnet, every resource its child.
 
-        ``GpuWorkers(name, config, opts)``. Pass an ``aws`` provider in ``opts``
-        (``providers=[...]``) to use yours; otherwise one is made for
-        ``config.region`` (and the endpoint settings). Outputs are attributes of
-        the same names (``worker_host``, ``instance_ids``, ...); ``outputs`` maps
-        them all. Logical names are prefixed with ``name``, so two components live
-        side by side in one stack.
+        ``GpuWorkers(name, args, opts)`` with a :class:`GpuWorkersArgs` (or a
+        :class:`Config`, or the same names as keyword arguments). The ``aws``
+        provider: one passed in ``opts`` (``providers=[...]`` or ``provider=``); else,
+        when ``args.region`` (or an endpoint setting) is given, one of the
+        component's own for it; else the stack's default provider. Physical names
+        come from the component's name: the security group is auto-named from
+        ``<name>-worker``, so any number of components share a VPC. Outputs are
+        attributes of the same names (``worker_host``, ``instance_ids``, ...; the
+        ``region`` is the one of the provider used); ``outputs`` maps them all.
         """
 
         def __init__(
-            self, name: str, config: Config, opts: pulumi.ResourceOptions | None = None
+            self,
+            name: str,
+            args: GpuWorkersArgs | Config | None = None,
+            opts: pulumi.ResourceOptions | None = None,
+            **kwargs: Any,
         ) -> None:
+            args = as_args(args, kwargs)
             super().__init__(TYPE, name, None, opts)
-            self.config = config
+            self.args = args
+            prefix = args.name_prefix if args.name_prefix is not None else name
+            tags = lift(
+                lambda t, p: {**t, "dreamlake": "true", "dreamlake-provider": p},
+                args.tags,
+                prefix,
+            )
             provider = given_provider(opts, "aws")
-            if provider is None:
-                skip = config.aws_skip_credentials_validation
+            own = args.region is not None or args.aws_endpoints
+            if provider is None and (own or args.aws_skip_credentials_validation):
+                skip = args.aws_skip_credentials_validation
                 provider = aws.Provider(
                     f"{name}-aws",
-                    region=config.region,
-                    endpoints=[aws.ProviderEndpointArgs(**config.aws_endpoints)]
-                    if config.aws_endpoints
+                    region=args.region if args.region is not None else aws.config.region,
+                    endpoints=[aws.ProviderEndpointArgs(**args.aws_endpoints)]
+                    if args.aws_endpoints
                     else None,
                     skip_credentials_validation=skip,
                     skip_requesting_account_id=skip,
                     skip_metadata_api_check=skip,
                     # As the terraform template's default_tags: the user's, then ours.
-                    default_tags=aws.ProviderDefaultTagsArgs(
-                        tags={
-                            **config.tags,
-                            "dreamlake": "true",
-                            "dreamlake-provider": config.name_prefix,
-                        }
-                    ),
+                    default_tags=aws.ProviderDefaultTagsArgs(tags=tags),
                     opts=pulumi.ResourceOptions(parent=self),
                 )
+            # None: the stack's default aws provider (or one the parent passes down).
+            self.provider = provider
             child = pulumi.ResourceOptions(parent=self, provider=provider)
-            subnet = aws.ec2.get_subnet_output(
-                id=config.subnet, opts=pulumi.InvokeOptions(parent=self, provider=provider)
+            invoke = pulumi.InvokeOptions(parent=self, provider=provider)
+            subnet = aws.ec2.get_subnet_output(id=args.subnet, opts=invoke)
+            ingress = lift(
+                lambda cidrs: (
+                    [
+                        aws.ec2.SecurityGroupIngressArgs(
+                            description="ssh",
+                            from_port=22,
+                            to_port=22,
+                            protocol="tcp",
+                            cidr_blocks=list(cidrs),
+                        )
+                    ]
+                    if cidrs
+                    else []
+                ),
+                args.ssh_ingress_cidrs,
             )
             group = aws.ec2.SecurityGroup(
-                f"{name}-worker",
-                name=f"{config.name_prefix}-worker",
+                f"{name}-worker",  # no fixed name: auto-named from this one, never colliding
                 description="dreamlake GPU workers: all outbound, ssh inbound only from "
                 "ssh_ingress_cidrs",
                 vpc_id=subnet.vpc_id,
@@ -229,38 +393,32 @@ def component_class() -> Any:
                         cidr_blocks=["0.0.0.0/0"],
                     )
                 ],
-                ingress=[
-                    aws.ec2.SecurityGroupIngressArgs(
-                        description="ssh",
-                        from_port=22,
-                        to_port=22,
-                        protocol="tcp",
-                        cidr_blocks=config.ssh_ingress_cidrs,
-                    )
-                ]
-                if config.ssh_ingress_cidrs
-                else [],
+                ingress=ingress,
+                tags=tags,
                 opts=child,
+            )
+            groups = pulumi.Output.all(group.id, args.security_group_ids).apply(
+                lambda g: [g[0], *[x for x in g[1] if x != g[0]]]
             )
             workers = [
                 aws.ec2.Instance(
                     f"{name}-worker-{i}",
-                    ami=config.ami,
-                    instance_type=config.instance_type,
-                    subnet_id=config.subnet,
-                    vpc_security_group_ids=[group.id],
-                    associate_public_ip_address=config.associate_public_ip,
-                    key_name=config.key_name,
+                    ami=args.ami,
+                    instance_type=args.instance_type,
+                    subnet_id=args.subnet,
+                    vpc_security_group_ids=groups,
+                    associate_public_ip_address=args.associate_public_ip,
+                    key_name=args.key_name,
                     root_block_device=aws.ec2.InstanceRootBlockDeviceArgs(
-                        volume_size=int(config.root_volume_gb), volume_type="gp3"
+                        volume_size=lift(int, args.root_volume_gb), volume_type="gp3"
                     ),
                     metadata_options=aws.ec2.InstanceMetadataOptionsArgs(http_tokens="required"),
-                    tags={"Name": f"{config.name_prefix}-worker-{i}"},
+                    tags=lift(lambda t, p, i=i: {**t, "Name": f"{p}-worker-{i}"}, tags, prefix),
                     opts=child,
                 )
-                for i in range(config.worker_count)
+                for i in range(args.worker_count)
             ]
-            state = "stopped" if config.target_status == "suspended" else "running"
+            state = lift(lambda s: "stopped" if s == "suspended" else "running", args.target_status)
             self.states = [
                 aws.ec2transitgateway.InstanceState(
                     f"{name}-worker-{i}", instance_id=w.id, state=state, opts=child
@@ -274,12 +432,13 @@ def component_class() -> Any:
                 for w in workers
             ]
             self.worker_host = hosts[0]
-            self.worker_user = pulumi.Output.from_input(config.ssh_user)
+            self.worker_user = pulumi.Output.from_input(args.ssh_user)
             self.worker_hosts = pulumi.Output.all(*hosts)
             self.instance_ids = pulumi.Output.all(*[w.id for w in workers])
             self.security_group_id = group.id
             self.vpc_id = subnet.vpc_id
-            self.region = pulumi.Output.from_input(config.region)
+            # What was built: the region of the provider the resources went to.
+            self.region = aws.get_region_output(opts=invoke).region
             self.outputs: dict[str, Any] = {k: getattr(self, k) for k in OUTPUTS}
             self.register_outputs(self.outputs)
 
@@ -292,7 +451,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def program(config: Config, name: str = "dreamlake") -> Any:
+def program(config: Config | GpuWorkersArgs, name: str = "dreamlake") -> Any:
     """The stack: one :class:`GpuWorkers` whose outputs become the stack outputs."""
     import pulumi
 
@@ -302,7 +461,7 @@ def program(config: Config, name: str = "dreamlake") -> Any:
     return workers
 
 
-class ConfigError(Exception):
+class ConfigError(ValueError):
     """The stack config does not satisfy :class:`Config`. One line per key:
     ``dreamlake config: <key>: <what is wrong>``."""
 
@@ -315,7 +474,9 @@ def load_config(values: dict[str, Any]) -> Config:
         raise ConfigError("\n".join(_error_lines(exc))) from None
 
 
-def _error_lines(exc: ValidationError) -> list[str]:
+def _error_lines(exc: ValidationError, unknown: set[str] | None = None) -> list[str]:
+    """One line per key. ``unknown``: keys whose values are not known yet; a
+    cross-field conflict naming one of them is not reported."""
     lines = []
     for err in exc.errors():
         msg = "not set" if err["type"] == "missing" else str(err["msg"])
@@ -324,6 +485,8 @@ def _error_lines(exc: ValidationError) -> list[str]:
             keys = [".".join(str(p) for p in err["loc"])]
         else:  # a cross-field conflict names its keys
             keys = [str(k) for k in (err.get("ctx") or {}).get("keys") or ["(config)"]]
+            if unknown and set(keys) & unknown:
+                continue
         lines += [f"dreamlake config: {key}: {msg}" for key in keys]
     return lines
 

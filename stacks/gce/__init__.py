@@ -1,10 +1,10 @@
 """``dreamlake.stacks.gce``: the GCE Pulumi program, its component and config model.
 
-    from dreamlake.stacks.gce import Config, GpuVm
-    GpuVm("gpu", Config(project=..., zone=..., gpu_type=...))
+    from dreamlake.stacks.gce import GpuVm, GpuVmArgs
+    GpuVm("gpu", GpuVmArgs(gpu_type="nvidia-l4", subnetwork=subnet.id))
 
 ``GpuVm`` and ``program`` need ``pulumi_gcp`` (the ``pulumi-clouds`` extra);
-``Config`` does not, and ``GpuVm`` is built on first access.
+``Config`` and ``GpuVmArgs`` do not, and ``GpuVm`` is built on first access.
 """
 
 from typing import Any
@@ -14,6 +14,7 @@ from .program import (
     OUTPUTS,
     Config,
     ConfigError,
+    GpuVmArgs,
     component_class,
     load_config,
     main,
@@ -34,6 +35,7 @@ __all__ = [
     "Config",
     "ConfigError",
     "GpuVm",
+    "GpuVmArgs",
     "component_class",
     "load_config",
     "main",

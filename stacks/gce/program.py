@@ -17,12 +17,17 @@ inline from Automation API code (what ``dreamlake provider plan/apply`` run);
 
 from __future__ import annotations
 
+import inspect
 import re
+import sys
 from collections.abc import Mapping
 from functools import cache
-from typing import Any, Literal, get_origin
+from typing import TYPE_CHECKING, Any, Literal, get_origin
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+if TYPE_CHECKING:
+    import pulumi
 
 DECISIONS: tuple[str, ...] = ("project", "zone", "gpu_type")
 """Config keys that are decisions (TEMPLATE.json ``decisions[].key``), in order."""
@@ -122,7 +127,7 @@ class Config(BaseModel):
 
 def given_provider(opts: Any, package: str) -> Any:
     """The ``package`` provider the caller passed in ``opts`` (``provider=`` or
-    ``providers=``), else None: the component then makes its own."""
+    ``providers=``), else None."""
     if opts is None:
         return None
     if getattr(opts.provider, "package", None) == package:
@@ -131,6 +136,130 @@ def given_provider(opts: Any, package: str) -> Any:
     if isinstance(provs, Mapping):
         return provs.get(package)
     return next((p for p in provs or [] if getattr(p, "package", None) == package), None)
+
+
+def is_input(value: Any) -> bool:
+    """``value`` is not known until the program runs: a ``pulumi.Output``, an
+    awaitable, or a list or mapping holding one."""
+    pulumi = sys.modules.get("pulumi")
+    if pulumi is not None and isinstance(value, pulumi.Output):
+        return True
+    if inspect.isawaitable(value):
+        return True
+    if isinstance(value, list | tuple):
+        return any(is_input(v) for v in value)
+    if isinstance(value, Mapping):
+        return any(is_input(v) for v in value.values())
+    return False
+
+
+def check_plain(values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` with every plain one validated and coerced as :class:`Config` does
+    it; a value only known when the program runs (:func:`is_input`) is kept as
+    given, and a rule across keys is checked only when all of them are plain.
+    Raises :class:`ConfigError`, one line per key."""
+    unknown = {k for k, v in values.items() if is_input(v)}
+    fields = Config.model_fields
+    plain = {k: v for k, v in values.items() if k in fields and k not in unknown and v is not None}
+    model = Config.model_construct(**plain)
+    out = dict(values)
+    lines: list[str] = []
+    for key, value in plain.items():
+        try:
+            Config.__pydantic_validator__.validate_assignment(model, key, value)
+        except ValidationError as exc:
+            lines += _error_lines(exc, unknown)
+        else:
+            out[key] = getattr(model, key)
+    if lines:
+        raise ConfigError("\n".join(dict.fromkeys(lines)))
+    return out
+
+
+def lift(fn: Any, *values: Any) -> Any:
+    """``fn(*values)``: computed now when every value is plain, else an ``Output``."""
+    if any(is_input(v) for v in values):
+        import pulumi
+
+        return pulumi.Output.all(*values).apply(lambda vs: fn(*vs))
+    return fn(*values)
+
+
+class GpuVmArgs:
+    """The arguments of :class:`GpuVm`, in the provider SDKs' args-class style: each
+    is a plain value or a ``pulumi.Input`` (e.g. ``subnetwork=subnet.id``). Plain
+    values are validated as :class:`Config` validates them (a bad one raises
+    :class:`ConfigError` here, before anything is declared); Outputs are taken as
+    they are.
+
+    ``project``: None (the default) uses the stack's default ``gcp`` provider (what
+    ``gcp:project`` / ``gcp:zone`` in the stack config set); a project given asks for
+    a provider of the component's own for it. A provider passed in ``opts`` wins.
+    ``zone``: None puts the VM in the provider's zone. ``name``: the VM's name; None
+    auto-names it from ``<component name>-worker``. ``subnetwork``: a subnetwork of
+    yours for the VM's interface. Every other name is :class:`Config`'s.
+    """
+
+    gpu_type: pulumi.Input[str]
+    project: pulumi.Input[str] | None
+    zone: pulumi.Input[str] | None
+    machine_type: pulumi.Input[str]
+    ssh_user: pulumi.Input[str] | None
+    accelerator_count: pulumi.Input[int]
+    name: pulumi.Input[str] | None
+    image: pulumi.Input[str]
+    disk_gb: pulumi.Input[int]
+    network: pulumi.Input[str]
+    subnetwork: pulumi.Input[str] | None
+    spot: pulumi.Input[bool]
+    labels: pulumi.Input[Mapping[str, pulumi.Input[str]]]
+    target_status: pulumi.Input[str]
+
+    def __init__(
+        self,
+        *,
+        gpu_type: pulumi.Input[str],
+        project: pulumi.Input[str] | None = None,
+        zone: pulumi.Input[str] | None = None,
+        machine_type: pulumi.Input[str] = "n1-standard-8",
+        ssh_user: pulumi.Input[str] | None = None,
+        accelerator_count: pulumi.Input[int] = 1,
+        name: pulumi.Input[str] | None = None,
+        image: pulumi.Input[str] = (
+            "projects/deeplearning-platform-release/global/images/family/"
+            "common-cu124-debian-11-py310"
+        ),
+        disk_gb: pulumi.Input[int] = 100,
+        network: pulumi.Input[str] = "default",
+        subnetwork: pulumi.Input[str] | None = None,
+        spot: pulumi.Input[bool] = False,
+        labels: pulumi.Input[Mapping[str, pulumi.Input[str]]] | None = None,
+        target_status: pulumi.Input[str] = "active",
+    ) -> None:
+        given = dict(locals())
+        del given["self"]
+        given["labels"] = {} if labels is None else labels
+        vars(self).update(check_plain(given))
+
+    @classmethod
+    def from_config(cls, config: Config) -> GpuVmArgs:
+        """The arguments a scaffolded stack's :class:`Config` stands for (its project
+        is explicit, so the component makes its own provider for it)."""
+        return cls(**config.model_dump())
+
+
+def as_args(args: Any, kwargs: Mapping[str, Any]) -> GpuVmArgs:
+    """The component's arguments from a :class:`GpuVmArgs`, a :class:`Config` or
+    keyword arguments."""
+    if args is None:
+        return GpuVmArgs(**kwargs)
+    if kwargs:
+        raise TypeError("pass either an args object or keyword arguments, not both")
+    if isinstance(args, Config):
+        return GpuVmArgs.from_config(args)
+    if isinstance(args, GpuVmArgs):
+        return args
+    raise TypeError(f"expected GpuVmArgs or Config, got {type(args).__name__}")
 
 
 @cache
@@ -143,56 +272,73 @@ def component_class() -> Any:
     class GpuVm(pulumi.ComponentResource):
         """One GPU VM, every resource its child.
 
-        ``GpuVm(name, config, opts)``. Pass a ``gcp`` provider in ``opts``
-        (``providers=[...]``) to use yours; otherwise one is made for
-        ``config.project`` / ``config.zone``. Outputs are attributes of the same
-        names (``worker_host``, ``instance_id``, ...); ``outputs`` maps them all.
+        ``GpuVm(name, args, opts)`` with a :class:`GpuVmArgs` (or a :class:`Config`,
+        or the same names as keyword arguments). The ``gcp`` provider: one passed in
+        ``opts`` (``providers=[...]`` or ``provider=``); else, when ``args.project`` is
+        given, one of the component's own for it; else the stack's default provider.
+        The VM is auto-named from ``<name>-worker`` unless ``args.name`` names it.
+        Outputs are attributes of the same names (``worker_host``, ``instance_id``,
+        ...; ``zone`` is the one the VM was put in); ``outputs`` maps them all.
         """
 
         def __init__(
-            self, name: str, config: Config, opts: pulumi.ResourceOptions | None = None
+            self,
+            name: str,
+            args: GpuVmArgs | Config | None = None,
+            opts: pulumi.ResourceOptions | None = None,
+            **kwargs: Any,
         ) -> None:
+            args = as_args(args, kwargs)
             super().__init__(TYPE, name, None, opts)
-            self.config = config
+            self.args = args
             provider = given_provider(opts, "gcp")
-            if provider is None:
+            if provider is None and args.project is not None:
                 provider = gcp.Provider(
                     f"{name}-gcp",
-                    project=config.project,
-                    zone=config.zone,
+                    project=args.project,
+                    zone=args.zone,
                     opts=pulumi.ResourceOptions(parent=self),
                 )
-            suspended = config.target_status == "suspended"
+            # None: the stack's default gcp provider (or one the parent passes down).
+            self.provider = provider
+            owner = args.name if args.name is not None else name
             vm = gcp.compute.Instance(
-                f"{name}-worker",
-                name=config.name,
-                machine_type=config.machine_type,
-                zone=config.zone,
-                labels={**config.labels, "dreamlake": "true", "dreamlake-provider": config.name},
+                f"{name}-worker",  # the VM's name when args.name is None: auto-named from this
+                name=args.name,
+                machine_type=args.machine_type,
+                zone=args.zone,
+                labels=lift(
+                    lambda labels, o: {**labels, "dreamlake": "true", "dreamlake-provider": o},
+                    args.labels,
+                    owner,
+                ),
                 boot_disk=gcp.compute.InstanceBootDiskArgs(
                     initialize_params=gcp.compute.InstanceBootDiskInitializeParamsArgs(
-                        image=config.image, size=config.disk_gb, type="pd-balanced"
+                        image=args.image, size=args.disk_gb, type="pd-balanced"
                     )
                 ),
                 guest_accelerators=[
                     gcp.compute.InstanceGuestAcceleratorArgs(
-                        type=config.gpu_type, count=config.accelerator_count
+                        type=args.gpu_type, count=args.accelerator_count
                     )
                 ],
                 scheduling=gcp.compute.InstanceSchedulingArgs(
                     on_host_maintenance="TERMINATE",
-                    automatic_restart=not config.spot,
-                    preemptible=config.spot,
-                    provisioning_model="SPOT" if config.spot else "STANDARD",
+                    automatic_restart=lift(lambda spot: not spot, args.spot),
+                    preemptible=args.spot,
+                    provisioning_model=lift(lambda spot: "SPOT" if spot else "STANDARD", args.spot),
                 ),
                 network_interfaces=[
                     gcp.compute.InstanceNetworkInterfaceArgs(
-                        network=config.network,
+                        network=args.network,
+                        subnetwork=args.subnetwork,
                         access_configs=[gcp.compute.InstanceNetworkInterfaceAccessConfigArgs()],
                     )
                 ],
                 metadata={"install-nvidia-driver": "True"},
-                desired_status="TERMINATED" if suspended else "RUNNING",
+                desired_status=lift(
+                    lambda s: "TERMINATED" if s == "suspended" else "RUNNING", args.target_status
+                ),
                 opts=pulumi.ResourceOptions(parent=self, provider=provider),
             )
             self.instance = vm
@@ -200,11 +346,12 @@ def component_class() -> Any:
             self.worker_host = nic.apply(
                 lambda n: (n.access_configs[0].nat_ip if n.access_configs else None) or n.network_ip
             )
-            self.worker_user = pulumi.Output.from_input(config.ssh_user)
+            self.worker_user = pulumi.Output.from_input(args.ssh_user)
             self.internal_ip = nic.network_ip
             self.instance_name = vm.name
             self.instance_id = vm.instance_id
-            self.zone = pulumi.Output.from_input(config.zone)
+            # What was built: the zone the VM is in (its own, or the provider's).
+            self.zone = vm.zone
             self.outputs: dict[str, Any] = {k: getattr(self, k) for k in OUTPUTS}
             self.register_outputs(self.outputs)
 
@@ -217,7 +364,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def program(config: Config, name: str = "dreamlake") -> Any:
+def program(config: Config | GpuVmArgs, name: str = "dreamlake") -> Any:
     """The stack: one :class:`GpuVm` whose outputs become the stack outputs."""
     import pulumi
 
@@ -227,7 +374,7 @@ def program(config: Config, name: str = "dreamlake") -> Any:
     return vm
 
 
-class ConfigError(Exception):
+class ConfigError(ValueError):
     """The stack config does not satisfy :class:`Config`. One line per key:
     ``dreamlake config: <key>: <what is wrong>``."""
 
@@ -240,7 +387,9 @@ def load_config(values: dict[str, Any]) -> Config:
         raise ConfigError("\n".join(_error_lines(exc))) from None
 
 
-def _error_lines(exc: ValidationError) -> list[str]:
+def _error_lines(exc: ValidationError, unknown: set[str] | None = None) -> list[str]:
+    """One line per key. ``unknown``: keys whose values are not known yet; a
+    cross-field conflict naming one of them is not reported."""
     lines = []
     for err in exc.errors():
         msg = "not set" if err["type"] == "missing" else str(err["msg"])
@@ -249,6 +398,8 @@ def _error_lines(exc: ValidationError) -> list[str]:
             keys = [".".join(str(p) for p in err["loc"])]
         else:  # a cross-field conflict names its keys
             keys = [str(k) for k in (err.get("ctx") or {}).get("keys") or ["(config)"]]
+            if unknown and set(keys) & unknown:
+                continue
         lines += [f"dreamlake config: {key}: {msg}" for key in keys]
     return lines
 

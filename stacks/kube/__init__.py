@@ -1,10 +1,11 @@
 """``dreamlake.stacks.kube``: the EKS Pulumi program, its component and config model.
 
-    from dreamlake.stacks.kube import Config, GpuCluster
-    GpuCluster("gpu", Config(region=..., cluster_name=..., vpc=..., node_type=[...]))
+    from dreamlake.stacks.kube import GpuCluster, GpuClusterArgs
+    GpuCluster("gpu", GpuClusterArgs(vpc_id=vpc.id, node_type=["g5.xlarge"]))
 
-``GpuCluster`` and ``program`` need ``pulumi_aws`` and ``pulumi_kubernetes`` (the ``pulumi-clouds`` extra);
-``Config`` does not, and ``GpuCluster`` is built on first access.
+``GpuCluster`` and ``program`` need ``pulumi_aws`` and ``pulumi_kubernetes`` (the
+``pulumi-clouds`` extra); ``Config`` and ``GpuClusterArgs`` do not, and
+``GpuCluster`` is built on first access.
 """
 
 from typing import Any
@@ -14,6 +15,7 @@ from .program import (
     OUTPUTS,
     Config,
     ConfigError,
+    GpuClusterArgs,
     component_class,
     load_config,
     main,
@@ -34,6 +36,7 @@ __all__ = [
     "Config",
     "ConfigError",
     "GpuCluster",
+    "GpuClusterArgs",
     "component_class",
     "load_config",
     "main",

@@ -19,12 +19,14 @@ this file (:func:`main` reads :class:`Config` from the stack config, e.g.
 
 from __future__ import annotations
 
+import inspect
 import ipaddress
 import json
 import re
-from collections.abc import Mapping
+import sys
+from collections.abc import Mapping, Sequence
 from functools import cache
-from typing import Any, Literal, get_origin
+from typing import TYPE_CHECKING, Any, Literal, get_origin
 
 from pydantic import (
     BaseModel,
@@ -34,6 +36,9 @@ from pydantic import (
     model_validator,
 )
 from pydantic_core import PydanticCustomError
+
+if TYPE_CHECKING:
+    import pulumi
 
 DECISIONS: tuple[str, ...] = ("region", "cluster_name", "vpc", "node_type")
 """Config keys that are decisions (TEMPLATE.json ``decisions[].key``), in order."""
@@ -208,7 +213,7 @@ class Config(BaseModel):
 
 def given_provider(opts: Any, package: str) -> Any:
     """The ``package`` provider the caller passed in ``opts`` (``provider=`` or
-    ``providers=``), else None: the component then makes its own."""
+    ``providers=``), else None."""
     if opts is None:
         return None
     if getattr(opts.provider, "package", None) == package:
@@ -217,6 +222,198 @@ def given_provider(opts: Any, package: str) -> Any:
     if isinstance(provs, Mapping):
         return provs.get(package)
     return next((p for p in provs or [] if getattr(p, "package", None) == package), None)
+
+
+def is_input(value: Any) -> bool:
+    """``value`` is not known until the program runs: a ``pulumi.Output``, an
+    awaitable, or a list or mapping holding one."""
+    pulumi = sys.modules.get("pulumi")
+    if pulumi is not None and isinstance(value, pulumi.Output):
+        return True
+    if inspect.isawaitable(value):
+        return True
+    if isinstance(value, list | tuple):
+        return any(is_input(v) for v in value)
+    if isinstance(value, Mapping):
+        return any(is_input(v) for v in value.values())
+    return False
+
+
+def check_plain(values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` with every plain one validated and coerced as :class:`Config` does
+    it; a value only known when the program runs (:func:`is_input`) is kept as
+    given, and a rule across keys is checked only when all of them are plain.
+    Raises :class:`ConfigError`, one line per key."""
+    unknown = {k for k, v in values.items() if is_input(v)}
+    fields = Config.model_fields
+    plain = {k: v for k, v in values.items() if k in fields and k not in unknown and v is not None}
+    model = Config.model_construct(**plain)
+    out = dict(values)
+    lines: list[str] = []
+    for key, value in plain.items():
+        try:
+            Config.__pydantic_validator__.validate_assignment(model, key, value)
+        except ValidationError as exc:
+            lines += _error_lines(exc, unknown)
+        else:
+            out[key] = getattr(model, key)
+    if lines:
+        raise ConfigError("\n".join(dict.fromkeys(lines)))
+    return out
+
+
+def lift(fn: Any, *values: Any) -> Any:
+    """``fn(*values)``: computed now when every value is plain, else an ``Output``."""
+    if any(is_input(v) for v in values):
+        import pulumi
+
+        return pulumi.Output.all(*values).apply(lambda vs: fn(*vs))
+    return fn(*values)
+
+
+class GpuClusterArgs:
+    """The arguments of :class:`GpuCluster`, in the provider SDKs' args-class style:
+    each is a plain value or a ``pulumi.Input`` (e.g. ``vpc_id=vpc.id``). Plain
+    values are validated as :class:`Config` validates them (a bad one raises
+    :class:`ConfigError` here, before anything is declared; the node-size rule is
+    checked when all three sizes are plain); Outputs are taken as they are.
+
+    The network, one of: ``vpc`` (plain: a CIDR for a new VPC, or ``"vpc-…"`` to
+    adopt an existing one and use its subnets), or ``vpc_id`` (an existing VPC, e.g.
+    your ``aws.ec2.Vpc``'s id) with, optionally, ``subnet_ids`` (the subnets for the
+    cluster and its nodes; default: the VPC's subnets, looked up). ``az_count`` must
+    be plain: it is how many subnets a new VPC gets.
+
+    ``region``: None (the default) uses the stack's default ``aws`` provider (what
+    ``aws:region`` in the stack config sets); a region given asks for a provider of
+    the component's own in that region (so do the endpoint settings). A provider
+    passed in ``opts`` wins over both. ``cluster_name``: default the component's
+    name; the IAM roles and the node group are named after it. Every other name is
+    :class:`Config`'s.
+    """
+
+    node_type: pulumi.Input[Sequence[pulumi.Input[str]]]
+    vpc: str | None
+    vpc_id: pulumi.Input[str] | None
+    subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]] | None
+    region: pulumi.Input[str] | None
+    cluster_name: pulumi.Input[str] | None
+    kubernetes_version: pulumi.Input[str]
+    node_ami_type: pulumi.Input[str]
+    capacity_type: pulumi.Input[str]
+    node_min: pulumi.Input[int]
+    node_desired: pulumi.Input[int]
+    node_max: pulumi.Input[int]
+    node_disk_gb: pulumi.Input[int]
+    az_count: int
+    tags: pulumi.Input[Mapping[str, pulumi.Input[str]]]
+    aws_endpoints: Mapping[str, str]
+    aws_skip_credentials_validation: bool
+    target_status: pulumi.Input[str]
+
+    def __init__(
+        self,
+        *,
+        node_type: pulumi.Input[Sequence[pulumi.Input[str]]],
+        vpc: str | None = None,
+        vpc_id: pulumi.Input[str] | None = None,
+        subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]] | None = None,
+        region: pulumi.Input[str] | None = None,
+        cluster_name: pulumi.Input[str] | None = None,
+        kubernetes_version: pulumi.Input[str] = "1.33",
+        node_ami_type: pulumi.Input[str] = "AL2023_x86_64_NVIDIA",
+        capacity_type: pulumi.Input[str] = "SPOT",
+        node_min: pulumi.Input[int] = 0,
+        node_desired: pulumi.Input[int] = 1,
+        node_max: pulumi.Input[int] = 4,
+        node_disk_gb: pulumi.Input[int] = 100,
+        az_count: int = 2,
+        tags: pulumi.Input[Mapping[str, pulumi.Input[str]]] | None = None,
+        aws_endpoints: Mapping[str, str] | None = None,
+        aws_skip_credentials_validation: bool = False,
+        target_status: pulumi.Input[str] = "active",
+    ) -> None:
+        if is_input(vpc):
+            raise TypeError(
+                "vpc must be a plain value (it decides whether a VPC is created); pass an "
+                "existing VPC's id that is an Output as vpc_id"
+            )
+        if is_input(az_count):
+            raise TypeError("az_count must be a plain number: it is how many subnets are made")
+        if (vpc is None) == (vpc_id is None):
+            raise ConfigError(
+                "dreamlake config: vpc: give either vpc (a CIDR for a new VPC, or an "
+                "existing VPC's id) or vpc_id (an existing VPC), not both or neither"
+            )
+        if subnet_ids is not None and vpc is not None and not _VPC_ID.match(vpc):
+            raise ConfigError(
+                "dreamlake config: subnet_ids: subnets are made in a new VPC; "
+                "subnet_ids goes with an existing VPC (vpc_id, or vpc = vpc-…)"
+            )
+        given = dict(locals())
+        del given["self"]
+        given["tags"] = {} if tags is None else tags
+        given["aws_endpoints"] = dict(aws_endpoints or {})
+        vars(self).update(check_plain(given))
+
+    @classmethod
+    def from_config(cls, config: Config) -> GpuClusterArgs:
+        """The arguments a scaffolded stack's :class:`Config` stands for (its region
+        is explicit, so the component makes its own provider there)."""
+        return cls(**config.model_dump())
+
+
+def as_args(args: Any, kwargs: Mapping[str, Any]) -> GpuClusterArgs:
+    """The component's arguments from a :class:`GpuClusterArgs`, a :class:`Config`
+    or keyword arguments."""
+    if args is None:
+        return GpuClusterArgs(**kwargs)
+    if kwargs:
+        raise TypeError("pass either an args object or keyword arguments, not both")
+    if isinstance(args, Config):
+        return GpuClusterArgs.from_config(args)
+    if isinstance(args, GpuClusterArgs):
+        return args
+    raise TypeError(f"expected GpuClusterArgs or Config, got {type(args).__name__}")
+
+
+def _assume(service: str) -> str:
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {"Effect": "Allow", "Action": "sts:AssumeRole", "Principal": {"Service": service}}
+            ],
+        }
+    )
+
+
+def _kubeconfig(endpoint: str, ca: str, cluster: str, region: str) -> str:
+    return json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "current-context": "eks",
+            "clusters": [
+                {"name": "eks", "cluster": {"server": endpoint, "certificate-authority-data": ca}}
+            ],
+            "contexts": [{"name": "eks", "context": {"cluster": "eks", "user": "eks"}}],
+            "users": [
+                {
+                    "name": "eks",
+                    "user": {
+                        "exec": {
+                            "apiVersion": "client.authentication.k8s.io/v1beta1",
+                            "command": "aws",
+                            "args": [
+                                "eks", "get-token", "--cluster-name", cluster, "--region", region,
+                            ],
+                        }
+                    },
+                }
+            ],
+        }
+    )  # fmt: skip
 
 
 @cache
@@ -230,119 +427,84 @@ def component_class() -> Any:
     class GpuCluster(pulumi.ComponentResource):
         """An EKS cluster with a GPU node group, every resource its child.
 
-        ``GpuCluster(name, config, opts)``. Pass an ``aws`` provider in ``opts``
-        (``providers=[...]``) to use yours; otherwise one is made for
-        ``config.region``. Outputs are attributes of the same names
-        (``worker_host``, ``cluster_endpoint``, ...); ``outputs`` maps them all.
+        ``GpuCluster(name, args, opts)`` with a :class:`GpuClusterArgs` (or a
+        :class:`Config`, or the same names as keyword arguments). The ``aws``
+        provider: one passed in ``opts`` (``providers=[...]`` or ``provider=``); else,
+        when ``args.region`` (or an endpoint setting) is given, one of the
+        component's own for it; else the stack's default provider. The cluster is
+        named ``args.cluster_name``, else the component's name. Outputs are
+        attributes of the same names (``worker_host``, ``cluster_endpoint``, ...;
+        ``region`` is the one of the provider used); ``outputs`` maps them all.
         """
 
         def __init__(
-            self, name: str, config: Config, opts: pulumi.ResourceOptions | None = None
+            self,
+            name: str,
+            args: GpuClusterArgs | Config | None = None,
+            opts: pulumi.ResourceOptions | None = None,
+            **kwargs: Any,
         ) -> None:
+            args = as_args(args, kwargs)
             super().__init__(TYPE, name, None, opts)
-            self.config = config
+            self.args = args
+            cname = args.cluster_name if args.cluster_name is not None else name
             provider = given_provider(opts, "aws")
-            if provider is None:
-                skip = config.aws_skip_credentials_validation
+            own = args.region is not None or args.aws_endpoints
+            if provider is None and (own or args.aws_skip_credentials_validation):
+                skip = args.aws_skip_credentials_validation
                 provider = aws.Provider(
                     f"{name}-aws",
-                    region=config.region,
-                    endpoints=[aws.ProviderEndpointArgs(**config.aws_endpoints)]
-                    if config.aws_endpoints
+                    region=args.region if args.region is not None else aws.config.region,
+                    endpoints=[aws.ProviderEndpointArgs(**args.aws_endpoints)]
+                    if args.aws_endpoints
                     else None,
                     skip_credentials_validation=skip,
                     skip_requesting_account_id=skip,
                     skip_metadata_api_check=skip,
                     # As the terraform template's default_tags: the user's, then ours.
                     default_tags=aws.ProviderDefaultTagsArgs(
-                        tags={
-                            **config.tags,
-                            "dreamlake": "true",
-                            "dreamlake-provider": config.cluster_name,
-                        }
+                        tags=lift(
+                            lambda t, c: {**t, "dreamlake": "true", "dreamlake-provider": c},
+                            args.tags,
+                            cname,
+                        )
                     ),
                     opts=pulumi.ResourceOptions(parent=self),
                 )
+            # None: the stack's default aws provider (or one the parent passes down).
+            self.provider = provider
             child = pulumi.ResourceOptions(parent=self, provider=provider)
-            cname = config.cluster_name
-            zones = aws.get_availability_zones(
-                state="available", opts=pulumi.InvokeOptions(parent=self, provider=provider)
-            ).names[: config.az_count]
-            if _VPC_ID.match(config.vpc):
+            invoke = pulumi.InvokeOptions(parent=self, provider=provider)
+            vpc_id: Any
+            subnet_ids: Any
+            if args.vpc_id is not None:
+                # An existing VPC of yours (an Output, say): its subnets, given or looked up.
+                vpc_id = args.vpc_id
+                subnet_ids = args.subnet_ids
+                if subnet_ids is None:
+                    subnet_ids = aws.ec2.get_subnets_output(
+                        filters=[aws.ec2.GetSubnetsFilterArgs(name="vpc-id", values=[vpc_id])],
+                        opts=invoke,
+                    ).ids
+            elif args.vpc is not None and _VPC_ID.match(args.vpc):
                 # Adopt: the VPC's own subnets carry the cluster; none of its network is made.
                 # Looked up first, as the template's data "aws_vpc": a VPC that does not
                 # exist fails the preview instead of the cluster's creation.
-                vpc_id: Any = aws.ec2.get_vpc(
-                    id=config.vpc, opts=pulumi.InvokeOptions(parent=self, provider=provider)
-                ).id
-                subnet_ids: Any = aws.ec2.get_subnets(
-                    filters=[aws.ec2.GetSubnetsFilterArgs(name="vpc-id", values=[config.vpc])],
-                    opts=pulumi.InvokeOptions(parent=self, provider=provider),
-                ).ids
+                vpc_id = aws.ec2.get_vpc(id=args.vpc, opts=invoke).id
+                subnet_ids = args.subnet_ids
+                if subnet_ids is None:
+                    subnet_ids = aws.ec2.get_subnets(
+                        filters=[aws.ec2.GetSubnetsFilterArgs(name="vpc-id", values=[args.vpc])],
+                        opts=invoke,
+                    ).ids
             else:
-                net = ipaddress.ip_network(config.vpc, strict=False)
-                blocks = list(net.subnets(prefixlen_diff=4))
-
-                vpc = aws.ec2.Vpc(
-                    f"{name}-vpc",
-                    cidr_block=config.vpc,
-                    enable_dns_support=True,
-                    enable_dns_hostnames=True,
-                    tags={"Name": f"{cname}-vpc"},
-                    opts=child,
-                )
-                igw = aws.ec2.InternetGateway(
-                    f"{name}-igw", vpc_id=vpc.id, tags={"Name": f"{cname}-igw"}, opts=child
-                )
-                routes = aws.ec2.RouteTable(
-                    f"{name}-public",
-                    vpc_id=vpc.id,
-                    routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=igw.id)],
-                    tags={"Name": f"{cname}-public"},
-                    opts=child,
-                )
-                subnets = []
-                for i, zone in enumerate(zones):
-                    subnet = aws.ec2.Subnet(
-                        f"{name}-public-{i}",
-                        vpc_id=vpc.id,
-                        cidr_block=str(blocks[i]),
-                        availability_zone=zone,
-                        map_public_ip_on_launch=True,
-                        tags={
-                            "Name": f"{cname}-public-{zone}",
-                            "kubernetes.io/role/elb": "1",
-                            f"kubernetes.io/cluster/{cname}": "shared",
-                        },
-                        opts=child,
-                    )
-                    aws.ec2.RouteTableAssociation(
-                        f"{name}-public-{i}",
-                        subnet_id=subnet.id,
-                        route_table_id=routes.id,
-                        opts=child,
-                    )
-                    subnets.append(subnet)
-                vpc_id, subnet_ids = vpc.id, [s.id for s in subnets]
-
-            def assume(service: str) -> str:
-                return json.dumps(
-                    {
-                        "Version": "2012-10-17",
-                        "Statement": [
-                            {
-                                "Effect": "Allow",
-                                "Action": "sts:AssumeRole",
-                                "Principal": {"Service": service},
-                            }
-                        ],
-                    }
-                )
+                assert args.vpc is not None
+                vpc_id, subnet_ids = self._network(name, cname, args, child, invoke)
 
             cluster_role = aws.iam.Role(
                 f"{name}-cluster",
-                name=f"{cname}-cluster",
-                assume_role_policy=assume("eks.amazonaws.com"),
+                name=pulumi.Output.concat(cname, "-cluster"),
+                assume_role_policy=_assume("eks.amazonaws.com"),
                 opts=child,
             )
             cluster_policy = aws.iam.RolePolicyAttachment(
@@ -353,8 +515,8 @@ def component_class() -> Any:
             )
             node_role = aws.iam.Role(
                 f"{name}-node",
-                name=f"{cname}-node",
-                assume_role_policy=assume("ec2.amazonaws.com"),
+                name=pulumi.Output.concat(cname, "-node"),
+                assume_role_policy=_assume("ec2.amazonaws.com"),
                 opts=child,
             )
             node_policies = [
@@ -373,7 +535,7 @@ def component_class() -> Any:
             cluster = aws.eks.Cluster(
                 f"{name}-cluster",
                 name=cname,
-                version=config.kubernetes_version,
+                version=args.kubernetes_version,
                 role_arn=cluster_role.arn,
                 vpc_config=aws.eks.ClusterVpcConfigArgs(
                     subnet_ids=subnet_ids,
@@ -387,17 +549,17 @@ def component_class() -> Any:
             group = aws.eks.NodeGroup(
                 f"{name}-gpu",
                 cluster_name=cluster.name,
-                node_group_name=f"{cname}-gpu",
+                node_group_name=pulumi.Output.concat(cname, "-gpu"),
                 node_role_arn=node_role.arn,
                 subnet_ids=subnet_ids,
-                ami_type=config.node_ami_type,
-                capacity_type=config.capacity_type,
-                instance_types=config.node_type,
-                disk_size=config.node_disk_gb,
+                ami_type=args.node_ami_type,
+                capacity_type=args.capacity_type,
+                instance_types=args.node_type,
+                disk_size=args.node_disk_gb,
                 scaling_config=aws.eks.NodeGroupScalingConfigArgs(
-                    min_size=config.node_min,
-                    desired_size=config.node_desired,
-                    max_size=config.node_max,
+                    min_size=args.node_min,
+                    desired_size=args.node_desired,
+                    max_size=args.node_max,
                 ),
                 labels={"dreamlake/gpu": "true"},
                 taints=[
@@ -412,43 +574,11 @@ def component_class() -> Any:
                     ignore_changes=["scalingConfig.desiredSize"],
                 ),
             )
+            # What was built: the region of the provider the resources went to.
+            region = aws.get_region_output(opts=invoke).region
             kubeconfig = pulumi.Output.all(
-                cluster.endpoint, cluster.certificate_authority.data, cluster.name
-            ).apply(
-                lambda a: json.dumps(
-                    {
-                        "apiVersion": "v1",
-                        "kind": "Config",
-                        "current-context": "eks",
-                        "clusters": [
-                            {
-                                "name": "eks",
-                                "cluster": {"server": a[0], "certificate-authority-data": a[1]},
-                            }
-                        ],
-                        "contexts": [{"name": "eks", "context": {"cluster": "eks", "user": "eks"}}],
-                        "users": [
-                            {
-                                "name": "eks",
-                                "user": {
-                                    "exec": {
-                                        "apiVersion": "client.authentication.k8s.io/v1beta1",
-                                        "command": "aws",
-                                        "args": [
-                                            "eks",
-                                            "get-token",
-                                            "--cluster-name",
-                                            a[2],
-                                            "--region",
-                                            config.region,
-                                        ],
-                                    }
-                                },
-                            }
-                        ],
-                    }
-                )
-            )
+                cluster.endpoint, cluster.certificate_authority.data, cluster.name, region
+            ).apply(lambda a: _kubeconfig(*a))
             cluster_provider = k8s.Provider(
                 f"{name}-eks", kubeconfig=kubeconfig, opts=pulumi.ResourceOptions(parent=self)
             )
@@ -469,9 +599,66 @@ def component_class() -> Any:
             self.cluster_ca_data = cluster.certificate_authority.data
             self.node_group = group.node_group_name
             self.vpc_id = pulumi.Output.from_input(vpc_id)
-            self.region = pulumi.Output.from_input(config.region)
+            self.region = region
             self.outputs: dict[str, Any] = {k: getattr(self, k) for k in OUTPUTS}
             self.register_outputs(self.outputs)
+
+        def _network(
+            self, name: str, cname: Any, args: GpuClusterArgs, child: Any, invoke: Any
+        ) -> tuple[Any, list[Any]]:
+            """A new VPC with one public subnet per zone, as the template's network.tf."""
+            assert args.vpc is not None
+            zones = aws.get_availability_zones(state="available", opts=invoke).names[
+                : args.az_count
+            ]
+            blocks = list(ipaddress.ip_network(args.vpc, strict=False).subnets(prefixlen_diff=4))
+            vpc = aws.ec2.Vpc(
+                f"{name}-vpc",
+                cidr_block=args.vpc,
+                enable_dns_support=True,
+                enable_dns_hostnames=True,
+                tags={"Name": pulumi.Output.concat(cname, "-vpc")},
+                opts=child,
+            )
+            igw = aws.ec2.InternetGateway(
+                f"{name}-igw",
+                vpc_id=vpc.id,
+                tags={"Name": pulumi.Output.concat(cname, "-igw")},
+                opts=child,
+            )
+            routes = aws.ec2.RouteTable(
+                f"{name}-public",
+                vpc_id=vpc.id,
+                routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=igw.id)],
+                tags={"Name": pulumi.Output.concat(cname, "-public")},
+                opts=child,
+            )
+            subnets = []
+            for i, zone in enumerate(zones):
+                subnet = aws.ec2.Subnet(
+                    f"{name}-public-{i}",
+                    vpc_id=vpc.id,
+                    cidr_block=str(blocks[i]),
+                    availability_zone=zone,
+                    map_public_ip_on_launch=True,
+                    tags=lift(
+                        lambda c, zone=zone: {
+                            "Name": f"{c}-public-{zone}",
+                            "kubernetes.io/role/elb": "1",
+                            f"kubernetes.io/cluster/{c}": "shared",
+                        },
+                        cname,
+                    ),
+                    opts=child,
+                )
+                aws.ec2.RouteTableAssociation(
+                    f"{name}-public-{i}",
+                    subnet_id=subnet.id,
+                    route_table_id=routes.id,
+                    opts=child,
+                )
+                subnets.append(subnet)
+            return vpc.id, [s.id for s in subnets]
 
     return GpuCluster
 
@@ -482,7 +669,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def program(config: Config, name: str = "dreamlake") -> Any:
+def program(config: Config | GpuClusterArgs, name: str = "dreamlake") -> Any:
     """The stack: one :class:`GpuCluster` whose outputs become the stack outputs."""
     import pulumi
 
@@ -492,7 +679,7 @@ def program(config: Config, name: str = "dreamlake") -> Any:
     return cluster
 
 
-class ConfigError(Exception):
+class ConfigError(ValueError):
     """The stack config does not satisfy :class:`Config`. One line per key:
     ``dreamlake config: <key>: <what is wrong>``."""
 
@@ -505,7 +692,9 @@ def load_config(values: dict[str, Any]) -> Config:
         raise ConfigError("\n".join(_error_lines(exc))) from None
 
 
-def _error_lines(exc: ValidationError) -> list[str]:
+def _error_lines(exc: ValidationError, unknown: set[str] | None = None) -> list[str]:
+    """One line per key. ``unknown``: keys whose values are not known yet; a
+    cross-field conflict naming one of them is not reported."""
     lines = []
     for err in exc.errors():
         msg = "not set" if err["type"] == "missing" else str(err["msg"])
@@ -514,6 +703,8 @@ def _error_lines(exc: ValidationError) -> list[str]:
             keys = [".".join(str(p) for p in err["loc"])]
         else:  # a cross-field conflict names its keys
             keys = [str(k) for k in (err.get("ctx") or {}).get("keys") or ["(config)"]]
+            if unknown and set(keys) & unknown:
+                continue
         lines += [f"dreamlake config: {key}: {msg}" for key in keys]
     return lines
 

@@ -1,7 +1,7 @@
 """``dreamlake.stacks.local``: the local Pulumi program, its component and config model.
 
-    from dreamlake.stacks.local import Config, LocalWorker, program
-    LocalWorker("lab", Config(workdir="/var/lib/nymph", queues=["default"], worker_name="lab-box"))
+    from dreamlake.stacks.local import LocalWorker, LocalWorkerArgs
+    LocalWorker("lab", LocalWorkerArgs(workdir="/var/lib/nymph", queues=["default"], worker_name="lab-box"))
 
 ``LocalWorker`` is built on first access, so importing this package does not
 import ``pulumi``.
@@ -14,6 +14,7 @@ from .program import (
     OUTPUTS,
     Config,
     ConfigError,
+    LocalWorkerArgs,
     component_class,
     daemon_args,
     load_config,
@@ -35,6 +36,7 @@ __all__ = [
     "Config",
     "ConfigError",
     "LocalWorker",
+    "LocalWorkerArgs",
     "component_class",
     "daemon_args",
     "load_config",

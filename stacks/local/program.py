@@ -23,13 +23,18 @@ Configuration is read from the stack's config in the project's namespace, e.g.
 
 from __future__ import annotations
 
+import inspect
 import re
 import sys
+from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal, get_origin
+from typing import TYPE_CHECKING, Any, Literal, get_origin
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+if TYPE_CHECKING:
+    import pulumi
 
 DECISIONS: tuple[str, ...] = ("workdir", "queues", "worker_name")
 """Config keys that are decisions (TEMPLATE.json ``decisions[].key``), in order."""
@@ -86,15 +91,109 @@ class Config(BaseModel):
         return v
 
 
+def _daemon_args(workdir: str, queues: list[str], worker_name: str, provider: str) -> list[str]:
+    return [
+        "nymph", "--provider", provider, "--instance-id", worker_name,
+        "--workdir", workdir.removesuffix("/"), "--queues", ",".join(dict.fromkeys(queues)),
+    ]  # fmt: skip
+
+
 def daemon_args(config: Config, provider: str) -> list[str]:
     """The daemon's command line, as the terraform template's ``daemon_args`` local
     (``provider``: the stack, named for the provider)."""
-    workdir = config.workdir.removesuffix("/")
-    queues = ",".join(dict.fromkeys(config.queues))
-    return [
-        "nymph", "--provider", provider, "--instance-id", config.worker_name,
-        "--workdir", workdir, "--queues", queues,
-    ]  # fmt: skip
+    return _daemon_args(config.workdir, config.queues, config.worker_name, provider)
+
+
+def is_input(value: Any) -> bool:
+    """``value`` is not known until the program runs: a ``pulumi.Output``, an
+    awaitable, or a list or mapping holding one."""
+    pulumi = sys.modules.get("pulumi")
+    if pulumi is not None and isinstance(value, pulumi.Output):
+        return True
+    if inspect.isawaitable(value):
+        return True
+    if isinstance(value, list | tuple):
+        return any(is_input(v) for v in value)
+    if isinstance(value, Mapping):
+        return any(is_input(v) for v in value.values())
+    return False
+
+
+def check_plain(values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` with every plain one validated and coerced as :class:`Config` does
+    it; a value only known when the program runs (:func:`is_input`) is kept as
+    given, and a rule across keys is checked only when all of them are plain.
+    Raises :class:`ConfigError`, one line per key."""
+    unknown = {k for k, v in values.items() if is_input(v)}
+    fields = Config.model_fields
+    plain = {k: v for k, v in values.items() if k in fields and k not in unknown and v is not None}
+    model = Config.model_construct(**plain)
+    out = dict(values)
+    lines: list[str] = []
+    for key, value in plain.items():
+        try:
+            Config.__pydantic_validator__.validate_assignment(model, key, value)
+        except ValidationError as exc:
+            lines += _error_lines(exc, unknown)
+        else:
+            out[key] = getattr(model, key)
+    if lines:
+        raise ConfigError("\n".join(dict.fromkeys(lines)))
+    return out
+
+
+def lift(fn: Any, *values: Any) -> Any:
+    """``fn(*values)``: computed now when every value is plain, else an ``Output``."""
+    if any(is_input(v) for v in values):
+        import pulumi
+
+        return pulumi.Output.all(*values).apply(lambda vs: fn(*vs))
+    return fn(*values)
+
+
+class LocalWorkerArgs:
+    """The arguments of :class:`LocalWorker`, in the provider SDKs' args-class style:
+    each is a plain value or a ``pulumi.Input`` (e.g. ``workdir=volume.path``). Plain
+    values are validated as :class:`Config` validates them (a bad one raises
+    :class:`ConfigError` here); Outputs are taken as they are. The names are
+    :class:`Config`'s."""
+
+    workdir: pulumi.Input[str]
+    queues: pulumi.Input[Sequence[pulumi.Input[str]]]
+    worker_name: pulumi.Input[str]
+    target_status: pulumi.Input[str]
+
+    def __init__(
+        self,
+        *,
+        workdir: pulumi.Input[str],
+        queues: pulumi.Input[Sequence[pulumi.Input[str]]],
+        worker_name: pulumi.Input[str],
+        target_status: pulumi.Input[str] = "active",
+    ) -> None:
+        given = dict(locals())
+        del given["self"]
+        if isinstance(given["queues"], tuple):
+            given["queues"] = list(given["queues"])
+        vars(self).update(check_plain(given))
+
+    @classmethod
+    def from_config(cls, config: Config) -> LocalWorkerArgs:
+        return cls(**config.model_dump())
+
+
+def as_args(args: Any, kwargs: Mapping[str, Any]) -> LocalWorkerArgs:
+    """The component's arguments from a :class:`LocalWorkerArgs`, a :class:`Config`
+    or keyword arguments."""
+    if args is None:
+        return LocalWorkerArgs(**kwargs)
+    if kwargs:
+        raise TypeError("pass either an args object or keyword arguments, not both")
+    if isinstance(args, Config):
+        return LocalWorkerArgs.from_config(args)
+    if isinstance(args, LocalWorkerArgs):
+        return args
+    raise TypeError(f"expected LocalWorkerArgs or Config, got {type(args).__name__}")
 
 
 @cache
@@ -106,27 +205,38 @@ def component_class() -> Any:
     class LocalWorker(pulumi.ComponentResource):
         """This machine as a dreamlake worker: outputs only, no resources, no plugin.
 
-        ``LocalWorker(name, config, opts, provider=...)``; its outputs are attributes
-        of the same names (``worker_host``, ``daemon_args``, ...) and ``outputs`` maps
-        them all. ``provider``: the dreamlake provider the daemon claims (default:
-        ``name``).
+        ``LocalWorker(name, args, opts, provider=...)`` with a :class:`LocalWorkerArgs`
+        (or a :class:`Config`, or the same names as keyword arguments); its outputs
+        are attributes of the same names (``worker_host``, ``daemon_args``, ...) and
+        ``outputs`` maps them all. ``provider``: the dreamlake provider the daemon
+        claims (default: ``name``).
         """
 
         def __init__(
             self,
             name: str,
-            config: Config,
+            args: LocalWorkerArgs | Config | None = None,
             opts: pulumi.ResourceOptions | None = None,
             *,
             provider: str | None = None,
+            **kwargs: Any,
         ) -> None:
+            args = as_args(args, kwargs)
             super().__init__(TYPE, name, None, opts)
-            self.config = config
-            self.worker_host = pulumi.Output.from_input("localhost")
-            self.worker_name = pulumi.Output.from_input(config.worker_name)
-            self.workdir = pulumi.Output.from_input(config.workdir.removesuffix("/"))
-            self.queues = pulumi.Output.from_input(list(dict.fromkeys(config.queues)))
-            self.daemon_args = pulumi.Output.from_input(daemon_args(config, provider or name))
+            self.args = args
+            out = pulumi.Output.from_input
+            self.worker_host = out("localhost")
+            self.worker_name = out(args.worker_name)
+            self.workdir = out(lift(lambda w: w.removesuffix("/"), args.workdir))
+            self.queues = out(lift(lambda q: list(dict.fromkeys(q)), args.queues))
+            self.daemon_args = out(
+                lift(
+                    lambda w, q, n: _daemon_args(w, list(q), n, provider or name),
+                    args.workdir,
+                    args.queues,
+                    args.worker_name,
+                )
+            )
             self.outputs: dict[str, Any] = {k: getattr(self, k) for k in OUTPUTS}
             self.register_outputs(self.outputs)
 
@@ -139,7 +249,9 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def program(config: Config, name: str = "dreamlake", provider: str | None = None) -> Any:
+def program(
+    config: Config | LocalWorkerArgs, name: str = "dreamlake", provider: str | None = None
+) -> Any:
     """The stack: one :class:`LocalWorker` whose outputs become the stack outputs."""
     import pulumi
 
@@ -149,7 +261,7 @@ def program(config: Config, name: str = "dreamlake", provider: str | None = None
     return worker
 
 
-class ConfigError(Exception):
+class ConfigError(ValueError):
     """The stack config does not satisfy :class:`Config`. One line per key:
     ``dreamlake config: <key>: <what is wrong>``."""
 
@@ -162,7 +274,9 @@ def load_config(values: dict[str, Any]) -> Config:
         raise ConfigError("\n".join(_error_lines(exc))) from None
 
 
-def _error_lines(exc: ValidationError) -> list[str]:
+def _error_lines(exc: ValidationError, unknown: set[str] | None = None) -> list[str]:
+    """One line per key. ``unknown``: keys whose values are not known yet; a
+    cross-field conflict naming one of them is not reported."""
     lines = []
     for err in exc.errors():
         msg = "not set" if err["type"] == "missing" else str(err["msg"])
@@ -171,6 +285,8 @@ def _error_lines(exc: ValidationError) -> list[str]:
             keys = [".".join(str(p) for p in err["loc"])]
         else:  # a cross-field conflict names its keys
             keys = [str(k) for k in (err.get("ctx") or {}).get("keys") or ["(config)"]]
+            if unknown and set(keys) & unknown:
+                continue
         lines += [f"dreamlake config: {key}: {msg}" for key in keys]
     return lines
 

@@ -32,46 +32,101 @@ ADOPTED_SUBNETS = ("subnet-0aaa1111", "subnet-0bbb2222")
 """An existing VPC the double knows, and its subnets (the kube program adopts it)."""
 
 
+# The properties the providers auto-name when a program leaves them out (the engine
+# then names the resource after its logical name plus a random suffix).
+AUTO_NAMED = {
+    "aws:ec2/securityGroup:SecurityGroup": "name",
+    "aws:iam/role:Role": "name",
+    "aws:eks/cluster:Cluster": "name",
+    "aws:eks/nodeGroup:NodeGroup": "nodeGroupName",
+    "gcp:compute/instance:Instance": "name",
+}
+
+
+def _config(key: str) -> Any:
+    from pulumi.runtime.config import get_config
+
+    return get_config(key)
+
+
 class CloudAPIDouble(Mocks):
-    """TEST DOUBLE for the cloud provider APIs behind the mock monitor."""
+    """TEST DOUBLE for the cloud provider APIs behind the mock monitor, and for the
+    engine's auto-naming (``AUTO_NAMED``: the logical name plus a suffix)."""
 
     def __init__(self) -> None:
         self.count = 0
+        self.providers: dict[str, dict[str, Any]] = {}  # provider id -> its inputs
+        self.subnets: dict[str, dict[str, Any]] = {}  # subnet id -> its state
+
+    def _provider_inputs(self, ref: str) -> dict[str, Any]:
+        """The inputs of the provider a reference (``urn::id``) names; {} for the
+        stack's default provider (an empty reference)."""
+        return self.providers.get(ref.rsplit("::", 1)[-1], {}) if ref else {}
+
+    def region_of(self, ref: str) -> str | None:
+        inputs = self._provider_inputs(ref)
+        return inputs.get("region") if ref else _config("aws:region")
 
     def new_resource(self, args: Any) -> tuple[str, dict[str, Any]]:
         self.count += 1
         n = self.count
+        rid = f"{args.name}-id"
         state = dict(args.inputs)
-        if args.typ == "aws:ec2/instance:Instance":
+        prop = AUTO_NAMED.get(args.typ)
+        if prop and not state.get(prop):
+            state[prop] = f"{args.name}-{n:07x}"
+        if args.typ.startswith("pulumi:providers:"):
+            self.providers[rid] = dict(args.inputs)
+        elif args.typ == "aws:ec2/instance:Instance":
             state |= {"publicIp": f"203.0.113.{n}", "privateIp": f"10.0.0.{n}"}
+        elif args.typ == "aws:ec2/subnet:Subnet":
+            self.subnets[rid] = state
         elif args.typ == "gcp:compute/instance:Instance":
             nic = dict((state.get("networkInterfaces") or [{}])[0])
-            nic["networkIp"] = "10.128.0.2"
-            nic["accessConfigs"] = [{"natIp": "203.0.113.20"}]
-            state |= {"networkInterfaces": [nic], "instanceId": "4242"}
-        elif args.typ == "aws:eks/cluster:Cluster":
+            nic["networkIp"] = f"10.128.0.{n}"
+            nic["accessConfigs"] = [{"natIp": f"203.0.113.{100 + n}"}]
+            given = self._provider_inputs(args.provider)
+            zone = state.get("zone") or given.get("zone") or _config("gcp:zone")
+            project = state.get("project") or given.get("project") or _config("gcp:project")
             state |= {
-                "endpoint": "https://ABC123.gr7.us-east-1.eks.amazonaws.com",
+                "networkInterfaces": [nic],
+                "instanceId": f"42{n}",
+                "zone": zone,
+                "project": project,
+            }
+        elif args.typ == "aws:eks/cluster:Cluster":
+            region = self.region_of(args.provider)
+            state |= {
+                "endpoint": f"https://ABC{n}.gr7.{region}.eks.amazonaws.com",
                 "certificateAuthority": {"data": "Q0EtREFUQQ=="},
             }
         elif args.typ == "aws:iam/role:Role":
             state |= {"arn": f"arn:aws:iam::123456789012:role/{state.get('name')}"}
-        return f"{args.name}-id", state
+        return rid, state
 
     def call(self, args: Any) -> dict[str, Any]:
+        if args.token == "aws:index/getRegion:getRegion":
+            region = self.region_of(args.provider)
+            return {"id": region, "name": region, "region": region}
         if args.token == "aws:ec2/getSubnet:getSubnet":
-            return {"id": args.args.get("id"), "vpcId": "vpc-0abc1234"}
+            made = self.subnets.get(str(args.args.get("id")))
+            vpc = made.get("vpcId") if made else "vpc-0abc1234"
+            return {"id": args.args.get("id"), "vpcId": vpc}
         if args.token == "aws:ec2/getVpc:getVpc":
             if args.args.get("id") != ADOPTED_VPC:  # as the EC2 API: no such VPC
                 raise Exception(f"no matching EC2 VPC found ({args.args.get('id')})")
             return {"id": ADOPTED_VPC, "cidrBlock": "10.0.0.0/16"}
         if args.token == "aws:ec2/getSubnets:getSubnets":
-            # The adopted VPC's subnets, only for a lookup filtered by that VPC's id.
+            # A VPC's subnets, only for a lookup filtered by that VPC's id: the adopted
+            # VPC's, or those the program made in a VPC of its own.
             wanted = [f for f in args.args.get("filters") or [] if f.get("name") == "vpc-id"]
-            ours = bool(wanted) and wanted[0].get("values") == [ADOPTED_VPC]
-            return {"id": ADOPTED_VPC, "ids": list(ADOPTED_SUBNETS) if ours else []}
+            vpc = (wanted[0].get("values") or [None])[0] if wanted else None
+            ids = list(ADOPTED_SUBNETS) if vpc == ADOPTED_VPC else []
+            ids += [sid for sid, st in self.subnets.items() if vpc and st.get("vpcId") == vpc]
+            return {"id": vpc or "", "ids": ids}
         if args.token == "aws:index/getAvailabilityZones:getAvailabilityZones":
-            return {"names": ["us-east-1a", "us-east-1b", "us-east-1c"], "zoneIds": []}
+            region = self.region_of(args.provider) or "us-east-1"
+            return {"names": [f"{region}a", f"{region}b", f"{region}c"], "zoneIds": []}
         return {}
 
 
@@ -91,6 +146,7 @@ class Recorder(MockMonitor):
                 "name": request.name,
                 "parent": request.parent,
                 "custom": bool(request.custom),
+                "provider": request.provider,
             }
         )
         return resp
@@ -106,7 +162,7 @@ def run_one(vendor: str, raw: dict[str, Any], mode: str) -> dict[str, Any]:
 
     def keep(args: Any) -> tuple[str, dict[str, Any]]:
         rid, state = original(args)
-        states[args.name + "|" + args.typ] = args.inputs
+        states[args.name + "|" + args.typ] = (args.inputs, state)
         return rid, state
 
     mocks.new_resource = keep  # type: ignore[method-assign]
@@ -146,7 +202,7 @@ def run_one(vendor: str, raw: dict[str, Any], mode: str) -> dict[str, Any]:
     except Exception as exc:
         result["error"] = f"{type(exc).__name__}: {exc}"
     for r in monitor.seen:
-        r["inputs"] = states.get(r["name"] + "|" + r["type"])
+        r["inputs"], r["state"] = states.get(r["name"] + "|" + r["type"], (None, None))
     result["resources"] = monitor.seen
     return result
 

@@ -8,6 +8,7 @@ double there. A vendor whose provider SDK is not installed is skipped, saying so
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from importlib import import_module
@@ -200,7 +201,9 @@ def test_ec2_resources_and_outputs(run: Any) -> None:
     }
     [group] = custom(res, "aws:ec2/securityGroup:SecurityGroup")
     sg = group["inputs"]
-    assert sg["name"] == "dreamlake-worker" and sg["vpcId"] == "vpc-0abc1234"
+    # no fixed physical name: auto-named from the component's own name
+    assert "name" not in sg and group["state"]["name"].startswith("dreamlake-worker-")
+    assert sg["vpcId"] == "vpc-0abc1234"
     assert [
         (r["fromPort"], r["toPort"], r["protocol"], r["cidrBlocks"]) for r in sg["ingress"]
     ] == [(22, 22, "tcp", ["203.0.113.0/24"])]
@@ -213,8 +216,15 @@ def test_ec2_resources_and_outputs(run: Any) -> None:
         assert spec["subnetId"] == "subnet-0123456789abcdef0"
         assert spec["metadataOptions"] == {"httpTokens": "required"}  # IMDSv2
         assert spec["rootBlockDevice"] == {"volumeSize": 200, "volumeType": "gp3"}
-        assert spec["tags"] == {"Name": f"dreamlake-worker-{n}"}
+        assert spec["tags"] == {
+            "team": "ml",
+            "dreamlake": "true",
+            "dreamlake-provider": "dreamlake",
+            "Name": f"dreamlake-worker-{n}",
+        }
         assert spec["associatePublicIpAddress"] is True
+        assert spec["vpcSecurityGroupIds"] == ["dreamlake-worker-id"]  # the group's id
+        assert inst["provider"].endswith("::" + "dreamlake-aws-id")  # the component's own
     states = custom(res, "aws:ec2transitgateway/instanceState:InstanceState")
     assert [s["inputs"]["state"] for s in states] == ["running", "running"]
     out = res["outputs"]
@@ -257,8 +267,11 @@ def test_gce_resources_and_outputs(run: Any) -> None:
     assert spec["metadata"] == {"install-nvidia-driver": "True"}
     assert spec["desiredStatus"] == "RUNNING"
     out = res["outputs"]
-    assert out["worker_host"] == "203.0.113.20" and out["internal_ip"] == "10.128.0.2"
-    assert out["instance_id"] == "4242" and out["zone"] == "us-central1-a"
+    assert out["worker_host"].startswith("203.0.113.") and out["internal_ip"].startswith(
+        "10.128.0."
+    )
+    assert out["instance_id"].startswith("42") and out["zone"] == "us-central1-a"
+    assert out["instance_name"] == "dreamlake-worker"  # the name setting, as in terraform
 
     stopped = run("gce", {**CONFIGS["gce"], "target_status": "suspended"})
     [vm] = custom(stopped, "gcp:compute/instance:Instance")
@@ -301,7 +314,8 @@ def test_kube_resources_and_outputs(run: Any) -> None:
     [ns] = custom(res, "kubernetes:core/v1:Namespace")
     assert ns["inputs"]["metadata"]["name"] == "dreamlake"
     out = res["outputs"]
-    assert out["worker_host"] == "ABC123.gr7.us-east-1.eks.amazonaws.com"
+    assert re.fullmatch(r"ABC[0-9]+\.gr7\.us-east-1\.eks\.amazonaws\.com", out["worker_host"])
+    assert out["region"] == "us-east-1" and out["node_group"] == "gpu-lab-gpu"
     assert out["cluster_name"] == "gpu-lab" and out["cluster_ca_data"] == "Q0EtREFUQQ=="
 
 

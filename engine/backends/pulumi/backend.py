@@ -41,6 +41,7 @@ from .state import (
     StateUnreadable,
     counted_resources,
     leftovers,
+    power_state,
     stack_outputs,
 )
 
@@ -270,10 +271,17 @@ class PulumiBackend:
             and summary.get("inputs") == digest
             and summary.get("state") == files.state_digest()
         )
+        outputs = stack_outputs(cp) if cp else {}
+        if cp is not None and "power_state" not in outputs:
+            # The machines' run state as the stack last applied it (what a suspend
+            # declared), read from its resources as the terraform path reads its own.
+            power = power_state(cp)
+            if power:
+                outputs["power_state"] = power
         return InfraState(
             present=bool(cp and cp.resources),
             resources=counted_resources(cp) if cp else 0,
-            outputs=stack_outputs(cp) if cp else {},
+            outputs=outputs,
             lock=lock,
             partial=bool(pending or extra),
             plan_fresh=fresh,

@@ -16,6 +16,10 @@
   root stack included (a program with outputs only, like ``local``, has zero
   counted resources and is still present);
 * the outputs: the root stack resource's ``outputs``; secret values are left out;
+* the machines' power as last applied (:func:`power_state`): each
+  ``aws:ec2transitgateway/instanceState:InstanceState``'s ``state`` and each
+  ``gcp:compute/instance:Instance``'s ``desiredStatus``, as the terraform path reads
+  ``aws_ec2_instance_state`` / ``desired_status`` from its state;
 * lock files ``<uuid>.json`` = ``{"pid", "username", "hostname", "timestamp"}``: held
   when the pid is alive on this host, stale when this host has no such process;
   a lock taken on another host cannot be checked from here and counts as held;
@@ -275,6 +279,30 @@ def stack_outputs(cp: Checkpoint) -> dict[str, Any]:
             outs = r.get("outputs") or {}
             return {k: _redact(v) for k, v in outs.items() if not _is_secret(v)}
     return {}
+
+
+# Resources whose applied state says whether the machines run: type → the attribute.
+POWER_ATTRIBUTES: dict[str, str] = {
+    "aws:ec2transitgateway/instanceState:InstanceState": "state",
+    "gcp:compute/instance:Instance": "desiredStatus",
+}
+
+
+def power_state(cp: Checkpoint) -> list[str]:
+    """Each machine's run state as last applied (``running`` / ``stopped`` for an EC2
+    instance state, ``RUNNING`` / ``TERMINATED`` for a GCE instance), in state order;
+    empty when the stack declares none. Old copies awaiting deletion are left out."""
+    out: list[str] = []
+    for r in cp.resources:
+        attr = POWER_ATTRIBUTES.get(str(r.get("type", "")))
+        if attr is None or r.get("delete") or not r.get("custom"):
+            continue
+        for where in ("outputs", "inputs"):
+            value = (r.get(where) or {}).get(attr)
+            if isinstance(value, str) and value:
+                out.append(value)
+                break
+    return out
 
 
 def counted_resources(cp: Checkpoint) -> int:

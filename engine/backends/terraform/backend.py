@@ -18,6 +18,7 @@ from .diagnostics import blocking_from_diagnostics
 from .location import state_location
 from .lockinfo import lock_from_diagnostic, lock_info_path
 from .planjson import is_applyable, plan_counts
+from .required import require_version
 from .runner import Completed, TerraformFailed, failed, run
 from .state import observe_state
 from .tfexec import apply_args, init_args, plan_args, show_args, validate_args
@@ -94,6 +95,7 @@ class TerraformBackend:
         if not tf.is_dir():
             raise BackendError(f"{tf} does not exist: nothing to plan", kind="terraform")
         had_lock_hcl = (tf / planfile.LOCK_HCL).exists()
+        require_version(tf)
 
         events.step("init", "terraform init")
         done = run(init_args(), cwd=tf, provider_dir=provider_dir)

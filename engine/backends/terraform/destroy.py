@@ -19,6 +19,7 @@ from ...errors import BackendError
 from . import planfile, uijson
 from .location import state_location
 from .planjson import plan_counts
+from .required import require_version
 from .runner import failed, run
 from .state import observe_state
 from .tfexec import DESTROY_PLAN_FILE, destroy_apply_args, destroy_plan_args, init_args, show_args
@@ -34,6 +35,7 @@ def destroy(provider_dir: Path, *, yes: bool, progress: Progress | None = None) 
     state = observe_state(provider_dir)
     if state.lock is not None and state.lock.state == "held":
         return DestroyOutcome("applying", lock=state.lock)
+    require_version(tf)
 
     def init() -> None:
         done = run(init_args(), cwd=tf, provider_dir=provider_dir)

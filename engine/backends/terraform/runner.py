@@ -105,14 +105,16 @@ def run(
     provider_dir: Path | None = None,
     on_line: LineHandler | None = None,
     timeout: float | None = None,
+    binary: str | None = None,
 ) -> Completed:
     """Run ``terraform <args>`` in ``cwd``; never raises for a non-zero exit (the
     caller decides which codes are failures). ``on_line`` receives each stdout line
     as it arrives; such a streamed run (plan, apply) is never cut short, so it takes
-    no ``timeout``: terraform is left to finish, or to handle a signal, itself."""
+    no ``timeout``: terraform is left to finish, or to handle a signal, itself.
+    ``binary``: another terraform executable than :func:`terraform_binary`'s."""
     if on_line is not None and timeout is not None:
         raise ValueError("a streamed terraform run takes no timeout: it is never killed half-way")
-    argv = [terraform_binary(), *args]
+    argv = [binary or terraform_binary(), *args]
     env = run_env(provider_dir)
     from ...trace import traced
 

