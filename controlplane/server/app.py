@@ -23,6 +23,7 @@ from .settings import Settings
 OPTIONAL_ROUTERS = (
     "dreamlake.controlplane.registry.routes",
     "dreamlake.controlplane.launch.routes",
+    "dreamlake.controlplane.capacity.routes",
 )
 
 
