@@ -76,6 +76,12 @@ app.command("launch")(launch_command)
 app.add_typer(instances_app, name="instances")
 app.add_typer(queues_app, name="queues")
 # --- end launch sub-apps ---
+# --- capacity sub-apps ---
+from dreamlake.cli.lakeshore_capacity import capacity_app, lease_app  # noqa: E402
+
+app.add_typer(capacity_app, name="capacity")
+app.add_typer(lease_app, name="lease")
+# --- end capacity sub-apps ---
 
 # -- shared connection options (other sub-apps reuse these) ----------------------
 

@@ -107,6 +107,9 @@ class Queue(Base):
     max_workers: Mapped[int] = mapped_column(Integer, default=1, nullable=False)
     idle_seconds: Mapped[float] = mapped_column(Float, default=600.0, nullable=False)
     idle_action: Mapped[str] = mapped_column(String(16), default="terminate", nullable=False)
+    # several providers to place on (``capacity.queueplace``); None: provider_name alone
+    providers: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
+    strategy: Mapped[str | None] = mapped_column(String(16), nullable=True)
     server_url: Mapped[str] = mapped_column(String(1024), default="", nullable=False)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, nullable=False)
     updated_at: Mapped[datetime] = mapped_column(

@@ -157,6 +157,7 @@ class QueueLoop:
                 except Exception:
                     s.rollback()
                     log.exception("launch tracking failed")
+            self._capacity()
         finally:
             self._busy.clear()
         return True
@@ -182,6 +183,15 @@ class QueueLoop:
                         self._backoff[qid] = (time.monotonic() + delay, failures + 1)
                         detail = getattr(exc, "detail", None) or str(exc)
                         self._event(s, row, "error", str(detail), dedupe=True)
+
+    def _capacity(self) -> None:
+        """Leases past their expiry end; pending leases are tried again."""
+        from ..capacity import loop as capacity
+
+        try:
+            capacity.tick(self.app, self._box())
+        except Exception:
+            log.exception("capacity reconcile failed")
 
     def _box(self) -> SecretBox:
         box = getattr(self.app.state, "registry_secret_box", None)

@@ -26,6 +26,7 @@ from .shedding import Shed
 OPTIONAL_ROUTERS = (
     "dreamlake.controlplane.registry.routes",
     "dreamlake.controlplane.launch.routes",
+    "dreamlake.controlplane.capacity.routes",
 )
 
 

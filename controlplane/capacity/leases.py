@@ -1,0 +1,439 @@
+"""Leases: a unit of capacity held for a while — an idle worker, or an instance
+launched for the lease — on the provider the decision chose.
+
+``request`` stores the lease, decides, and takes the chosen unit by writing its
+``slot`` (unique: two replicas cannot take one unit; the loser decides again
+without that unit). A request that cannot be met now stays ``pending`` with the
+decision's reason and is granted later by the reconcile loop when capacity frees
+up. ``renew`` moves the expiry; ``release`` and expiry end the lease and free the
+slot at once (an instance launched for the lease is terminated). A launch refused
+for capacity or quota puts its provider in back-off and the next offer is tried
+in the same request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import random
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from ..db import utcnow
+from ..launch import service as launches
+from ..launch.models import Instance
+from ..registry import service as registry
+from ..registry.crypto import SecretBox
+from ..registry.service.common import RegistryError
+from ..server.json_guard import refuse_nul
+from . import backoff
+from .decide import MAX_TTL, Request, RequestError, decide
+from .models import ACTIVE, CapacityLease
+from .refusal import capacity_refusal
+from .service import Snapshot, expire, snapshot
+
+log = logging.getLogger("lakeshore.capacity")
+
+ROUNDS = 6
+"""Decisions one request makes at most (each round after a unit was taken by
+someone else meanwhile, or a launch was refused for capacity)."""
+TRIES_PER_ROUND = 8
+PENDING_PER_TICK = 20
+LEASE_FIELDS = ("mode",)
+
+
+@dataclass(frozen=True)
+class Context:
+    """What granting needs beyond the session: the server's state (launchers, the
+    notifier), the secret box, the URL instances reach the server at, liveness."""
+
+    state: Any
+    box: SecretBox | None
+    server_url: str
+    live_seconds: float
+    overlay: Any = None
+
+
+def _bad(detail: str) -> RegistryError:
+    return RegistryError(422, "validation_error", detail)
+
+
+def _iso(dt: datetime | None) -> str | None:
+    return dt.isoformat().replace("+00:00", "Z") if dt else None
+
+
+def lease_wire(row: CapacityLease, namespace: str) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "namespace": namespace,
+        "state": row.state,
+        "provider": row.provider_name,
+        "offer": row.offer,
+        "via": row.via,
+        "workerId": row.worker_id,
+        "instanceId": row.instance_id,
+        "reason": row.reason,
+        "ttlSeconds": row.ttl_seconds,
+        "createdAt": _iso(row.created_at),
+        "grantedAt": _iso(row.granted_at),
+        "expiresAt": _iso(row.expires_at),
+        "endedAt": _iso(row.ended_at),
+        "request": row.request,
+        "decision": row.decision,
+    }
+
+
+def parse(body: Mapping[str, Any]) -> tuple[Request, dict[str, Any]]:
+    try:
+        refuse_nul(body)
+    except ValueError as exc:
+        raise _bad(str(exc)) from None
+    own = {k: body[k] for k in LEASE_FIELDS if k in body}
+    if own.get("mode") is not None and not isinstance(own["mode"], str):
+        raise _bad("mode must name a mode (what an instance launched for the lease runs)")
+    try:
+        req = Request.from_wire({k: v for k, v in body.items() if k not in LEASE_FIELDS})
+    except RequestError as exc:
+        raise _bad(str(exc)) from None
+    return req, own
+
+
+def request(
+    session: Session, scope: registry.Scope, ctx: Context, body: Mapping[str, Any]
+) -> dict[str, Any]:
+    req, own = parse(body)
+    if own.get("mode"):
+        registry.get_mode(session, scope, own["mode"])  # 404 now, not at launch
+    now = utcnow()
+    row = CapacityLease(
+        id=f"lse-{uuid.uuid4().hex}",
+        namespace_id=scope.namespace.id,
+        state="pending",
+        request={**req.wire(), **own, "serverUrl": ctx.server_url},
+        ttl_seconds=req.ttl,
+        created_at=now,
+        expires_at=now + timedelta(seconds=req.ttl),
+        launched=0,
+    )
+    session.add(row)
+    session.commit()
+    expire(session, scope.namespace.id)
+    grant(session, scope, ctx, row, req, own)
+    return lease_wire(row, scope.namespace.name)
+
+
+def decision(
+    session: Session, scope: registry.Scope, ctx: Context, body: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The decision a lease request would get now, without leasing anything."""
+    req, _ = parse(body)
+    expire(session, scope.namespace.id)
+    snap = snapshot(session, scope, ctx.live_seconds, ctx.overlay)
+    return decide(req, snap.offers(), snap.states(), snap.now)
+
+
+def _take(session: Session, row: CapacityLease, slot: str, **values: Any) -> bool:
+    """Write ``slot`` on the pending lease ``row``: False when another lease holds it."""
+    try:
+        res = session.execute(
+            update(CapacityLease)
+            .where(CapacityLease.id == row.id, CapacityLease.state == "pending")
+            .values(slot=slot, **values)
+            .execution_options(synchronize_session=False)
+        )
+        session.commit()
+    except IntegrityError:
+        session.rollback()
+        return False
+    if res.rowcount != 1:  # type: ignore[attr-defined]
+        return False  # released or expired meanwhile
+    session.refresh(row)
+    return True
+
+
+def _unit_slot(session: Session, row: CapacityLease, snap: Snapshot, provider: str) -> str | None:
+    """The lowest unit slot free under the provider's limit (None: no limit)."""
+    view = snap.providers[provider]
+    if view.limit is None:
+        return f"u:{row.namespace_id}:{provider}:{uuid.uuid4().hex}"
+    held = set(
+        session.scalars(
+            select(CapacityLease.slot).where(
+                CapacityLease.namespace_id == row.namespace_id,
+                CapacityLease.provider_name == provider,
+                CapacityLease.state.in_(ACTIVE),
+                CapacityLease.slot.startswith(f"u:{row.namespace_id}:{provider}:"),
+            )
+        )
+    )
+    # units held by instances no lease launched come first
+    others = view.instances - len(held)
+    for k in range(max(0, others), view.limit):
+        slot = f"u:{row.namespace_id}:{provider}:{k}"
+        if slot not in held:
+            return slot
+    return None
+
+
+def grant(
+    session: Session,
+    scope: registry.Scope,
+    ctx: Context,
+    row: CapacityLease,
+    req: Request,
+    own: Mapping[str, Any],
+) -> None:
+    """Try to grant the pending lease ``row`` now; left pending with the reason."""
+    doc: dict[str, Any] | None = None
+    failures: list[str] = []
+    for _ in range(ROUNDS):
+        snap = snapshot(session, scope, ctx.live_seconds, ctx.overlay)
+        doc = decide(req, snap.offers(), snap.states(), snap.now)
+        chosen = doc["chosen"]
+        if chosen is None:
+            break
+        provider, offer = chosen["provider"], chosen["offer"]
+        now = utcnow()
+        if chosen["via"] == "idle":
+            workers = list(snap.providers[provider].idle_by_offer.get(offer, []))
+            random.shuffle(workers)
+            for w in workers[:TRIES_PER_ROUND]:
+                if _take(
+                    session,
+                    row,
+                    f"w:{w.id}",
+                    state="granted",
+                    provider_name=provider,
+                    offer=offer,
+                    via="idle",
+                    worker_id=w.id,
+                    instance_id=w.instance_id,
+                    decision=doc,
+                    reason=None,
+                    granted_at=now,
+                    expires_at=now + timedelta(seconds=req.ttl),
+                ):
+                    return
+            continue  # every one was taken meanwhile: decide again
+        slot = _unit_slot(session, row, snap, provider)
+        if slot is None or not _take(
+            session,
+            row,
+            slot,
+            state="launching",
+            provider_name=provider,
+            offer=offer,
+            via="launch",
+            decision=doc,
+            reason=None,
+        ):
+            continue
+        outcome, why = _launch(session, scope, ctx, row, snap, provider, offer, own, req)
+        if outcome == "granted":
+            return
+        failures.append(why)
+        if outcome == "failed":
+            break  # not a capacity refusal: the lease waits with the launcher's answer
+    _pending(session, row, doc, failures)
+
+
+def _pending(
+    session: Session, row: CapacityLease, doc: dict[str, Any] | None, failures: list[str]
+) -> None:
+    reason = doc["summary"] if doc is not None else "no decision could be made"
+    if failures:
+        reason = "; ".join([*failures, reason])
+    session.execute(
+        update(CapacityLease)
+        .where(CapacityLease.id == row.id, CapacityLease.state.in_(("pending", "launching")))
+        .values(state="pending", slot=None, reason=reason[:4000], decision=doc)
+        .execution_options(synchronize_session=False)
+    )
+    session.commit()
+    session.refresh(row)
+
+
+def _launch(
+    session: Session,
+    scope: registry.Scope,
+    ctx: Context,
+    row: CapacityLease,
+    snap: Snapshot,
+    provider: str,
+    offer: str,
+    own: Mapping[str, Any],
+    req: Request,
+) -> tuple[str, str]:
+    """Launch one instance for the lease: ``("granted", "")``, or ``("refused", why)``
+    (a capacity refusal: the provider is in back-off, try the next offer) or
+    ``("failed", why)``; either way the lease is pending again, its slot freed."""
+    if ctx.box is None:
+        _unlaunched(session, row)
+        return "failed", "the secret key is not loaded on this server"
+    spec = next(o for o in snap.providers[provider].offers if o.name == offer)
+    # one client token per lease and provider: a retry launches once, a failover anew
+    tag = hashlib.sha256(provider.encode()).hexdigest()[:10]
+    body: dict[str, Any] = {
+        "provider": provider,
+        "count": 1,
+        "clientToken": f"l{row.id[4:30]}-{tag}",
+    }
+    if spec.launch:
+        body["runConfig"] = dict(spec.launch)
+    if own.get("mode"):
+        body["mode"] = own["mode"]
+    try:
+        out = launches.launch(
+            session,
+            scope,
+            ctx.box,
+            body,
+            state=ctx.state,
+            server_url=ctx.server_url,
+            data_dir=ctx.state.settings.data_dir,
+        )
+    except RegistryError as exc:
+        why = capacity_refusal(f"{exc.code} {exc.detail}")
+        _unlaunched(session, row)
+        if why is not None:
+            backoff.refused(session, row.namespace_id, provider, why)
+            log.info("capacity: %s refused a launch (%s); trying the next offer", provider, why)
+            return "refused", f"{provider} refused the launch: {why}"
+        return "failed", f"the launch on {provider} failed: {exc.detail}"
+    backoff.cleared(session, row.namespace_id, provider)
+    ids = [i["id"] for i in out.get("instances", [])]
+    for inst in session.scalars(
+        select(Instance).where(
+            Instance.namespace_id == row.namespace_id,
+            Instance.provider_name == provider,
+            Instance.instance_id.in_(ids),
+        )
+    ):
+        inst.details = {**(inst.details or {}), "offer": offer, "lease": row.id}
+    now = utcnow()
+    session.execute(
+        update(CapacityLease)
+        .where(CapacityLease.id == row.id, CapacityLease.state == "launching")
+        .values(
+            state="granted",
+            instance_id=ids[0] if ids else None,
+            launched=1,
+            granted_at=now,
+            expires_at=now + timedelta(seconds=req.ttl),
+        )
+        .execution_options(synchronize_session=False)
+    )
+    session.commit()
+    session.refresh(row)
+    return "granted", ""
+
+
+def _unlaunched(session: Session, row: CapacityLease) -> None:
+    session.rollback()
+    session.execute(
+        update(CapacityLease)
+        .where(CapacityLease.id == row.id, CapacityLease.state == "launching")
+        .values(state="pending", slot=None)
+        .execution_options(synchronize_session=False)
+    )
+    session.commit()
+
+
+def _row(session: Session, scope: registry.Scope, lease_id: str) -> CapacityLease:
+    row = session.get(CapacityLease, lease_id) if len(lease_id) <= 40 else None
+    if row is None or row.namespace_id != scope.namespace.id:
+        raise RegistryError(
+            404, "not_found", f"no lease {lease_id!r}; see: lakeshore lease list --all"
+        )
+    return row
+
+
+def get(session: Session, scope: registry.Scope, lease_id: str) -> dict[str, Any]:
+    expire(session, scope.namespace.id)
+    return lease_wire(_row(session, scope, lease_id), scope.namespace.name)
+
+
+def list_leases(session: Session, scope: registry.Scope, *, all_: bool = False) -> dict[str, Any]:
+    expire(session, scope.namespace.id)
+    q = select(CapacityLease).where(CapacityLease.namespace_id == scope.namespace.id)
+    if not all_:
+        q = q.where(CapacityLease.state.in_((*ACTIVE, "pending")))
+    rows = session.scalars(q.order_by(CapacityLease.created_at).limit(5000)).all()
+    return {"leases": [lease_wire(r, scope.namespace.name) for r in rows]}
+
+
+def renew(
+    session: Session, scope: registry.Scope, lease_id: str, body: Mapping[str, Any]
+) -> dict[str, Any]:
+    if set(body) - {"ttlSeconds"}:
+        raise _bad("the body is {ttlSeconds?}")
+    expire(session, scope.namespace.id)
+    row = _row(session, scope, lease_id)
+    ttl = body.get("ttlSeconds", row.ttl_seconds)
+    if isinstance(ttl, bool) or not isinstance(ttl, int | float) or not 1 <= ttl <= MAX_TTL:
+        raise _bad(f"ttlSeconds must be from 1 to {MAX_TTL:.0f}")
+    until = utcnow() + timedelta(seconds=float(ttl))
+    res = session.execute(
+        update(CapacityLease)
+        .where(CapacityLease.id == row.id, CapacityLease.state.in_((*ACTIVE, "pending")))
+        .values(expires_at=until, ttl_seconds=float(ttl))
+        .execution_options(synchronize_session=False)
+    )
+    session.commit()
+    session.refresh(row)
+    if res.rowcount != 1:  # type: ignore[attr-defined]
+        raise RegistryError(
+            409,
+            "conflict",
+            f"lease {lease_id} has {row.state}; ask for a new one: lakeshore lease request",
+        )
+    return lease_wire(row, scope.namespace.name)
+
+
+def release(session: Session, scope: registry.Scope, ctx: Context, lease_id: str) -> dict[str, Any]:
+    row = _row(session, scope, lease_id)
+    now = utcnow()
+    session.execute(
+        update(CapacityLease)
+        .where(CapacityLease.id == row.id, CapacityLease.state.in_((*ACTIVE, "pending")))
+        .values(state="released", slot=None, ended_at=now, reason="released")
+        .execution_options(synchronize_session=False)
+    )
+    session.commit()
+    session.refresh(row)
+    out = lease_wire(row, scope.namespace.name)
+    error = end_instance(session, scope, ctx, row)
+    if error:
+        out["terminateError"] = error
+    return out
+
+
+def end_instance(
+    session: Session, scope: registry.Scope, ctx: Context, row: CapacityLease
+) -> str | None:
+    """Terminate the instance launched for an ended lease; the error, if any."""
+    if not row.launched or not row.instance_id or row.provider_name is None or ctx.box is None:
+        return None
+    inst = session.scalar(
+        select(Instance).where(
+            Instance.namespace_id == row.namespace_id,
+            Instance.provider_name == row.provider_name,
+            Instance.instance_id == row.instance_id,
+            Instance.terminated_at.is_(None),
+        )
+    )
+    if inst is None:
+        return None
+    try:
+        launches.stop_instance(session, scope, ctx.box, ctx.state, inst, action="terminate")
+    except RegistryError as exc:
+        session.rollback()
+        return exc.detail
+    return None

@@ -1,0 +1,91 @@
+"""The capacity part of the one reconcile loop (run by ``queues.loop`` under its
+database lease, after the queues): leases past their expiry end and free their
+unit (an instance launched for one is terminated), and pending leases are tried
+again, oldest first, a bounded number per namespace and tick."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+from typing import Any
+
+from sqlalchemy import select
+
+from ..launch.routes_common import PUBLIC_URL_ENV
+from ..models import Namespace
+from ..registry import service as registry
+from ..server.deps import org_namespace_ids
+from ..server.runtime import heartbeats_of
+from .decide import Request, RequestError
+from .leases import LEASE_FIELDS, PENDING_PER_TICK, Context, end_instance, grant
+from .models import CapacityLease
+from .service import expire
+
+log = logging.getLogger("lakeshore.capacity")
+
+
+def _scope(s: Any, app: Any, ns: Namespace) -> registry.Scope:
+    return registry.Scope(
+        namespace=ns,
+        org_ids=org_namespace_ids(s, ns),
+        unscoped=bool(getattr(app.state, "unscoped_listings", True)),
+    )
+
+
+def tick(app: Any, box: Any) -> None:
+    state = app.state
+    with state.sessionmaker() as s:
+        ended = expire(s)
+        ended_rows = [r for r in (s.get(CapacityLease, i) for i in ended) if r is not None]
+        pending = s.scalars(
+            select(CapacityLease)
+            .where(CapacityLease.state == "pending")
+            .order_by(CapacityLease.created_at)
+            .limit(PENDING_PER_TICK * 10)
+        ).all()
+        if not ended_rows and not pending:
+            return
+        ctx = Context(
+            state=state,
+            box=box,
+            server_url="",
+            live_seconds=state.settings.live_seconds,
+            overlay=heartbeats_of(app).overlay,
+        )
+        scopes: dict[int, registry.Scope] = {}
+
+        def scope_of(ns_id: int) -> registry.Scope | None:
+            if ns_id not in scopes:
+                ns = s.get(Namespace, ns_id)
+                if ns is None:
+                    return None
+                scopes[ns_id] = _scope(s, app, ns)
+            return scopes[ns_id]
+
+        for row in ended_rows:
+            sc = scope_of(row.namespace_id)
+            if sc is not None and row.launched:
+                error = end_instance(s, sc, ctx, row)
+                if error:
+                    log.warning("capacity: lease %s ended; terminate failed: %s", row.id, error)
+        per_ns: dict[int, int] = {}
+        for row in pending:
+            if per_ns.get(row.namespace_id, 0) >= PENDING_PER_TICK:
+                continue
+            per_ns[row.namespace_id] = per_ns.get(row.namespace_id, 0) + 1
+            sc = scope_of(row.namespace_id)
+            if sc is None:
+                continue
+            stored = dict(row.request or {})
+            url = str(stored.pop("serverUrl", "") or "") or os.environ.get(PUBLIC_URL_ENV, "")
+            own = {k: stored.pop(k) for k in LEASE_FIELDS if k in stored}
+            try:
+                req = Request.from_wire(stored)
+            except RequestError:
+                continue
+            try:
+                grant(s, sc, dataclasses.replace(ctx, server_url=url), row, req, own)
+            except Exception:
+                s.rollback()
+                log.exception("capacity: lease %s could not be tried again", row.id)

@@ -1,0 +1,333 @@
+"""The capacity picture of a namespace, read from the database in a handful of
+queries: every provider the caller can see, its offers (priced), and its state —
+live, idle and launching workers, the instance limit, current leases, back-off.
+
+``snapshot`` feeds the pure decision (``decide``); ``listing`` is the
+``GET …/capacity`` answer; ``prices`` / ``put_prices`` are the namespace's table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from ..db import utcnow
+from ..launch.models import Instance
+from ..models import Worker, WorkItem
+from ..registry import service as registry
+from ..registry.service.common import RegistryError, ns_names
+from ..server import store
+from ..server.json_guard import refuse_nul
+from . import backoff
+from .decide import ProviderState
+from .models import ACTIVE, CapacityLease, CapacityPrices
+from .offers import Offer, OfferError, limit_of, offers_of, priority_of
+
+MAX_PRICE_ENTRIES = 10_000
+
+
+def _iso(dt: datetime | None) -> str | None:
+    return dt.isoformat().replace("+00:00", "Z") if dt else None
+
+
+@dataclass
+class ProviderView:
+    name: str
+    launcher: str
+    namespace: str
+    local: bool
+    """The provider row lives where the caller can launch on it (its namespace or org)."""
+    offers: list[Offer] = field(default_factory=list)
+    error: str | None = None
+    limit: int | None = None
+    priority: float = 0.0
+    live: list[Worker] = field(default_factory=list)
+    idle: list[Worker] = field(default_factory=list)
+    launching: list[Instance] = field(default_factory=list)
+    instances: int = 0
+    leases: int = 0
+    backoff_reason: str | None = None
+    backoff_until: datetime | None = None
+    backoff_failures: int = 0
+    idle_by_offer: dict[str, list[Worker]] = field(default_factory=dict)
+
+    def state(self) -> ProviderState:
+        return ProviderState(
+            name=self.name,
+            limit=self.limit,
+            instances=self.instances,
+            idle={k: len(v) for k, v in self.idle_by_offer.items()},
+            load=len(self.live) + self.leases,
+            priority=self.priority,
+            backoff_until=self.backoff_until,
+            backoff_reason=self.backoff_reason,
+            can_launch=self.local and self.error is None,
+        )
+
+
+@dataclass
+class Snapshot:
+    now: datetime
+    providers: dict[str, ProviderView]
+
+    def offers(self) -> list[Offer]:
+        return [o for v in self.providers.values() for o in v.offers]
+
+    def states(self) -> dict[str, ProviderState]:
+        return {n: v.state() for n, v in self.providers.items()}
+
+
+def price_table(session: Session, ns_id: int) -> dict[str, Any]:
+    row = session.get(CapacityPrices, ns_id)
+    return dict(row.prices or {}) if row is not None else {}
+
+
+def expire(session: Session, ns_id: int | None = None, now: datetime | None = None) -> list[str]:
+    """End every lease past its expiry (granted or pending), freeing its slot at once
+    (committed). Returns the ids that ended here, so the caller can terminate the
+    instances launched for them."""
+    now = now or utcnow()
+    q = select(CapacityLease.id).where(
+        CapacityLease.state.in_((*ACTIVE, "pending")), CapacityLease.expires_at < now
+    )
+    if ns_id is not None:
+        q = q.where(CapacityLease.namespace_id == ns_id)
+    ids = list(session.scalars(q.limit(1000)))
+    ended: list[str] = []
+    for lid in ids:
+        res = session.execute(
+            update(CapacityLease)
+            .where(CapacityLease.id == lid, CapacityLease.state.in_((*ACTIVE, "pending")))
+            .values(state="expired", slot=None, ended_at=now, reason="the lease ran out")
+            .execution_options(synchronize_session=False)
+        )
+        if res.rowcount == 1:  # type: ignore[attr-defined]
+            ended.append(lid)
+    session.commit()
+    return ended
+
+
+def _offer_of(view: ProviderView, worker: Worker, launched: Mapping[str, Instance]) -> str | None:
+    if not view.offers:
+        return None
+    inst = launched.get(worker.instance_id)
+    if inst is not None and isinstance(inst.details, dict) and inst.details.get("offer"):
+        return str(inst.details["offer"])
+    names = [o.name for o in view.offers]
+    for candidate in (worker.instance_id, worker.host):
+        if candidate in names:
+            return candidate
+        for n in names:  # an SSH host label user@host:port holds the offer's host
+            if candidate and (candidate.startswith(n + ":") or candidate.endswith("@" + n)):
+                return n
+    return names[0]
+
+
+def snapshot(
+    session: Session,
+    scope: registry.Scope,
+    live_seconds: float,
+    overlay: Any = None,
+    *,
+    only: Sequence[str] | None = None,
+    now: datetime | None = None,
+) -> Snapshot:
+    now = now or utcnow()
+    ns_id = scope.namespace.id
+    wires = registry.list_providers(session, scope)
+    if only is not None:
+        wanted = set(only)
+        wires = [w for w in wires if w["name"] in wanted]
+    table = price_table(session, ns_id)
+    local_ns = set(ns_names(session, scope.lookup_ids).values())
+    views: dict[str, ProviderView] = {}
+    for wire in wires:
+        name = wire["name"]
+        # the same name in another namespace: the caller's own wins
+        if name in views and wire["namespace"] != scope.namespace.name:
+            continue
+        view = ProviderView(
+            name=name,
+            launcher=wire["launcher"],
+            namespace=wire["namespace"],
+            local=wire["namespace"] in local_ns,
+        )
+        if wire.get("unreadable"):
+            view.error = wire["unreadable"]
+        else:
+            try:
+                kwargs = wire.get("kwargs") or {}
+                view.offers = offers_of(name, wire["launcher"], kwargs, table)
+                view.limit = limit_of(wire["launcher"], kwargs)
+                view.priority = priority_of(kwargs)
+            except OfferError as exc:
+                view.error = f"kwargs.capacity cannot be read: {exc}"
+        views[name] = view
+    names = list(views)
+    if not names:
+        return Snapshot(now, views)
+    instances = session.scalars(
+        select(Instance).where(
+            Instance.namespace_id == ns_id,
+            Instance.provider_name.in_(names),
+            Instance.terminated_at.is_(None),
+        )
+    ).all()
+    by_iid: dict[tuple[str, str], Instance] = {
+        (i.provider_name, i.instance_id): i for i in instances
+    }
+    workers = session.scalars(
+        select(Worker).where(
+            Worker.namespace_id == ns_id,
+            Worker.provider_name.in_(names),
+            Worker.deregistered_at.is_(None),
+        )
+    ).all()
+    look = overlay or (lambda w: w)
+    live = [w for w in workers if store.is_live(look(w), live_seconds, now)]
+    busy = set(
+        session.scalars(
+            select(WorkItem.worker_id).where(
+                WorkItem.namespace_id == ns_id, WorkItem.state == "running"
+            )
+        )
+    )
+    leases = session.execute(
+        select(CapacityLease.provider_name, CapacityLease.worker_id, CapacityLease.state).where(
+            CapacityLease.namespace_id == ns_id,
+            CapacityLease.state.in_(ACTIVE),
+            CapacityLease.expires_at >= now,
+        )
+    ).all()
+    leased = {wid for _, wid, _ in leases if wid}
+    launching_leases: dict[str, int] = {}
+    for p, _wid, st in leases:
+        if p in views:
+            views[p].leases += 1
+        if st == "launching" and p:
+            launching_leases[p] = launching_leases.get(p, 0) + 1
+    offs = backoff.of_namespace(session, ns_id)
+    for name, view in views.items():
+        mine = [i for i in instances if i.provider_name == name]
+        view.live = [w for w in live if w.provider_name == name]
+        claimed = {w.instance_id for w in view.live}
+        view.launching = [
+            i for i in mine if i.instance_id not in claimed and i.state not in _ASLEEP
+        ]
+        # every launched instance and every live worker holds one unit of the limit
+        view.instances = len({i.instance_id for i in mine} | claimed) + launching_leases.get(
+            name, 0
+        )
+        launched = {iid: i for (p, iid), i in by_iid.items() if p == name}
+        for w in view.live:
+            if w.id in busy or w.id in leased:
+                continue
+            view.idle.append(w)
+            offer = _offer_of(view, w, launched)
+            if offer is not None:
+                view.idle_by_offer.setdefault(offer, []).append(w)
+        b = offs.get(name)
+        if b is not None and b.until > now:
+            view.backoff_reason, view.backoff_until, view.backoff_failures = (
+                b.reason,
+                b.until,
+                b.failures,
+            )
+    return Snapshot(now, views)
+
+
+_ASLEEP = ("suspended", "stopped", "stopping")
+
+
+def provider_wire(view: ProviderView) -> dict[str, Any]:
+    return {
+        "name": view.name,
+        "namespace": view.namespace,
+        "launcher": view.launcher,
+        "launchable": view.local,
+        "offers": [o.wire() for o in view.offers],
+        "error": view.error,
+        "workers": {
+            "live": len(view.live),
+            "idle": len(view.idle),
+            "launching": len(view.launching),
+        },
+        "instances": view.instances,
+        "limit": view.limit,
+        "priority": view.priority,
+        "leases": view.leases,
+        "backoff": None
+        if view.backoff_until is None
+        else {
+            "reason": view.backoff_reason,
+            "until": _iso(view.backoff_until),
+            "failures": view.backoff_failures,
+        },
+    }
+
+
+def listing(
+    session: Session, scope: registry.Scope, live_seconds: float, overlay: Any = None
+) -> dict[str, Any]:
+    expire(session, scope.namespace.id)
+    snap = snapshot(session, scope, live_seconds, overlay)
+    return {
+        "namespace": scope.namespace.name,
+        "at": _iso(snap.now),
+        "providers": [provider_wire(v) for v in snap.providers.values()],
+    }
+
+
+def prices(session: Session, scope: registry.Scope) -> dict[str, Any]:
+    row = session.get(CapacityPrices, scope.namespace.id)
+    return {
+        "namespace": scope.namespace.name,
+        "prices": dict(row.prices or {}) if row else {},
+        "updatedAt": _iso(row.updated_at) if row else None,
+    }
+
+
+def put_prices(session: Session, scope: registry.Scope, body: Mapping[str, Any]) -> dict[str, Any]:
+    """Replace the namespace's price table: ``{"prices": {provider|"*": {offer: price}}}``."""
+    try:
+        refuse_nul(body)
+    except ValueError as exc:
+        raise RegistryError(422, "validation_error", str(exc)) from None
+    if set(body) - {"prices"} or not isinstance(body.get("prices"), dict):
+        raise RegistryError(
+            422,
+            "validation_error",
+            'the body is {"prices": {PROVIDER or "*": {OFFER: PRICE_PER_HOUR}}}',
+        )
+    table = body["prices"]
+    count = 0
+    for provider, entries in table.items():
+        if not isinstance(entries, dict):
+            raise RegistryError(
+                422, "validation_error", f"prices.{provider} must map offer names to prices"
+            )
+        for offer, price in entries.items():
+            count += 1
+            if isinstance(price, bool) or not isinstance(price, int | float) or price < 0:
+                raise RegistryError(
+                    422,
+                    "validation_error",
+                    f"prices.{provider}.{offer} must be a price per hour (a number ≥ 0)",
+                )
+    if count > MAX_PRICE_ENTRIES:
+        raise RegistryError(
+            422, "validation_error", f"a price table holds at most {MAX_PRICE_ENTRIES} prices"
+        )
+    row = session.get(CapacityPrices, scope.namespace.id)
+    if row is None:
+        row = CapacityPrices(namespace_id=scope.namespace.id)
+        session.add(row)
+    row.prices = table
+    row.updated_at = utcnow()
+    session.commit()
+    return prices(session, scope)
