@@ -33,6 +33,9 @@ AGENT_LOOP_URI = "dreamlake://agent-loop"
 SKIPPED_FLAGS = frozenset({"as_json", "events"})  # implied (--json) or carried by MCP itself
 
 
+_NAMED = frozenset({"name"})
+
+
 @dataclass(frozen=True)
 class VerbTool:
     """One verb as a tool. ``command`` is the CLI path whose flags become the inputs;
@@ -49,12 +52,10 @@ class VerbTool:
     # Flags that are not this tool's (another surface of the same command), and flags
     # the CLI leaves optional for such a surface but this tool needs.
     skip: frozenset[str] = frozenset()
-    require: frozenset[str] = frozenset()
+    require: frozenset[str] = _NAMED
     # The engine returns one result per provider: the tool returns {"providers": [...]}.
     many: bool = False
 
-
-_NAMED = frozenset({"name"})
 
 TOOLS: tuple[VerbTool, ...] = (
     VerbTool(
@@ -114,6 +115,7 @@ TOOLS: tuple[VerbTool, ...] = (
         "dreamlake.engine.verbs.listing:list_providers",
         read_only=True,
         many=True,
+        require=frozenset(),
     ),
 )
 
@@ -139,7 +141,7 @@ class Argument:
 
 def _callback(path: tuple[str, ...]) -> Callable[..., Any]:
     """The typer callback behind ``dreamlake <path>``."""
-    from .main import app
+    from .commands import app
 
     group: Any = app
     for part in path[:-1]:
@@ -304,7 +306,7 @@ def run_tool(
     the one ``--json`` prints (an unexpected failure included)."""
     from dreamlake.engine import events
 
-    from .main import _run_verb
+    from .invoke import run_verb
 
     kwargs = engine_kwargs(tool, given, default_dream_dir)
     name = str(kwargs.get("name") or "")
@@ -313,7 +315,7 @@ def run_tool(
     dream_dir = kwargs.get("dream_dir")
 
     def call() -> ProviderLifecycleResult:
-        return _run_verb(verb, name, dream_dir, lambda: fn(**kwargs))
+        return run_verb(verb, name, dream_dir, lambda: fn(**kwargs))
 
     if sink is None:
         return call()
