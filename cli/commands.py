@@ -8,6 +8,9 @@ from __future__ import annotations
 from . import provider_verbs  # noqa: F401  (create, status, plan, apply, connect)
 
 # isort: split
+from . import provider_set  # noqa: F401  (set)
+
+# isort: split
 from . import provider_day2  # noqa: F401  (destroy, delete, list)
 
 # isort: split
