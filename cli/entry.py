@@ -41,6 +41,8 @@ def status_request(args: list[str]) -> tuple[str, str | None, bool] | None:
             i += 1
         elif tok.startswith("--dream-dir=") and dream_dir is None:
             dream_dir = tok.removeprefix("--dream-dir=")
+        elif not tok.startswith("-") and name is None:  # the name as an argument
+            name = tok
         else:
             return None
         i += 1
@@ -79,9 +81,9 @@ def main(argv: list[str] | None = None) -> int:
             call("status", name, dream_dir, lambda: status(name, dream_dir=dream_dir)), as_json
         )
     except KeyboardInterrupt:
-        from .main import _interrupted
+        from .invoke import interrupted
 
-        return _interrupted(args)
+        return interrupted(args)
     finally:
         if collecting:
             gc.enable()  # called in-process (tests, embedders): leave it as it was

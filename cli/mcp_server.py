@@ -22,6 +22,7 @@ import importlib
 import io
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -29,8 +30,41 @@ from typing import Annotated, Any, Literal, get_args, get_origin, get_type_hints
 
 from dreamlake.engine.contract import ProviderLifecycleResult
 
+from .mcp_next import wire_with_calls, with_calls_schema
+
 AGENT_LOOP_URI = "dreamlake://agent-loop"
+_FLAG_RE = re.compile(r"(?<![\w`-])--([a-z][a-z-]*)")  # a CLI flag named in prose
 SKIPPED_FLAGS = frozenset({"as_json", "events"})  # implied (--json) or carried by MCP itself
+
+
+_NAMED = frozenset({"name"})
+
+
+@dataclass(frozen=True)
+class Argument:
+    key: str  # the tool argument: the long flag without dashes, '-' -> '_'
+    param: str  # the CLI parameter's name (the engine keyword unless renamed)
+    schema: dict[str, Any]
+    required: bool
+    flags: tuple[str, ...] = ()  # its spellings on the command line (-n, --name)
+
+
+SET_VALUES = Argument(
+    "values",
+    "values",
+    {
+        "type": "object",
+        "description": 'Decision key -> value, e.g. {"region": "us-east-1", "queues": '
+        '["default"]}. Keys are the .blocking[].key of the last result; a value is a '
+        "string, number, boolean, list or object (text is read as the variable's declared "
+        "type).",
+        "minProperties": 1,
+        "additionalProperties": {
+            "type": ["string", "number", "boolean", "array", "object"],
+        },
+    },
+    True,
+)
 
 
 @dataclass(frozen=True)
@@ -49,12 +83,18 @@ class VerbTool:
     # Flags that are not this tool's (another surface of the same command), and flags
     # the CLI leaves optional for such a surface but this tool needs.
     skip: frozenset[str] = frozenset()
-    require: frozenset[str] = frozenset()
+    require: frozenset[str] = _NAMED
     # The engine returns one result per provider: the tool returns {"providers": [...]}.
     many: bool = False
+    # Arguments that are not flags of the command (its KEY=VALUE words, say).
+    extra: tuple[Argument, ...] = ()
+    # The description, where the command's own help names flags this tool has not.
+    doc: str | None = None
+    # An argument that, when true, makes the call one over every provider: the engine
+    # function ``many_engine`` answers it, as {"providers": [...]}.
+    many_flag: str | None = None
+    many_engine: str | None = None
 
-
-_NAMED = frozenset({"name"})
 
 TOOLS: tuple[VerbTool, ...] = (
     VerbTool(
@@ -63,6 +103,7 @@ TOOLS: tuple[VerbTool, ...] = (
         "dreamlake.engine.verbs.create:create",
         skip=frozenset({"file"}),  # create -f registers a control-plane row: not a lifecycle step
         require=_NAMED,
+        doc="Scaffold a provider once and report every decision it cannot make itself.",
     ),
     VerbTool(
         "provider_status",
@@ -78,6 +119,18 @@ TOOLS: tuple[VerbTool, ...] = (
         destructive=True,
     ),
     VerbTool("provider_connect", ("provider", "connect"), "dreamlake.engine.verbs.connect:connect"),
+    VerbTool(
+        "provider_set",
+        ("provider", "set"),
+        "dreamlake.engine.verbs.set_values:set_values",
+        extra=(SET_VALUES,),
+        doc="Set decision values in the provider's own file (terraform.tfvars, "
+        "Pulumi.<name>.yaml or adopt.json), the rest of the file kept, so a person still "
+        "reviews one file. Each value is read as its variable's declared type and checked by "
+        "the same decision scan as provider_create; a value it refuses "
+        "is not written and the result is an error saying why. This is how an agent without "
+        "a file editor follows a nextAction of kind edit_then_continue.",
+    ),
     # Day 2. suspend / resume / reconcile perform only ungated steps unless yes is true
     # (the engine's gating): a gated one comes back with an approval next action.
     VerbTool(
@@ -91,8 +144,12 @@ TOOLS: tuple[VerbTool, ...] = (
         "provider_reconcile",
         ("provider", "reconcile"),
         "dreamlake.engine.verbs.reconcile:reconcile",
-        skip=frozenset({"all_"}),
-        require=_NAMED,
+        require=frozenset(),
+        doc="Move the provider towards its target_status: one planned step; gated steps only "
+        "with yes: true. With all: true (and no name), every provider of the root, one after "
+        "the other, as {providers: [...]}.",
+        many_flag="all",
+        many_engine="dreamlake.engine.verbs.reconcile:reconcile_all",
     ),
     VerbTool(
         "provider_destroy",
@@ -114,6 +171,7 @@ TOOLS: tuple[VerbTool, ...] = (
         "dreamlake.engine.verbs.listing:list_providers",
         read_only=True,
         many=True,
+        require=frozenset(),
     ),
 )
 
@@ -129,17 +187,9 @@ DESTRUCTIVE_NOTE = (
 # schemas, from the CLI's own flags
 
 
-@dataclass(frozen=True)
-class Argument:
-    key: str  # the tool argument: the long flag without dashes, '-' -> '_'
-    param: str  # the CLI parameter's name (the engine keyword unless renamed)
-    schema: dict[str, Any]
-    required: bool
-
-
 def _callback(path: tuple[str, ...]) -> Callable[..., Any]:
     """The typer callback behind ``dreamlake <path>``."""
-    from .main import app
+    from .commands import app
 
     group: Any = app
     for part in path[:-1]:
@@ -148,6 +198,23 @@ def _callback(path: tuple[str, ...]) -> Callable[..., Any]:
         if (c.name or c.callback.__name__) == path[-1]:
             return c.callback  # type: ignore[no-any-return]
     raise KeyError(f"no command dreamlake {' '.join(path)}")
+
+
+def _vendors() -> list[str]:
+    from dreamlake.engine.vendors import known_vendors
+
+    try:
+        return sorted(known_vendors())
+    except Exception:  # a broken user template: the shipped ones, and create says why
+        return ["ec2", "gce", "kube", "local", "ssh"]
+
+
+def _backends() -> list[str]:
+    return ["terraform", "pulumi"]
+
+
+# Arguments whose values are a closed set: an enum in the input schema.
+ENUMS: dict[str, Callable[[], list[str]]] = {"provider": _vendors, "backend": _backends}
 
 
 def _type_schema(annotation: Any) -> dict[str, Any]:
@@ -189,13 +256,17 @@ def arguments(tool: VerbTool) -> list[Argument]:
         schema = _type_schema(base)
         if info.help:
             schema["description"] = info.help
+        choices = ENUMS.get(key)
+        if choices is not None:
+            schema["enum"] = choices()
         required = param.default is inspect.Parameter.empty or pname in tool.require
         if not required and param.default is not None:
             schema["default"] = param.default
         if key == "yes" and tool.destructive:
             schema["default"] = False
             schema["description"] = f"{info.help or ''} {DESTRUCTIVE_NOTE}".strip()
-        out.append(Argument(key, pname, schema, required))
+        out.append(Argument(key, pname, schema, required, tuple(decls)))
+    out.extend(tool.extra)
     if tool.destructive and not any(a.key == "yes" for a in out):
         raise ValueError(f"{tool.name} is destructive but its command has no --yes flag")
     return out
@@ -216,20 +287,23 @@ def output_schema(tool: VerbTool | None = None) -> dict[str, Any]:
     object holding their array."""
     from dreamlake.engine.contract import json_schema
 
-    one = json_schema()
-    if tool is None or not tool.many:
+    one = with_calls_schema(json_schema())
+    if tool is None or not (tool.many or tool.many_flag):
         return one
     defs = one.pop("$defs", {})
-    return {
+    many = {
         "type": "object",
-        "$defs": defs,
         "properties": {"providers": {"type": "array", "items": one}},
         "required": ["providers"],
     }
+    if tool.many:
+        return {"$defs": defs, **many}
+    return {"type": "object", "$defs": defs, "anyOf": [one, many]}
 
 
 def description(tool: VerbTool) -> str:
-    text = (_callback(tool.command).__doc__ or tool.name).strip()
+    text = tool.doc or " ".join((_callback(tool.command).__doc__ or tool.name).split())
+    text = _FLAG_RE.sub(lambda m: f"{m.group(1).replace('-', '_')}: true", text)
     if tool.many:
         text += (
             f"\n\nSame as `dreamlake {' '.join(tool.command)} --json`: returns that array, "
@@ -263,6 +337,8 @@ def engine_kwargs(
     server's --dream-dir where none was given, and ``yes`` only ever as given."""
     kwargs: dict[str, Any] = {}
     for a in arguments(tool):
+        if a.key == tool.many_flag:
+            continue  # chooses the engine function (see wants_many), is not its keyword
         if a.key in given:
             value = given[a.key]
         elif a.key == "dream_dir":
@@ -277,16 +353,37 @@ def engine_kwargs(
     return kwargs
 
 
+def wants_many(tool: VerbTool, given: Mapping[str, Any]) -> bool:
+    """Whether this call answers with one result per provider."""
+    return tool.many or (tool.many_flag is not None and given.get(tool.many_flag) is True)
+
+
+def target_problem(tool: VerbTool, given: Mapping[str, Any]) -> str | None:
+    """A tool that acts on one provider or on every one needs exactly one of the two."""
+    if tool.many_flag is None:
+        return None
+    if wants_many(tool, given) == bool(given.get("name")):
+        return f"give either name or {tool.many_flag}: true"
+    return None
+
+
 def run_many(
     tool: VerbTool, given: Mapping[str, Any], *, default_dream_dir: str | None = None
 ) -> list[ProviderLifecycleResult] | ProviderLifecycleResult:
-    """A verb with one result per provider (``list``): what its ``--json`` prints, the
-    array, or the one failure document when it could not look (a broken .dreamrc)."""
+    """A verb with one result per provider (``list``, ``reconcile --all``): what its
+    ``--json`` prints, the array, or the one failure document when it could not look
+    (a broken .dreamrc)."""
     from dreamlake.engine.errors import DreamlakeError
     from dreamlake.engine.verbs.listing import list_failure
 
-    fn: Callable[..., list[ProviderLifecycleResult]] = _engine_fn(tool)  # type: ignore[assignment]
+    fn: Callable[..., list[ProviderLifecycleResult]]
+    if tool.many_engine is not None:
+        module, _, attr = tool.many_engine.partition(":")
+        fn = getattr(importlib.import_module(module), attr)
+    else:
+        fn = _engine_fn(tool)  # type: ignore[assignment]
     kwargs = engine_kwargs(tool, given, default_dream_dir)
+    kwargs.pop("name", None)
     try:
         return fn(**kwargs)
     except DreamlakeError as exc:
@@ -304,7 +401,7 @@ def run_tool(
     the one ``--json`` prints (an unexpected failure included)."""
     from dreamlake.engine import events
 
-    from .main import _run_verb
+    from .invoke import run_verb
 
     kwargs = engine_kwargs(tool, given, default_dream_dir)
     name = str(kwargs.get("name") or "")
@@ -313,7 +410,7 @@ def run_tool(
     dream_dir = kwargs.get("dream_dir")
 
     def call() -> ProviderLifecycleResult:
-        return _run_verb(verb, name, dream_dir, lambda: fn(**kwargs))
+        return run_verb(verb, name, dream_dir, lambda: fn(**kwargs))
 
     if sink is None:
         return call()
@@ -321,6 +418,61 @@ def run_tool(
         result = call()
         rec.emit("end", status=result.status, message=result.status)
     return result
+
+
+def call_table() -> list[tuple[str, tuple[str, ...], list[Argument]]]:
+    """Every tool with its command and arguments, to turn a next action into a call."""
+    return [(t.name, t.command, arguments(t)) for t in TOOLS]
+
+
+def wire(result: ProviderLifecycleResult) -> dict[str, Any]:
+    """The document a tool returns for ``result``: ``--json``'s, its next action
+    with the tool and arguments that run it (see ``cli/mcp_next.py``)."""
+    return wire_with_calls(result, call_table())
+
+
+def usage_result(
+    tool: VerbTool, problem: str, given: Mapping[str, Any], default_dream_dir: str | None
+) -> ProviderLifecycleResult:
+    """Arguments that do not say what to act on: an error result, as the CLI's."""
+    from dreamlake.engine import commands
+    from dreamlake.engine.errors import UsageError
+    from dreamlake.engine.paths import NAME_RE, find_root
+    from dreamlake.engine.verbs._common import error_result
+
+    dream_dir = given.get("dream_dir", default_dream_dir)
+    name = str(given.get("name") or "")
+    command = (
+        commands.reconcile(name, dream_dir)
+        if NAME_RE.fullmatch(name)
+        else f"dreamlake {' '.join(tool.command)} --help"
+    )
+    from dreamlake.engine.contract import Run
+
+    exc = UsageError(problem, next_action=Run(command=command))
+    return error_result(exc, name, root=find_root(dream_dir), dream_dir=dream_dir)
+
+
+EVENT_META = "dreamlake/event"  # the progress event, as --events writes it, in _meta
+
+
+def event_sentence(event: Any) -> str:
+    """One line for a person about a progress event (the event itself rides in _meta)."""
+    what = f"{event.verb} {event.provider}"
+    if event.type == "end":
+        return f"{what}: done, {event.status or event.message}"
+    if event.message:
+        return f"{what}: {event.message}"
+    addr = event.address
+    if addr and event.type in ("resource_start", "resource_progress"):
+        return f"{what}: {event.action or 'working on'} {addr}"
+    if addr and event.type == "resource_done":
+        return f"{what}: {addr} {event.action or 'done'} done"
+    if addr and event.type == "resource_failed":
+        return f"{what}: {addr} failed"
+    if event.step:
+        return f"{what}: {event.step}"
+    return f"{what}: {event.type.replace('_', ' ')}"
 
 
 # ---------------------------------------------------------------------------
@@ -375,20 +527,22 @@ def build_server(default_dream_dir: str | None = None) -> Any:
         tool = by_name.get(name)
         if tool is None:
             raise ValueError(f"no tool {name!r}; tools: {', '.join(by_name)}")
-        if tool.many:
+        table = call_table()
+        problem = target_problem(tool, args)
+        if problem is not None:
+            failed = usage_result(tool, problem, args, default_dream_dir)
+            return _one_result(types, failed, wire_with_calls(failed, table), [])
+        if wants_many(tool, args):
             many = await anyio.to_thread.run_sync(
                 lambda: run_many(tool, args, default_dream_dir=default_dream_dir)
             )
             if not isinstance(many, list):  # could not look: the failure, with its next action
-                return types.CallToolResult(
-                    content=[types.TextContent(type="text", text=many.to_json())],
-                    isError=True,
-                )
-            docs = [r.to_wire() for r in many]
+                return _one_result(types, many, wire_with_calls(many, table), [])
+            docs = [wire_with_calls(r, table) for r in many]
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=json.dumps(docs, indent=2))],
                 structuredContent={"providers": docs},
-                isError=False,
+                isError=any(r.exit_code != 0 for r in many),
             )
         ctx = server.request_context
         token = ctx.meta.progressToken if ctx.meta is not None else None
@@ -397,34 +551,35 @@ def build_server(default_dream_dir: str | None = None) -> Any:
             session, request_id = ctx.session, ctx.request_id
 
             def sink(event: Any) -> None:
-                anyio.from_thread.run(
-                    lambda: session.send_progress_notification(
-                        token,
-                        float(event.seq),
-                        None,
-                        event.to_json(),
-                        related_request_id=request_id,
+                note = types.ServerNotification(
+                    types.ProgressNotification(
+                        params=types.ProgressNotificationParams(
+                            progressToken=token,
+                            progress=float(event.seq),
+                            total=None,
+                            message=event_sentence(event),
+                            _meta=types.NotificationParams.Meta(
+                                **{EVENT_META: json.loads(event.to_json())}
+                            ),
+                        )
                     )
+                )
+                anyio.from_thread.run(
+                    lambda: session.send_notification(note, related_request_id=request_id)
                 )
 
         result: ProviderLifecycleResult = await anyio.to_thread.run_sync(
             lambda: run_tool(tool, args, default_dream_dir=default_dream_dir, sink=sink)
         )
-        # First exactly the --json document; then the prose notes a person would read.
+        # First the --json document (its next action with the tool to call); then the
+        # prose notes a person would read.
         notes = list(result.notes)
         if tool.destructive and args.get("yes") is not True:
             notes.append(
                 f"Nothing was done: {tool.name} acts only with yes: true, which this server never "
                 "sets. Ask a person; call it again with yes: true only if they agree."
             )
-        return types.CallToolResult(
-            content=[
-                types.TextContent(type="text", text=result.to_json()),
-                *([types.TextContent(type="text", text="\n".join(notes))] if notes else []),
-            ],
-            structuredContent=result.to_wire(),
-            isError=result.exit_code != 0,
-        )
+        return _one_result(types, result, wire_with_calls(result, table), notes)
 
     @server.list_resources()  # type: ignore[untyped-decorator]
     async def list_resources() -> list[Any]:
@@ -445,6 +600,19 @@ def build_server(default_dream_dir: str | None = None) -> Any:
         return [ReadResourceContents(content=TEXT, mime_type="text/markdown")]
 
     return server
+
+
+def _one_result(
+    types: Any, result: ProviderLifecycleResult, doc: dict[str, Any], notes: list[str]
+) -> Any:
+    return types.CallToolResult(
+        content=[
+            types.TextContent(type="text", text=json.dumps(doc, indent=2)),
+            *([types.TextContent(type="text", text="\n".join(notes))] if notes else []),
+        ],
+        structuredContent=doc,
+        isError=result.exit_code != 0,
+    )
 
 
 def _protocol_streams() -> tuple[Any, Any]:

@@ -8,7 +8,9 @@ from typing import Annotated
 
 import typer
 
-from .main import DreamDir, Json, _emit, _progress, app
+from .groups import app
+from .invoke import emit, progress
+from .options import DreamDir, Json
 
 pool_app = typer.Typer(
     help="Pools of providers: acquire resumes a free member, release suspends it.",
@@ -18,7 +20,8 @@ app.add_typer(pool_app, name="pool")
 
 Pool = Annotated[str, typer.Argument(help="The pool's name (the `pool` in provider.json).")]
 Yes = Annotated[
-    bool, typer.Option("--yes", help="Perform the step even when it is gated (a person's yes).")
+    bool,
+    typer.Option("-y", "--yes", help="Perform the step even when it is gated (a person's yes)."),
 ]
 
 
@@ -29,7 +32,7 @@ def acquire_cmd(
     """Resume the free member cheapest to bring back (a kept state first) and name it."""
     from dreamlake.engine.pool import acquire
 
-    _emit(acquire(pool, yes=yes, dream_dir=dream_dir, progress=_progress(as_json)), as_json)
+    emit(acquire(pool, yes=yes, dream_dir=dream_dir, progress=progress(as_json)), as_json)
 
 
 @pool_app.command("release")
@@ -43,7 +46,7 @@ def release_cmd(
     """Suspend a member: it becomes free for the next acquire."""
     from dreamlake.engine.pool import release
 
-    _emit(release(pool, name, yes=yes, dream_dir=dream_dir, progress=_progress(as_json)), as_json)
+    emit(release(pool, name, yes=yes, dream_dir=dream_dir, progress=progress(as_json)), as_json)
 
 
 @pool_app.command("status")

@@ -17,34 +17,23 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from .main import DreamDir, Json, _announce, _call, _emit, _progress, provider_app
+from .groups import provider_app
+from .invoke import announce, call, emit, progress
+from .options import DreamDir, Json, NameArg, NameOpt, one_name
 
 if TYPE_CHECKING:
     from dreamlake.engine.contract import ProviderLifecycleResult
 
-NameOpt = Annotated[
-    str | None, typer.Option("-n", "--name", help="The provider's name (^[a-z0-9][a-z0-9-]*$).")
-]
-NameArg = Annotated[
-    str | None, typer.Argument(help="The provider's name (or use -n).", show_default=False)
-]
-
-
-def _one_name(arg: str | None, opt: str | None) -> str:
-    if arg and opt and arg != opt:
-        raise typer.BadParameter(f"two names given: {arg!r} and -n {opt!r}")
-    name = opt or arg
-    if not name:
-        raise typer.BadParameter("a provider name is required: -n NAME")
-    return name
-
 
 @provider_app.command("destroy")
 def destroy_cmd(
+    name_arg: NameArg = None,
     name: NameOpt = None,
     yes: Annotated[
         bool,
-        typer.Option("--yes", help="Destroy. Without it: what would go, and nothing destroyed."),
+        typer.Option(
+            "-y", "--yes", help="Destroy. Without it: what would go, and nothing destroyed."
+        ),
     ] = False,
     dream_dir: DreamDir = None,
     as_json: Json = False,
@@ -52,14 +41,14 @@ def destroy_cmd(
     """Stop the daemon, then destroy the infrastructure; the scaffold and decisions stay."""
     from dreamlake.engine.verbs.destroy import destroy
 
-    n = _one_name(None, name)
-    _announce("destroy", n, dream_dir, as_json)
-    _emit(
-        _call(
+    n = one_name(name_arg, name)
+    announce("destroy", n, dream_dir, as_json)
+    emit(
+        call(
             "destroy",
             n,
             dream_dir,
-            lambda: destroy(n, yes=yes, dream_dir=dream_dir, progress=_progress(as_json)),
+            lambda: destroy(n, yes=yes, dream_dir=dream_dir, progress=progress(as_json)),
         ),
         as_json,
     )
@@ -80,18 +69,18 @@ def _confirm(as_json: bool) -> Callable[[str], bool] | None:
 def delete_cmd(
     name_arg: NameArg = None,
     name: NameOpt = None,
-    yes: Annotated[bool, typer.Option("--yes", help="Delete without asking.")] = False,
+    yes: Annotated[bool, typer.Option("-y", "--yes", help="Delete without asking.")] = False,
     dream_dir: DreamDir = None,
     as_json: Json = False,
 ) -> None:
     """Remove a provider: its folder and its row. Refuses while infrastructure exists."""
     from dreamlake.engine.verbs.delete import delete
 
-    n = _one_name(name_arg, name)
-    _announce("delete", n, dream_dir, as_json)
+    n = one_name(name_arg, name)
+    announce("delete", n, dream_dir, as_json)
     confirm = _confirm(as_json)
-    _emit(
-        _call(
+    emit(
+        call(
             "delete",
             n,
             dream_dir,
@@ -139,7 +128,7 @@ def list_cmd(dream_dir: DreamDir = None, as_json: Json = False) -> None:
     try:
         results = list_providers(dream_dir=dream_dir)
     except DreamlakeError as exc:  # a broken .dreamrc: an error naming it, not a traceback
-        _emit(list_failure(exc, dream_dir), as_json)
+        emit(list_failure(exc, dream_dir), as_json)
     if as_json:
         sys.stdout.write(json.dumps([r.to_wire() for r in results], indent=2) + "\n")
         raise typer.Exit(0)

@@ -11,22 +11,22 @@ from typing import Annotated
 
 import typer
 
-from .main import DreamDir, Json, _announce, _call, _emit, _progress, provider_app
+from .groups import provider_app
+from .invoke import announce, call, cli_error, emit, progress
+from .options import DreamDir, Json, NameArg, NameOpt, one_name
 
 Yes = Annotated[
     bool,
-    typer.Option("--yes", help="Perform the step even when it is gated (it needs a person's yes)."),
-]
-OptName = Annotated[
-    str | None, typer.Option("-n", "--name", help="The provider's name (^[a-z0-9][a-z0-9-]*$).")
+    typer.Option(
+        "-y", "--yes", help="Perform the step even when it is gated (it needs a person's yes)."
+    ),
 ]
 
 
 @provider_app.command("suspend")
 def suspend_cmd(
-    name: Annotated[
-        str, typer.Option("-n", "--name", help="The provider's name (^[a-z0-9][a-z0-9-]*$).")
-    ],
+    name_arg: NameArg = None,
+    name: NameOpt = None,
     yes: Yes = False,
     timeout: Annotated[
         float,
@@ -38,17 +38,18 @@ def suspend_cmd(
     """Stop the provider with its state kept (target_status = suspended, then reconcile)."""
     from dreamlake.engine.verbs.suspend import suspend
 
-    _announce("suspend", name, dream_dir, as_json)
-    _emit(
-        _call(
+    n = one_name(name_arg, name)
+    announce("suspend", n, dream_dir, as_json)
+    emit(
+        call(
             "suspend",
-            name,
+            n,
             dream_dir,
             lambda: suspend(
-                name,
+                n,
                 yes=yes,
                 dream_dir=dream_dir,
-                progress=_progress(as_json),
+                progress=progress(as_json),
                 drain_timeout=timeout,
             ),
         ),
@@ -58,9 +59,8 @@ def suspend_cmd(
 
 @provider_app.command("resume")
 def resume_cmd(
-    name: Annotated[
-        str, typer.Option("-n", "--name", help="The provider's name (^[a-z0-9][a-z0-9-]*$).")
-    ],
+    name_arg: NameArg = None,
+    name: NameOpt = None,
     yes: Yes = False,
     dream_dir: DreamDir = None,
     as_json: Json = False,
@@ -68,13 +68,14 @@ def resume_cmd(
     """Start the provider again from its kept state (target_status = active, then reconcile)."""
     from dreamlake.engine.verbs.resume import resume
 
-    _announce("resume", name, dream_dir, as_json)
-    _emit(
-        _call(
+    n = one_name(name_arg, name)
+    announce("resume", n, dream_dir, as_json)
+    emit(
+        call(
             "resume",
-            name,
+            n,
             dream_dir,
-            lambda: resume(name, yes=yes, dream_dir=dream_dir, progress=_progress(as_json)),
+            lambda: resume(n, yes=yes, dream_dir=dream_dir, progress=progress(as_json)),
         ),
         as_json,
     )
@@ -82,7 +83,8 @@ def resume_cmd(
 
 @provider_app.command("reconcile")
 def reconcile_cmd(
-    name: OptName = None,
+    name_arg: NameArg = None,
+    name: NameOpt = None,
     all_: Annotated[
         bool, typer.Option("--all", help="Every provider of the root, one after the other.")
     ] = False,
@@ -93,11 +95,11 @@ def reconcile_cmd(
     """Move the provider towards its target_status: one planned step, gated steps only with --yes."""
     from dreamlake.engine.verbs.reconcile import reconcile, reconcile_all
 
+    if name_arg is not None or name is not None:
+        name = one_name(name_arg, name)
     if all_ == (name is not None):
         from dreamlake.engine import commands
         from dreamlake.engine.paths import NAME_RE
-
-        from .main import _cli_error
 
         # Keep the target given: never --all (every provider) for one named, nor for
         # none; a name that is not one is never put into a command.
@@ -107,19 +109,19 @@ def reconcile_cmd(
             if name is not None and NAME_RE.fullmatch(name)
             else "dreamlake provider reconcile --help"
         )
-        raise typer.Exit(_cli_error("give either -n NAME or --all", argv, command=command))
+        raise typer.Exit(cli_error("give either -n NAME or --all", argv, command=command))
     if name is not None:
-        _announce("reconcile", name, dream_dir, as_json)
-        _emit(
-            _call(
+        announce("reconcile", name, dream_dir, as_json)
+        emit(
+            call(
                 "reconcile",
                 name,
                 dream_dir,
-                lambda: reconcile(name, yes=yes, dream_dir=dream_dir, progress=_progress(as_json)),
+                lambda: reconcile(name, yes=yes, dream_dir=dream_dir, progress=progress(as_json)),
             ),
             as_json,
         )
-    results = reconcile_all(yes=yes, dream_dir=dream_dir, progress=_progress(as_json))
+    results = reconcile_all(yes=yes, dream_dir=dream_dir, progress=progress(as_json))
     if as_json:
         import json
 

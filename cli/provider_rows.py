@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from .main import DreamDir, Json, provider_app
+from .groups import provider_app
+from .options import DreamDir, Json, NameArg, NameOpt
 
 if TYPE_CHECKING:
     from dreamlake.controlplane.client import Client
@@ -134,10 +135,8 @@ def create_from_file(file: Path, dream_dir: str | None, as_json: bool) -> NoRetu
 
 @provider_app.command("show")
 def show_cmd(
-    name_arg: Annotated[
-        str | None, typer.Argument(help="The provider's name.", show_default=False)
-    ] = None,
-    name: Annotated[str | None, typer.Option("-n", "--name", help="The provider's name.")] = None,
+    name_arg: NameArg = None,
+    name: NameOpt = None,
     dream_dir: DreamDir = None,
     as_json: Json = False,
 ) -> None:
@@ -196,10 +195,8 @@ def show_cmd(
 
 @provider_app.command("update")
 def update_cmd(
-    name_arg: Annotated[
-        str | None, typer.Argument(help="The provider's name.", show_default=False)
-    ] = None,
-    name: Annotated[str | None, typer.Option("-n", "--name", help="The provider's name.")] = None,
+    name_arg: NameArg = None,
+    name: NameOpt = None,
     kwarg: Annotated[
         list[str] | None,
         typer.Option("--kwarg", help="KEY=VALUE, repeatable; dotted keys nest; KEY=null deletes."),

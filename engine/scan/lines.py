@@ -149,4 +149,58 @@ def _json_unescape(raw: str) -> str:
         return raw
 
 
-__all__ = ["KeyLines", "hcl_key_lines", "json_key_lines"]
+def hcl_assignment_spans(text: str) -> dict[str, tuple[int, int]]:
+    """The 1-based first and last line of each top-level attribute's first
+    assignment in a ``.tfvars`` file (a value may span lines: a list, a heredoc)."""
+    spans: dict[str, tuple[int, int]] = {}
+    depth = 0
+    in_comment = False
+    heredoc: str | None = None
+    current: str | None = None
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if heredoc is not None:
+            if line.strip() == heredoc:
+                heredoc = None
+                if current is not None and depth == 0:
+                    spans[current] = (spans[current][0], lineno)
+                    current = None
+            continue
+        if depth == 0 and not in_comment:
+            m = _ASSIGN_RE.match(line)
+            if m and m.group(1) not in spans:
+                current = m.group(1)
+                spans[current] = (lineno, lineno)
+        depth, in_comment, heredoc = _scan_code(line, depth, in_comment)
+        if current is not None and depth == 0 and heredoc is None and not in_comment:
+            spans[current] = (spans[current][0], lineno)
+            current = None
+    return spans
+
+
+def hcl_inline_comment(line: str) -> str | None:
+    """The ``# ...`` or ``// ...`` comment ending a one-line assignment, if any."""
+    in_str = False
+    i, n = 0, len(line)
+    while i < n:
+        c = line[i]
+        if in_str:
+            if c == "\\":
+                i += 2
+                continue
+            if c == '"':
+                in_str = False
+        elif c == '"':
+            in_str = True
+        elif c == "#" or line.startswith("//", i):
+            return line[i:]
+        i += 1
+    return None
+
+
+__all__ = [
+    "KeyLines",
+    "hcl_assignment_spans",
+    "hcl_inline_comment",
+    "hcl_key_lines",
+    "json_key_lines",
+]

@@ -18,6 +18,7 @@ from dreamlake.cli.entry import status_request
         (["provider", "status", "--name", "lab", "--json"], ("lab", None, True)),
         (["provider", "status", "--json", "--name=lab", "--dream-dir=/p"], ("lab", "/p", True)),
         (["provider", "status", "-n", "lab", "--dream-dir", "/p"], ("lab", "/p", False)),
+        (["provider", "status", "lab", "--json"], ("lab", None, True)),  # the name as argument
         (["provider", "status"], None),  # missing name: the full CLI says so
         (["provider", "status", "-n"], None),
         (["provider", "status", "-n", "a", "-n", "b"], None),  # repeated

@@ -14,6 +14,7 @@ import pytest
 mcp = pytest.importorskip("mcp", reason="needs the MCP SDK (pip install 'dreamlake[mcp]')")
 
 from dreamlake.cli import mcp_server  # noqa: E402
+from dreamlake.cli.mcp_next import call_for, with_calls_schema  # noqa: E402
 from dreamlake.engine.contract import (  # noqa: E402
     EditThenContinue,
     ProviderLifecycleResult,
@@ -29,7 +30,8 @@ def test_every_tool_has_schemas_from_its_flags() -> None:
     for tool in mcp_server.TOOLS:
         schema = mcp_server.input_schema(tool)
         assert schema["type"] == "object" and schema["additionalProperties"] is False
-        assert schema["required"] == ([] if tool.many else ["name"]), tool.name
+        want = {"provider_list": [], "provider_reconcile": [], "provider_set": ["name", "values"]}
+        assert schema["required"] == want.get(tool.name, ["name"]), tool.name
         assert "dream_dir" in schema["properties"]
         assert not {"json", "as_json", "events"} & set(schema["properties"])
         assert callable(mcp_server._engine_fn(tool))
@@ -40,10 +42,10 @@ def test_every_tool_has_schemas_from_its_flags() -> None:
         "description": create["continue"]["description"],
         "default": False,
     }
-    assert mcp_server.output_schema() == json_schema()
+    assert mcp_server.output_schema() == with_calls_schema(json_schema())
     listing = next(t for t in mcp_server.TOOLS if t.many)
     wrapped = mcp_server.output_schema(listing)
-    one = json_schema()
+    one = with_calls_schema(json_schema())
     assert wrapped["$defs"] == one.pop("$defs")
     assert wrapped["properties"]["providers"]["items"] == one
     destructive = {t.name for t in mcp_server.TOOLS if t.destructive}
@@ -158,9 +160,16 @@ def test_stdio_tools_resource_and_a_first_call(project: Path, tmp_path: Path) ->
     assert created.isError is False
     doc = created.structuredContent
     assert doc["status"] == "needs_input" and doc["nextAction"]["kind"] == "edit_then_continue"
-    # exactly the document --json prints, as structured content and as text
+    # the document --json prints, as structured content and as text, its next action
+    # also saying which tools to call: provider_set for the edit, then the command's
     assert json.loads(created.content[0].text) == doc
-    ProviderLifecycleResult.model_validate(doc)
+    nxt = doc["nextAction"]
+    assert nxt["tool"] == "provider_create"
+    where = {"name": "mcp-one", "dream_dir": str(project)}  # the server's --dream-dir
+    assert nxt["arguments"] == {**where, "continue": True}
+    assert nxt["edit"] == {"tool": "provider_set", "arguments": where}
+    plain = {**doc, "nextAction": {k: nxt[k] for k in ("kind", "file", "command")}}
+    ProviderLifecycleResult.model_validate(plain)
     assert (project / ".dream" / "providers" / "mcp-one" / "provider.json").is_file()
     assert not (other / ".dream").exists()
     assert got["bad"].isError is True  # an unknown argument is refused by the input schema
@@ -222,7 +231,9 @@ def test_day2_tools_map_onto_the_engine(tmp_path: Path) -> None:
     assert kw == {"name": "lab", "yes": False, "dream_dir": None}
     kw = mcp_server.engine_kwargs(by["provider_suspend"], {"name": "lab", "timeout": 5}, "/r")
     assert kw["drain_timeout"] == 5 and kw["dream_dir"] == "/r"
-    assert "all" not in mcp_server.input_schema(by["provider_reconcile"])["properties"]
+    assert mcp_server.input_schema(by["provider_reconcile"])["properties"]["all"]["type"] == (
+        "boolean"
+    )
     assert mcp_server.run_many(by["provider_list"], {}, default_dream_dir=str(tmp_path)) == []
     from dreamlake.engine.verbs.create import create
 
@@ -235,3 +246,118 @@ def test_day2_tools_map_onto_the_engine(tmp_path: Path) -> None:
     assert failed.next_action == EditThenContinue(
         file=str(tmp_path / ".dreamrc"), command=f"dreamlake provider list --dream-dir {tmp_path}"
     )
+
+
+def test_reconcile_can_act_on_every_provider() -> None:
+    """`reconcile --all` over MCP: all: true, no name; exactly one of the two."""
+    tool = mcp_server.TOOLS_BY_NAME["provider_reconcile"]
+    assert mcp_server.wants_many(tool, {"all": True})
+    assert not mcp_server.wants_many(tool, {"name": "lab"})
+    assert mcp_server.target_problem(tool, {"all": True}) is None
+    assert mcp_server.target_problem(tool, {"name": "lab"}) is None
+    assert mcp_server.target_problem(tool, {}) is not None
+    assert mcp_server.target_problem(tool, {"all": True, "name": "lab"}) is not None
+    assert "all" not in mcp_server.engine_kwargs(tool, {"all": True}, None)
+    schema = mcp_server.output_schema(tool)
+    assert schema["type"] == "object" and len(schema["anyOf"]) == 2
+    failed = mcp_server.usage_result(tool, "give either name or all: true", {"name": "x"}, None)
+    assert failed.status == "error" and failed.next_action is not None
+
+
+def test_vendor_and_backend_are_enums_and_descriptions_name_only_arguments() -> None:
+    import re
+
+    create = mcp_server.input_schema(mcp_server.TOOLS_BY_NAME["provider_create"])["properties"]
+    assert {"local", "ssh", "ec2", "gce", "kube"} <= set(create["provider"]["enum"])
+    assert create["backend"]["enum"] == ["terraform", "pulumi"]
+    for tool in mcp_server.TOOLS:
+        text = mcp_server.description(tool)
+        props = set(mcp_server.input_schema(tool)["properties"])
+        # no command-line flag outside the `dreamlake ... --json` it is the same as
+        flags = re.findall(r"(?<![\w`-])-{1,2}[a-z][a-z-]*", text.split("Same as")[0])
+        assert not flags, (tool.name, flags)
+        for named in re.findall(r"\b([a-z_]+): true\b", text):
+            assert named in props, (tool.name, named)
+
+
+@pytest.mark.parametrize(
+    ("command", "call"),
+    [
+        ("dreamlake provider plan -n lab", ("provider_plan", {"name": "lab"})),
+        (
+            "dreamlake provider apply -n lab --yes  # re-run; terraform resumes",
+            ("provider_apply", {"name": "lab", "yes": True}),
+        ),
+        (
+            "dreamlake provider create -n lab --continue --dream-dir /p",
+            ("provider_create", {"name": "lab", "continue": True, "dream_dir": "/p"}),
+        ),
+        ("dreamlake provider reconcile --all", ("provider_reconcile", {"all": True})),
+        ("dreamlake provider status lab", ("provider_status", {"name": "lab"})),
+        ("dreamlake pool acquire gpus", None),  # not a tool: the command stays
+        ("lakeshore serve   # or set LAKESHORE_URL", None),
+        ("dreamlake provider plan -n lab --bogus", None),
+    ],
+)
+def test_a_next_action_names_its_tool_and_arguments(command: str, call: Any) -> None:
+    got = call_for(command, mcp_server.call_table())
+    assert got == (None if call is None else {"tool": call[0], "arguments": call[1]})
+
+
+def test_progress_notifications_carry_a_sentence() -> None:
+    from dreamlake.engine.events import ProgressEvent
+
+    ev = ProgressEvent(
+        type="resource_start", seq=3, elapsed=1.0, verb="apply", provider="lab",
+        address="null_resource.x", action="create",
+    )  # fmt: skip
+    assert mcp_server.event_sentence(ev) == "apply lab: create null_resource.x"
+    end = ProgressEvent(type="end", seq=9, elapsed=2.0, verb="plan", provider="lab", status="ready")
+    assert mcp_server.event_sentence(end) == "plan lab: done, ready"
+    step = ProgressEvent(
+        type="step", seq=2, elapsed=0.5, verb="plan", provider="lab", message="init"
+    )
+    assert mcp_server.event_sentence(step) == "plan lab: init"
+    assert "{" not in mcp_server.event_sentence(step)
+
+
+def test_an_agent_without_an_editor_finishes_the_decisions(project: Path) -> None:
+    """Over stdio: create, then provider_set the blocking keys (the edit the next action
+    names), then the next action's own tool call; progress arrives as sentences."""
+    import anyio
+
+    async def body(session: Any) -> dict[str, Any]:
+        created = await session.call_tool("provider_create", {"name": "agent", "provider": "local"})
+        nxt = created.structuredContent["nextAction"]
+        keys = [b["key"] for b in created.structuredContent["blocking"]]
+        values = {"workdir": "/srv/agent", "queues": ["default"], "worker_name": "agent-1"}
+        refused = await session.call_tool(
+            nxt["edit"]["tool"], {**nxt["edit"]["arguments"], "values": {"workdir": "rel"}}
+        )
+        done = await session.call_tool(
+            nxt["edit"]["tool"],
+            {**nxt["edit"]["arguments"], "values": {k: values[k] for k in keys}},
+        )
+        messages: list[Any] = []
+
+        async def progress(p: float, total: float | None, message: str | None) -> None:
+            messages.append(message)
+
+        nxt = done.structuredContent["nextAction"]
+        planned = await session.call_tool(nxt["tool"], nxt["arguments"], progress_callback=progress)
+        return {"refused": refused, "done": done, "planned": planned, "messages": messages}
+
+    tfvars = project / ".dream" / "providers" / "agent" / "terraform" / "terraform.tfvars"
+    got = anyio.run(_session_run, project, body)
+    refused = got["refused"].structuredContent
+    assert got["refused"].isError and refused["kind"] == "invalid_value"
+    assert "workdir" in refused["error"] and refused["nextAction"]["file"] == str(tfvars)
+    done = got["done"].structuredContent
+    assert done["status"] == "needs_input" or done["blocking"] == [], done
+    assert done["nextAction"]["tool"] == "provider_plan"
+    assert done["nextAction"]["arguments"] == {"name": "agent"}
+    text = tfvars.read_text()
+    assert 'workdir = "/srv/agent"' in text and 'queues = ["default"]' in text
+    assert "# Where the daemon keeps its work" in text  # the person's file, comments kept
+    if got["planned"].structuredContent["status"] != "error":  # terraform ran
+        assert got["messages"] and all(m and not m.startswith("{") for m in got["messages"])

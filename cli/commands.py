@@ -1,0 +1,28 @@
+"""The ``dreamlake`` command tree with every command module registered, in the
+order their commands are listed in help. ``cli/main.py`` adds the root's own
+commands and runs it; the MCP server reads its ``provider`` verbs from here."""
+
+from __future__ import annotations
+
+# The order below is the order of the commands in `dreamlake provider --help`.
+from . import provider_verbs  # noqa: F401  (create, status, plan, apply, connect)
+
+# isort: split
+from . import provider_set  # noqa: F401  (set)
+
+# isort: split
+from . import provider_day2  # noqa: F401  (destroy, delete, list)
+
+# isort: split
+from . import provider_lifecycle  # noqa: F401  (suspend, resume, reconcile)
+
+# isort: split
+from . import provider_rows  # noqa: F401  (show, update)
+
+# isort: split
+from . import pool  # noqa: F401  (the pool group)
+
+# isort: split
+from .groups import app, provider_app
+
+__all__ = ["app", "provider_app"]

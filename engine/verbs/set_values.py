@@ -1,0 +1,222 @@
+"""``dreamlake provider set -n NAME KEY=VALUE ...``: settle decisions without an editor.
+
+Each ``KEY`` is a decision of the provider's template (its ``key``, or the variable
+it names). The value is read as the variable's declared type and written into the
+provider's own file — ``terraform.tfvars``, ``Pulumi.<stack>.yaml`` or
+``adopt.json`` — atomically, the rest of the file kept (``engine/decision_write.py``).
+Then the same decision scan as ``create --continue`` judges the file: a value it
+refuses puts every file back as it was and comes back as an ``error`` saying why;
+otherwise the result is the one ``create --continue`` returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .. import commands
+from ..contract import EditThenContinue, ProviderLifecycleResult, Run
+from ..errors import DreamlakeError
+from ..paths import ProviderPaths, check_name
+from ..vendors import Decision, Template
+from ._common import error_result, root_for
+
+
+def _decision(template: Template, key: str) -> Decision | None:
+    return template.decision(key) or next((d for d in template.decisions if d.var == key), None)
+
+
+def _target(paths: ProviderPaths, backend: str, d: Decision) -> Path:
+    if backend == "pulumi":
+        from ..backends.pulumi.project import PulumiProject
+
+        return PulumiProject.of(paths.dir).stack_file.absolute()
+    return (paths.dir / d.file).absolute()
+
+
+def _kind(paths: ProviderPaths, template: Template, backend: str, d: Decision, text: str) -> Any:
+    from .. import decision_write as dw
+
+    if backend == "pulumi":
+        from ..backends.pulumi.project import config_model
+
+        model = config_model(template.vendor)
+        field = getattr(model, "model_fields", {}).get(d.key) if model is not None else None
+        return dw.model_kind(field.annotation) if field is not None else "any"
+    if backend == "none":
+        import json
+
+        try:
+            current = json.loads(text).get(d.var) if text.strip() else None
+        except (ValueError, AttributeError):
+            current = None
+        for sample in (current, d.placeholder):
+            if sample is not None:
+                return dw.value_kind(sample)
+        return {"port": "number", "queues": "list"}.get(d.var, "string")
+    from ..scan.tfvars import read_variables
+
+    spec = read_variables((paths.dir / d.file).absolute().parent).get(d.var)
+    return dw.tf_kind(spec.type if spec is not None else None)
+
+
+def _edit(paths: ProviderPaths, backend: str, d: Decision, text: str, value: Any) -> str:
+    from .. import decision_write as dw
+
+    if backend == "pulumi":
+        from ..backends.pulumi.project import PulumiProject
+
+        return dw.set_stack_yaml(text, PulumiProject.of(paths.dir).name, d.key, value)
+    if backend == "none" or str(d.file).endswith(".json"):
+        return dw.set_adopt(text, d.var, value)
+    return dw.set_tfvars(text, d.var, value)
+
+
+def parse_assignments(pairs: list[str]) -> dict[str, str]:
+    """``KEY=VALUE`` words as a mapping (the value may hold ``=``; later wins)."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, eq, value = pair.partition("=")
+        if not eq or not key.strip():
+            raise DreamlakeError(
+                f"{pair!r} is not KEY=VALUE (e.g. region=us-east-1, queues=default,gpu)",
+                kind="usage",
+            )
+        out[key.strip()] = value
+    return out
+
+
+def set_values(
+    name: str,
+    values: Mapping[str, Any],
+    *,
+    dream_dir: str | None = None,
+    cwd: Path | None = None,
+) -> ProviderLifecycleResult:
+    """Write ``values`` (decision key → value) into the provider's own files."""
+    from ..fsutil import atomic_write
+    from ..observe import observe
+    from ..readers import FileProblem, read_text
+
+    root = root_for(dream_dir, cwd)
+    try:
+        check_name(name)
+        obs = observe(name, root, dream_dir, probe=False, infra=False, claims=False)
+    except DreamlakeError as exc:
+        return error_result(exc, name, root=root, dream_dir=dream_dir)
+    again = commands.create_continue(name, dream_dir)
+    record, template = obs.record, obs.template
+    assert record is not None  # observe(require=True) raised otherwise
+    if template is None:
+        err = DreamlakeError(
+            f"'{name}' has no template with decisions to set ({record.vendor}).",
+            kind="unknown_vendor",
+        )
+        return error_result(err, name, root=root, dream_dir=dream_dir)
+    if not values:
+        err = DreamlakeError(
+            "nothing to set: give KEY=VALUE for a decision "
+            f"({', '.join(d.key for d in template.decisions)})",
+            kind="usage",
+            next_action=Run(command=again),
+        )
+        return error_result(err, name, root=root, dream_dir=dream_dir)
+    paths = ProviderPaths(obs.dir)
+    backend = record.backend
+    if backend == "pulumi":
+        from ..backends.pulumi.project import PulumiProject
+
+        if PulumiProject.of(paths.dir).adopted:
+            err = DreamlakeError(
+                f"'{name}' adopts an existing Pulumi stack: its config is the team's, set "
+                "where its program lives. Nothing was written.",
+                kind="adopted_stack",
+                next_action=Run(command=commands.status(name, dream_dir)),
+            )
+            return error_result(err, name, root=root, dream_dir=dream_dir)
+    unknown = [k for k in values if _decision(template, k) is None]
+    if unknown:
+        err = DreamlakeError(
+            f"{', '.join(repr(k) for k in unknown)} is not a decision of '{name}'; its "
+            f"decisions: {', '.join(d.key for d in template.decisions)}. Nothing was written.",
+            kind="unknown_decision",
+            next_action=Run(command=again),
+        )
+        return error_result(err, name, root=root, dream_dir=dream_dir)
+
+    originals: dict[Path, str | None] = {}
+    texts: dict[Path, str] = {}
+    set_keys: list[str] = []
+    try:
+        for key, raw in values.items():
+            d = _decision(template, key)
+            assert d is not None
+            path = _target(paths, backend, d)
+            if path not in texts:
+                try:
+                    originals[path] = read_text(path)
+                except FileNotFoundError:
+                    originals[path] = None
+                texts[path] = originals[path] or ""
+            value = _typed(raw, _kind(paths, template, backend, d, texts[path]))
+            texts[path] = _edit(paths, backend, d, texts[path], value)
+            set_keys.append(d.key)
+    except (OSError, FileProblem, ValueError, TypeError) as exc:
+        problem = DreamlakeError(
+            f"could not set {', '.join(values)}: {exc}. Nothing was written.",
+            kind="bad_value",
+            next_action=Run(command=again),
+        )
+        return error_result(problem, name, root=root, dream_dir=dream_dir)
+
+    for path, text in texts.items():
+        atomic_write(path, text)
+    refused = _refused(paths, template, backend, set_keys)
+    if refused is not None:
+        for path, before in originals.items():  # put the user's files back as they were
+            if before is None:
+                path.unlink(missing_ok=True)
+            else:
+                atomic_write(path, before)
+        file = refused[1] or str(next(iter(texts)))
+        err = DreamlakeError(
+            f"{refused[0]} Nothing was written.",
+            kind="invalid_value",
+            next_action=EditThenContinue(file=file, command=again),
+        )
+        return error_result(err, name, root=root, dream_dir=dream_dir)
+
+    from .create import create
+
+    result = create(name, continue_=True, dream_dir=dream_dir, cwd=cwd)
+    files = ", ".join(sorted({str(p) for p in texts}))
+    return result.with_notes(f"set {', '.join(set_keys)} in {files}")
+
+
+def _typed(raw: Any, kind: Any) -> Any:
+    from ..decision_write import coerce
+
+    return coerce(raw, kind)
+
+
+def _refused(
+    paths: ProviderPaths, template: Template, backend: str, keys: list[str]
+) -> tuple[str, str | None] | None:
+    """Why the scan refuses one of ``keys`` as now written, and in which file."""
+    from ..scan import scan
+
+    try:
+        blocking = scan(paths, template, backend, probe=False).blocking
+    except DreamlakeError as exc:
+        return exc.message, str(getattr(exc, "path", "") or "") or None
+    for b in blocking:
+        if b.key in keys:
+            reason = b.message or {"unset": "is not set", "placeholder": "is a placeholder"}.get(
+                b.reason, b.reason
+            )
+            return f"{b.key}: {reason}", b.file
+    return None
+
+
+__all__ = ["parse_assignments", "set_values"]
