@@ -2,7 +2,7 @@
 component twice, as docs/pulumi.md shows: the team's network, security group and
 providers are its own resources, wired into the components as ``Output``s.
 
-The stack config it is run with (see ``run_team_program.py``): ``aws:region =
+The stack config it is run with (see ``test_team_program.py``): ``aws:region =
 us-west-2``, ``gcp:project = team-project``, ``gcp:zone = us-central1-b``. Components
 given no provider and no region use those defaults; the ``eu`` ones get the team's
 providers.

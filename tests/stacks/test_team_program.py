@@ -46,7 +46,7 @@ def stack() -> dict[str, Any]:
     proc = subprocess.run(
         [
             sys.executable,
-            str(HERE / "run_team_program.py"),
+            str(HERE / "run_program.py"),
             str(HERE / "team_program.py"),
             json.dumps(STACK_CONFIG),
         ],

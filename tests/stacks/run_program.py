@@ -1,9 +1,15 @@
 """Run a Pulumi program file under the Pulumi SDK's own mocks (``set_mocks``, with the
 cloud API TEST DOUBLE of ``mock_stack.py``) and print, as JSON, every resource it
-registered (type, name, URN, parent, provider, inputs, state), the stack exports and
-each component's outputs (the program's ``COMPONENTS``: name → component).
+registered (type, name, URN, parent, provider, inputs, state), the stack exports,
+each component's outputs (the program's ``COMPONENTS``, name → component, when it
+has one) and what it printed.
 
-    python run_team_program.py PROGRAM.py '{"aws:region": "us-west-2", ...}'
+    python run_program.py PROGRAM.py '{"aws:region": "us-west-2", ...}'
+
+A program that drives the Automation API (``auto.create_or_select_stack`` with an
+inline program) gets :class:`StackDouble`, a TEST DOUBLE for the stack the pulumi
+CLI would run: ``up()`` runs the inline program under the same mocks and answers
+with its exports as the real ``UpResult.outputs`` does.
 
 The SDK keeps its runtime settings in globals, so the tests run this in a child
 process.
@@ -11,14 +17,35 @@ process.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import runpy
 import sys
+from types import SimpleNamespace
 from typing import Any
 
 import pulumi
 from mock_stack import CloudAPIDouble, Recorder
+from pulumi import automation as auto
 from pulumi.runtime import set_mocks
+from pulumi.runtime.sync_await import _sync_await
+
+
+class StackDouble:
+    """TEST DOUBLE for an Automation API stack (the pulumi CLI cannot run here)."""
+
+    def __init__(self, program: Any, exported: dict[str, Any]) -> None:
+        self.program = program
+        self.exported = exported
+
+    def up(self, **_kw: Any) -> Any:
+        self.program()
+        outputs = {
+            k: auto.OutputValue(_sync_await(pulumi.Output.from_input(v).future()), False)
+            for k, v in self.exported.items()
+        }
+        return SimpleNamespace(outputs=outputs)
 
 
 def run(program: str, config: dict[str, str]) -> dict[str, Any]:
@@ -43,11 +70,18 @@ def run(program: str, config: dict[str, str]) -> dict[str, Any]:
         real_export(key, value)
 
     pulumi.export = export  # type: ignore[assignment]
+
+    def create_or_select_stack(*_a: Any, program: Any, **_kw: Any) -> StackDouble:
+        return StackDouble(program, exported)
+
+    auto.create_or_select_stack = create_or_select_stack  # type: ignore[assignment]
     result: dict[str, Any] = {"error": None}
+    printed = io.StringIO()
 
     @pulumi.runtime.test
     def check() -> Any:
-        scope = runpy.run_path(program, run_name="__main__")
+        with contextlib.redirect_stdout(printed):
+            scope = runpy.run_path(program, run_name="__main__")
         comps = scope.get("COMPONENTS") or {}
         outputs = {
             name: pulumi.Output.all(**c.outputs).apply(lambda v: v) for name, c in comps.items()
@@ -64,6 +98,7 @@ def run(program: str, config: dict[str, str]) -> dict[str, Any]:
     for r in monitor.seen:
         r["inputs"], r["state"] = kept.get(r["name"] + "|" + r["type"], (None, None))
     result["resources"] = monitor.seen
+    result["printed"] = printed.getvalue()
     return result
 
 
