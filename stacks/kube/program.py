@@ -449,8 +449,9 @@ def component_class() -> Any:
             self.args = args
             cname = args.cluster_name if args.cluster_name is not None else name
             provider = given_provider(opts, "aws")
-            own = args.region is not None or args.aws_endpoints
-            if provider is None and (own or args.aws_skip_credentials_validation):
+            # A region (or an endpoint setting) asked for: a provider of our own for it.
+            asked = args.region is not None or bool(args.aws_endpoints)
+            if provider is None and (asked or args.aws_skip_credentials_validation):
                 skip = args.aws_skip_credentials_validation
                 provider = aws.Provider(
                     f"{name}-aws",

@@ -276,3 +276,66 @@ def test_the_kubeconfig_names_the_region_of_the_provider_used(stack: dict[str, A
         kubeconfig = json.loads(prov["inputs"]["kubeconfig"])
         args = kubeconfig["users"][0]["user"]["exec"]["args"]
         assert args[-2:] == ["--region", region] and args[3] == name
+
+
+ASKED = """
+import pulumi
+from dreamlake.stacks.ec2 import GpuWorkers, GpuWorkersArgs
+from dreamlake.stacks.kube import GpuCluster, GpuClusterArgs
+
+COMPONENTS = {
+    "asked": GpuWorkers(
+        "asked",
+        GpuWorkersArgs(
+            region="eu-west-1",
+            subnet="subnet-0123456789abcdef0",
+            instance_type="g5.xlarge",
+            ami="ami-0123456789abcdef0",
+        ),
+    ),
+    "default": GpuWorkers(
+        "default",
+        GpuWorkersArgs(
+            subnet="subnet-0123456789abcdef0", instance_type="g5.xlarge", ami="ami-0123456789abcdef0"
+        ),
+    ),
+    "cluster": GpuCluster(
+        "cluster", GpuClusterArgs(region="ap-south-1", vpc="10.42.0.0/16", node_type=["g5.xlarge"])
+    ),
+}
+"""
+
+
+def test_a_region_asked_for_gets_a_provider_of_its_own(tmp_path: Path) -> None:
+    """With ``aws:region = us-west-2`` in the stack config: a component whose args name
+    a region makes its provider (its child) there; one that names none uses the
+    stack's default provider; the ``region`` output says which was used."""
+    program = tmp_path / "__main__.py"
+    program.write_text(ASKED)
+    proc = subprocess.run(
+        [sys.executable, str(HERE / "run_program.py"), str(program), json.dumps(STACK_CONFIG)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=HERE,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert res["error"] is None, res["error"]
+    provs = [r for r in res["resources"] if r["type"] == "pulumi:providers:aws"]
+    assert sorted((p["name"], p["inputs"]["region"]) for p in provs) == [
+        ("asked-aws", "eu-west-1"),
+        ("cluster-aws", "ap-south-1"),
+    ]
+    comps = {r["urn"]: r["name"] for r in res["resources"] if r["type"].startswith("dreamlake:")}
+    for p in provs:
+        assert comps[p["parent"]] == p["name"].removesuffix("-aws")
+    out = res["outputs"]
+    assert out["asked"]["region"] == "eu-west-1"
+    assert out["default"]["region"] == "us-west-2"
+    assert out["cluster"]["region"] == "ap-south-1"
+    for inst in (r for r in res["resources"] if r["type"] == "aws:ec2/instance:Instance"):
+        if comps[inst["parent"]] == "asked":
+            assert inst["provider"].endswith("::asked-aws-id")
+        else:
+            assert inst["provider"] == ""
