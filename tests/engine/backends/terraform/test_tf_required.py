@@ -133,7 +133,7 @@ def test_plan_with_a_too_old_terraform_names_both_versions(
     dd, tf = _kube_provider(tmp_path)
     res = plan("k", dream_dir=dd)
     assert res.status == "error", res.to_json()
-    assert res.kind == "no_binary"
+    assert res.kind == "no_binary" and res.exit_code == 1
     assert res.error is not None
     assert f"Terraform {old}" in res.error and ">= 1.2.0" in res.error
     assert "versions.tf" in res.error and "TERRAFORM_BINARY" in res.error
