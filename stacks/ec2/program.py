@@ -11,7 +11,8 @@ each instance's declared run state (``aws.ec2transitgateway.InstanceState``, ter
 
 This file is self-contained (``pydantic`` plus, when run, ``pulumi`` and
 ``pulumi_aws``) so a scaffolded copy is yours to edit. One code path, three ways
-in: ``GpuWorkers(name, Config(...), opts)`` inside your own program;
+in: ``GpuWorkers(name, GpuWorkersArgs(...), opts)`` inside your own program
+(its arguments ``pulumi.Input`` values; a :class:`Config` is accepted too);
 ``program(Config(...))`` inline from Automation API code (what ``dreamlake
 provider plan/apply`` run); ``pulumi up`` in a project whose ``__main__.py`` is
 this file (:func:`main` reads :class:`Config` from the stack config, e.g.
@@ -342,8 +343,9 @@ def component_class() -> Any:
                 prefix,
             )
             provider = given_provider(opts, "aws")
-            own = args.region is not None or args.aws_endpoints
-            if provider is None and (own or args.aws_skip_credentials_validation):
+            # A region (or an endpoint setting) asked for: a provider of our own for it.
+            asked = args.region is not None or bool(args.aws_endpoints)
+            if provider is None and (asked or args.aws_skip_credentials_validation):
                 skip = args.aws_skip_credentials_validation
                 provider = aws.Provider(
                     f"{name}-aws",

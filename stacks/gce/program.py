@@ -9,7 +9,8 @@ loads without it.
 
 This file is self-contained (``pydantic`` plus, when run, ``pulumi`` and
 ``pulumi_gcp``) so a scaffolded copy is yours to edit. One code path, three ways
-in: ``GpuVm(name, Config(...), opts)`` inside your own program; ``program(Config(...))``
+in: ``GpuVm(name, GpuVmArgs(...), opts)`` inside your own program
+(its arguments ``pulumi.Input`` values; a :class:`Config` is accepted too); ``program(Config(...))``
 inline from Automation API code (what ``dreamlake provider plan/apply`` run);
 ``pulumi up`` in a project whose ``__main__.py`` is this file (:func:`main` reads
 :class:`Config` from the stack config, e.g. ``dreamlake:zone``).

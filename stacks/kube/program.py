@@ -10,7 +10,8 @@ without them. ``target_status`` is accepted and declares nothing here: a cluster
 has no stopped state (the template's ADAPT.md says what suspending means for it).
 
 This file is self-contained so a scaffolded copy is yours to edit. One code path,
-three ways in: ``GpuCluster(name, Config(...), opts)`` inside your own program;
+three ways in: ``GpuCluster(name, GpuClusterArgs(...), opts)`` inside your own program
+(its arguments ``pulumi.Input`` values; a :class:`Config` is accepted too);
 ``program(Config(...))`` inline from Automation API code (what ``dreamlake
 provider plan/apply`` run); ``pulumi up`` in a project whose ``__main__.py`` is
 this file (:func:`main` reads :class:`Config` from the stack config, e.g.
@@ -449,8 +450,9 @@ def component_class() -> Any:
             self.args = args
             cname = args.cluster_name if args.cluster_name is not None else name
             provider = given_provider(opts, "aws")
-            own = args.region is not None or args.aws_endpoints
-            if provider is None and (own or args.aws_skip_credentials_validation):
+            # A region (or an endpoint setting) asked for: a provider of our own for it.
+            asked = args.region is not None or bool(args.aws_endpoints)
+            if provider is None and (asked or args.aws_skip_credentials_validation):
                 skip = args.aws_skip_credentials_validation
                 provider = aws.Provider(
                     f"{name}-aws",

@@ -11,7 +11,8 @@ daemon alone.
 This file is self-contained (it needs only ``pydantic`` and, when run, ``pulumi``)
 so a scaffolded copy is yours to edit. One code path, three ways in:
 
-* inside your own Pulumi program: ``LocalWorker("lab", Config(...))``;
+* inside your own Pulumi program: ``LocalWorker("lab", LocalWorkerArgs(...))`` (its
+  arguments ``pulumi.Input`` values; a :class:`Config` is accepted too);
 * as the Pulumi program of a project directory (``pulumi up`` runs ``__main__.py``,
   whose :func:`main` reads :class:`Config` and calls :func:`program`);
 * inline from Automation API code: ``program(Config(...))``, which is what

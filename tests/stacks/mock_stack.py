@@ -30,6 +30,8 @@ from pulumi.runtime.mocks import MockMonitor
 ADOPTED_VPC = "vpc-0abc1234"
 ADOPTED_SUBNETS = ("subnet-0aaa1111", "subnet-0bbb2222")
 """An existing VPC the double knows, and its subnets (the kube program adopts it)."""
+DEFAULT_VPC, DEFAULT_SUBNET = "vpc-0d0d0d0d", "subnet-0d0d0d0d"
+"""The default VPC and the subnet a lookup by attributes finds."""
 
 
 # The properties the providers auto-name when a program leaves them out (the engine
@@ -109,6 +111,8 @@ class CloudAPIDouble(Mocks):
             region = self.region_of(args.provider)
             return {"id": region, "name": region, "region": region}
         if args.token == "aws:ec2/getSubnet:getSubnet":
+            if not args.args.get("id"):  # found by its attributes: the default VPC's
+                return {"id": DEFAULT_SUBNET, "vpcId": DEFAULT_VPC}
             made = self.subnets.get(str(args.args.get("id")))
             vpc = made.get("vpcId") if made else "vpc-0abc1234"
             return {"id": args.args.get("id"), "vpcId": vpc}

@@ -163,6 +163,7 @@ class TerraformBackend:
         if not fresh.fresh:
             return ApplyOutcome(result="no_plan", reason=f"not applied: {fresh.reason}")
 
+        require_version(tf)  # the binary may have changed since the plan
         state_path = state_location(tf).path
         watched = (state_path, state_path.with_name(state_path.name + ".backup"))
         before = {p: _mtime(p) for p in watched}

@@ -133,7 +133,7 @@ def test_plan_with_a_too_old_terraform_names_both_versions(
     dd, tf = _kube_provider(tmp_path)
     res = plan("k", dream_dir=dd)
     assert res.status == "error", res.to_json()
-    assert res.kind == "no_binary"
+    assert res.kind == "no_binary" and res.exit_code == 1
     assert res.error is not None
     assert f"Terraform {old}" in res.error and ">= 1.2.0" in res.error
     assert "versions.tf" in res.error and "TERRAFORM_BINARY" in res.error
@@ -187,3 +187,30 @@ def test_a_binary_that_satisfies_runs_on(tmp_path: Path, monkeypatch: pytest.Mon
     _venv_terraform(monkeypatch)
     (tmp_path / "main.tf").write_text('terraform {\n  required_version = ">= 1.0.0"\n}\n')
     require_version(tmp_path)  # no error
+
+
+@pytest.mark.slow
+def test_apply_with_an_older_binary_than_the_plan_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Planned with a terraform that satisfies the configuration, applied with one
+    that does not (TERRAFORM_BINARY changed in between): the version error, and
+    nothing applied."""
+    from dreamlake.engine.backends.terraform import BACKEND
+
+    old = _venv_terraform(monkeypatch)
+    newer = [p for v, p in available() if satisfies(v, ">= 1.2.0")]
+    if not newer:
+        pytest.skip("needs a terraform 1.2 or newer beside the venv's (on PATH)")
+    tf = tmp_path / "p" / "terraform"
+    tf.mkdir(parents=True)
+    (tf / "main.tf").write_text(
+        'terraform {\n  required_version = ">= 1.2.0"\n}\n\noutput "x" {\n  value = "y"\n}\n'
+    )
+    monkeypatch.setenv("TERRAFORM_BINARY", newer[-1])
+    assert BACKEND.plan(tf.parent).result == "ok"
+    monkeypatch.setenv("TERRAFORM_BINARY", str(VENV_TERRAFORM))
+    with pytest.raises(TerraformTooOld) as ei:
+        BACKEND.apply(tf.parent)
+    assert f"Terraform {old}" in ei.value.message
+    assert not (tf / "terraform.tfstate").exists()
