@@ -4,7 +4,6 @@ for one provider directory (its ``terraform/`` folder)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,18 +12,18 @@ from ...backends.base import ApplyOutcome, DestroyOutcome, InfraState, PlanOutco
 from ...contract import LockInfo
 from ...errors import BackendError
 from ...vendors import Template
-from . import planfile, uievents, uijson
+from . import planfile, uijson
 from .diagnostics import blocking_from_diagnostics
 from .location import state_location
-from .lockinfo import lock_from_diagnostic, lock_info_path
+from .lockinfo import lock_from_diagnostic
 from .planjson import is_applyable, plan_counts
 from .required import require_version
 from .runner import Completed, TerraformFailed, failed, run
+from .runs import LOCK_SUMMARY, feed, lock_path, mtime
 from .state import observe_state
 from .tfexec import apply_args, init_args, plan_args, show_args, validate_args
 from .tfexec.plan import PLAN_FILE
 
-LOCK_SUMMARY = "Error acquiring the state lock"
 STALE_PLAN_SUMMARY = "Saved plan is stale"
 
 
@@ -51,28 +50,6 @@ def _template_for(provider_dir: Path) -> Template | None:
     except Exception:
         return None
     return find_template(record.vendor) if record else None
-
-
-def _feed(progress: Progress | None) -> Callable[[str], None] | None:
-    """A stdout line handler that hands each resource event's prose to ``progress``
-    and its structured form to the progress-event sink, when there is one."""
-    emitting = events.active()
-    if progress is None and not emitting:
-        return None
-
-    def on_line(line: str) -> None:
-        msg = uijson.parse_line(line)
-        if msg is None:
-            return
-        if emitting:
-            mapped = uievents.event_fields(msg)
-            if mapped is not None:
-                events.emit(mapped[0], **mapped[1])  # type: ignore[arg-type]
-        text = uijson.progress_message(msg) if progress is not None else None
-        if text and progress is not None:
-            progress(text)
-
-    return on_line
 
 
 class TerraformBackend:
@@ -109,13 +86,13 @@ class TerraformBackend:
             raise failed(done, "validate", diags)
 
         events.step("plan", "terraform plan")
-        done = run(plan_args(), cwd=tf, provider_dir=provider_dir, on_line=_feed(progress))
+        done = run(plan_args(), cwd=tf, provider_dir=provider_dir, on_line=feed(progress))
         messages = uijson.parse_stream(done.stdout)
         summary = uijson.summarize(messages)
         if done.returncode not in (0, 2) or summary.errors:
             locked = [d for d in summary.errors if d.get("summary") == LOCK_SUMMARY]
             if locked:
-                lock = lock_from_diagnostic(str(locked[0].get("detail", "")), _lock_path(tf))
+                lock = lock_from_diagnostic(str(locked[0].get("detail", "")), lock_path(tf))
                 raise StateLocked("another terraform run holds the state lock", lock, done)
             blocking = blocking_from_diagnostics(
                 summary.errors,
@@ -166,12 +143,12 @@ class TerraformBackend:
         require_version(tf)  # the binary may have changed since the plan
         state_path = state_location(tf).path
         watched = (state_path, state_path.with_name(state_path.name + ".backup"))
-        before = {p: _mtime(p) for p in watched}
+        before = {p: mtime(p) for p in watched}
         events.step("apply", "terraform apply", total=_planned_total(tf))
-        done = run(apply_args(), cwd=tf, provider_dir=provider_dir, on_line=_feed(progress))
+        done = run(apply_args(), cwd=tf, provider_dir=provider_dir, on_line=feed(progress))
         messages = uijson.parse_stream(done.stdout)
         summary = uijson.summarize(messages)
-        written = [str(p) for p, m in before.items() if p.exists() and _mtime(p) != m]
+        written = [str(p) for p, m in before.items() if p.exists() and mtime(p) != m]
         if done.returncode < 0:
             after = observe_state(provider_dir)
             lock = after.lock or LockInfo(
@@ -188,7 +165,7 @@ class TerraformBackend:
         if done.returncode != 0 or summary.errors:
             for d in summary.errors:
                 if d.get("summary") == LOCK_SUMMARY:
-                    lock = lock_from_diagnostic(str(d.get("detail", "")), _lock_path(tf))
+                    lock = lock_from_diagnostic(str(d.get("detail", "")), lock_path(tf))
                     return ApplyOutcome(
                         result="applying",
                         lock=lock,
@@ -235,17 +212,6 @@ def _creates(plan_json: Any) -> tuple[str, ...]:
         if "create" in actions and rc.get("mode", "managed") == "managed" and rc.get("address"):
             out.append(str(rc["address"]))
     return tuple(out)
-
-
-def _lock_path(tf: Path) -> Path:
-    return lock_info_path(state_location(tf).path)
-
-
-def _mtime(p: Path) -> float | None:
-    try:
-        return p.stat().st_mtime_ns
-    except OSError:
-        return None
 
 
 def _validate_diagnostics(stdout: str) -> list[dict[str, Any]]:

@@ -18,17 +18,16 @@ from ...contract import LockInfo, PlanCounts
 from ...errors import BackendError
 from . import planfile, uijson
 from .location import state_location
+from .lockinfo import lock_from_diagnostic
 from .planjson import plan_counts
 from .required import require_version
 from .runner import failed, run
+from .runs import LOCK_SUMMARY, feed, lock_path, mtime
 from .state import observe_state
 from .tfexec import DESTROY_PLAN_FILE, destroy_apply_args, destroy_plan_args, init_args, show_args
 
 
 def destroy(provider_dir: Path, *, yes: bool, progress: Progress | None = None) -> DestroyOutcome:
-    from .backend import LOCK_SUMMARY, _feed, _lock_path, _mtime
-    from .lockinfo import lock_from_diagnostic
-
     tf = provider_dir / "terraform"
     if not tf.is_dir():
         raise BackendError(f"{tf} does not exist: nothing to destroy", kind="terraform")
@@ -50,18 +49,18 @@ def destroy(provider_dir: Path, *, yes: bool, progress: Progress | None = None) 
 
     plan_path = tf / DESTROY_PLAN_FILE
     try:
-        done = run(destroy_plan_args(), cwd=tf, provider_dir=provider_dir, on_line=_feed(progress))
+        done = run(destroy_plan_args(), cwd=tf, provider_dir=provider_dir, on_line=feed(progress))
         summary = uijson.summarize(uijson.parse_stream(done.stdout))
         if initialised and _needs_init(done.returncode, summary.errors):
             init()
             done = run(
-                destroy_plan_args(), cwd=tf, provider_dir=provider_dir, on_line=_feed(progress)
+                destroy_plan_args(), cwd=tf, provider_dir=provider_dir, on_line=feed(progress)
             )
             summary = uijson.summarize(uijson.parse_stream(done.stdout))
         if done.returncode not in (0, 2) or summary.errors:
             for d in summary.errors:
                 if d.get("summary") == LOCK_SUMMARY:
-                    lock = lock_from_diagnostic(str(d.get("detail", "")), _lock_path(tf))
+                    lock = lock_from_diagnostic(str(d.get("detail", "")), lock_path(tf))
                     return DestroyOutcome("applying", lock=lock)
             raise failed(done, "plan -destroy", summary.errors)
         counts = _counts(summary.changes)
@@ -78,10 +77,10 @@ def destroy(provider_dir: Path, *, yes: bool, progress: Progress | None = None) 
 
         state_path = state_location(tf).path
         watched = (state_path, state_path.with_name(state_path.name + ".backup"))
-        before = {p: _mtime(p) for p in watched}
-        done = run(destroy_apply_args(), cwd=tf, provider_dir=provider_dir, on_line=_feed(progress))
+        before = {p: mtime(p) for p in watched}
+        done = run(destroy_apply_args(), cwd=tf, provider_dir=provider_dir, on_line=feed(progress))
         summary = uijson.summarize(uijson.parse_stream(done.stdout))
-        written = tuple(str(p) for p, m in before.items() if p.exists() and _mtime(p) != m)
+        written = tuple(str(p) for p, m in before.items() if p.exists() and mtime(p) != m)
         if done.returncode < 0:
             after = observe_state(provider_dir)
             lock = after.lock or LockInfo(
@@ -93,7 +92,7 @@ def destroy(provider_dir: Path, *, yes: bool, progress: Progress | None = None) 
         if done.returncode != 0 or summary.errors:
             for d in summary.errors:
                 if d.get("summary") == LOCK_SUMMARY:
-                    lock = lock_from_diagnostic(str(d.get("detail", "")), _lock_path(tf))
+                    lock = lock_from_diagnostic(str(d.get("detail", "")), lock_path(tf))
                     return DestroyOutcome("applying", lock=lock, files=written)
             raise failed(done, "destroy", summary.errors)
         # The saved apply plan was made against the state just destroyed.
