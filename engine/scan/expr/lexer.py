@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,11 +24,17 @@ _IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 _ESCAPES = {"n": "\n", "r": "\r", "t": "\t", '"': '"', "\\": "\\"}
 
 
-def read_string(src: str, i: int) -> tuple[list[str | Any], int]:
+# Parses the expression of a ``${...}`` starting at the index after ``${``: returns
+# its node and the index after the closing ``}``. The parser hands in its own, so
+# the lexer needs no parser of its own.
+Interpolate = Callable[[str, int], tuple[Any, int]]
+
+
+def read_string(src: str, i: int, interpolate: Interpolate) -> tuple[list[str | Any], int]:
     """Read a quoted template starting after the opening quote.
 
-    Returns its parts (literal text, or a parsed expression node for ``${...}``)
-    and the index after the closing quote."""
+    Returns its parts (literal text, or the node ``interpolate`` parsed for a
+    ``${...}``) and the index after the closing quote."""
     parts: list[str | Any] = []
     buf: list[str] = []
     n = len(src)
@@ -65,13 +71,8 @@ def read_string(src: str, i: int) -> tuple[list[str | Any], int]:
             if buf:
                 parts.append(nfc("".join(buf)))
                 buf = []
-            from .parser import Parser  # a template's ${...} holds an expression
-
-            parser = Parser(src, i + 2)
-            node = parser.expr()
-            end = parser.expect("}")
+            node, i = interpolate(src, i + 2)  # a template's ${...} holds an expression
             parts.append(node)
-            i = end
             continue
         if c == "\n":
             raise EvalError("unterminated string")
@@ -80,7 +81,7 @@ def read_string(src: str, i: int) -> tuple[list[str | Any], int]:
     raise EvalError("unterminated string")
 
 
-def tokens(src: str, i: int) -> Iterator[Tok]:
+def tokens(src: str, i: int, interpolate: Interpolate) -> Iterator[Tok]:
     n = len(src)
     while True:
         while i < n:
@@ -100,7 +101,7 @@ def tokens(src: str, i: int) -> Iterator[Tok]:
             return
         c = src[i]
         if c == '"':
-            parts, j = read_string(src, i + 1)
+            parts, j = read_string(src, i + 1, interpolate)
             yield Tok("str", parts, i)
             i = j
             continue

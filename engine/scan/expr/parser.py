@@ -25,7 +25,7 @@ _BINARY_LEVELS: tuple[tuple[str, ...], ...] = (
 class Parser:
     def __init__(self, src: str, start: int = 0) -> None:
         self.src = src
-        self._it = tokens(src, start)
+        self._it = tokens(src, start, _interpolation)
         self._tok: Tok | None = None
 
     @property
@@ -257,7 +257,15 @@ def parse(src: str) -> Any:
 
 def parse_template(src: str) -> Any:
     """Parse the inside of a quoted string (without its quotes) as a template."""
-    parts, end = read_string(src + '"', 0)
+    parts, end = read_string(src + '"', 0, _interpolation)
     if end != len(src) + 1:
         raise EvalError("unescaped quote in string")
     return ("tmpl", parts)
+
+
+def _interpolation(src: str, i: int) -> tuple[Any, int]:
+    """The expression of a template's ``${...}`` from ``i`` (after ``${``): its node
+    and the index after the closing ``}``."""
+    parser = Parser(src, i)
+    node = parser.expr()
+    return node, parser.expect("}")
