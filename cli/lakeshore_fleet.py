@@ -20,16 +20,8 @@ from typing import Annotated, Any
 
 import typer
 
-from .lakeshore_common import (
-    DataDirOpt,
-    JsonOpt,
-    ServerOpt,
-    TokenFileOpt,
-    call,
-    emit,
-    fail,
-    make_client,
-)
+from .lakeshore import DataDirOpt, JsonOpt, ServerOpt, TokenFileOpt, call, emit, make_client
+from .lakeshore_common import fail
 
 keys_app = typer.Typer(help="The secret key every replica shares.", no_args_is_help=True)
 
