@@ -445,6 +445,9 @@ if __name__ != "__main__":  # run as a script, the importable module below regis
 
 
 def main() -> None:
+    from .conventions import text_streams
+
+    text_streams()
     try:
         app()
     except KeyboardInterrupt:

@@ -151,7 +151,7 @@ def _body(r: ProviderLifecycleResult) -> list[str]:
         out.append(f"✓ connected — {n} live worker{'s' if n != 1 else ''} claiming '{r.provider}'")
         out.extend(_worker_line(w) for w in (c.workers or []) if c)
     elif s == "unclaimed":
-        out.append(f"⚠ unclaimed — no bridge is claiming '{r.provider}'")
+        out.append(f"⚠ unclaimed — no daemon is claiming '{r.provider}'")
         out.append("this is a normal state, not a fault:")
         out.append("it means nothing can launch into this account right now.")
     elif s == "connecting":

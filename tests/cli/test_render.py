@@ -103,7 +103,7 @@ def test_unclaimed_is_not_a_fault() -> None:
             next_action={"kind": "run", "command": "dreamlake provider connect -n aws-demo"},
         )
     )
-    assert "⚠ unclaimed — no bridge is claiming 'aws-demo'" in text
+    assert "⚠ unclaimed — no daemon is claiming 'aws-demo'" in text
     assert "this is a normal state, not a fault:" in text
     assert "it means nothing can launch into this account right now." in text
     assert "✗" not in text
