@@ -217,8 +217,29 @@ def render(r: ProviderLifecycleResult, *, with_identity: bool = True) -> str:
     lines += [n for n in dict.fromkeys(r.notes) if n not in lines]
     if r.degraded:
         lines.append("degraded: " + ", ".join(r.degraded) + _degraded_hint(r.degraded))
+    set_line = _set_hint(r)
+    if set_line:
+        lines.append(set_line)
     lines.append(_next(r))
     return "\n".join(lines)
+
+
+def _set_hint(r: ProviderLifecycleResult) -> str | None:
+    """Decisions to settle: the same edit without an editor (``provider set``)."""
+    n = r.next_action
+    if not isinstance(n, EditThenContinue) or not r.blocking or not r.provider:
+        return None
+    import shlex
+
+    try:
+        words = shlex.split(n.command)
+    except ValueError:
+        return None
+    where = ""
+    if "--dream-dir" in words and words.index("--dream-dir") + 1 < len(words):
+        where = f" --dream-dir {shlex.quote(words[words.index('--dream-dir') + 1])}"
+    keys = " ".join(f"{k}=VALUE" for k in dict.fromkeys(b.key for b in r.blocking))
+    return f"or set them from here: dreamlake provider set -n {r.provider}{where} {keys}"
 
 
 def _degraded_hint(deg: list[str]) -> str:
