@@ -52,3 +52,16 @@ def setup_logging(verbose: bool) -> None:
     log.handlers = [handler]
     log.setLevel(level)
     log.propagate = False
+
+
+def text_streams() -> None:
+    """stdout and stderr always carry UTF-8 text: a name given as bytes that are not
+    UTF-8 is echoed with U+FFFD where it cannot be encoded (never as raw bytes, which
+    would make the --json document not JSON, nor as a UnicodeEncodeError)."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and getattr(stream, "errors", "strict") != "replace":
+            import contextlib
+
+            with contextlib.suppress(ValueError, OSError):  # a stream that cannot change
+                reconfigure(errors="replace")

@@ -61,6 +61,9 @@ def main(argv: list[str] | None = None) -> int:
             return show_help(args, _full)
         return _full(args)
     name, dream_dir, as_json = req
+    from .conventions import text_streams
+
+    text_streams()
     if os.environ.get("DREAMLAKE_LOG"):
         from .conventions import setup_logging
 

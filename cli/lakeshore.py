@@ -15,20 +15,17 @@ default http://127.0.0.1:7878) with ``--token-file`` (or ``LAKESHORE_TOKEN`` /
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from .conventions import HELP_OPTIONS, plain_help, version_callback
-from .lakeshore_common import fail, fail_from
+from .lakeshore_common import fail
 
 if TYPE_CHECKING:
-    from dreamlake.controlplane.client import Client
+    pass
 
 app = typer.Typer(
     name="lakeshore",
@@ -83,93 +80,17 @@ app.add_typer(capacity_app, name="capacity")
 app.add_typer(lease_app, name="lease")
 # --- end capacity sub-apps ---
 
-# -- shared connection options (other sub-apps reuse these) ----------------------
-
-ServerOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--server",
-        envvar="LAKESHORE_URL",
-        help="Control plane URL (default: http://127.0.0.1:7878).",
-    ),
-]
-TokenFileOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--token-file",
-        help="File holding a bearer token (default: LAKESHORE_TOKEN / LAKESHORE_TOKEN_FILE, "
-        "else the admin token under --data-dir).",
-    ),
-]
-DataDirOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--data-dir",
-        help="Server data directory (default: LAKESHORE_DATA_DIR, else the user data dir).",
-    ),
-]
-NamespaceOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--namespace", "-N", envvar="LAKESHORE_NAMESPACE", help="Namespace (default: 'default')."
-    ),
-]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
-
-
-def make_client(
-    server: str | None = None,
-    token_file: Path | None = None,
-    data_dir: Path | None = None,
-    namespace: str | None = None,
-) -> Client:
-    """A client from flags, then the environment, then the embedded default."""
-    from dreamlake.controlplane.client import Client
-    from dreamlake.controlplane.server.settings import ADMIN_TOKEN_FILE, default_data_dir
-    from dreamlake.engine.lakeshore import DEFAULT_NAMESPACE, EMBEDDED_URL, is_loopback
-
-    url = server or os.environ.get("LAKESHORE_URL") or EMBEDDED_URL
-    token: str | None = None
-    if token_file is not None:
-        try:
-            token = token_file.expanduser().read_text(encoding="utf-8").strip()
-        except OSError as exc:
-            fail(f"cannot read token file {token_file}: {exc.strerror}")
-        except ValueError:
-            fail(f"token file {token_file} is not UTF-8 text", f"fix {token_file} and re-run")
-    elif os.environ.get("LAKESHORE_TOKEN"):
-        token = os.environ["LAKESHORE_TOKEN"].strip()
-    elif os.environ.get("LAKESHORE_TOKEN_FILE"):
-        path = Path(os.environ["LAKESHORE_TOKEN_FILE"]).expanduser()
-        try:
-            token = path.read_text(encoding="utf-8").strip()
-        except OSError as exc:
-            fail(f"cannot read LAKESHORE_TOKEN_FILE {path}: {exc.strerror}")
-        except ValueError:
-            fail(f"LAKESHORE_TOKEN_FILE {path} is not UTF-8 text", f"fix {path} and re-run")
-    elif data_dir is not None or is_loopback(url):
-        # this machine's admin token goes only to this machine's server, unless
-        # --data-dir names the server it belongs to
-        admin = (data_dir.expanduser() if data_dir else default_data_dir()) / ADMIN_TOKEN_FILE
-        if admin.is_file():
-            token = admin.read_text(encoding="utf-8").strip()
-    ns = namespace or os.environ.get("LAKESHORE_NAMESPACE") or DEFAULT_NAMESPACE
-    return Client(url=url, token=token or None, namespace=ns)
-
-
-def call(fn: Any, *args: Any, **kwargs: Any) -> Any:
-    """Run a client call; turn control-plane errors into a message and exit 1."""
-    from dreamlake.controlplane.client import ControlPlaneError
-
-    try:
-        return fn(*args, **kwargs)
-    except ControlPlaneError as exc:
-        fail_from(exc)
-
-
-def emit(data: Any, as_json: bool, prose: str) -> None:
-    typer.echo(json.dumps(data, indent=2) if as_json else prose)
-
+# -- shared connection options: cli/lakeshore_options.py (the sub-apps use them too)
+from .lakeshore_options import (  # noqa: E402
+    DataDirOpt,
+    JsonOpt,
+    NamespaceOpt,
+    ServerOpt,
+    TokenFileOpt,
+    call,
+    emit,
+    make_client,
+)
 
 # -- serve -------------------------------------------------------------------------
 
@@ -460,6 +381,9 @@ if __name__ != "__main__":  # run as a script, the importable module below regis
 
 
 def main() -> None:
+    from .conventions import text_streams
+
+    text_streams()
     try:
         app()
     except KeyboardInterrupt:

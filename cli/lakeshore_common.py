@@ -9,7 +9,22 @@ from typing import NoReturn
 import typer
 
 
-def fail(message: str, next_action: str | None = None, code: int = 1) -> NoReturn:
+def error_doc(message: str, kind: str, next_step: str | None) -> dict[str, object]:
+    """The one JSON error shape of both commands (and, as problem+json members, of
+    the HTTP API): ``error`` (a sentence), ``kind`` (a stable word), ``nextAction``
+    (``{"kind": "run", "command": ...}`` when the next step is a command, else null,
+    with the advice in ``hint``)."""
+    doc: dict[str, object] = {"error": message, "kind": kind, "nextAction": None}
+    if next_step and next_step.startswith(("lakeshore ", "dreamlake ")):
+        doc["nextAction"] = {"kind": "run", "command": next_step}
+    elif next_step:
+        doc["hint"] = next_step
+    return doc
+
+
+def fail(
+    message: str, next_action: str | None = None, code: int = 1, kind: str = "error"
+) -> NoReturn:
     """Exit ``code`` with the message and the next step: in prose on stderr, and with
     ``--json`` also as one JSON document on stdout (an agent reads that one)."""
     import sys
@@ -18,8 +33,7 @@ def fail(message: str, next_action: str | None = None, code: int = 1) -> NoRetur
     if next_action:
         typer.echo(f"next: {next_action}", err=True)
     if "--json" in sys.argv[1:]:
-        doc = {"error": message, "nextAction": next_action}
-        typer.echo(json.dumps(doc, indent=2, sort_keys=True))
+        typer.echo(json.dumps(error_doc(message, kind, next_action), indent=2, sort_keys=True))
     raise typer.Exit(code)
 
 
@@ -28,7 +42,11 @@ def fail_from(exc: Exception, namespace: str | None = None) -> NoReturn:
     from dreamlake.controlplane.client import ApiFailure, Unreachable
 
     if isinstance(exc, Unreachable):
-        fail(exc.message, "lakeshore serve   # or pass --server URL / set LAKESHORE_URL")
+        fail(
+            exc.message,
+            "lakeshore serve   # or pass --server URL / set LAKESHORE_URL",
+            kind="no_lakeshore",
+        )
     if isinstance(exc, ApiFailure):
         hint = None
         if exc.status == 401:
@@ -40,5 +58,5 @@ def fail_from(exc: Exception, namespace: str | None = None) -> NoReturn:
             whose = f"namespace {namespace!r} (or of its org)" if namespace else "this namespace"
             hint = f"use a token of {whose}, or an admin token"
         detail = exc.detail if isinstance(exc.detail, str) else json.dumps(exc.detail)
-        fail(f"{exc.status} {exc.error}: {detail}", hint)
+        fail(f"{exc.status} {exc.error}: {detail}", hint, kind=str(exc.error or "lakeshore"))
     raise exc

@@ -20,8 +20,16 @@ from typing import Annotated, Any
 
 import typer
 
-from .lakeshore import DataDirOpt, JsonOpt, ServerOpt, TokenFileOpt, call, emit, make_client
 from .lakeshore_common import fail
+from .lakeshore_options import (
+    DataDirOpt,
+    JsonOpt,
+    ServerOpt,
+    TokenFileOpt,
+    call,
+    emit,
+    make_client,
+)
 
 keys_app = typer.Typer(help="The secret key every replica shares.", no_args_is_help=True)
 

@@ -71,7 +71,7 @@ def _client(
 ) -> Client:
     """Flags first; otherwise the engine's resolution (env, the ``.dreamrc``
     ``lakeshore:`` section, the embedded default and its admin token)."""
-    from dreamlake.cli.lakeshore import make_client
+    from .lakeshore_options import make_client
 
     if token_file is not None or data_dir is not None:
         return make_client(server, token_file, data_dir, namespace)

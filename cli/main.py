@@ -134,8 +134,22 @@ def version_cmd() -> None:
     sys.stdout.write(f"dreamlake {dreamlake.__version__}\n")
 
 
+def hoist_verbose(args: list[str]) -> list[str]:
+    """``--verbose`` is the root's flag; a terminal user puts it anywhere
+    (``dreamlake provider plan -n lab --verbose``): move it to the front. After
+    ``--`` everything is an argument, left as given."""
+    end = args.index("--") if "--" in args else len(args)
+    if "--verbose" not in args[:end]:
+        return args
+    rest = [a for a in args[:end] if a != "--verbose"]
+    return ["--verbose", *rest, *args[end:]]
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
+    from .conventions import text_streams
+
+    text_streams()
+    args = hoist_verbose(list(sys.argv[1:] if argv is None else argv))
     try:
         rv = app(args=args, prog_name="dreamlake", standalone_mode=False)
     except typer.Exit as exc:

@@ -626,7 +626,9 @@ def _protocol_streams() -> tuple[Any, Any]:
     os.dup2(null, 0)
     os.close(null)
     os.dup2(2, 1)
-    stdin = anyio.wrap_file(io.TextIOWrapper(os.fdopen(proto_in, "rb"), encoding="utf-8"))
+    stdin = anyio.wrap_file(
+        io.TextIOWrapper(os.fdopen(proto_in, "rb"), encoding="utf-8", errors="replace")
+    )
     stdout = anyio.wrap_file(io.TextIOWrapper(os.fdopen(proto_out, "wb"), encoding="utf-8"))
     return stdin, stdout
 

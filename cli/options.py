@@ -43,3 +43,17 @@ def one_name(arg: str | None, opt: str | None) -> str:
     if not name:
         raise typer.BadParameter("a provider name is required: -n NAME (or NAME)")
     return name
+
+
+def name_problem(name: str, what: str = "provider") -> str | None:
+    """Why ``name`` cannot be a provider's (or a pool's) name, else None. The name is
+    quoted short: it may be 5,000 characters or not text at all."""
+    from dreamlake.engine.paths import NAME_MAX, NAME_RE
+
+    if NAME_RE.fullmatch(name):
+        return None
+    shown = repr(name[:40]) + (f"… ({len(name)} characters)" if len(name) > 40 else "")
+    return (
+        f"invalid {what} name {shown}: names match ^[a-z0-9][a-z0-9-]*$ (lowercase letters, "
+        f"digits and dashes, not starting with a dash), at most {NAME_MAX} characters"
+    )

@@ -9,8 +9,8 @@ from typing import Annotated
 import typer
 
 from .groups import app
-from .invoke import emit, progress
-from .options import DreamDir, Json
+from .invoke import cli_error, emit, progress
+from .options import DreamDir, Json, name_problem
 
 pool_app = typer.Typer(
     help="Pools of providers: acquire resumes a free member, release suspends it.",
@@ -25,6 +25,17 @@ Yes = Annotated[
 ]
 
 
+def _check(as_json: bool, pool: str, member: str | None = None) -> None:
+    """A pool's name (and a member's) is a file name and goes into commands: refuse
+    one that is not a name before anything reads or writes with it."""
+    bad = name_problem(pool, "pool")
+    if bad is None and member is not None:
+        bad = name_problem(member)
+    if bad is not None:
+        argv = ["--json"] if as_json else []
+        raise typer.Exit(cli_error(bad, argv, command="dreamlake pool --help"))
+
+
 @pool_app.command("acquire")
 def acquire_cmd(
     pool: Pool, yes: Yes = False, dream_dir: DreamDir = None, as_json: Json = False
@@ -32,6 +43,7 @@ def acquire_cmd(
     """Resume the free member cheapest to bring back (a kept state first) and name it."""
     from dreamlake.engine.pool import acquire
 
+    _check(as_json, pool)
     emit(acquire(pool, yes=yes, dream_dir=dream_dir, progress=progress(as_json)), as_json)
 
 
@@ -46,6 +58,7 @@ def release_cmd(
     """Suspend a member: it becomes free for the next acquire."""
     from dreamlake.engine.pool import release
 
+    _check(as_json, pool, name)
     emit(release(pool, name, yes=yes, dream_dir=dream_dir, progress=progress(as_json)), as_json)
 
 
@@ -54,6 +67,7 @@ def status_cmd(pool: Pool, dream_dir: DreamDir = None, as_json: Json = False) ->
     """The members, their target (suspended = free) and their status."""
     from dreamlake.engine.pool import pool_status
 
+    _check(as_json, pool)
     st = pool_status(pool, dream_dir=dream_dir)
     if as_json:
         sys.stdout.write(st.model_dump_json(by_alias=True, indent=2) + "\n")

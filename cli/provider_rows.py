@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 
 from .groups import provider_app
-from .options import DreamDir, Json, NameArg, NameOpt
+from .options import DreamDir, Json, NameArg, NameOpt, name_problem
 
 if TYPE_CHECKING:
     from dreamlake.controlplane.client import Client
@@ -148,6 +148,9 @@ def show_cmd(
     n = name or name_arg
     if not n:
         fail("a provider name is required", "dreamlake provider list", as_json)
+    bad = name_problem(n)
+    if bad is not None:  # never put into a path, a request or a command
+        fail(bad, "dreamlake provider list", as_json)
     root = find_root(dream_dir)
     lifecycle = None
     if (root.provider_dir(n) / "provider.json").is_file():
@@ -224,6 +227,9 @@ def update_cmd(
     n = name or name_arg
     if not n:
         fail("a provider name is required", "dreamlake provider list", as_json)
+    bad = name_problem(n)
+    if bad is not None:  # never put into a path, a request or a command
+        fail(bad, "dreamlake provider list", as_json)
     again = f"dreamlake provider update {n} --kwarg KEY=VALUE"
     if launcher is not None:
         fail(

@@ -153,7 +153,7 @@ def _body(r: ProviderLifecycleResult) -> list[str]:
         out.append(f"✓ connected — {n} live worker{'s' if n != 1 else ''} claiming '{r.provider}'")
         out.extend(_worker_line(w) for w in (c.workers or []) if c)
     elif s == "unclaimed":
-        out.append(f"⚠ unclaimed — no bridge is claiming '{r.provider}'")
+        out.append(f"⚠ unclaimed — no daemon is claiming '{r.provider}'")
         out.append("this is a normal state, not a fault:")
         out.append("it means nothing can launch into this account right now.")
     elif s == "connecting":
@@ -219,8 +219,29 @@ def render(r: ProviderLifecycleResult, *, with_identity: bool = True) -> str:
     lines += [n for n in dict.fromkeys(r.notes) if n not in lines]
     if r.degraded:
         lines.append("degraded: " + ", ".join(r.degraded) + _degraded_hint(r.degraded))
+    set_line = _set_hint(r)
+    if set_line:
+        lines.append(set_line)
     lines.append(_next(r))
     return "\n".join(lines)
+
+
+def _set_hint(r: ProviderLifecycleResult) -> str | None:
+    """Decisions to settle: the same edit without an editor (``provider set``)."""
+    n = r.next_action
+    if not isinstance(n, EditThenContinue) or not r.blocking or not r.provider:
+        return None
+    import shlex
+
+    try:
+        words = shlex.split(n.command)
+    except ValueError:
+        return None
+    where = ""
+    if "--dream-dir" in words and words.index("--dream-dir") + 1 < len(words):
+        where = f" --dream-dir {shlex.quote(words[words.index('--dream-dir') + 1])}"
+    keys = " ".join(f"{k}=VALUE" for k in dict.fromkeys(b.key for b in r.blocking))
+    return f"or set them from here: dreamlake provider set -n {r.provider}{where} {keys}"
 
 
 def _degraded_hint(deg: list[str]) -> str:

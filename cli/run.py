@@ -31,14 +31,19 @@ def call(
 
 
 def write(result: ProviderLifecycleResult, as_json: bool) -> int:
-    """Print the result (one JSON document, or prose) and return its exit code."""
+    """Print the result (one JSON document, or prose) and return its exit code. In
+    prose an error goes to stderr, as a terminal user expects (stdout keeps results:
+    ``--json`` prints every document there, errors included)."""
     if as_json:
         sys.stdout.write(result.to_json() + "\n")
-    else:
-        from .render import render
+        sys.stdout.flush()
+        return result.exit_code
+    from .render import render
 
-        sys.stdout.write(render(result) + "\n")
-    sys.stdout.flush()
+    out = sys.stderr if result.status == "error" else sys.stdout
+    sys.stdout.flush()  # the header printed before, then the error
+    out.write(render(result) + "\n")
+    out.flush()
     return result.exit_code
 
 

@@ -120,9 +120,11 @@ def dreamrc_default(root: Path) -> frozenset[str] | None:
     rc = nearest_dreamrc(root)
     if rc is None:
         return None
+    from .readers import read_text
+
     try:
-        text = rc.read_text(encoding="utf-8")
-    except OSError:
+        text = read_text(rc)  # bounded; a FIFO or a device is not read
+    except (OSError, ValueError):
         return None
     if "gating" not in text:
         return None  # nothing for us; skip the YAML parse

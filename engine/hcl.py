@@ -32,9 +32,14 @@ def loads(text: str) -> dict[str, Any]:
     key = hashlib.sha256(f"{PARSER_TAG}\0{text}".encode()).hexdigest()
     entry = folder / f"{key}.json" if folder else None
     if entry is not None:
-        with contextlib.suppress(OSError, ValueError):
-            cached: dict[str, Any] = json.loads(entry.read_text(encoding="utf-8"))
-            return cached
+        # The cache is ours: a corrupt entry (or a FIFO or device in its place) is
+        # parsed again, never reported as a fault of the user's file.
+        with contextlib.suppress(OSError, ValueError, RecursionError):
+            from .readers import read_json
+
+            cached = read_json(entry)
+            if isinstance(cached, dict):
+                return cached
     import hcl2
 
     check_hcl_text(text, None)  # only on a cache miss: a cached text parsed before

@@ -55,9 +55,11 @@ def default_data_dir() -> Path:
 
 
 def _read_token(path: Path) -> str | None:
+    from .readers import read_text
+
     try:
-        text = path.expanduser().read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError):
+        text = read_text(path.expanduser(), limit=64 * 1024).strip()
+    except (OSError, ValueError):  # missing, not UTF-8, too large, not a regular file
         return None
     return text or None
 

@@ -72,12 +72,13 @@ def applied_stopped(state: Mapping[str, Any]) -> bool | None:
 def read_applied_stopped(obs: Observation) -> bool | None:
     """:func:`applied_stopped` of the provider's terraform state (None for other
     backends, or without a readable state)."""
-    import json
 
     if obs.backend != "terraform":
         return None
     try:
-        data = json.loads((obs.dir / "terraform" / "terraform.tfstate").read_text("utf-8"))
+        from .readers import MAX_STATE, read_json
+
+        data = read_json(obs.dir / "terraform" / "terraform.tfstate", limit=MAX_STATE)
     except (OSError, ValueError):
         return None
     return applied_stopped(data) if isinstance(data, dict) else None

@@ -15,7 +15,8 @@ from pathlib import Path
 from .errors import UsageError
 from .frozen import frozen
 
-NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+NAME_MAX = 63  # as the control plane's provider names (controlplane/names.py)
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 DREAM = ".dream"
 DREAMRC = ".dreamrc"
 
@@ -88,9 +89,11 @@ def find_root(dream_dir: str | Path | None = None, cwd: Path | None = None) -> R
 
 def check_name(name: str) -> str:
     if not NAME_RE.fullmatch(name or ""):
+        shown = repr(name[:40]) + (f"… ({len(name)} characters)" if len(name or "") > 40 else "")
         raise UsageError(
-            f"invalid provider name {name!r}: names must match ^[a-z0-9][a-z0-9-]*$ "
-            "(lowercase letters, digits and dashes, not starting with a dash)"
+            f"invalid provider name {shown}: names must match ^[a-z0-9][a-z0-9-]*$ "
+            f"(lowercase letters, digits and dashes, not starting with a dash), at most "
+            f"{NAME_MAX} characters"
         )
     return name
 

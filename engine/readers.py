@@ -34,15 +34,55 @@ class FileProblem(ValueError):
         super().__init__(f"{path}: {reason}" if path is not None else reason)
 
 
+NOT_REGULAR = (
+    "is not a regular file (a FIFO, a device or a socket, or a link to one); "
+    "put the file itself there"
+)
+
+
 def read_bytes(path: Path | str, *, limit: int = MAX_TEXT) -> bytes:
-    """At most ``limit`` bytes of ``path``; larger is a ``FileProblem``. ``OSError``
+    """At most ``limit`` bytes of ``path``; larger is a ``FileProblem``. Only a
+    regular file is read: it is opened without blocking (a FIFO with no writer would
+    otherwise wait forever) and anything else — a FIFO, a device such as
+    ``/dev/zero``, a socket, a link to one — is a ``FileProblem`` too. ``OSError``
     (missing, unreadable, a folder) passes through for callers that expect it."""
+    import errno
+    import os
+    import stat
+
     p = Path(path)
-    with p.open("rb") as f:
-        data = f.read(limit + 1)
+    fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(p))
+        if not stat.S_ISREG(mode):
+            raise FileProblem(p, NOT_REGULAR)
+        chunks: list[bytes] = []
+        left = limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
     if len(data) > limit:
         raise FileProblem(p, f"larger than {_size(limit)}; is it the right file?")
     return data
+
+
+def is_regular(path: Path | str) -> bool:
+    """Whether ``path`` is a regular file (following links), without opening it."""
+    import os
+    import stat
+
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 def decode(data: bytes, path: Path | str | None) -> str:

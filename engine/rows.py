@@ -13,7 +13,6 @@ Without a control plane nothing here fails: the caller already says
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from . import commands, lakeshore
@@ -75,7 +74,9 @@ def row_kwargs(obs: Observation) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if obs.adopt:
         try:
-            adopt = json.loads((obs.dir / "adopt.json").read_text(encoding="utf-8"))
+            from .readers import read_json
+
+            adopt = read_json(obs.dir / "adopt.json")
         except (OSError, ValueError):
             adopt = {}
         if isinstance(adopt, dict):

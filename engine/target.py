@@ -74,8 +74,10 @@ def read_target(paths: ProviderPaths, backend: str, dream_dir: str | None = None
     value: object = None
     line: int | None = None
     if backend == "none":
+        from .readers import loads_json
+
         try:
-            data = json.loads(text)
+            data = loads_json(text, path=path)  # bounded depth; 5,000 digits are a ValueError
         except ValueError:
             return DEFAULT  # the adopt scan reports a broken adopt.json
         value = data.get(KEY) if isinstance(data, dict) else None
@@ -109,9 +111,11 @@ def write_target(paths: ProviderPaths, backend: str, target: Target) -> Path | N
     if backend == "pulumi":
         _refuse_adopted_stack(paths)
     path = target_file(paths, backend)
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    from .readers import loads_json, read_text
+
+    text = read_text(path) if path.exists() else ""
     if backend == "none":
-        data = json.loads(text) if text.strip() else {}
+        data = loads_json(text, path=path) if text.strip() else {}
         data[KEY] = target
         new = json.dumps(data, indent=2) + "\n"
     elif backend == "pulumi":
@@ -146,9 +150,11 @@ def _refuse_adopted_stack(paths: ProviderPaths) -> None:
 def _explicit(paths: ProviderPaths, backend: str) -> bool:
     """Whether the file names a target at all (an absent one reads as active)."""
     path = target_file(paths, backend)
+    from .readers import read_text
+
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError:
+        text = read_text(path)
+    except (OSError, ValueError):
         return False
     if backend == "none":
         return f'"{KEY}"' in text

@@ -105,8 +105,12 @@ def remembered(
     import zlib
 
     entry = base / f"{zlib.crc32(key.encode()):08x}-{len(key)}.json"
-    with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
-        data = json.loads(entry.read_text(encoding="utf-8"))
+    # A cache entry is the engine's own file: whatever is wrong with it (corrupt,
+    # nested too deep, a FIFO or a device in its place) means "compute it again".
+    with contextlib.suppress(OSError, ValueError, TypeError, KeyError, RecursionError):
+        from .readers import read_json
+
+        data = read_json(entry)
         if data["key"] == key and data["fingerprint"] == fingerprint:
             return data["value"]
     value = compute()

@@ -1,5 +1,8 @@
-"""Every error leaves the API as JSON ``{"error": <code>, "detail": <text or list>}``
-with a proper status code. Routes raise :class:`ApiError`."""
+"""Every error leaves the API as an RFC 9457 problem (``application/problem+json``)
+with a proper status code: ``type``, ``title``, ``status``, ``detail`` (a sentence,
+or for a request that does not validate the list of what is wrong), and the members
+the ``dreamlake`` and ``lakeshore`` JSON errors share: ``kind`` (a stable word) —
+also as ``error``, which clients read. Routes raise :class:`ApiError`."""
 
 from __future__ import annotations
 
@@ -38,10 +41,33 @@ def not_found(what: str, name: str) -> ApiError:
     return ApiError(404, "not_found", f"no {what} named {name!r}")
 
 
+PROBLEM_JSON = "application/problem+json"
+
+
+def problem(status: int, error: str, detail: Any = None) -> dict[str, Any]:
+    """The body of an error: an RFC 9457 problem with our ``kind`` / ``error``."""
+    from http import HTTPStatus
+
+    try:
+        title = HTTPStatus(status).phrase
+    except ValueError:
+        title = "Error"
+    return {
+        "type": "about:blank",
+        "title": title,
+        "status": status,
+        "detail": detail,
+        "kind": error,
+        "error": error,
+    }
+
+
 def error_response(
     status: int, error: str, detail: Any = None, headers: dict[str, str] | None = None
 ) -> JSONResponse:
-    return JSONResponse({"error": error, "detail": detail}, status_code=status, headers=headers)
+    return JSONResponse(
+        problem(status, error, detail), status_code=status, headers=headers, media_type=PROBLEM_JSON
+    )
 
 
 def _validation_detail(exc: RequestValidationError) -> list[dict[str, Any]]:

@@ -93,6 +93,8 @@ def read_adopt(path: Path, provider: str) -> tuple[dict[str, Any], KeyLines, boo
         raise _syntax_error(path, e.lineno, e.msg, provider) from None
     except FileProblem as e:
         raise _syntax_error(path, None, e.reason, provider) from None
+    except (ValueError, RecursionError) as e:  # e.g. an integer of 5,000 digits
+        raise _syntax_error(path, None, str(e).split(";")[0], provider) from None
     if not isinstance(data, dict):
         raise _syntax_error(path, 1, "the top level must be a JSON object", provider)
     lines = json_key_lines(text)

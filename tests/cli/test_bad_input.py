@@ -85,7 +85,7 @@ def test_a_bad_dreamrc_above_cwd_is_an_error_naming_it(
     }
     p = run("provider", "status", "-n", "lab", cwd=nested)
     no_traceback(p)
-    assert p.returncode == 1 and str(rc) in p.stdout + p.stderr and "next: edit" in p.stdout
+    assert p.returncode == 1 and str(rc) in p.stdout + p.stderr and "next: edit" in p.stderr
 
 
 @pytest.mark.parametrize("case", ["billion-laughs", "deep-flow", "not-utf8"])
@@ -126,7 +126,7 @@ def test_a_bad_dreamrc_fails_list_cleanly(case: str, project: Path) -> None:
     }
     p = run("provider", "list", cwd=project)
     no_traceback(p)
-    assert p.returncode == 1 and str(rc) in p.stderr + p.stdout and "next: edit" in p.stdout
+    assert p.returncode == 1 and str(rc) in p.stderr + p.stdout and "next: edit" in p.stderr
 
 
 @pytest.mark.parametrize("argv", [("provider", "show", "lab"), ("pool", "acquire", "p")])
@@ -336,7 +336,12 @@ def test_lakeshore_kwargs_file_is_an_error_naming_it(content: bytes, project: Pa
     assert p.returncode == 1 and str(f) in p.stderr and f"next: fix {f}" in p.stderr
     p = run(*args, "--json", cwd=project, cmd=LAKESHORE)
     doc = json.loads(p.stdout)
-    assert str(f) in doc["error"] and str(f) in doc["nextAction"]
+    assert (
+        str(f) in doc["error"]
+        and str(f) in doc["hint"]
+        and doc["nextAction"] is None
+        and doc["kind"]
+    )
 
 
 def test_unknown_name_lists_what_exists_and_keeps_the_name(project: Path, lab: Path) -> None:
@@ -415,3 +420,171 @@ def test_no_credentials_is_reported_as_such(project: Path, tmp_path: Path) -> No
     assert {"no-credentials", "no-probe"} <= set(doc["degraded"])
     p = run("provider", "status", "-n", "gpu", cwd=project, env=env)
     assert "no-credentials" in p.stdout and "no cloud credentials found" in p.stdout
+
+
+# ----------------------------------------------------------------- hostile values
+
+
+def run_bytes(
+    *args: bytes | str, cwd: Path, stdin: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """argv and stdin as raw bytes (a name that is not UTF-8 reaches us as such)."""
+    return subprocess.run(
+        [*DREAMLAKE, *args], cwd=cwd, input=stdin, capture_output=True, timeout=TIMEOUT,
+        stdin=None if stdin is not None else subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+def no_traceback_b(p: subprocess.CompletedProcess[bytes]) -> None:
+    assert b"Traceback" not in p.stderr + p.stdout, p.stderr[-2000:]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b'{"host": ' + b"[" * 5000 + b"]" * 5000 + b"}",
+        b'{"port": ' + b"9" * 5000 + b"}",
+    ],
+    ids=["deep", "5000-digits"],
+)
+def test_a_hostile_adopt_json_is_an_error_naming_it_in_list_and_status(
+    content: bytes, project: Path
+) -> None:
+    p = run("provider", "create", "-n", "box", "--provider", "ssh", "--json", cwd=project)
+    assert p.returncode == 0, p.stderr
+    adopt = project / ".dream" / "providers" / "box" / "adopt.json"
+    adopt.write_bytes(content)
+    p = run("provider", "list", "--json", cwd=project)
+    no_traceback(p)
+    (doc,) = json.loads(p.stdout)
+    assert doc["status"] == "error" and str(adopt) in doc["error"]
+    assert doc["nextAction"]["file"] == str(adopt)
+    doc = error_doc(run("provider", "status", "-n", "box", "--json", cwd=project))
+    assert str(adopt) in doc["error"] and doc["kind"] != "internal"
+    assert adopt.read_bytes() == content  # left alone
+
+
+HOSTILE_NAMES = [b"a" * 5000, b"\xff\xfe", b"lab\xc3"]
+
+
+@pytest.mark.parametrize("name", HOSTILE_NAMES, ids=["5000-chars", "not-utf8", "cut-utf8"])
+@pytest.mark.parametrize(
+    "argv",
+    [("provider", "show"), ("provider", "update"), ("pool", "acquire"), ("provider", "status")],
+)
+def test_a_hostile_name_is_a_usage_error(argv: tuple[str, ...], name: bytes, project: Path) -> None:
+    for json_flag in ((), ("--json",)):
+        p = run_bytes(*argv, name, *json_flag, cwd=project)
+        no_traceback_b(p)
+        assert p.returncode == 1, (p.stdout, p.stderr)
+        if json_flag:
+            doc = json.loads(p.stdout)
+            assert doc["nextAction"] and "\udcff" not in doc["nextAction"]["command"]
+            assert name.decode("utf-8", "replace") not in doc["nextAction"]["command"]
+    assert not (project / ".dream" / "pools").exists() or not any(
+        (project / ".dream" / "pools").iterdir()
+    )
+
+
+def test_non_utf8_bytes_on_the_mcp_stdin_neither_crash_nor_hang(project: Path) -> None:
+    pytest.importorskip("mcp", reason="needs the MCP SDK (pip install 'dreamlake[mcp]')")
+    init = {
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "t", "version": "1"}},
+    }  # fmt: skip
+    stdin = b"\xff\xfe\x00 not text\n" + json.dumps(init).encode() + b"\n"
+    p = run_bytes("mcp", cwd=project, stdin=stdin)  # stdin closes: the server ends
+    no_traceback_b(p)
+    assert p.returncode == 0
+    answers = [json.loads(line) for line in p.stdout.splitlines() if line.strip()]
+    assert any(a.get("id") == 1 and "result" in a for a in answers), p.stdout
+
+
+def _fifo(path: Path) -> None:
+    path.unlink(missing_ok=True)
+    os.mkfifo(path)
+
+
+def _device(path: Path) -> None:
+    path.unlink(missing_ok=True)
+    path.symlink_to("/dev/null")  # a character device (mknod needs privileges)
+
+
+def _zero(path: Path) -> None:
+    path.unlink(missing_ok=True)
+    path.symlink_to("/dev/zero")
+
+
+SPECIAL = {"fifo": _fifo, "device": _device, "dev-zero": _zero}
+READ_FILES = [
+    "provider.json",
+    "terraform/terraform.tfvars",
+    "terraform/terraform.tfstate",
+    "terraform/.terraform.tfstate.lock.info",
+    "terraform/tfplan.meta.json",
+    "terraform/variables.tf",
+    "../../../.dreamrc",
+]
+
+
+@pytest.mark.parametrize("kind", sorted(SPECIAL))
+@pytest.mark.parametrize("rel", READ_FILES)
+def test_a_fifo_or_device_in_place_of_a_file_never_hangs(
+    rel: str, kind: str, project: Path, lab: Path
+) -> None:
+    """Only regular files are read, without blocking: a FIFO with no writer, a device,
+    a link to /dev/zero are an error naming the file (or, for the engine's own
+    records, "not there"), never a hang, never a traceback."""
+    target = (lab / rel).resolve() if not rel.startswith("..") else project / ".dreamrc"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    SPECIAL[kind](target)
+    for argv in (("provider", "status", "-n", "lab", "--json"), ("provider", "list", "--json")):
+        p = run(*argv, cwd=project)
+        no_traceback(p)
+        docs = json.loads(p.stdout)
+        for doc in docs if isinstance(docs, list) else [docs]:
+            assert doc["nextAction"] is not None, doc
+            assert doc.get("kind") != "internal", doc
+            if doc["status"] == "error":
+                assert str(target) in doc["error"] or rel.endswith((".tf", ".lock.info")), doc
+
+
+def test_a_fifo_in_place_of_the_adopt_and_stack_files_never_hangs(
+    project: Path, pulumi_lab: Path
+) -> None:
+    p = run("provider", "create", "-n", "box", "--provider", "ssh", "--json", cwd=project)
+    assert p.returncode == 0, p.stderr
+    for f in (project / ".dream" / "providers" / "box" / "adopt.json", pulumi_lab):
+        _fifo(f)
+    p = run("provider", "list", "--json", cwd=project)
+    no_traceback(p)
+    docs = {d["provider"]: d for d in json.loads(p.stdout)}
+    assert "not a regular file" in docs["box"]["error"]
+    assert docs["pl"]["nextAction"] is not None
+
+
+def test_a_corrupt_user_cache_is_recomputed_never_blamed_on_the_users_file(
+    project: Path, lab: Path, tmp_path: Path
+) -> None:
+    cache = tmp_path / "cache"
+    env = {"DREAMLAKE_CACHE_DIR": str(cache)}
+    first = run("provider", "status", "-n", "lab", "--json", cwd=project, env=env)
+    assert first.returncode == 0 and cache.is_dir()
+    entries = [f for f in cache.rglob("*") if f.is_file()]
+    assert entries
+    for bad in (b"[" * 50_000, b'["not", "an", "entry"]', b"\xff\xfe", b"{}"):
+        for f in entries:
+            f.write_bytes(bad)
+        p = run("provider", "status", "-n", "lab", "--json", cwd=project, env=env)
+        no_traceback(p)
+        assert (
+            p.returncode == 0
+            and json.loads(p.stdout)["blocking"] == json.loads(first.stdout)["blocking"]
+        ), p.stdout
+    for f in entries:
+        _fifo(f)
+    p = run("provider", "status", "-n", "lab", "--json", cwd=project, env=env)
+    assert (
+        p.returncode == 0 and json.loads(p.stdout)["status"] == json.loads(first.stdout)["status"]
+    )

@@ -66,8 +66,10 @@ def test_refusal_prose_and_rc(project: Path) -> None:
     assert p.returncode == 1
     assert (
         "✗ 'lab' was scaffolded from vendor 'local'. Refusing to overwrite it with 'ec2' "
-        "— delete the directory or pick another name." in p.stdout
+        "— delete the directory or pick another name." in p.stderr
     )
+    # the error goes to stderr; stdout keeps only what ran (the header), no ✗ line
+    assert "✗" not in p.stdout and p.stdout.startswith("provider create lab\n")
 
 
 def test_unknown_vendor_rc1_json(project: Path) -> None:

@@ -132,3 +132,75 @@ def test_tf_log_passes_through(project: Path, planned_env: dict, tmp_path: Path)
     p = run("dreamlake", "provider", "plan", "-n", "vb", "--json", cwd=project, env=env)
     assert p.returncode == 0, p.stderr
     assert log.is_file() and "[DEBUG]" in log.read_text()
+
+
+def test_verbose_works_after_the_subcommand_too(project: Path, planned_env: dict) -> None:  # type: ignore[type-arg]
+    p = run("dreamlake", "provider", "plan", "vb", "--json", "--verbose", cwd=project,
+            env=planned_env)  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert '"status": "ready"' in p.stdout
+    assert any(x.startswith("dreamlake: run: ") for x in p.stderr.splitlines()), p.stderr
+
+
+def test_hoisting_verbose_leaves_arguments_after_the_separator_alone() -> None:
+    from dreamlake.cli.main import hoist_verbose
+
+    assert hoist_verbose(["provider", "status", "-n", "a", "--verbose"]) == [
+        "--verbose", "provider", "status", "-n", "a",
+    ]  # fmt: skip
+    assert hoist_verbose(["provider", "set", "a", "--", "--verbose"]) == [
+        "provider", "set", "a", "--", "--verbose",
+    ]  # fmt: skip
+
+
+PROVIDER_VERBS = [
+    "create", "status", "plan", "apply", "connect", "set", "suspend", "resume", "reconcile",
+    "destroy", "delete", "show", "update",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("verb", PROVIDER_VERBS)
+def test_every_provider_verb_takes_the_name_both_ways(verb: str) -> None:
+    """`-n NAME` and a bare NAME on every `provider` verb; -y is --yes wherever --yes is."""
+    p = run("dreamlake", "provider", verb, "--help")
+    assert p.returncode == 0, p.stderr
+    assert "[NAME" in p.stdout.splitlines()[0] and "-n, --name" in p.stdout, p.stdout
+    if "--yes" in p.stdout:
+        assert "-y, --yes" in p.stdout
+
+
+def test_a_positional_name_and_y_reach_the_verb(project: Path) -> None:
+    p = run("dreamlake", "provider", "create", "lab", "--provider", "local", "--json", cwd=project)
+    assert p.returncode == 0, p.stderr
+    p = run("dreamlake", "provider", "status", "lab", "--json", cwd=project)
+    assert p.returncode == 0 and '"provider": "lab"' in p.stdout
+    p = run("dreamlake", "provider", "status", "lab", "-n", "other", cwd=project)
+    assert p.returncode == 1 and "two names given" in p.stderr
+    p = run("dreamlake", "provider", "delete", "lab", "-y", "--json", cwd=project)
+    assert p.returncode == 0 and not (project / ".dream" / "providers" / "lab").exists()
+
+
+def test_prose_errors_go_to_stderr_and_json_errors_to_stdout(project: Path) -> None:
+    p = run("dreamlake", "provider", "status", "-n", "nope", cwd=project)
+    assert p.returncode == 1
+    assert "✗" in p.stderr and "next: " in p.stderr and "✗" not in p.stdout
+    p = run("dreamlake", "provider", "status", "-n", "nope", "--json", cwd=project)
+    assert p.returncode == 1 and p.stdout.lstrip().startswith("{") and p.stderr == ""
+
+
+def test_one_json_error_shape_across_the_commands(project: Path) -> None:
+    """error (a sentence), kind (a word), nextAction (an object or null)."""
+    import json
+
+    docs = [
+        run("dreamlake", "provider", "status", "-n", "nope", "--json", cwd=project),
+        run("dreamlake", "provider", "status", "--bogus", "--json", cwd=project),
+        run("dreamlake", "provider", "show", "--json", cwd=project),
+        run("lakeshore", "namespaces", "list", "--server", "http://127.0.0.1:9", "--json",
+            cwd=project),
+    ]  # fmt: skip
+    for p in docs:
+        assert p.returncode == 1, (p.stdout, p.stderr)
+        doc = json.loads(p.stdout)
+        assert isinstance(doc["error"], str) and isinstance(doc["kind"], str), doc
+        assert doc["nextAction"] is None or isinstance(doc["nextAction"]["command"], str), doc

@@ -103,7 +103,7 @@ def test_unclaimed_is_not_a_fault() -> None:
             next_action={"kind": "run", "command": "dreamlake provider connect -n aws-demo"},
         )
     )
-    assert "⚠ unclaimed — no bridge is claiming 'aws-demo'" in text
+    assert "⚠ unclaimed — no daemon is claiming 'aws-demo'" in text
     assert "this is a normal state, not a fault:" in text
     assert "it means nothing can launch into this account right now." in text
     assert "✗" not in text
@@ -216,3 +216,27 @@ def test_an_approval_keeps_the_file_to_edit_and_the_host() -> None:
         )
     ).splitlines()[-1]
     assert shell.startswith("next: sudo x") and "on h1" in shell and "needs a person's yes" in shell
+
+
+def test_decisions_to_settle_name_the_set_command_too() -> None:
+    """Without an editor (or over MCP) the same edit is `provider set`."""
+    lines = render(
+        result(
+            status="needs_input",
+            blocking=[
+                {"key": "region", "reason": "unset", "file": "/p/t.tfvars"},
+                {"key": "region", "reason": "conflict", "file": "/p/t.auto.tfvars"},
+                {"key": "zone", "reason": "placeholder", "file": "/p/t.tfvars"},
+            ],
+            next_action={
+                "kind": "edit_then_continue",
+                "file": "/p/t.tfvars",
+                "command": "dreamlake provider create -n aws-demo --continue --dream-dir '/a b'",
+            },
+        )
+    ).splitlines()
+    assert lines[-2] == (
+        "or set them from here: dreamlake provider set -n aws-demo --dream-dir '/a b' "
+        "region=VALUE zone=VALUE"
+    )
+    assert lines[-1].startswith("next: edit /p/t.tfvars, then")

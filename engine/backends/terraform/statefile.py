@@ -129,10 +129,14 @@ def read_state(path: Path) -> StateFile:
 def state_fingerprint(path: Path) -> str:
     """A content fingerprint; a missing and a 0-byte state are the same "absent"
     (terraform reads both as no state)."""
+    from ...readers import MAX_STATE, read_bytes
+
     try:
-        raw = path.read_bytes()
+        raw = read_bytes(path, limit=MAX_STATE)  # a FIFO or a device is not read
     except FileNotFoundError:
         return "absent"
+    except (OSError, ValueError) as exc:
+        return f"unreadable: {exc}"  # never equal to a saved plan's: plan again
     if not raw.strip():
         return "absent"
     import hashlib  # asked only to check a saved plan against the state
