@@ -251,6 +251,18 @@ def tokens_create(
     expires_in: Annotated[
         int | None, typer.Option("--expires-in", help="Seconds until the token stops working.")
     ] = None,
+    daemon_for: Annotated[
+        str | None,
+        typer.Option(
+            "--daemon-for",
+            help="A daemon's token for this provider: it may only register, heartbeat, "
+            "poll and report for it.",
+        ),
+    ] = None,
+    host: Annotated[
+        str | None,
+        typer.Option(help="With --daemon-for: the daemon's host; replaces its earlier token."),
+    ] = None,
     server: ServerOpt = None,
     token_file: TokenFileOpt = None,
     data_dir: DataDirOpt = None,
@@ -258,8 +270,17 @@ def tokens_create(
 ) -> None:
     """Create a bearer token scoped to NAMESPACE; prints the token (shown once)."""
     client = make_client(server, token_file, data_dir)
-    token = call(client.create_token, namespace, label, expires_in)
-    emit({"token": token, "namespace": namespace, "label": label}, as_json, token)
+    scoped: dict[str, str] = {}
+    if daemon_for is not None:
+        scoped = {"scope": "daemon", "provider": daemon_for, **({"host": host} if host else {})}
+    elif host is not None:
+        fail("--host goes with --daemon-for PROVIDER")
+    token = call(client.create_token, namespace, label, expires_in, **scoped)
+    emit(
+        {"token": token, "namespace": namespace, "label": label, **scoped},
+        as_json,
+        token,
+    )
 
 
 # -- claims and work -----------------------------------------------------------------

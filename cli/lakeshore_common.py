@@ -55,7 +55,11 @@ def fail_from(exc: Exception, namespace: str | None = None) -> NoReturn:
                 "(the admin token is under --data-dir)"
             )
         elif exc.status == 403:
-            whose = f"namespace {namespace!r} (or of its org)" if namespace else "this namespace"
+            whose = (
+                f"namespace {namespace!r} (or of its org, to read)"
+                if namespace
+                else "this namespace"
+            )
             hint = f"use a token of {whose}, or an admin token"
         detail = exc.detail if isinstance(exc.detail, str) else json.dumps(exc.detail)
         fail(f"{exc.status} {exc.error}: {detail}", hint, kind=str(exc.error or "lakeshore"))

@@ -36,6 +36,8 @@ keys_app = typer.Typer(help="The secret key every replica shares.", no_args_is_h
 
 def _token_line(t: dict[str, Any]) -> str:
     scope = "admin" if t.get("admin") else f"namespace {t.get('namespace')}"
+    if t.get("scope") == "daemon":
+        scope += f" daemon of {t.get('provider')}" + (f" on {t['host']}" if t.get("host") else "")
     extra = ""
     if t.get("expiresAt"):
         extra += f", expires {t['expiresAt']}"

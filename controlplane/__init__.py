@@ -3,16 +3,21 @@
 ``lakeshore serve`` (FastAPI under uvicorn, 127.0.0.1:7878 by default) keeps its
 SQLite file and a 0600 admin token under ``platformdirs.user_data_dir("lakeshore")``
 (``--data-dir`` / ``LAKESHORE_DATA_DIR``), or uses PostgreSQL by URL (``--db`` /
-``LAKESHORE_DB``); Alembic migrates on start. Every route but ``/healthz`` takes
-``Authorization: Bearer <token>``; errors are JSON ``{"error", "detail"}``.
+``LAKESHORE_DB``); Alembic migrates on start. Every route but ``/healthz`` and
+``/readyz`` takes ``Authorization: Bearer <token>``, checked before the body is
+read, against the scope the route declares (``server/scopes.py``: admin, namespace
+or a daemon's own provider); errors are JSON ``{"error", "detail"}``.
 
-    GET    /healthz
+    GET    /healthz                                     the process answers
+    GET    /readyz                                      ... and the database
     GET    /api/whoami
     POST   /api/namespaces                              {name, orgId?}        admin
     GET    /api/namespaces
     GET    /api/namespaces/{ns}
     PATCH  /api/namespaces/{ns}                         {orgId | null}        admin
-    POST   /api/namespaces/{ns}/tokens                  {label?, expiresInSeconds?}  admin
+    POST   /api/namespaces/{ns}/tokens                  {label?, expiresInSeconds?,
+                                                     scope?, provider?, host?}  admin
+    DELETE /api/namespaces/{ns}/providers/{name}/tokens revoke its daemon tokens
     GET    /api/tokens?revoked=                                               admin
     DELETE /api/tokens/{id}                             revoke                admin
     POST   /api/tokens/rotate-admin                     new admin token, old revoked

@@ -191,7 +191,8 @@ def caller_of_digest(state: Any, digest: str, session: Session) -> Caller:
         return hit  # type: ignore[no-any-return]
     row = session.scalar(select(Token).where(Token.token_hash == digest))
     if row is None or row.revoked_at is not None:
-        raise ApiError(401, "unauthorized", "unknown or revoked token")
+        refused_of(state).add(digest, _unknown())
+        raise _unknown()
     scope = "admin" if row.admin else (row.scope or "namespace")
     caller = Caller(
         token_id=row.id,
@@ -203,14 +204,51 @@ def caller_of_digest(state: Any, digest: str, session: Session) -> Caller:
         expires_at=row.expires_at,
     )
     if caller.expired():
+        refused_of(state).add(digest, _expired())
         raise _expired()
     if cache is not None:
         cache.put(digest, caller, caller.ttl())
     return caller
 
 
+def _unknown() -> ApiError:
+    return ApiError(401, "unauthorized", "unknown or revoked token")
+
+
+class RefusedTokens:
+    """Digests of tokens found unknown, revoked or expired: refused from memory from
+    then on, without a look-up (none of these ever becomes valid: a token is random,
+    so an unknown digest is never minted later, and nothing un-revokes). Bounded: a
+    flood of made-up tokens empties it, and then costs one look-up each again."""
+
+    def __init__(self, size: int = 20000) -> None:
+        self.size = size
+        self._digests: dict[str, ApiError] = {}
+        self._lock = threading.Lock()
+
+    def add(self, digest: str, why: ApiError) -> None:
+        with self._lock:
+            if len(self._digests) >= self.size:
+                self._digests.clear()
+            self._digests[digest] = why
+
+    def check(self, digest: str) -> None:
+        """Raise the 401 ``digest`` was refused with, if it was."""
+        why = self._digests.get(digest)
+        if why is not None:
+            raise ApiError(why.status, why.error, why.detail)
+
+
+def refused_of(state: Any) -> RefusedTokens:
+    refused: RefusedTokens | None = getattr(state, "refused_tokens", None)
+    if refused is None:
+        refused = state.refused_tokens = RefusedTokens()
+    return refused
+
+
 async def caller_cached(state: Any, digest: str) -> Caller:
     """:func:`caller_of_digest` from the cache, else in a thread (single flight)."""
+    refused_of(state).check(digest)
     cache: TokenCache | None = getattr(state, "token_cache", None)
     if cache is not None and (hit := cache.get(digest)) is not None:
         if hit.expired():
@@ -262,6 +300,7 @@ async def access_cached(state: Any, digest: str, ns: str) -> Access:
     concurrent request that needs it."""
     if (hit := cached_access(state, digest, ns)) is not None:
         return hit
+    refused_of(state).check(digest)
     cache: TokenCache | None = getattr(state, "token_cache", None)
 
     def lookup() -> Access:

@@ -137,18 +137,19 @@ class HotPath:
             return None
         return cached_access(self.state, hash_token(token.strip()), ns)
 
-    @staticmethod
-    def _owns(access: Any, hb: Any, worker_id: str) -> bool:
+    def _owns(self, access: Any, hb: Any, worker_id: str) -> bool:
         """Whether the caller may act for this worker here; a daemon's token only
-        for its own provider's (else the route answers, and refuses)."""
+        for its own provider's worker (and its own instance's, when pinned), as the
+        routes last saw it (else the route answers, and refuses)."""
+        del hb
         caller = access.caller
         if caller.scope != "daemon":
             return True
-        return (
-            bool(caller.provider)
-            and hb.provider_of(worker_id) == caller.provider
-            and not caller.instance
-        )
+        owners = getattr(self.state, "worker_owners", None) or {}
+        known = owners.get(worker_id)
+        if known is None or not caller.provider or known[0] != caller.provider:
+            return False
+        return not caller.instance or known[1] == caller.instance
 
     def _services(self) -> tuple[Any, Any] | None:
         hb = getattr(self.state, "heartbeats", None)

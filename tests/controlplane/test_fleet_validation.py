@@ -116,6 +116,23 @@ def test_kwargs_size_limit_is_413(server: ServerProc) -> None:
     assert _listing_ok(server, ns, token) == []
 
 
+def test_mode_patches_honour_the_kwargs_size_limit(server: ServerProc) -> None:
+    """One limit on every write path: patching a mode bit by bit cannot store more
+    than LAKESHORE_MAX_KWARGS_BYTES (five 30 KB patches used to store 150 KB)."""
+    ns, token = _ns(server)
+    assert _post(server, token, f"/api/namespaces/{ns}/modes", {"name": "m"})[0] == 201
+    statuses = []
+    for i in range(5):
+        patch = json.dumps({"env": {f"K{i}": "x" * (30 * 1024)}}).encode()
+        status, out = raw(server, "PATCH", f"/api/namespaces/{ns}/modes/m", patch, token)
+        statuses.append(status)
+        if status == 413:
+            assert "LAKESHORE_MAX_KWARGS_BYTES" in out["detail"]
+    assert statuses[:2] == [200, 200] and statuses[2:] == [413, 413, 413], statuses
+    status, mode = raw(server, "GET", f"/api/namespaces/{ns}/modes/m", None, token)
+    assert status == 200 and sorted(mode["env"]) == ["K0", "K1"]
+
+
 def test_org_on_default_and_scoped_listings(server: ServerProc) -> None:
     """New installs list only their own namespace's rows; ``default`` can join an org."""
     a, ta = _ns(server)

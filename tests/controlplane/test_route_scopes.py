@@ -276,6 +276,7 @@ def test_an_instance_token_is_pinned_to_its_first_instance(server: ServerProc) -
 
             ns_id = session.scalar(select(Namespace.id).where(Namespace.name == "default"))
             token, _tid = _mint(session, ns_id, "instance pin test", "pinned")
+            second, _tid2 = _mint(session, ns_id, "instance pin test 2", "pinned")
             session.commit()
     finally:
         engine.dispose()
@@ -287,6 +288,17 @@ def test_an_instance_token_is_pinned_to_its_first_instance(server: ServerProc) -
     assert _call(server, "POST", ns + "/workers", token, _worker("other", "i-a"))[0] == 403
     who = _call(server, "GET", "/api/whoami", token)[1]
     assert who["scope"] == "daemon" and who["provider"] == "pinned"
+    # two instances of one provider: each beats for its own worker only, also once
+    # the server knows both (the hot path)
+    wa = first[1]["workerId"]
+    other = _call(server, "POST", ns + "/workers", second, _worker("pinned", "i-c"))
+    assert other[0] == 201, other
+    wc = other[1]["workerId"]
+    for _ in range(3):
+        assert _call(server, "POST", f"{ns}/workers/{wa}/heartbeat", token)[0] == 200
+        assert _call(server, "POST", f"{ns}/workers/{wc}/heartbeat", second)[0] == 200
+        assert _call(server, "POST", f"{ns}/workers/{wc}/heartbeat", token)[0] == 403
+        assert _call(server, "GET", f"{ns}/workers/{wc}/work?wait=1", token)[0] == 403
 
 
 # -- nothing unauthenticated costs the server -----------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from typing import Any
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
@@ -63,14 +64,39 @@ def _not_yours(what: str) -> ApiError:
     )
 
 
-def _own(access: Access, row: Worker) -> Worker:
+OWNERS_MAX = 200_000
+
+
+def owners_of(app: Any) -> dict[str, tuple[str, str]]:
+    """worker id -> (provider, instance), as the database said: what lets a daemon
+    token's heartbeat be checked without a look-up (the hot path reads it too)."""
+    owners: dict[str, tuple[str, str]] | None = getattr(app.state, "worker_owners", None)
+    if owners is None or len(owners) > OWNERS_MAX:
+        owners = app.state.worker_owners = {}
+    return owners
+
+
+def _own(access: Access, row: Worker, app: Any = None) -> Worker:
     """``row`` when the caller may act for it (403 for another provider's worker)."""
     c = access.caller
+    if app is not None:
+        owners_of(app)[row.id] = (row.provider_name, row.instance_id)
     if not scopes.worker_allowed(
         c.scope, c.provider, c.instance, row.provider_name, row.instance_id
     ):
         raise _not_yours(f"worker {row.id!r} of provider {row.provider_name!r}")
     return row
+
+
+def _owned_known(app: Any, access: Access, worker_id: str) -> bool:
+    """Whether the caller is known (without a look-up) to own ``worker_id``."""
+    c = access.caller
+    if c.scope != "daemon":
+        return True
+    known = owners_of(app).get(worker_id)
+    return known is not None and scopes.worker_allowed(
+        c.scope, c.provider, c.instance, known[0], known[1]
+    )
 
 
 def _worker(session: Session, access: Access, worker_id: str) -> Worker:
@@ -126,6 +152,7 @@ def register_worker(
         session, access.namespace.id, body, token_id=access.caller.token_id
     )
     heartbeats_of(request.app).know(row.id, access.namespace.id, row.provider_name)
+    owners_of(request.app)[row.id] = (row.provider_name, row.instance_id)
     if not created:
         response.status_code = 200
     return WorkerRegistered(
@@ -161,8 +188,8 @@ async def heartbeat(
     settings = request.app.state.settings
     hb = heartbeats_of(request.app)
     ns_id = access.namespace.id
-    daemon = access.caller.scope == "daemon"
-    seen = None if daemon else hb.beat_known(ns_id, worker_id)
+    known = _owned_known(request.app, access, worker_id)
+    seen = hb.beat_known(ns_id, worker_id) if known else None
     if seen is None:
 
         def lookup() -> Worker | None:
@@ -175,7 +202,7 @@ async def heartbeat(
         found = await run_in_threadpool(lookup)
         if found is None:
             raise _unknown_worker(worker_id)
-        _own(access, found)
+        _own(access, found, request.app)
         hb.know(worker_id, ns_id, found.provider_name)
         seen = hb.beat_known(ns_id, worker_id)
         assert seen is not None
@@ -228,7 +255,7 @@ async def poll_work(
             row = store.find_worker(session, ns_id, worker_id)
             if row is None:
                 raise _unknown_worker(worker_id)
-            _own(access, row)
+            _own(access, row, request.app)
             item = store.try_claim(session, row)
             if item is not None:
                 return row.provider_name, store.work_out(session, item, live), False
@@ -237,8 +264,8 @@ async def poll_work(
     # asking for work is a sign of life and makes the worker active (a daemon's
     # token: once the database has said the worker is its own); while the poll is
     # held it keeps beating (Heartbeats.hold), until it ends or the daemon goes
-    daemon = access.caller.scope == "daemon"
-    polled = not daemon and hb.beat_known(ns_id, worker_id, polled=True) is not None
+    known = _owned_known(request.app, access, worker_id)
+    polled = known and hb.beat_known(ns_id, worker_id, polled=True) is not None
     provider = hb.provider_of(worker_id) if polled else None
     held = False
     gone: asyncio.Future[None] | None = None

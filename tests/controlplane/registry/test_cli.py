@@ -263,19 +263,10 @@ def test_org_sibling_token_and_unreachable(sqlite_server: Server) -> None:
     org = "org-cli-siblings"
     a, b = s.namespace(org), s.namespace(org)
     tok = s.token_for(a)
-    _ok(
-        s.cli(
-            "providers",
-            "add",
-            "shared",
-            "--launcher",
-            "SSH",
-            "--kwarg",
-            "host=h",
-            namespace=b,
-            token=tok,
-        )
-    )
+    add = ("providers", "add", "shared", "--launcher", "SSH", "--kwarg", "host=h")
+    refused = s.cli(*add, namespace=b, token=tok)  # a sibling reads, never writes
+    assert refused.returncode == 1 and "read-only" in refused.stderr, refused.stderr
+    _ok(s.cli(*add, namespace=b, token=s.token_for(b)))
     assert "shared" in _ok(s.cli("providers", "list", namespace=a, token=tok))
     denied = s.cli("providers", "list", namespace=s.namespace(), token=tok)
     assert denied.returncode == 1 and "403" in denied.stderr
