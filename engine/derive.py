@@ -144,12 +144,13 @@ def derive(obs: Observation) -> Derived:
 
 
 def starting(obs: Observation) -> bool:
-    """A daemon that is starting: a ``connect`` is in flight, or one started it
-    within :data:`START_WINDOW` and its supervisor runs it; no claim yet."""
+    """A daemon that is starting: a ``connect`` is in flight, or a verb (connect, a
+    resume) started it within :data:`START_WINDOW` and its supervisor runs it; no
+    claim yet."""
     intent = obs.intent
-    if intent is None or intent.verb != "connect":
+    if intent is None:
         return False
-    if intent.in_flight:
+    if intent.verb == "connect" and intent.in_flight:
         return True
     return (
         intent.outcome == "connecting"

@@ -217,7 +217,6 @@ class Recorder:
         self.outcome: str | None = None
         self.at: float | None = None
         self.kept = False
-        self.nested = False
 
     def finish(self, outcome: str, at: float | None = None) -> None:
         """Leave a record saying what the act did (see the module docstring)."""
@@ -231,7 +230,7 @@ class Recorder:
         self.kept = True
 
     def close(self) -> None:
-        if self.nested or self.kept:
+        if self.kept:
             return
         if self.outcome:
             write_intent(
@@ -261,9 +260,7 @@ def recording(
     key = str(provider_dir)
     outer = _ACTIVE.get(key)
     if outer is not None:
-        inner = Recorder(provider_dir, verb, yes, step)
-        inner.nested = True
-        yield inner
+        yield outer  # what the inner verb finds (an outcome, an interruption) is the outer's
         return
     write_intent(provider_dir, verb, yes=yes, step=step)
     rec = Recorder(provider_dir, verb, yes, step)

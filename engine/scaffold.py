@@ -30,6 +30,7 @@ providers/*/terraform/tfplan.*
 providers/*/pulumi/.state/
 providers/*/pulumi/.passphrase
 providers/*/pulumi/*.plan.json
+providers/*/intent.json
 """
 
 _SKIP = {"TEMPLATE.json", "__init__.py", "__pycache__"}
