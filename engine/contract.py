@@ -71,7 +71,9 @@ class Blocking(_Wire):
 _APPROVAL = Field(
     default=None,
     description=(
-        "true: this step spends or destroys money or data and needs a person's yes. "
+        "true: a person's yes is needed first. Set exactly when the step this runs is "
+        "gated for the provider (its effective gating set: provision and deprovision by "
+        "default) — it spends or destroys money or data — and on installing software. "
         "An agent stops here and asks instead of running `command`."
     ),
 )
