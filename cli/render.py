@@ -70,11 +70,12 @@ def _next(r: ProviderLifecycleResult) -> str:
         line = f"next: edit {show_path(n.file)}, then {n.command}"
         return f"{line}   # {yes}" if n.approval else line
     if isinstance(n, Run):
-        if n.approval:
-            return f"next: {n.command}   # {yes}"
+        notes = []
         if r.status == "applying" and _tool(r) == "terraform" and " apply " in f"{n.command} ":
-            return f"next: {n.command}   # re-run; terraform resumes"
-        return f"next: {n.command}"
+            notes.append("re-run; terraform resumes")  # the spec's line
+        if n.approval:
+            notes.append(yes)
+        return f"next: {n.command}" + (f"   # {'; '.join(notes)}" if notes else "")
     assert isinstance(n, Shell)
     notes = [*([f"on {n.host}"] if n.host else []), *([yes] if n.approval else [])]
     return f"next: {n.command}" + (f"   # {'; '.join(notes)}" if notes else "")
