@@ -65,19 +65,41 @@ def _next(r: ProviderLifecycleResult) -> str:
     if n is None:
         return "next: (none)"
     # The approval mark comes on top of what each kind says (the file to edit, the host).
-    yes = "needs a person's yes: it spends or destroys money or data"
+    yes = f"needs a person's yes: {_what_it_does(n)}"
     if isinstance(n, EditThenContinue):
         line = f"next: edit {show_path(n.file)}, then {n.command}"
         return f"{line}   # {yes}" if n.approval else line
     if isinstance(n, Run):
-        if n.approval:
-            return f"next: {n.command}   # {yes}"
+        notes = []
         if r.status == "applying" and _tool(r) == "terraform" and " apply " in f"{n.command} ":
-            return f"next: {n.command}   # re-run; terraform resumes"
-        return f"next: {n.command}"
+            notes.append("re-run; terraform resumes")  # the spec's line
+        if n.approval:
+            notes.append(yes)
+        return f"next: {n.command}" + (f"   # {'; '.join(notes)}" if notes else "")
     assert isinstance(n, Shell)
     notes = [*([f"on {n.host}"] if n.host else []), *([yes] if n.approval else [])]
     return f"next: {n.command}" + (f"   # {'; '.join(notes)}" if notes else "")
+
+
+_DOES = {
+    "apply": "it creates or changes infrastructure, which spends money",
+    "destroy": "it destroys the infrastructure and what it holds",
+    "delete": "it deletes the provider's folder and its row",
+    "suspend": "it suspends the provider (what that does is said above)",
+    "resume": "it resumes the provider (what that does is said above)",
+    "connect": "it starts a fresh daemon (the state the old one kept is gone)",
+    "reconcile": "it performs the gated lifecycle step named above",
+}
+
+
+def _what_it_does(n: EditThenContinue | Run | Shell) -> str:
+    """What the flagged step does, from its command: each gated step says its own."""
+    words = n.command.split()
+    if words[:2] == ["dreamlake", "provider"] and len(words) > 2 and words[2] in _DOES:
+        return _DOES[words[2]]
+    if isinstance(n, Shell):
+        return "it installs software on this machine"
+    return "it spends or destroys money or data"
 
 
 def _tool(r: ProviderLifecycleResult) -> str:

@@ -33,9 +33,9 @@ or daemon stopped on purpose, its state kept). ``connected`` is the only one who
 
 STATUSES: tuple[str, ...] = ProviderStatus.__args__  # type: ignore[attr-defined]
 
-OBSERVED_FAILURES: frozenset[str] = frozenset({"partial_apply", "failed_state", "unrecoverable"})
+OBSERVED_FAILURES: frozenset[str] = frozenset({"partial_apply", "failed_state"})
 """``error`` kinds that describe the world, not the tool: a failure the run *found*
-(an apply that failed part-way, a kept state that is gone). The tool did its job —
+(an apply that failed part-way, found by status or reconcile). The tool did its job —
 it read the world and says where it stands — so they exit 0, like every coherent
 state; their next action is the recovery (``plan``, never ``apply``)."""
 
@@ -71,7 +71,9 @@ class Blocking(_Wire):
 _APPROVAL = Field(
     default=None,
     description=(
-        "true: this step spends or destroys money or data and needs a person's yes. "
+        "true: a person's yes is needed first. Set exactly when the step this runs is "
+        "gated for the provider (its effective gating set: provision and deprovision by "
+        "default) — it spends or destroys money or data — and on installing software. "
         "An agent stops here and asks instead of running `command`."
     ),
 )

@@ -2,7 +2,13 @@
 
 No I/O here. Every row of the spec's verb × world table that does not depend on
 what a verb just did is decided in ``derive``; verbs add their own outcomes
-(``exists``, ``error``, ``connecting``, apply without ``--yes``) on top.
+(``exists``, ``error``, apply without ``--yes``) on top.
+
+The world includes the record of a verb the engine started (``intent.json``, see
+:mod:`.intent`): a verb in flight or interrupted is ``applying`` and its next action
+re-runs that verb; a daemon just started and not claiming yet is ``connecting``.
+Every next action that runs a lifecycle step is flagged ``approval`` exactly when
+that step is in the provider's effective gating set (:func:`gated_run`).
 """
 
 from __future__ import annotations
@@ -144,12 +150,13 @@ def derive(obs: Observation) -> Derived:
 
 
 def starting(obs: Observation) -> bool:
-    """A daemon that is starting: a ``connect`` is in flight, or one started it
-    within :data:`START_WINDOW` and its supervisor runs it; no claim yet."""
+    """A daemon that is starting: a ``connect`` is in flight, or a verb (connect, a
+    resume) started it within :data:`START_WINDOW` and its supervisor runs it; no
+    claim yet."""
     intent = obs.intent
-    if intent is None or intent.verb != "connect":
+    if intent is None:
         return False
-    if intent.in_flight:
+    if intent.verb == "connect" and intent.in_flight:
         return True
     return (
         intent.outcome == "connecting"

@@ -11,9 +11,9 @@ process still runs is that verb in flight (``held``).
 Two finished acts leave a record on purpose, because the world alone cannot say
 what they did:
 
-* ``connect`` that started a daemon which has not claimed yet (``outcome:
-  connecting``): ``status`` says ``connecting`` while the supervisor runs the
-  daemon, within :data:`START_WINDOW` of its start;
+* ``connect`` (or a ``resume``) that started a daemon which has not claimed yet
+  (``outcome: connecting``): ``status`` says ``connecting`` while the supervisor
+  runs the daemon, within :data:`START_WINDOW` of that answer;
 * ``destroy`` of an adopted (``ssh``) provider (``outcome: destroyed``), and a
   ``suspend``/``resume`` that found the kept state gone (``outcome: gone``): the
   workers the daemon registered before still count as ``gone`` in the control
@@ -41,6 +41,9 @@ START_WINDOW = 120.0
 
 ACTING_VERBS = ("apply", "destroy", "suspend", "resume", "reconcile")
 """Verbs whose interruption leaves the provider between two states: re-run them."""
+
+_ACTIVE: dict[str, Recorder] = {}
+"""The records this process holds now, by provider folder (see :func:`recording`)."""
 
 
 @frozen
@@ -217,7 +220,6 @@ class Recorder:
         self.outcome: str | None = None
         self.at: float | None = None
         self.kept = False
-        self.nested = False
 
     def finish(self, outcome: str, at: float | None = None) -> None:
         """Leave a record saying what the act did (see the module docstring)."""
@@ -231,7 +233,7 @@ class Recorder:
         self.kept = True
 
     def close(self) -> None:
-        if self.nested or self.kept:
+        if self.kept:
             return
         if self.outcome:
             write_intent(
@@ -246,9 +248,6 @@ class Recorder:
             clear_intent(self.dir)
 
 
-_ACTIVE: dict[str, Recorder] = {}
-
-
 @contextlib.contextmanager
 def recording(
     provider_dir: Path, verb: str, *, yes: bool = False, step: str | None = None
@@ -256,14 +255,13 @@ def recording(
     """Hold a record of ``verb`` while the block runs. It is removed when the block
     returns or raises an ordinary error (the verb finished, with its answer); it
     stays when the process is interrupted (a signal, Ctrl-C): that is the point.
-    A verb run by another verb of this process (reconcile's apply) adds nothing: the
-    outer verb is the one to re-run."""
+    A verb run by another verb of this process (reconcile's apply) shares the outer
+    record: the outer verb is the one to re-run, and what the inner one finds (an
+    outcome, an interruption) is kept on it."""
     key = str(provider_dir)
     outer = _ACTIVE.get(key)
     if outer is not None:
-        inner = Recorder(provider_dir, verb, yes, step)
-        inner.nested = True
-        yield inner
+        yield outer  # what the inner verb finds (an outcome, an interruption) is the outer's
         return
     write_intent(provider_dir, verb, yes=yes, step=step)
     rec = Recorder(provider_dir, verb, yes, step)

@@ -31,6 +31,7 @@ providers/*/pulumi/.state/
 providers/*/pulumi/.passphrase
 providers/*/pulumi/*.plan.json
 providers/*/daemon.json
+providers/*/intent.json
 """
 
 _SKIP = {"TEMPLATE.json", "__init__.py", "__pycache__"}

@@ -131,10 +131,7 @@ def _just_started(obs: Observation) -> bool:
 
     it = obs.intent
     return (
-        it is not None
-        and it.verb == "connect"
-        and it.outcome == "connecting"
-        and 0 <= obs.now - it.started <= START_WINDOW
+        it is not None and it.outcome == "connecting" and 0 <= obs.now - it.started <= START_WINDOW
     )
 
 

@@ -246,6 +246,8 @@ def _run(
         )
         if res.kind == "unrecoverable":
             rec.finish("gone")  # nothing was kept: the provider must not read suspended
+        elif res.status == "connecting" and rec.outcome is None:
+            rec.finish("connecting")  # started again, no claim yet: status says connecting
     return res
 
 

@@ -60,14 +60,22 @@ def test_local_loop(tf_env: dict[str, str], project: Path) -> None:
     rc, out, _ = dl(tf_env, project, "plan", "-n", "lab")
     assert (rc, out["status"]) == (0, "ready"), out
     assert out["plan"] == {"add": 0, "change": 0, "destroy": 0}
-    assert out["nextAction"] == {"kind": "run", "command": "dreamlake provider apply -n lab --yes"}
+    assert out["nextAction"] == {
+        "kind": "run",
+        "command": "dreamlake provider apply -n lab --yes",
+        "approval": True,  # provision is gated by default
+    }
 
     rc, out, _ = dl(tf_env, project, "status", "-n", "lab")
     assert (rc, out["status"]) == (0, "ready")
 
     rc, out, _ = dl(tf_env, project, "apply", "-n", "lab")
     assert (rc, out["status"], out["files"]) == (0, "needs_input", [])
-    assert out["nextAction"] == {"kind": "run", "command": "dreamlake provider apply -n lab --yes"}
+    assert out["nextAction"] == {
+        "kind": "run",
+        "command": "dreamlake provider apply -n lab --yes",
+        "approval": True,  # provision is gated by default
+    }
     assert not (tfvars.parent / "terraform.tfstate").exists()
 
     rc, out, _ = dl(tf_env, project, "apply", "-n", "lab", "--yes")

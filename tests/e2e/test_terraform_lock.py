@@ -53,7 +53,10 @@ def test_held_then_interrupted_then_applied(tf: str, project: Path) -> None:
         'workdir = "/tmp/nymph-lab"\nqueues = ["default"]\nworker_name = "lab-1"\n'
     )
     assert plan("lab", dream_dir=str(project)).status == "ready"
-    again = Run(command=f"dreamlake provider apply -n lab --yes --dream-dir {project}")
+    # provision is gated by default: the re-run is flagged for a person's yes
+    again = Run(
+        command=f"dreamlake provider apply -n lab --yes --dream-dir {project}", approval=True
+    )
 
     env = {k: v for k, v in os.environ.items() if k not in ("TF_IN_AUTOMATION", "TF_INPUT")}
     env["CHECKPOINT_DISABLE"] = "1"
@@ -80,14 +83,14 @@ def test_held_then_interrupted_then_applied(tf: str, project: Path) -> None:
         prose = render(res)
         assert "terraform holds a state lock (" in prose
         assert "an apply is in progress:" not in prose, prose  # said once, not twice
-        assert prose.endswith(
-            "--yes --dream-dir " + str(project) + "   # re-run; terraform resumes"
-        )
+        assert (
+            "--yes --dream-dir " + str(project) + "   # re-run; terraform resumes; needs a "
+            "person's yes: it creates or changes infrastructure, which spends money"
+        ) in prose
         waits = plan("lab", dream_dir=str(project))
-        assert waits.status == "applying"
-        assert "resumes" not in render(waits) and "re-run it when the apply has finished" in (
-            render(waits)
-        )
+        # one answer whoever asks: the apply in flight is the command to re-run
+        assert waits.status == "applying" and waits.next_action == again
+        assert "plan did nothing: an apply is in flight" in render(waits)
     finally:
         os.killpg(by_hand.pid, signal.SIGKILL)
         by_hand.wait()

@@ -141,6 +141,16 @@ def test_agent_stops_at_every_gated_step(
     prose = _cli(command, project, monkeypatch)  # a person reads which step and why
     assert f"step: {step} —" in prose, prose
     assert "needs a person's yes" in prose and "--yes" in prose, prose
+    # the prose says what this step does: only provisioning spends money
+    does = {
+        "provision": "spends money",
+        "resume": "starts it again",
+        "deprovision": "destroying removes the infrastructure",
+        "suspend": "stops it; its state is kept",
+    }[step]
+    assert does in prose, prose
+    if step in ("suspend", "deprovision"):
+        assert "spends money" not in prose and "applying spends" not in prose, prose
     if step == "deprovision":  # the stateless path, said out loud
         assert "podish has no stateful lifecycle" in prose and "destroys it" in prose, prose
     ran: list[str] = []

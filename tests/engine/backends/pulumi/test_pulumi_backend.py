@@ -58,7 +58,10 @@ def test_plan_without_cli_is_binary_missing_with_install(provider, tmp_path: Pat
     with pytest.raises(BinaryMissing) as ei:
         PulumiBackend(FakeAutomation(), environ=env).plan(d)
     assert ei.value.kind == "no_binary"
-    assert ei.value.next_action == Shell(command="curl -fsSL https://get.pulumi.com | sh")
+    # installing software is a person's call (flagged), by the SDK's own installer
+    nxt = ei.value.next_action
+    assert isinstance(nxt, Shell) and nxt.approval is True
+    assert "PulumiCommand.install()" in nxt.command
 
 
 def test_plan_ok_builds_the_request_and_records_a_fresh_plan(provider, cli_env) -> None:
@@ -297,7 +300,9 @@ def test_cli_that_cannot_run_is_binary_missing(exc: Exception | None) -> None:
     err = exc or InvalidVersionError("Minimum version requirement failed: 3.0.0 < 3.100.0")
     failure = classify(err, op="preview")
     assert failure.kind == "other" and isinstance(failure.error, BinaryMissing)
-    assert failure.error.next_action == Shell(command="curl -fsSL https://get.pulumi.com | sh")
+    nxt = failure.error.next_action
+    assert isinstance(nxt, Shell) and nxt.approval is True  # installing: a person's call
+    assert "PulumiCommand.install()" in nxt.command
 
 
 def test_save_plan_setting_in_provider_json(provider, cli_env) -> None:

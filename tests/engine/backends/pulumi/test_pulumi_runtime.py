@@ -90,3 +90,22 @@ def test_find_cli_looks_in_pulumi_home(tmp_path: Path) -> None:
     assert find_cli({"PATH": "", "PULUMI_HOME": str(home)}) is None
     binary.chmod(0o755)
     assert find_cli({"PATH": "", "PULUMI_HOME": str(home)}) == binary
+
+
+def test_find_cli_looks_where_the_sdk_installs_it(tmp_path: Path) -> None:
+    """``PulumiCommand.install()`` puts the CLI matching the SDK under
+    ``~/.pulumi/versions/<v>/bin``: the SDK's own version first, then the newest."""
+    from dreamlake.engine.backends.pulumi.runtime import sdk_version
+
+    home = tmp_path / "ph"
+    made = {}
+    for v in ("3.1.0", "3.10.0", sdk_version() or "9.9.9"):
+        b = home / "versions" / v / "bin" / "pulumi"  # TEST DOUBLE file: found, never run
+        b.parent.mkdir(parents=True, exist_ok=True)
+        b.write_text("#!/bin/sh\n")
+        b.chmod(0o755)
+        made[v] = b
+    env = {"PATH": "", "PULUMI_HOME": str(home)}
+    assert find_cli(env) == made[sdk_version() or "9.9.9"]
+    made[sdk_version() or "9.9.9"].unlink()
+    assert find_cli(env) == made["3.10.0"]

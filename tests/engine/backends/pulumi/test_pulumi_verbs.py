@@ -92,6 +92,10 @@ def test_interrupted_apply_is_applying_and_apply_does_not_retry(
     )
     st = status("lab", dream_dir=dd)
     assert st.status == "applying" and st.lock is not None and st.lock.state == "stale"
+    assert st.next_action is not None and st.next_action.approval is True  # provision: gated
     res = apply("lab", yes=True, dream_dir=dd)
-    assert res.status == "applying"
+    # apply never retries an interrupted run's update: it plans again (plan is the
+    # recovery: it clears the stale lock, saying so) and stops at ready
+    assert res.status == "ready", res.to_json()
+    assert any("taken over and released" in n for n in res.notes), res.notes
     assert not [c for c in fake.calls if c[0] == "up"]
