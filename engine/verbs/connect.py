@@ -282,6 +282,11 @@ def _connect(
             workdir,
             (target, source),
         )
+        if source == "outputs":
+            moved_from.append(
+                f"host {label} is the one the worker_host output names (no --host was given); "
+                "it is recorded, and every later verb reaches it"
+            )
         return res.with_notes(*moved_from) if moved_from else res
     finally:
         shell.close()

@@ -48,9 +48,12 @@ def _applied(project: Path, name: str) -> None:
 def test_worker_host_output_names_the_host(own_templates: Path, project: Path) -> None:
     _applied(project, "box")
     rec = Recorder()
-    res = connect("box", cwd=project, shell_factory=rec)
+    said: list[str] = []
+    res = connect("box", cwd=project, shell_factory=rec, progress=said.append)
     assert rec.targets == [SSHTarget("localhost")]
     assert (res.status, res.kind, res.host) == ("error", "ssh_unreachable", "localhost")
+    # a derived host is named before it is contacted, and in the result
+    assert said and "connecting to localhost" in said[-1] and "worker_host output" in said[-1]
     rec = Recorder()
     connect("box", host="me@other:2022", cwd=project, shell_factory=rec)
     assert rec.targets == [SSHTarget("other", "me", 2022)]
