@@ -112,6 +112,14 @@ def write(
     return path
 
 
+def same_host(found: DaemonHost, local: bool, target: SSHTarget | None) -> bool:
+    """Whether ``found`` is the machine ``local``/``target`` names (host, user, port)."""
+    if found.local or local or found.target is None or target is None:
+        return (found.local or found.target is None) == (local or target is None)
+    a, b = found.target, target
+    return (a.host, a.user, a.port) == (b.host, b.user, b.port)
+
+
 def clear(provider_dir: Path) -> Path | None:
     """Forget the host (its daemon is gone from there); the path when one was removed."""
     path = record_path(provider_dir)
@@ -182,6 +190,7 @@ __all__ = [
     "outputs_host",
     "read",
     "record_path",
+    "same_host",
     "unrecorded_note",
     "where",
     "write",

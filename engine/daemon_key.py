@@ -19,8 +19,6 @@ next ``connect`` moves it under the new one.
 
 from __future__ import annotations
 
-import hashlib
-import re
 import shlex
 from typing import TYPE_CHECKING
 
@@ -29,15 +27,17 @@ from .frozen import frozen
 if TYPE_CHECKING:
     from .derive import Observation
 
-_SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+_WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 NYMPH_HOME = "$HOME/.dreamlake/nymph"
 
 
 def key_of(identity: str) -> str:
     """The key for ``identity``: itself when it is a plain word (``prv-…`` /
     ``dir-…`` always are), else a digest of it (a hand-edited id stays usable)."""
-    if _SAFE.fullmatch(identity):
+    if 0 < len(identity) <= 64 and identity[0].isalnum() and set(identity) <= _WORD:
         return identity
+    import hashlib
+
     return "prv-" + hashlib.sha256(identity.encode()).hexdigest()[:32]
 
 

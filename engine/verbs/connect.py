@@ -266,6 +266,9 @@ def _connect(
             next_action=ShellAction(command=SERVE_IN_BACKGROUND),
         )
 
+    # One daemon per provider: one recorded on another host is taken down first.
+    moved_from = _leave_recorded_host(obs, local, target, say, factory)
+
     # 3. The shell: this machine, or ssh in batch mode.
     label = "localhost" if local or target is None else target.label
     line = f"connecting to {label}" + ("" if local else " over ssh (BatchMode=yes, accept-new)")
@@ -279,7 +282,7 @@ def _connect(
         exc.host_label = label  # type: ignore[attr-defined]
         raise
     try:
-        return _install_and_start(
+        res = _install_and_start(
             obs,
             cp,
             shell,
@@ -293,8 +296,43 @@ def _connect(
             workdir,
             (target, source),
         )
+        if source == "outputs":
+            moved_from.append(
+                f"host {label} is the one the worker_host output names (no --host was given); "
+                "it is recorded, and every later verb reaches it"
+            )
+        return res.with_notes(*moved_from) if moved_from else res
     finally:
         shell.close()
+
+
+def _leave_recorded_host(
+    obs: Observation, local: bool, target: Any, say: Progress, factory: ShellFactory
+) -> list[str]:
+    """When ``connect`` goes to another host than the one it recorded (a new
+    ``--host``, an edited adopt.json), stop and remove the daemon on the recorded
+    one, so two daemons never claim the provider. Best effort: a host that cannot be
+    reached is a note, and connect goes on."""
+    from .. import daemon_host, daemon_key
+    from ..daemonctl import stop_commands
+
+    old = daemon_host.read(obs.dir)
+    if old is None or daemon_host.same_host(old, local, target):
+        return []
+    say(f"taking the daemon down on {old.label}, the host connect used before")
+    try:
+        shell = factory(None if old.local else old.target)
+    except DreamlakeError as exc:
+        return [f"⚠ could not reach {old.label}, where the daemon ran before: {exc.message}"]
+    try:
+        out = shell.run(stop_commands(daemon_key.of(obs), remove=True), timeout=60).stdout
+    except (DreamlakeError, OSError, EOFError) as exc:
+        return [f"⚠ could not take the daemon down on {old.label}: {exc}"]
+    finally:
+        shell.close()
+    if "stopped=" in out or "removed=install" in out:
+        return [f"✓ took the daemon down on {old.label}, the host connect used before"]
+    return []
 
 
 def remember_host(paths: ProviderPaths, host: str) -> bool:

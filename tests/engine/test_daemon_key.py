@@ -110,3 +110,29 @@ def test_the_next_connect_moves_only_this_providers_older_install(
         shell.close()
     finally:
         subprocess.run(["tmux", "kill-server"], capture_output=True, check=False)
+
+
+@pytest.mark.skipif(TMUX is None, reason="needs tmux (apt-get install -y tmux)")
+def test_destroy_finds_an_older_install_only_when_it_is_this_providers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TMUX_TMPDIR", str(tmp_path))  # a tmux server of this test's own
+    monkeypatch.setattr(daemonctl, "GRACE_SECONDS", 1.0)
+    home = tmp_path / "home"
+    mine, theirs = f"prv-{uuid.uuid4().hex}", f"prv-{uuid.uuid4().hex}"
+    name = f"lab-{uuid.uuid4().hex[:6]}"
+    try:
+        _install(home, name, theirs)  # another root's `lab`: destroy leaves it be
+        subprocess.run(
+            ["tmux", "new-session", "-d", "-s", f"nymph-{name}", "sleep 600"], check=True
+        )
+        out = _sh(home, daemonctl.stop_commands(DaemonKey(name, mine), remove=True))
+        assert "stopped=" not in out and "removed=" not in out
+        assert (home / ".dreamlake" / "nymph" / name).is_dir()
+        assert subprocess.run(["tmux", "has-session", "-t", f"=nymph-{name}"]).returncode == 0
+        # this provider's own older install: stopped and removed under its old key
+        out = _sh(home, daemonctl.stop_commands(DaemonKey(name, theirs), remove=True))
+        assert "stopped=tmux" in out and "removed=install" in out
+        assert not (home / ".dreamlake" / "nymph" / name).exists()
+    finally:
+        subprocess.run(["tmux", "kill-server"], capture_output=True, check=False)

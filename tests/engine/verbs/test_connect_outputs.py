@@ -48,9 +48,12 @@ def _applied(project: Path, name: str) -> None:
 def test_worker_host_output_names_the_host(own_templates: Path, project: Path) -> None:
     _applied(project, "box")
     rec = Recorder()
-    res = connect("box", cwd=project, shell_factory=rec)
+    said: list[str] = []
+    res = connect("box", cwd=project, shell_factory=rec, progress=said.append)
     assert rec.targets == [SSHTarget("localhost")]
     assert (res.status, res.kind, res.host) == ("error", "ssh_unreachable", "localhost")
+    # a derived host is named before it is contacted, and in the result
+    assert said and "connecting to localhost" in said[-1] and "worker_host output" in said[-1]
     rec = Recorder()
     connect("box", host="me@other:2022", cwd=project, shell_factory=rec)
     assert rec.targets == [SSHTarget("other", "me", 2022)]
@@ -102,3 +105,23 @@ def test_the_host_connect_recorded_wins_over_worker_host(
     assert json.loads((pdir / "daemon.json").read_text())["from"] == "--host"
 
     assert daemon_host.clear(pdir) == pdir / "daemon.json" and daemon_host.clear(pdir) is None
+
+
+def test_a_new_host_takes_the_daemon_down_on_the_recorded_one_first(
+    own_templates: Path, project: Path
+) -> None:
+    """One daemon per provider: connect to another host than the recorded one stops
+    (and removes) the daemon there first; unreachable, that is a note and connect goes on."""
+    from dreamlake.engine import daemon_host
+
+    _applied(project, "moving")
+    pdir = project / ".dream" / "providers" / "moving"
+    before = SSHTarget("127.0.0.1", "me", 2022)
+    daemon_host.write(pdir, False, before, "prv-x", "--host")
+    rec = Recorder()
+    res = connect("moving", host="me@127.0.0.2:2023", cwd=project, shell_factory=rec)
+    assert rec.targets == [before, SSHTarget("127.0.0.2", "me", 2023)]
+    assert (res.status, res.kind) == ("error", "ssh_unreachable")
+    rec = Recorder()
+    connect("moving", host="me@127.0.0.1:2022", cwd=project, shell_factory=rec)
+    assert rec.targets == [before]  # the same host: nothing to take down elsewhere
