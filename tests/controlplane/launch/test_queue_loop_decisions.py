@@ -183,3 +183,49 @@ def test_a_terminated_instance_leaves_the_count_at_once(app_client: tuple[Any, A
     assert client.post(P + f"/workers/{wid}/heartbeat").status_code == 404
     loop.once()  # three items wait and only fake-1 may still start: one more launch
     assert double.launched == [0, 1, 2]
+
+
+def test_an_orphan_is_listed_told_to_stop_and_gone(app_client: tuple[Any, Any]) -> None:
+    """A live worker holding an instance token that no live instance row holds is an
+    orphan: listed as one, its token revoked, its instance stopped through the
+    launcher; a daemon registered with a person's token never is."""
+    from datetime import timedelta
+
+    from dreamlake.controlplane.db import utcnow
+    from dreamlake.controlplane.launch.service import _mint
+    from dreamlake.controlplane.models import Worker
+    from fastapi.testclient import TestClient
+    from sqlalchemy import update
+
+    client, app = app_client
+    double = LauncherDouble()
+    loop = _setup(client, app, double)
+    with app.state.sessionmaker() as s:
+        stray, _ = _mint(s, 1, "instance aws stray-0")
+        s.commit()
+    daemon = TestClient(
+        app, base_url="http://127.0.0.1:7878", headers={"Authorization": f"Bearer {stray}"}
+    )
+    body = {"providerName": "aws", "instanceId": "stray-host", "queues": ["gpu"]}
+    wid = ok(daemon.post(P + "/workers", json=body), 201)["workerId"]
+    by_hand = {"providerName": "aws", "instanceId": "by-hand", "queues": ["other"]}
+    ok(client.post(P + "/workers", json=by_hand), 201)
+
+    listed = ok(client.get(P + "/instances", params={"live": "false"}))["instances"]
+    (orphan,) = [i for i in listed if i["state"] == "orphan"]
+    assert orphan["id"] == "stray-host" and orphan["details"]["workerId"] == wid
+    assert "no instance row holds" in orphan["reason"]
+    loop.once()  # the work is not counted as served by the orphan: two launches
+    assert double.launched == [0, 1]
+    assert "stray-host" in double.terminated and "by-hand" not in double.terminated
+    assert daemon.get(P + "/providers/aws/claims").status_code == 401  # token revoked
+    loop.once()
+    assert double.terminated.count("stray-host") == 1  # told once, not every tick
+    # gone once its beats stop: no longer listed
+    with app.state.sessionmaker() as s:
+        old = utcnow() - timedelta(minutes=5)
+        s.execute(update(Worker).where(Worker.id == wid).values(last_seen=old))
+        s.commit()
+    app.state.heartbeats._seen.pop(wid, None)
+    listed = ok(client.get(P + "/instances", params={"live": "false"}))["instances"]
+    assert [i for i in listed if i["state"] == "orphan"] == []
