@@ -189,21 +189,21 @@ def orphans(
     for w in found:
         if w.token_id is not None and w.token_id not in token_ids:
             continue  # its launch is still under way: the row comes when it returns
-        if w.token_id is not None:
-            if w.token_id not in instance_tokens:
-                continue
-            mine = [r for r in rows if r.token_id == w.token_id]
-        else:
-            mine = [r for r in rows if r.provider_name == w.provider_name and belongs(w, r)]
-            if not mine:
-                continue  # nothing launched it: a daemon started by hand
-        if any(r.terminated_at is None for r in mine):
+        if w.token_id is not None and w.token_id not in instance_tokens:
+            continue  # a person's or a connect token: a daemon started by hand
+        by_token = [r for r in rows if w.token_id is not None and r.token_id == w.token_id]
+        by_id = [r for r in rows if belongs(w, r)]
+        if w.token_id is None and not by_id:
+            continue  # nothing launched it: a daemon started by hand
+        if any(r.terminated_at is None for r in by_token + by_id):
             continue
+        mine = by_token or by_id
         last = max(mine, key=lambda r: r.id) if mine else None
         if last is not None:
-            reason = (
-                f"its instance {last.instance_id} was {last.state} at {_iso(last.terminated_at)}"
-            )
+            when = _iso(last.terminated_at)
+            reason = f"its instance {last.instance_id} was {last.state} at {when}"
+            if w.token_id is not None and not by_token:
+                reason += "; no instance row holds the token it registered with"
         else:
             reason = "it holds an instance token that no instance row holds"
         out.append(Orphan(w, last, reason))

@@ -42,7 +42,7 @@ from sqlalchemy.orm import Session
 from ..db import utcnow
 from ..launch import dispatch, tracking
 from ..launch import service as launches
-from ..launch.models import Instance, Lease, Queue, QueueEvent
+from ..launch.models import Instance, LaunchRequest, Lease, Queue, QueueEvent
 from ..models import Namespace, Worker, WorkItem
 from ..registry import service as registry
 from ..registry.crypto import SecretBox, load_or_create_key
@@ -230,10 +230,11 @@ class QueueLoop:
         daemon instance whose daemon has not registered within the start timeout of
         its latest start is failed with the reason."""
         now = utcnow()
-        ns_ids = set(
-            s.scalars(select(Instance.namespace_id).where(Instance.terminated_at.is_(None)))
-        )
-        ns_ids |= set(s.scalars(select(Worker.namespace_id).where(Worker.token_id.is_not(None))))
+        clock = time.monotonic()
+        self._told = {k: t for k, t in self._told.items() if t > clock}
+        # only namespaces that launched: instance tokens exist nowhere else
+        ns_ids = set(s.scalars(select(Instance.namespace_id).distinct()))
+        ns_ids |= set(s.scalars(select(LaunchRequest.namespace_id).distinct()))
         state = self.app.state
         for ns_id in sorted(ns_ids):
             ns = s.get(Namespace, ns_id)

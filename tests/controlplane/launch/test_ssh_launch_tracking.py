@@ -184,9 +184,6 @@ def _stray_daemon(srv: Any, host: Any, provider: str, tmp_path: Path) -> str:
     from dreamlake.controlplane.launch.service import _mint
     from dreamlake.controlplane.models import Namespace
     from dreamlake.controlplane.server.app import create_app  # noqa: F401  (models)
-    from dreamlake.engine import install, supervise
-    from dreamlake.engine.remote import open_ssh
-    from dreamlake.engine.remote.ssh import SSHTarget
     from sqlalchemy import create_engine, select
     from sqlalchemy.orm import Session
 
@@ -197,6 +194,16 @@ def _stray_daemon(srv: Any, host: Any, provider: str, tmp_path: Path) -> str:
         token, _ = _mint(s, ns.id, f"instance {provider} stray-0")
         s.commit()
     engine.dispose()
+    _start_daemon(srv.url, host, provider, tmp_path, token)
+    return token
+
+
+def _start_daemon(url: str, host: Any, provider: str, tmp_path: Path, token: str) -> None:
+    """Start a daemon of ``provider`` on ``host`` with the engine's installer."""
+    from dreamlake.engine import install, supervise
+    from dreamlake.engine.remote import open_ssh
+    from dreamlake.engine.remote.ssh import SSHTarget
+
     target = SSHTarget(
         "127.0.0.1",
         "root",
@@ -209,7 +216,7 @@ def _stray_daemon(srv: Any, host: Any, provider: str, tmp_path: Path) -> str:
         label = f"root@127.0.0.1:{host.port}"
         cfg = install.DaemonConfig(
             provider=provider,
-            server=srv.url,
+            server=url,
             namespace="default",
             token=token,
             queues=(),
@@ -229,7 +236,59 @@ def _stray_daemon(srv: Any, host: Any, provider: str, tmp_path: Path) -> str:
         supervise.start(shell, spec, sup, caps)
     finally:
         shell.close()
-    return token
+
+
+def _session_pid(host: Any, provider: str) -> str:
+    env = {"TMUX_TMPDIR": str(host.dir / "tmux"), "PATH": "/usr/bin:/bin"}
+    res = subprocess.run(
+        ["tmux", "list-panes", "-t", f"=nymph-{provider}", "-F", "#{pane_pid}"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    return res.stdout.strip()
+
+
+def test_a_launch_never_installs_over_a_daemon_it_did_not_launch(
+    app_client: tuple[Any, Any], tmp_path: Path
+) -> None:
+    """Host A of the pool already runs a daemon of the provider that no live instance
+    row holds (someone's, or one the control plane lost track of): a launch goes to
+    host B instead, and the next is refused with what to do; A's daemon keeps running,
+    the same process."""
+    why = skip_reason()
+    if why:
+        pytest.skip(why)
+
+    class Api:
+        def request(self, method: str, path: str, body: Any = None) -> Any:
+            r = client.request(method, path, json=body)
+            assert r.status_code < 300, r.text
+            return r.json()
+
+    client, app = app_client
+    app.state.queue_loop.stop()
+    hosts = _hosts(tmp_path, 2)
+    a, b = hosts
+    try:
+        prov = _provider(Api(), hosts, tmp_path, "daemon")
+        # its server is nowhere: the daemon just keeps retrying, alive under tmux
+        _start_daemon("http://127.0.0.1:9", a, prov, tmp_path, "someone-elses-token")
+        assert wait(lambda: _tmux_alive(a, prov), 10)
+        before = _session_pid(a, prov)
+        out = client.post(P + "/launch", json={"provider": prov})
+        assert out.status_code == 201, out.text
+        assert [i["id"] for i in out.json()["instances"]] == [f"root@127.0.0.1:{b.port}"]
+        refused = client.post(P + "/launch", json={"provider": prov})
+        assert refused.status_code == 422, refused.text
+        assert f"root@127.0.0.1:{a.port}" in refused.json()["detail"]
+        assert _tmux_alive(a, prov) and _session_pid(a, prov) == before
+        token = (a.home / ".dreamlake" / "nymph" / prov / "token").read_text()
+        assert token == "someone-elses-token"  # not even its files were touched
+    finally:
+        for h in hosts:
+            _kill_tmux(h)
+            h.stop()
 
 
 def test_direct_dispatch_runs_the_command_on_the_hosts(start_server: Any, tmp_path: Path) -> None:
