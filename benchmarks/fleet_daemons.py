@@ -335,6 +335,7 @@ def main() -> None:
     ap.add_argument("--pg-temp", action="store_true", help="start a throwaway PostgreSQL")
     ap.add_argument("--restart-at", type=float, default=None)
     ap.add_argument("--kill-replica-at", type=float, default=None)
+    ap.add_argument("--keep", action="store_true", help="keep the servers' data and logs")
     args = ap.parse_args()
     if args.daemons > 20_000 or args.duration > 600:
         raise SystemExit("bounded: at most 20,000 daemons and 600 s")
@@ -575,7 +576,10 @@ def main() -> None:
             s.stop()
         if pg:
             pg.stop()
-        shutil.rmtree(base, ignore_errors=True)
+        if args.keep:
+            out["kept"] = str(base)
+        else:
+            shutil.rmtree(base, ignore_errors=True)
     print(json.dumps(out, indent=2, default=lambda x: round(x, 2)))
 
 
