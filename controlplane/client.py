@@ -58,6 +58,7 @@ class Client:
     timeout: float = 10.0
     keep_alive: bool = False
     observer: Observer | None = field(default=None, repr=False, compare=False)
+    source_address: str | None = None  # connect from this local address (several hosts')
     _conn: Connection | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
@@ -88,7 +89,12 @@ class Client:
     @property
     def connection(self) -> Connection:
         if self._conn is None or self._conn.url != self.url:
-            self._conn = Connection(self.url, keep_alive=self.keep_alive, observer=self.observer)
+            self._conn = Connection(
+                self.url,
+                keep_alive=self.keep_alive,
+                observer=self.observer,
+                source_address=self.source_address,
+            )
         return self._conn
 
     def request(

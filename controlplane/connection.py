@@ -50,6 +50,7 @@ class Exchange:
     new_connection: bool
     answer: Answer | None = None
     error: BaseException | None = None
+    connect_seconds: float = 0.0  # of ``seconds``, opening the TCP connection
 
 
 class Connection:
@@ -57,7 +58,12 @@ class Connection:
     (``http://host:port`` or ``https://…``, optionally with a path prefix)."""
 
     def __init__(
-        self, url: str, *, keep_alive: bool = True, observer: Observer | None = None
+        self,
+        url: str,
+        *,
+        keep_alive: bool = True,
+        observer: Observer | None = None,
+        source_address: str | None = None,
     ) -> None:
         parts = urllib.parse.urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -69,6 +75,7 @@ class Connection:
         self.prefix = parts.path.rstrip("/")
         self.keep_alive = keep_alive
         self.observer = observer
+        self.source_address = source_address  # the local address to connect from
         self._conn: http.client.HTTPConnection | None = None  # kept between requests
         self._active: http.client.HTTPConnection | None = None  # carrying a request now
         self._lock = threading.Lock()
@@ -78,7 +85,8 @@ class Connection:
 
     def _open(self, timeout: float) -> http.client.HTTPConnection:
         cls = http.client.HTTPSConnection if self.scheme == "https" else http.client.HTTPConnection
-        conn = cls(self.host, self.port, timeout=timeout)
+        source = (self.source_address, 0) if self.source_address else None
+        conn = cls(self.host, self.port, timeout=timeout, source_address=source)
         conn.connect()
         self.opened += 1
         return conn
@@ -139,6 +147,7 @@ class Connection:
         with self._lock:
             started = time.perf_counter()
             new = False
+            connect = 0.0
             answer: Answer | None = None
             error: BaseException | None = None
             try:
@@ -147,7 +156,9 @@ class Connection:
                     self._drop()
                     conn = None
                 if conn is None:
+                    opening = time.perf_counter()
                     conn = self._open(timeout)
+                    connect = time.perf_counter() - opening
                     new = True
                     if self.keep_alive:
                         self._conn = conn
@@ -190,6 +201,7 @@ class Connection:
                             new,
                             answer,
                             error,
+                            connect,
                         )
                     )
 

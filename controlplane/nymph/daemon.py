@@ -36,6 +36,7 @@ from ..client import ApiFailure, Client, Unreachable
 from .runner import ProcessRunner, RunResult
 
 MIN_POLL_INTERVAL = 1.0
+IDLE_WAKE_SECONDS = 30.0  # an idle heartbeat thread looks at stop this often
 NOT_STARTED = "the daemon was stopping and did not start the command"
 MAX_REJECTED_REPORTS = 5  # consecutive 5xx answers to one result before it is dropped
 SUSPENDED_EXIT = 75  # exit status after a suspend; systemd units do not restart on it
@@ -207,12 +208,13 @@ class Daemon:
         backoff = Backoff(cap=self.config.max_backoff)
         retry_at = 0.0
         while not self.stop.is_set():
-            if not self._busy.wait(0.25):
+            # idle, this thread sleeps until work starts (no wake-ups to pay for)
+            if not self._busy.wait(IDLE_WAKE_SECONDS):
                 continue
             now = time.monotonic()
             due = max(self._alive_at + self._heartbeat, retry_at)
             if now < due:
-                self.stop.wait(min(due - now, 0.25))
+                self.stop.wait(due - now)
                 continue
             worker_id: str | None = None
             try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 
 from fastapi import FastAPI
@@ -88,6 +89,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         engine.execution_options(isolation_level="AUTOCOMMIT")
     )
     app.state.notifier = Notifier()
+    # set when the server starts shutting down: held polls answer 503 + Retry-After
+    app.state.draining = asyncio.Event()
     app.state.token_cache = TokenCache()
     app.state.admin_token_file = admin_file
     app.state.registry_secret_box = box

@@ -38,6 +38,7 @@ from .deps import cached_access
 from .routes.workers import POLL_RECHECK_SECONDS, poll_deadline
 from .schemas import HeartbeatOut
 from .settings import MAX_WAIT_SECONDS
+from .shedding import restarting, send_503
 from .tokens import hash_token
 
 Scope = dict[str, Any]
@@ -232,21 +233,30 @@ class HotPath:
             if (await replay.first())["type"] == "http.disconnect":
                 return
             gone = replay.watch()
+            draining = getattr(self.state, "draining", None)
             while hints.known_empty(key):
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     await send({"type": "http.response.start", "status": 204, "headers": []})
                     await send({"type": "http.response.body", "body": b""})
                     return
+                if draining is not None and draining.is_set():
+                    await send_503(send, restarting(self.state.settings.retry_after_seconds))
+                    return
                 woke = asyncio.ensure_future(notifier.event(key).wait())
+                ending = asyncio.ensure_future(draining.wait()) if draining is not None else None
                 try:
                     await asyncio.wait(
-                        (woke, gone),
+                        [f for f in (woke, gone, ending) if f is not None],
                         timeout=min(remaining, POLL_RECHECK_SECONDS),
                         return_when=asyncio.FIRST_COMPLETED,
                     )
                 finally:
                     woke.cancel()
+                    if ending is not None:
+                        ending.cancel()
+                if draining is not None and draining.is_set():
+                    continue  # answered at the top of the loop
                 if woke.done() and not woke.cancelled():
                     break  # a wake-up: the route looks
                 if gone.done():

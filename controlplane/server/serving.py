@@ -13,6 +13,9 @@
   connections are served before :class:`~.shedding.Shed` answers 503 with
   ``Retry-After``; uvicorn's live connection set is handed to it through
   ``app.state.connections``.
+* **Shutdown**: before uvicorn's grace period, ``app.state.draining`` is set, so
+  every held long-poll answers 503 with a spread ``Retry-After`` (see
+  ``shedding.restarting``) and the fleet comes back over seconds, not at once.
 """
 
 from __future__ import annotations
@@ -72,7 +75,15 @@ def run(
         backlog=settings.backlog,
         timeout_keep_alive=math.ceil(settings.keep_alive),
     )
-    server = uvicorn.Server(config)
+    draining = getattr(application.state, "draining", None)
+
+    class FleetServer(uvicorn.Server):
+        async def shutdown(self, sockets: Any = None) -> None:
+            if draining is not None:
+                draining.set()  # held polls answer 503 + Retry-After before the grace ends
+            await super().shutdown(sockets)
+
+    server = FleetServer(config)
     application.state.connections = server.server_state.connections
     got = effective_backlog(settings.backlog)
     if got < settings.backlog:

@@ -16,7 +16,12 @@ when either
 requests, longer for connections, which free up more slowly), so the clients it
 turns away do not come back together; the daemon waits at least that, plus its
 own jitter (``Settings.retry_after_seconds`` fixes it instead). ``/healthz`` is
-never shed. Off (``0``) for either bound, it never sheds
+never shed.
+
+When the server starts shutting down (``app.state.draining`` is set, see
+``serving``), every long-poll held open answers :func:`restarting`: a 503 whose
+``Retry-After`` spreads the fleet's return, rather than being cut off when
+uvicorn's grace period ends (which clients saw as a 500 or a reset). Off (``0``) for either bound, it never sheds
 on that one.
 """
 
@@ -28,7 +33,37 @@ from typing import Any
 
 RETRY_PENDING = (1, 4)
 RETRY_CONNECTIONS = (5, 20)
+RETRY_RESTART = (1, 10)
 EXEMPT = ("/healthz",)
+
+
+def overloaded(
+    why: str, retry: tuple[int, int], fixed: int | None = None, error: str = "overloaded"
+) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+    """The 503 every shed request gets: status, headers and a JSON body, with a
+    ``Retry-After`` drawn from ``retry`` (or ``fixed``) and ``Connection: close``."""
+    seconds = fixed if fixed is not None else random.randint(*retry)
+    body = json.dumps({"error": error, "detail": f"{why}; retry after {seconds}s"}).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"retry-after", str(seconds).encode()),
+        (b"connection", b"close"),
+    ]
+    return 503, headers, body
+
+
+async def send_503(send: Any, answer: tuple[int, list[tuple[bytes, bytes]], bytes]) -> None:
+    status, headers, body = answer
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def restarting(fixed: int | None = None) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+    """What a held long-poll gets when the server starts shutting down: the daemons
+    behind it come back spread over ``RETRY_RESTART`` (plus their own jitter)
+    instead of all at once, and not cut off mid-answer."""
+    return overloaded("the server is shutting down", RETRY_RESTART, fixed, "unavailable")
 
 
 def open_files_limit(raise_soft: bool = True) -> int:
@@ -115,23 +150,4 @@ class Shed:
 
     async def _refuse(self, send: Any, why: str, retry: tuple[int, int]) -> None:
         self.shed += 1
-        seconds = self.retry_after if self.retry_after is not None else random.randint(*retry)
-        body = json.dumps(
-            {
-                "error": "overloaded",
-                "detail": f"shedding load: {why}; retry after {seconds}s",
-            }
-        ).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 503,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"retry-after", str(seconds).encode()),
-                    (b"connection", b"close"),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
+        await send_503(send, overloaded(f"shedding load: {why}", retry, self.retry_after))

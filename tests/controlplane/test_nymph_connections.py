@@ -194,3 +194,42 @@ def test_shutdown_ends_a_held_poll_at_once(server: ServerProc) -> None:
     threads[1].join(5)
     assert not threads[1].is_alive() and time.monotonic() - started < 6
     assert threading.active_count() >= 1
+
+
+def test_a_server_shutting_down_answers_held_polls_503_with_retry_after(
+    db_url: str | None, start_server: Callable[..., ServerProc]
+) -> None:
+    """Held polls are answered, not cut off at the end of the grace period (which
+    their daemons saw as a 500): a 503 whose Retry-After spreads their return."""
+    from dreamlake.controlplane.server.shedding import RETRY_RESTART
+
+    s = start_server(db_url=db_url)
+    admin = s.admin
+    first = admin.register("draining", "i-route")["workerId"]  # its first poll: the route
+    second = admin.register("draining", "i-hot")["workerId"]
+    assert Client(s.url, s.admin_token).poll_work(second, wait=0.5) is None  # now known empty
+    answers: dict[str, BaseException | None] = {}
+
+    def hold(worker_id: str) -> None:
+        try:
+            Client(s.url, s.admin_token, keep_alive=True).poll_work(worker_id, wait=30)
+            answers[worker_id] = None
+        except Exception as exc:
+            answers[worker_id] = exc
+
+    threads = [threading.Thread(target=hold, args=(w,)) for w in (first, second)]
+    for t in threads:
+        t.start()
+    time.sleep(1.0)
+    started = time.monotonic()
+    s.stop()
+    for t in threads:
+        t.join(10)
+    assert time.monotonic() - started < 8
+    for worker_id in (first, second):
+        exc = answers[worker_id]
+        assert isinstance(exc, ApiFailure) and exc.status == 503, exc
+        assert exc.error == "unavailable"
+        assert exc.retry_after is not None
+        assert RETRY_RESTART[0] <= exc.retry_after <= RETRY_RESTART[1]
+    assert "Exception in ASGI application" not in s.log_tail()

@@ -30,6 +30,7 @@ from ..schemas import (
     WorkResultIn,
 )
 from ..settings import MAX_WAIT_SECONDS
+from ..shedding import restarting
 
 router = APIRouter(route_class=SessionRoute, prefix="/api/namespaces/{ns}")
 
@@ -269,6 +270,7 @@ async def poll_work(
     provider = hb.provider_of(worker_id) if polled else None
     held = False
     gone: asyncio.Future[None] | None = None
+    draining: asyncio.Event | None = getattr(request.app.state, "draining", None)
     try:
         while True:
             key = f"work:{ns_id}:{provider}" if provider else ""
@@ -293,6 +295,9 @@ async def poll_work(
             remaining = deadline - time.monotonic()
             if remaining <= 0 or (gone is not None and gone.done()):
                 return Response(status_code=204)
+            if draining is not None and draining.is_set():
+                status, headers, body = restarting(request.app.state.settings.retry_after_seconds)
+                return Response(body, status, {k.decode(): v.decode() for k, v in headers})
             if gone is None:
                 gone = asyncio.ensure_future(_disconnected(request))
             if polled and not held:
@@ -302,8 +307,12 @@ async def poll_work(
                 woke = asyncio.ensure_future(
                     notifier.wait(event, min(remaining, POLL_RECHECK_SECONDS))
                 )
-                await asyncio.wait((woke, gone), return_when=asyncio.FIRST_COMPLETED)
-                woke.cancel()
+                waits = [woke, gone]
+                if draining is not None:
+                    waits.append(asyncio.ensure_future(draining.wait()))
+                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+                for w in waits[::2]:
+                    w.cancel()
             except asyncio.CancelledError:  # the server is shutting down: no work, not a 500
                 return Response(status_code=204)
     finally:

@@ -1,0 +1,645 @@
+"""A fleet of real daemons: N ``nymph`` daemons — the daemon's own ``Daemon`` loops
+and ``Client`` (controlplane/nymph/daemon.py, controlplane/client.py), not a model
+of them — against ``lakeshore serve`` on 127.0.0.1, one connection model per run.
+
+    python benchmarks/fleet_daemons.py [-n 10000] [-d 60] [--model keepalive|churn]
+        [--pg-temp | --db URL] [--replicas 1|2] [--restart-at S] [--kill-replica-at S]
+
+Models:
+
+* ``keepalive`` — the daemon as it is: one kept connection for its long-poll, one
+  for register / heartbeats / results while it runs work (closed when idle);
+  heartbeats only while busy, the held poll proves an idle daemon alive.
+* ``churn`` — daemons before keep-alive: a new connection for every request
+  (``Client(keep_alive=False)``, ``Connection: close``) and a heartbeat every
+  interval while idle too (the heartbeat loop those daemons ran, driven here from a
+  few threads per process through each daemon's own client).
+
+Every daemon runs in threads of a few load processes (``--procs``; each daemon has
+its own connections, so the per-process open-files limit bounds a process's share),
+connecting from spread loopback source addresses (127.0.0.2–127.0.0.251) as hosts
+would. Each claims provider ``p<i mod 1000>``; work items (``sleep S``, run by a
+runner double that waits S seconds instead of starting a shell: the runner is not
+what is measured) are submitted at ``--work-rate`` per second, so some daemons are
+busy and heartbeat. The client's observer times every request the daemons make.
+
+The daemons start over ``--ramp`` seconds; once every one has registered, and one
+long-poll's wait later (every poll renewed on its kept connection), the steady
+window of ``-d`` seconds begins. Output (JSON): per request kind (heartbeat,
+result, and register when any) p50/p99/max latency in the steady window, the long-polls' overhead
+(client time less the server's ``Server-Timing``, i.e. what a poll's renewal costs
+beyond its wait), errors (no answer, 5xx) and deliberate 503s, connections opened,
+the servers' peak open files, CPU and RSS, workers not live at each sample, work
+submitted / succeeded / run more than once / lost, and the kernel's
+``TcpExtListenOverflows`` / ``TcpExtListenDrops`` before and after (these counters
+are the whole machine's: other programs' overflows count too).
+
+``--restart-at S`` restarts the server (SIGTERM, start again on the same port and
+database) S seconds into the run and reports how long until every daemon's worker
+was seen again. ``--kill-replica-at S`` (two replicas) kills replica 2 with SIGKILL
+and reports how long until every daemon that was on it was seen through replica 1
+(each daemon is given both URLs, its own replica first).
+
+Bounded: at most 20,000 daemons and 600 s; all traffic goes to 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import json
+import math
+import multiprocessing as mp
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fleet import TempPostgres, cpu_seconds, free_port, pct, rss_mib
+
+PROVIDERS = 1000
+POLL_WAIT = 20.0
+LIVE_SECONDS = 30.0  # heartbeat every 10 s
+SOURCES = [f"127.0.0.{k}" for k in range(2, 252)]
+
+
+# -- servers --------------------------------------------------------------------------
+
+
+class Server:
+    def __init__(self, db: str | None, data: Path, env: dict[str, str], port: int = 0) -> None:
+        self.db, self.data, self.env = db, data, env
+        self.port = port or free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> Server:
+        exe = Path(sys.executable).parent / "lakeshore"
+        argv = [str(exe), "serve", "--port", str(self.port), "--data-dir", str(self.data),
+                "--live-seconds", f"{LIVE_SECONDS:g}"]  # fmt: skip
+        if self.db:
+            argv += ["--db", self.db]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("LAKESHORE_")}
+        env.update(self.env)
+        self.data.mkdir(parents=True, exist_ok=True)
+        with open(self.data / "server.log", "ab") as log:
+            self.proc = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env
+            )
+        for _ in range(600):
+            try:
+                with urllib.request.urlopen(self.url + "/healthz", timeout=2):
+                    return self
+            except OSError:
+                if self.proc.poll() is not None:
+                    raise SystemExit((self.data / "server.log").read_text()[-2000:]) from None
+                time.sleep(0.1)
+        raise SystemExit("server did not start")
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def open_files(self) -> int:
+        assert self.proc is not None
+        try:
+            return len(os.listdir(f"/proc/{self.proc.pid}/fd"))
+        except OSError:
+            return 0
+
+
+def listen_counters() -> dict[str, int]:
+    """TcpExtListenOverflows / TcpExtListenDrops (the kernel's, machine-wide)."""
+    out: dict[str, int] = {}
+    if shutil.which("nstat"):
+        text = subprocess.run(
+            ["nstat", "-asz", "TcpExtListenOverflows", "TcpExtListenDrops"],
+            capture_output=True, text=True, check=False,
+        ).stdout  # fmt: skip
+        for line in text.splitlines():
+            parts = line.split()
+            if len(parts) >= 2 and parts[0].startswith("TcpExt"):
+                out[parts[0]] = int(parts[1])
+        if out:
+            return out
+    lines = Path("/proc/net/netstat").read_text().splitlines()
+    for names, values in zip(lines[::2], lines[1::2], strict=False):
+        if names.startswith("TcpExt:"):
+            table = dict(zip(names.split()[1:], values.split()[1:], strict=False))
+            out["TcpExtListenOverflows"] = int(table.get("ListenOverflows", 0))
+            out["TcpExtListenDrops"] = int(table.get("ListenDrops", 0))
+    return out
+
+
+# -- the load processes -------------------------------------------------------------
+
+
+class SleepRunner:
+    """Runner double: ``sleep S`` waits S seconds (a stop cuts it short) instead of
+    starting a shell, and counts how often each work item was run."""
+
+    name = "sleep"
+
+    def __init__(self) -> None:
+        self.runs: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def run(self, command: str, *, timeout: Any = None, stop: Any = None, env: Any = None) -> Any:
+        from dreamlake.controlplane.nymph.runner import RunResult
+
+        work_id = (env or {}).get("DREAMLAKE_WORK_ID", "")
+        with self._lock:
+            self.runs[work_id] = self.runs.get(work_id, 0) + 1
+        seconds = float(command.split()[1]) if command.startswith("sleep ") else 0.0
+        if stop is not None and stop.wait(seconds):
+            return RunResult(None, "", "the daemon stopped before the command finished", seconds)
+        if stop is None:
+            time.sleep(seconds)
+        return RunResult(0, "", None, seconds)
+
+
+def _kind(method: str, path: str) -> str:
+    path = path.split("?", 1)[0]
+    if path.endswith("/heartbeat"):
+        return "heartbeat"
+    if path.endswith("/result"):
+        return "result"
+    if path.endswith("/work") and method == "GET":
+        return "poll"
+    if method == "POST" and path.endswith("/workers"):
+        return "register"
+    if method == "DELETE":
+        return "deregister"
+    return "other"
+
+
+def load_process(cfg: dict[str, Any], first: int, count: int, q: Any, end: Any) -> None:
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    threading.stack_size(256 * 1024)
+    import logging
+
+    logging.getLogger("nymph").setLevel(logging.ERROR)  # 10,000 daemons' "reconnected" lines
+    from dreamlake.controlplane.client import Client
+    from dreamlake.controlplane.connection import Exchange
+    from dreamlake.controlplane.nymph.daemon import Daemon, DaemonConfig
+
+    records: list[tuple[float, str, int, float, bool, float, float]] = []
+
+    def observe(e: Exchange) -> None:
+        server_ms = float("nan")
+        if e.answer is not None:
+            timing = e.answer.header("server-timing") or ""
+            if "dur=" in timing:
+                server_ms = float(timing.split("dur=", 1)[1].split(";")[0])
+        status = e.status if e.status is not None else 0
+        records.append(
+            (
+                time.time(),
+                _kind(e.method, e.path),
+                status,
+                e.seconds,
+                e.new_connection,
+                server_ms,
+                e.connect_seconds,
+            )
+        )
+
+    runner = SleepRunner()
+    urls: list[str] = cfg["urls"]
+    keep_alive = cfg["model"] == "keepalive"
+    daemons: list[Any] = []
+    wait_until(cfg["start_at"])
+    spacing = cfg["ramp"] / max(1, cfg["daemons"])
+    for i in range(first, first + count):
+        own = urls[i % len(urls)]
+        client = Client(
+            own,
+            cfg["token"],
+            keep_alive=keep_alive,
+            observer=observe,
+            source_address=SOURCES[i % len(SOURCES)],
+        )
+        config = DaemonConfig(
+            provider=f"p{i % PROVIDERS}",
+            queues=[],
+            instance_id=f"d{i}",
+            host=f"host-{i}",
+            version="bench",
+            poll_wait=POLL_WAIT,
+            servers=[u for u in urls if u != own],
+        )
+        d = Daemon(client, config, runner)  # type: ignore[arg-type]
+        d.start()
+        daemons.append(d)
+        wait_until(cfg["start_at"] + (i + 1) * spacing)
+    gc.freeze()  # the daemons' objects are long-lived: keep the collector off them
+    if not keep_alive:
+        legacy_heartbeats(daemons, end)
+    while end.value == 0 or time.time() < end.value:  # the orchestrator sets the end
+        time.sleep(0.5)
+    for d in daemons:
+        d.stop.set()
+    for d in daemons:
+        d._abort_poll()
+    q.put({"records": records, "runs": runner.runs, "opened": sum_opened(daemons)})
+
+
+def sum_opened(daemons: list[Any]) -> int:
+    total = 0
+    for d in daemons:
+        for c in (d.client, d.poller):
+            if c._conn is not None:
+                total += c._conn.opened
+    return total
+
+
+def legacy_heartbeats(daemons: list[Any], end: Any, threads: int = 16) -> None:
+    """The heartbeat loop of daemons before keep-alive: every interval, busy or not,
+    through the daemon's own (connection-per-request) client."""
+    interval = LIVE_SECONDS / 3
+
+    def beat(share: list[Any], offset: float) -> None:
+        start = time.time() + offset
+        k = 0
+        while end.value == 0 or time.time() < end.value:
+            for j, d in enumerate(share):
+                wait_until(start + k * interval + j * interval / max(1, len(share)))
+                if end.value and time.time() >= end.value:
+                    return
+                wid = d.worker_id
+                if wid is not None and not d._busy.is_set():  # busy: its own loop beats
+                    with contextlib.suppress(Exception):
+                        d.client.heartbeat(wid)
+            k += 1
+
+    for t in range(threads):
+        share = daemons[t::threads]
+        threading.Thread(
+            target=beat, args=(share, t * interval / threads / max(1, len(share))), daemon=True
+        ).start()
+
+
+def wait_until(when: float) -> None:
+    delay = when - time.time()
+    if delay > 0:
+        time.sleep(delay)
+
+
+# -- the orchestrator -----------------------------------------------------------------
+
+
+def _parse_time(value: str) -> float:
+    return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(UTC).timestamp()
+
+
+def seen_since(admin: Any, since: float, instances: set[str] | None = None) -> tuple[int, int]:
+    """(workers seen at or after ``since``, workers asked about)."""
+    rows = admin.workers()
+    rows = [r for r in rows if instances is None or r["instanceId"] in instances]
+    return sum(1 for r in rows if _parse_time(r["lastSeen"]) >= since), len(rows)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("-n", "--daemons", type=int, default=10_000)
+    ap.add_argument("-d", "--duration", type=float, default=60.0, help="seconds after the ramp")
+    ap.add_argument("--model", choices=["keepalive", "churn"], default="keepalive")
+    ap.add_argument("--ramp", type=float, default=None, help="seconds to start every daemon")
+    ap.add_argument("--procs", type=int, default=None, help="load processes")
+    ap.add_argument("--work-rate", type=float, default=5.0, help="work items per second")
+    ap.add_argument("--work-seconds", type=float, default=12.0, help="each item runs this long")
+    ap.add_argument("--replicas", type=int, default=1, choices=[1, 2])
+    ap.add_argument("--db", help="PostgreSQL URL (default: SQLite in a temp dir)")
+    ap.add_argument("--pg-temp", action="store_true", help="start a throwaway PostgreSQL")
+    ap.add_argument("--restart-at", type=float, default=None)
+    ap.add_argument("--kill-replica-at", type=float, default=None)
+    ap.add_argument("--keep", action="store_true", help="keep the servers' data and logs")
+    args = ap.parse_args()
+    if args.daemons > 20_000 or args.duration > 600:
+        raise SystemExit("bounded: at most 20,000 daemons and 600 s")
+    if args.kill_replica_at is not None and args.replicas != 2:
+        raise SystemExit("--kill-replica-at needs --replicas 2")
+    ramp = args.ramp if args.ramp is not None else max(5.0, args.daemons / 500)
+    procs = args.procs or max(1, math.ceil(args.daemons / 2500))
+    pg = TempPostgres() if args.pg_temp else None
+    db = pg.start() if pg else args.db
+    if args.replicas > 1 and not db:
+        raise SystemExit("two replicas need PostgreSQL (--db URL or --pg-temp)")
+    from cryptography.fernet import Fernet
+    from dreamlake.controlplane.client import ApiFailure, Client
+
+    env = {"LAKESHORE_SECRET_KEY": Fernet.generate_key().decode()}
+    base = Path(tempfile.mkdtemp(prefix="lakeshore-daemons-"))
+    servers = [Server(db, base / f"s{i}", env).start() for i in range(args.replicas)]
+    out: dict[str, Any] = {
+        "daemons": args.daemons,
+        "model": args.model,
+        "database": "postgresql" if db else "sqlite",
+        "replicas": args.replicas,
+        "duration_s": args.duration,
+        "ramp_s": ramp,
+        "load_processes": procs,
+        "loadavg_before": os.getloadavg(),
+    }
+    counters_before = listen_counters()
+    try:
+        token = (base / "s0" / "admin.token").read_text().strip()
+        admin = Client(servers[0].url, token, keep_alive=True, timeout=30)
+        start_at = time.time() + 3.0
+        # set once every daemon has registered: then one long-poll's wait, so the
+        # steady window sees only polls renewed on their kept connections
+        steady_from = end_at = float("inf")
+        cfg = {
+            "urls": [s.url for s in servers],
+            "token": token,
+            "model": args.model,
+            "daemons": args.daemons,
+            "start_at": start_at,
+            "ramp": ramp,
+        }
+        ctx = mp.get_context("spawn")
+        q = ctx.Queue()
+        end = ctx.Value("d", 0.0)
+        share = math.ceil(args.daemons / procs)
+        workers = []
+        for p in range(procs):
+            first, count = p * share, min(share, args.daemons - p * share)
+            if count > 0:
+                w = ctx.Process(target=load_process, args=(cfg, first, count, q, end))
+                w.start()
+                workers.append(w)
+        cpu0 = [cpu_seconds(s.proc.pid) for s in servers]  # type: ignore[union-attr]
+        wall0 = [time.monotonic()] * len(servers)
+        submitted: list[str] = []
+        submit_errors: dict[str, int] = {}
+        peaks: dict[str, list[float]] = {
+            "open_files": [0] * len(servers),
+            "rss_mib": [0.0] * len(servers),
+        }
+        not_live: list[int] = []
+        events: dict[str, Any] = {}
+        stop = threading.Event()
+        clock = {"steady_from": float("inf"), "end_at": float("inf")}
+
+        def submitter() -> None:
+            while clock["steady_from"] == float("inf") and not stop.wait(0.5):
+                pass
+            steady_from, end_at = clock["steady_from"], clock["end_at"]
+            wait_until(steady_from)
+            last = end_at - args.work_seconds - 8
+            k = 0
+            while time.time() < last and not stop.is_set():
+                provider = f"p{(k * 7919) % min(PROVIDERS, args.daemons)}"
+                try:
+                    item = admin.submit_work(provider, f"sleep {args.work_seconds:g}")
+                    submitted.append(item["id"])
+                except Exception as exc:
+                    key = f"{type(exc).__name__} {getattr(exc, 'status', '')}".strip()
+                    submit_errors[key] = submit_errors.get(key, 0) + 1
+                k += 1
+                wait_until(steady_from + k / args.work_rate)
+
+        def sampler() -> None:
+            next_live = float("inf")
+            while not stop.wait(1.0):
+                if next_live == float("inf"):
+                    next_live = clock["steady_from"]
+                for j, s in enumerate(servers):
+                    if s.proc is not None and s.proc.poll() is None:
+                        peaks["open_files"][j] = max(peaks["open_files"][j], s.open_files())
+                        peaks["rss_mib"][j] = max(peaks["rss_mib"][j], rss_mib(s.proc.pid))
+                if time.time() >= next_live and not events.get("down"):
+                    with contextlib.suppress(Exception):
+                        rows = admin.workers()
+                        not_live.append(sum(1 for r in rows if r["state"] == "gone"))
+                    next_live = time.time() + 10
+
+        healthz: list[tuple[float, float]] = []
+
+        def prober() -> None:
+            """The server's event loop, seen from outside: /healthz every 0.5 s."""
+            probe = Client(servers[0].url, token, keep_alive=True, timeout=30)
+            while not stop.wait(0.5):
+                t = time.perf_counter()
+                with contextlib.suppress(Exception):
+                    probe.healthz()
+                    healthz.append((time.time(), time.perf_counter() - t))
+
+        threads = [threading.Thread(target=f) for f in (submitter, sampler, prober)]
+        for t in threads:
+            t.start()
+
+        # the ramp: every daemon starts, registers and holds its first poll
+        registered = 0
+        while time.time() < start_at + ramp + 600:
+            with contextlib.suppress(Exception):
+                registered = len(admin.workers())
+                if registered >= args.daemons:
+                    break
+            time.sleep(2.0)
+        out["all_registered_s"] = round(time.time() - start_at, 1)
+        steady_from = time.time() + POLL_WAIT + 2.0
+        end_at = steady_from + args.duration
+        clock.update(steady_from=steady_from, end_at=end_at)
+        end.value = end_at
+
+        if args.restart_at is not None:
+            wait_until(steady_from + args.restart_at)
+            events["down"] = True
+            stopped = time.time()
+            servers[0].stop()
+            servers[0] = Server(db, base / "s0", env, port=servers[0].port).start()
+            up = time.time()
+            events.setdefault("windows", []).append((stopped, up + 60))
+            cpu0[0] = cpu_seconds(servers[0].proc.pid)  # type: ignore[union-attr]
+            wall0[0] = time.monotonic()
+            admin.close()
+            events["down"] = False
+            deadline = up + 120
+            seen = (0, args.daemons)
+            while time.time() < deadline:
+                with contextlib.suppress(Exception):
+                    seen = seen_since(admin, up)
+                    if seen[0] >= args.daemons:
+                        break
+                time.sleep(1.0)
+            out["restart"] = {
+                "down_s": round(up - stopped, 2),
+                "every_daemon_seen_again_s": round(time.time() - up, 1)
+                if seen[0] >= args.daemons
+                else None,
+                "seen_again": seen[0],
+            }
+
+        if args.kill_replica_at is not None:
+            wait_until(steady_from + args.kill_replica_at)
+            moved = {f"d{i}" for i in range(1, args.daemons, 2)}
+            assert servers[1].proc is not None
+            servers[1].proc.kill()
+            servers[1].proc.wait()
+            killed = time.time()
+            events.setdefault("windows", []).append((killed, killed + 60))
+            seen = (0, len(moved))
+            while time.time() < killed + 120:
+                with contextlib.suppress(Exception):
+                    seen = seen_since(admin, killed + 1.0, moved)
+                    if seen[0] >= len(moved):
+                        break
+                time.sleep(1.0)
+            out["kill_replica"] = {
+                "daemons_on_it": len(moved),
+                "every_one_moved_s": round(time.time() - killed, 1)
+                if seen[0] >= len(moved)
+                else None,
+                "moved": seen[0],
+            }
+
+        results = [q.get(timeout=end_at - time.time() + 300) for _ in workers]
+        for w in workers:
+            w.join(30)
+        stop.set()
+        for t in threads:
+            t.join(30)
+        out["servers"] = [
+            {
+                "cpu_share_of_one_core": round(
+                    (cpu_seconds(s.proc.pid) - c0) / (time.monotonic() - wall0[j]), 2
+                )
+                if s.proc is not None and s.proc.poll() is None
+                else None,
+                "peak_open_files": peaks["open_files"][j],
+                "peak_rss_mib": round(peaks["rss_mib"][j], 1),
+            }
+            for j, (s, c0) in enumerate(zip(servers, cpu0, strict=False))
+        ]
+        out.update(summarize(results, steady_from, end_at, events.get("windows", [])))
+        out["not_live_per_sample"] = not_live
+        steady_healthz = [v for at, v in healthz if steady_from <= at <= end_at]
+        out["healthz_probe"] = {
+            "n": len(steady_healthz),
+            "p50_ms": pct(steady_healthz, 0.5) * 1000,
+            "p99_ms": pct(steady_healthz, 0.99) * 1000,
+            "max_ms": max(steady_healthz, default=float("nan")) * 1000,
+            "max_ms_during_ramp": max(
+                (v for at, v in healthz if at < steady_from), default=float("nan")
+            )
+            * 1000,
+        }
+        # work: every item submitted finished once
+        runs: dict[str, int] = {}
+        for r in results:
+            for wid, k in r["runs"].items():
+                runs[wid] = runs.get(wid, 0) + k
+        states: dict[str, int] = {}
+        for wid in submitted:
+            try:
+                state = admin.get_work(wid)["state"]
+            except ApiFailure as exc:
+                state = f"http {exc.status}"
+            states[state] = states.get(state, 0) + 1
+        out["work"] = {
+            "submitted": len(submitted),
+            "submit_errors": submit_errors,
+            "states": states,
+            "run_more_than_once": sum(1 for w in submitted if runs.get(w, 0) > 1),
+            "never_run": sum(1 for w in submitted if runs.get(w, 0) == 0),
+        }
+    finally:
+        counters_after = listen_counters()
+        out["listen_counters"] = {
+            k: {"before": counters_before.get(k), "after": v} for k, v in counters_after.items()
+        }
+        out["loadavg_after"] = os.getloadavg()
+        for s in servers:
+            s.stop()
+        if pg:
+            pg.stop()
+        if args.keep:
+            out["kept"] = str(base)
+        else:
+            shutil.rmtree(base, ignore_errors=True)
+    print(json.dumps(out, indent=2, default=lambda x: round(x, 2)))
+
+
+def summarize(
+    results: list[dict[str, Any]],
+    steady_from: float,
+    end_at: float,
+    windows: list[tuple[float, float]],
+) -> dict[str, Any]:
+    """Figures over every request the daemons made; a restart's or a kill's window
+    (from it until 60 s after) is counted apart and left out of the latencies."""
+    records = [r for res in results for r in res["records"]]
+    by_kind: dict[str, list[float]] = {}
+    overhead: list[float] = []
+    errors: dict[str, int] = {}
+    during: dict[str, int] = {}
+    shed = 0
+    new_conns = 0
+    connects: list[float] = []
+    for at, kind, status, seconds, new, server_ms, connect in records:
+        if at > end_at:  # the daemons stopped: their held polls were cut
+            continue
+        new_conns += bool(new)
+        in_event = any(lo <= at <= hi for lo, hi in windows)
+        if status == 0 or (status >= 500 and status != 503):
+            key = f"{kind} {status or 'no answer'}"
+            bucket = during if in_event else errors
+            bucket[key] = bucket.get(key, 0) + 1
+        if status == 503:
+            shed += 1
+        if not steady_from <= at <= end_at or status == 0 or in_event:
+            continue
+        if new:
+            connects.append(connect)
+        if kind == "poll":
+            if server_ms == server_ms:  # not NaN
+                overhead.append(seconds - connect - server_ms / 1000)
+        else:
+            by_kind.setdefault(kind, []).append(seconds)
+
+    def figures(values: list[float]) -> dict[str, float]:
+        return {
+            "n": len(values),
+            "p50_ms": pct(values, 0.5) * 1000,
+            "p99_ms": pct(values, 0.99) * 1000,
+            "max_ms": max(values, default=float("nan")) * 1000,
+        }
+
+    return {
+        "requests": len(records),
+        "connections_opened": new_conns,
+        "errors": sum(errors.values()),
+        "error_kinds": errors,
+        "failed_during_restart_or_kill": during,
+        "deliberate_503": shed,
+        "steady": {k: figures(v) for k, v in sorted(by_kind.items())},
+        "poll_overhead": figures(overhead),
+        "connect": figures(connects),
+    }
+
+
+if __name__ == "__main__":
+    main()
