@@ -177,7 +177,7 @@ class QueueLoop:
         from ..capacity import loop as capacity
 
         try:
-            capacity.tick(self.app, self._box())
+            capacity.tick(self.app, self._box(), budget=max(0.2, self.tick / 2))
         except Exception:
             log.exception("capacity reconcile failed")
 
