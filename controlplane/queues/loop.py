@@ -211,6 +211,10 @@ class QueueLoop:
         log.info("queue %s: %s %s", q.name, action, detail)
 
     def reconcile(self, s: Session, q: Queue) -> None:
+        if q.providers:  # several providers: placement with failover
+            from ..capacity import queueplace
+
+            return queueplace.reconcile(self, s, q)
         ns = s.get(Namespace, q.namespace_id)
         if ns is None:
             return
