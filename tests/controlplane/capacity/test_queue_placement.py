@@ -194,6 +194,12 @@ def test_every_provider_refusing_leaves_the_work_waiting_with_the_reasons(
         (EC2_NO_CAPACITY, "InsufficientInstanceCapacity"),
         (EC2_LIMIT, "InstanceLimitExceeded"),
         (GCE_EXHAUSTED, "ZONE_RESOURCE_POOL_EXHAUSTED"),
+        (
+            "Google Cloud refused the request: The zone 'projects/p/zones/z' does not have "
+            "enough resources available to fulfill the request. Try a different zone.",
+            "ZONE_RESOURCE_POOL_EXHAUSTED",
+        ),
+        ("Quota 'CPUS' exceeded.  Limit: 24.0 in region us-central1.", "QUOTA_EXCEEDED"),
         (SLURM_FULL, "SLURM submit limit reached"),
         (
             "asked for 1 host(s) but only 0 of the provider's hosts have no daemon of this provider",
