@@ -25,7 +25,10 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"QOSMax\w+|AssocMax\w+|job submit limit", "SLURM submit limit reached"),
         (r"partition\b.*\bfull|PartitionNodeLimit", "SLURM partition full"),
         (r"Requested node configuration is not available", "SLURM partition cannot fit it"),
-        (r"have no daemon of this provider|no free host", "SSH pool has no free host"),
+        (
+            r"have no daemon of this provider|no free host|hosts have room for",
+            "SSH pool has no free host",
+        ),
     )
 )
 
