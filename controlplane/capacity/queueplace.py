@@ -41,6 +41,7 @@ from ..server.deps import org_namespace_ids
 from ..server.runtime import heartbeats_of
 from . import backoff
 from .decide import ProviderState, Request, decide
+from .models import ACTIVE, CapacityLease
 from .refusal import capacity_refusal
 from .service import snapshot
 
@@ -126,6 +127,16 @@ def reconcile(loop: Any, s: Session, q: Queue) -> None:
         s.scalars(
             select(WorkItem.worker_id).where(
                 WorkItem.namespace_id == q.namespace_id, WorkItem.state == "running"
+            )
+        )
+    )
+    # a worker someone holds a lease on is not free for the queue's work
+    busy |= set(
+        s.scalars(
+            select(CapacityLease.worker_id).where(
+                CapacityLease.namespace_id == q.namespace_id,
+                CapacityLease.state.in_(ACTIVE),
+                CapacityLease.worker_id.is_not(None),
             )
         )
     )
