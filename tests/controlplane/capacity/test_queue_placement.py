@@ -210,3 +210,28 @@ def test_every_provider_refusing_leaves_the_work_waiting_with_the_reasons(
 )
 def test_capacity_refusals_are_told_from_other_failures(text: str, reason: str | None) -> None:
     assert capacity_refusal(text) == reason
+
+
+def test_a_leased_worker_is_not_free_for_queue_work(app_client: tuple[Any, Any]) -> None:
+    client, app = app_client
+    app.state.queue_loop.stop()
+    double = RefusingCloudDouble()
+    app.state.launch_backends = {"EC2": double, "SLURM": double, "SSH": double}
+    _providers(client)
+    ok(
+        client.post(P + "/queues", json={"name": "gpu", "providers": ["box-a", "box-b"], "max": 2}),
+        201,
+    )
+    body = {"providerName": "box-a", "instanceId": "a", "queues": ["gpu"]}
+    ok(client.post(P + "/workers", json=body), 201)
+    lease = ok(client.post(P + "/capacity/leases", json={"providers": ["box-a"]}), 201)
+    assert lease["instanceId"] == "a"
+    ok(client.post(P + "/providers/box-a/work", json={"command": "true", "queue": "gpu"}), 201)
+    loop = QueueLoop(app, tick=0.1)
+    loop.once()
+    # box-a's only worker is leased: not free, so the queue launches one (box-a first
+    # by priority, under its limit of 2) instead of leaving the item to the leased one
+    assert double.calls == ["box-a"]
+    events = ok(client.get(P + "/queues/gpu/status"))["events"]
+    assert [e["action"] for e in events] == ["launch"]
+    assert events[0]["detail"].startswith("1 worker(s) on box-a/a")
