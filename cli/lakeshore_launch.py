@@ -6,6 +6,7 @@
     lakeshore instances terminate ID [--json]
     lakeshore queues add NAME --provider P [--mode M] [--min N] [--max N]
                          [--idle-seconds S] [--idle-action terminate|suspend]
+                         [--providers P1,P2,… [--strategy priority|cheapest|spread|least-waste]]
     lakeshore queues update NAME [...] | list | remove NAME | status NAME [--json]
 
 The control plane does the launching (it holds the SDK clients and the decrypted
@@ -153,9 +154,14 @@ def _queue_body(
     max_: int | None,
     idle_seconds: float | None,
     idle_action: str | None,
+    providers: str | None = None,
+    strategy: str | None = None,
 ) -> dict[str, Any]:
     body: dict[str, Any] = {}
+    if providers is not None:
+        body["providers"] = [p.strip() for p in providers.split(",") if p.strip()]
     for key, value in (
+        ("strategy", strategy),
         ("provider", provider),
         ("mode", mode),
         ("min", min_),
@@ -179,12 +185,27 @@ ActionOpt = Annotated[
     str | None,
     typer.Option("--idle-action", help="terminate (default) or suspend (when the launcher can)."),
 ]
+ProvidersOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--providers", help="Several providers to place on, comma-separated (see --strategy)."
+    ),
+]
+StrategyOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--strategy", help="With --providers: priority (default), cheapest, spread, least-waste."
+    ),
+]
 
 
 def _queue_prose(q: dict[str, Any]) -> str:
     mode = f" mode {q['mode']}" if q.get("mode") else ""
+    where = f"provider {q['provider']}"
+    if len(q.get("providers") or []) > 1:
+        where = f"providers {','.join(q['providers'])} ({q.get('strategy') or 'priority'})"
     return (
-        f"{q['name']}  provider {q['provider']}{mode}  min {q['min']} max {q['max']}  "
+        f"{q['name']}  {where}{mode}  min {q['min']} max {q['max']}  "
         f"idle {q['idleSeconds']:g}s → {q['idleAction']}"
     )
 
@@ -198,16 +219,21 @@ def queues_add(
     max_: MaxOpt = None,
     idle_seconds: IdleOpt = None,
     idle_action: ActionOpt = None,
+    providers: ProvidersOpt = None,
+    strategy: StrategyOpt = None,
     server: ServerOpt = None,
     namespace: NamespaceOpt = None,
     token_file: TokenFileOpt = None,
     data_dir: DataDirOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Add a queue that grows its own workers through a provider."""
-    if not provider:
+    """Add a queue that grows its own workers through a provider (or several)."""
+    if not provider and not providers:
         fail("a queue needs --provider", f"lakeshore queues add {name} --provider NAME --max 2")
-    body = {"name": name, **_queue_body(provider, mode, min_, max_, idle_seconds, idle_action)}
+    body = {
+        "name": name,
+        **_queue_body(provider, mode, min_, max_, idle_seconds, idle_action, providers, strategy),
+    }
     client = _client(server, namespace, token_file, data_dir)
     out = _call(client, "POST", "queues", body=body)
     _emit(out, as_json, f"added {_queue_prose(out)}\nnext: lakeshore queues status {name}")
@@ -222,14 +248,16 @@ def queues_update(
     max_: MaxOpt = None,
     idle_seconds: IdleOpt = None,
     idle_action: ActionOpt = None,
+    providers: ProvidersOpt = None,
+    strategy: StrategyOpt = None,
     server: ServerOpt = None,
     namespace: NamespaceOpt = None,
     token_file: TokenFileOpt = None,
     data_dir: DataDirOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Change a queue's provider, mode or bounds."""
-    body = _queue_body(provider, mode, min_, max_, idle_seconds, idle_action)
+    """Change a queue's provider(s), strategy, mode or bounds."""
+    body = _queue_body(provider, mode, min_, max_, idle_seconds, idle_action, providers, strategy)
     client = _client(server, namespace, token_file, data_dir)
     out = _call(client, "PATCH", "queues", name, body=body)
     _emit(out, as_json, f"updated {_queue_prose(out)}")

@@ -193,7 +193,9 @@ def grant(
     """Try to grant the pending lease ``row`` now; left pending with the reason."""
     doc: dict[str, Any] | None = None
     failures: list[str] = []
-    for _ in range(ROUNDS):
+    for n in range(ROUNDS):
+        if n:
+            expire(session, row.namespace_id)  # a unit whose lease just ran out is free
         snap = snapshot(session, scope, ctx.live_seconds, ctx.overlay)
         doc = decide(req, snap.offers(), snap.states(), snap.now)
         chosen = doc["chosen"]

@@ -1,13 +1,14 @@
 """The capacity part of the one reconcile loop (run by ``queues.loop`` under its
 database lease, after the queues): leases past their expiry end and free their
 unit (an instance launched for one is terminated), and pending leases are tried
-again, oldest first, a bounded number per namespace and tick."""
+again, the longest untried first, a bounded number per namespace and tick."""
 
 from __future__ import annotations
 
 import dataclasses
 import logging
 import os
+import time
 from typing import Any
 
 from sqlalchemy import select
@@ -17,10 +18,10 @@ from ..models import Namespace
 from ..registry import service as registry
 from ..server.deps import org_namespace_ids
 from ..server.runtime import heartbeats_of
-from .decide import Request, RequestError
+from .decide import Request, RequestError, decide
 from .leases import LEASE_FIELDS, PENDING_PER_TICK, Context, end_instance, grant
 from .models import CapacityLease
-from .service import expire
+from .service import expire, snapshot
 
 log = logging.getLogger("lakeshore.capacity")
 
@@ -33,7 +34,19 @@ def _scope(s: Any, app: Any, ns: Namespace) -> registry.Scope:
     )
 
 
-def tick(app: Any, box: Any) -> None:
+def tick(app: Any, box: Any, budget: float = 1.0) -> None:
+    """One pass; granting pending leases stops after about ``budget`` seconds."""
+    started = time.monotonic()
+    tried = _tick(app, box, budget)
+    took = time.monotonic() - started
+    if took > SLOW_TICK:
+        log.info("capacity: a reconcile pass took %.2fs (%d pending lease(s) tried)", took, tried)
+
+
+SLOW_TICK = 1.0
+
+
+def _tick(app: Any, box: Any, budget: float) -> int:
     state = app.state
     with state.sessionmaker() as s:
         ended = expire(s)
@@ -42,10 +55,10 @@ def tick(app: Any, box: Any) -> None:
             select(CapacityLease)
             .where(CapacityLease.state == "pending")
             .order_by(CapacityLease.created_at)
-            .limit(PENDING_PER_TICK * 10)
+            .limit(MAX_PENDING_SEEN)
         ).all()
         if not ended_rows and not pending:
-            return
+            return 0
         ctx = Context(
             state=state,
             box=box,
@@ -69,23 +82,49 @@ def tick(app: Any, box: Any) -> None:
                 error = end_instance(s, sc, ctx, row)
                 if error:
                     log.warning("capacity: lease %s ended; terminate failed: %s", row.id, error)
-        per_ns: dict[int, int] = {}
+        by_ns: dict[int, list[CapacityLease]] = {}
         for row in pending:
-            if per_ns.get(row.namespace_id, 0) >= PENDING_PER_TICK:
-                continue
-            per_ns[row.namespace_id] = per_ns.get(row.namespace_id, 0) + 1
-            sc = scope_of(row.namespace_id)
-            if sc is None:
-                continue
-            stored = dict(row.request or {})
-            url = str(stored.pop("serverUrl", "") or "") or os.environ.get(PUBLIC_URL_ENV, "")
-            own = {k: stored.pop(k) for k in LEASE_FIELDS if k in stored}
-            try:
-                req = Request.from_wire(stored)
-            except RequestError:
-                continue
-            try:
-                grant(s, sc, dataclasses.replace(ctx, server_url=url), row, req, own)
-            except Exception:
-                s.rollback()
-                log.exception("capacity: lease %s could not be tried again", row.id)
+            by_ns.setdefault(row.namespace_id, []).append(row)
+        tried = 0
+        for ns_id, rows in by_ns.items():
+            sc = scope_of(ns_id)
+            if sc is not None:
+                tried += _retry(s, sc, ctx, rows, budget)
+        return tried
+
+
+MAX_PENDING_SEEN = 2000
+
+
+def _retry(
+    s: Any, sc: registry.Scope, ctx: Context, rows: list[CapacityLease], budget: float
+) -> int:
+    """Decide every pending lease of one namespace on one snapshot (pure, cheap);
+    only those that could be met now go through ``grant`` (which takes the unit),
+    for at most ``budget`` seconds."""
+    deadline = time.monotonic() + budget
+    snap = snapshot(s, sc, ctx.live_seconds, ctx.overlay)
+    offers, states = snap.offers(), snap.states()
+    granted = 0
+    for row in rows:
+        stored = dict(row.request or {})
+        url = str(stored.pop("serverUrl", "") or "") or os.environ.get(PUBLIC_URL_ENV, "")
+        own = {k: stored.pop(k) for k in LEASE_FIELDS if k in stored}
+        try:
+            req = Request.from_wire(stored)
+        except RequestError:
+            continue
+        doc = decide(req, offers, states, snap.now)
+        if doc["chosen"] is None:
+            continue
+        try:
+            grant(s, sc, dataclasses.replace(ctx, server_url=url), row, req, own)
+        except Exception:
+            s.rollback()
+            log.exception("capacity: lease %s could not be tried again", row.id)
+        granted += 1
+        if granted >= PENDING_PER_TICK or time.monotonic() > deadline:
+            break  # the rest next pass: expiry must not wait behind a long list
+        snap = snapshot(s, sc, ctx.live_seconds, ctx.overlay)
+        offers, states = snap.offers(), snap.states()
+    return granted

@@ -19,12 +19,16 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"MaxSpotInstanceCountExceeded", "MaxSpotInstanceCountExceeded"),
         (r"InsufficientHostCapacity", "InsufficientHostCapacity"),
         (r"ZONE_RESOURCE_POOL_EXHAUSTED\w*", "ZONE_RESOURCE_POOL_EXHAUSTED"),
-        (r"QUOTA_EXCEEDED", "QUOTA_EXCEEDED"),
+        (r"does not have enough resources available", "ZONE_RESOURCE_POOL_EXHAUSTED"),
+        (r"QUOTA_EXCEEDED|Quota '\w+' exceeded", "QUOTA_EXCEEDED"),
         (r"exceeded quota", "Kubernetes ResourceQuota exceeded"),
         (r"QOSMax\w+|AssocMax\w+|job submit limit", "SLURM submit limit reached"),
         (r"partition\b.*\bfull|PartitionNodeLimit", "SLURM partition full"),
         (r"Requested node configuration is not available", "SLURM partition cannot fit it"),
-        (r"have no daemon of this provider|no free host", "SSH pool has no free host"),
+        (
+            r"have no daemon of this provider|no free host|hosts have room for",
+            "SSH pool has no free host",
+        ),
     )
 )
 

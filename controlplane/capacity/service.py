@@ -200,8 +200,8 @@ def snapshot(
     leases = session.execute(
         select(CapacityLease.provider_name, CapacityLease.worker_id, CapacityLease.state).where(
             CapacityLease.namespace_id == ns_id,
+            # a lease holds its unit until ``expire`` ends it and frees the slot
             CapacityLease.state.in_(ACTIVE),
-            CapacityLease.expires_at >= now,
         )
     ).all()
     leased = {wid for _, wid, _ in leases if wid}

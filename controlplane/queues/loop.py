@@ -189,7 +189,7 @@ class QueueLoop:
         from ..capacity import loop as capacity
 
         try:
-            capacity.tick(self.app, self._box())
+            capacity.tick(self.app, self._box(), budget=max(0.2, self.tick / 2))
         except Exception:
             log.exception("capacity reconcile failed")
 
@@ -291,7 +291,11 @@ class QueueLoop:
 
     def reconcile(self, s: Session, q: Queue) -> None:
         """One queue: look (:meth:`observe`), then grow for pending work or shrink
-        what sits idle."""
+        what sits idle. A queue over several providers is placed with failover."""
+        if q.providers:  # several providers: placement with failover
+            from ..capacity import queueplace
+
+            return queueplace.reconcile(self, s, q)
         view = self.observe(s, q)
         if view is None:
             return

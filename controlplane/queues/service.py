@@ -1,5 +1,5 @@
-"""The ``queues`` resource: a queue names a provider (and optionally a mode) to grow
-workers through, between ``min`` and ``max``, reaping a worker idle past
+"""The ``queues`` resource: a queue names a provider (or several, with a placement
+``strategy``: see ``capacity.queueplace``) and optionally a mode to grow workers through, between ``min`` and ``max``, reaping a worker idle past
 ``idle_seconds`` (terminated, or suspended when the launcher can and the queue says
 ``idle_action=suspend``)."""
 
@@ -22,7 +22,18 @@ from ..registry import service as registry
 from ..server.json_guard import refuse_nul
 
 IDLE_ACTIONS = ("terminate", "suspend")
-FIELDS = ("name", "provider", "mode", "min", "max", "idleSeconds", "idleAction")
+FIELDS = (
+    "name",
+    "provider",
+    "providers",
+    "strategy",
+    "mode",
+    "min",
+    "max",
+    "idleSeconds",
+    "idleAction",
+)
+MAX_PROVIDERS = 50
 
 
 def _bad(detail: str) -> LaunchError:
@@ -38,6 +49,8 @@ def queue_wire(row: Queue, namespace: str) -> dict[str, Any]:
         "name": row.name,
         "namespace": namespace,
         "provider": row.provider_name,
+        "providers": list(row.providers or [row.provider_name]),
+        "strategy": row.strategy,
         "mode": row.mode,
         "min": row.min_workers,
         "max": row.max_workers,
@@ -60,10 +73,30 @@ def _check(body: Mapping[str, Any], partial: bool) -> dict[str, Any]:
         if not isinstance(body.get("name"), str) or not is_name(body["name"]):
             raise _bad("name must match ^[a-z0-9][a-z0-9-]*$")
         out["name"] = body["name"]
-    if "provider" in body or not partial:
+    if "providers" in body:
+        names = body["providers"]
+        if names is None:
+            out["providers"] = None
+        elif (
+            not isinstance(names, list)
+            or not 1 <= len(names) <= MAX_PROVIDERS
+            or not all(isinstance(n, str) and n for n in names)
+        ):
+            raise _bad(f"providers must list 1 to {MAX_PROVIDERS} provider names")
+        else:
+            out["providers"] = list(dict.fromkeys(names))
+            if "provider" not in body:
+                out["provider_name"] = out["providers"][0]
+    if "provider" in body or (not partial and "provider_name" not in out):
         if not isinstance(body.get("provider"), str) or not body["provider"]:
-            raise _bad("provider must name a provider")
+            raise _bad("provider must name a provider (or providers list several)")
         out["provider_name"] = body["provider"]
+    if "strategy" in body:
+        from ..capacity.decide import STRATEGIES
+
+        if body["strategy"] is not None and body["strategy"] not in STRATEGIES:
+            raise _bad(f"strategy must be one of {', '.join(STRATEGIES)}")
+        out["strategy"] = body["strategy"]
     if "mode" in body:
         if body["mode"] is not None and not isinstance(body["mode"], str):
             raise _bad("mode must name a mode")
@@ -100,6 +133,10 @@ def _validate_refs(session: Session, scope: registry.Scope, row: Queue) -> None:
     refusal = dispatch.queue_refusal(row.provider_name, dispatch.of_provider(provider))
     if refusal:
         raise _bad(refusal)
+    for name in row.providers or ():
+        registry.get_provider_row(session, scope, name)
+    if row.providers and row.provider_name not in row.providers:
+        row.providers = [row.provider_name, *row.providers]
     if row.mode:
         registry.get_mode(session, scope, row.mode)
 
@@ -159,7 +196,7 @@ def pending(session: Session, row: Queue) -> int:
             .select_from(WorkItem)
             .where(
                 WorkItem.namespace_id == row.namespace_id,
-                WorkItem.provider_name == row.provider_name,
+                WorkItem.provider_name.in_(list(row.providers or [row.provider_name])),
                 WorkItem.queue == row.name,
                 WorkItem.state == "queued",
             )

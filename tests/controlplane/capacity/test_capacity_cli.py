@@ -69,3 +69,12 @@ def test_capacity_and_lease_from_the_cli(start_server: Any, tmp_path: Path) -> N
     assert gone.returncode == 1 and "ask for a new one" in gone.stderr
     bad = run("lease", "request", "--strategy", "best")
     assert bad.returncode == 1 and "strategy must be one of" in bad.stderr
+
+    # a queue over several providers, from the CLI
+    other = run("providers", "add", "lab2", "--launcher", "SSH", "--kwarg", "host=box-2")
+    assert other.returncode == 0, other.stderr
+    made = run("queues", "add", "mixed", "--providers", "lab,lab2", "--strategy", "cheapest")
+    assert made.returncode == 0, made.stderr
+    assert "mixed  providers lab,lab2 (cheapest)" in made.stdout
+    wrong = run("queues", "update", "mixed", "--strategy", "fastest")
+    assert wrong.returncode == 1 and "strategy must be one of" in wrong.stderr

@@ -1,0 +1,366 @@
+"""Placement for a queue that names several providers (``providers`` and a
+``strategy``), inside the one reconcile loop, under its database lease.
+
+Work for the queue may be submitted to any of its providers. Each pass:
+
+1. **Re-home** queued items: a provider with more queued items than free workers
+   (live ones serving the queue with nothing running, plus launched instances that
+   have not claimed yet) hands the surplus, oldest first, to a provider with free
+   workers to spare. Moving an item is one ``UPDATE … WHERE state = 'queued'`` and a
+   claim is another, so an item runs once whichever wins.
+2. **Grow** for what is left, never past ``max`` (counted over every provider):
+   the placement decision (``decide``, the queue's strategy, its providers in their
+   order for ``priority``) picks the provider and offer; the launch goes there and
+   the surplus moves to it. A launch refused for capacity or quota (``refusal``)
+   puts that provider in back-off and the next one is tried in the same pass.
+3. **Shrink** as a single-provider queue does: idle workers past ``idleSeconds``
+   while above ``min`` are suspended or terminated; a launch that never claimed
+   within the start timeout is terminated.
+
+Every decision is a ``queue_events`` row (``lakeshore queues status``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from ..db import utcnow
+from ..launch import service as launches
+from ..launch.models import Instance, Queue
+from ..models import Namespace, Worker, WorkItem
+from ..registry import service as registry
+from ..registry.service.common import RegistryError
+from ..server import store
+from ..server.deps import org_namespace_ids
+from ..server.runtime import heartbeats_of
+from . import backoff
+from .decide import ProviderState, Request, decide
+from .models import ACTIVE, CapacityLease
+from .refusal import capacity_refusal
+from .service import snapshot
+
+ASLEEP = ("suspended", "stopped", "stopping")
+REFRESH_SECONDS = 30.0
+
+
+def queued(s: Session, q: Queue, providers: Sequence[str]) -> list[WorkItem]:
+    return list(
+        s.scalars(
+            select(WorkItem)
+            .where(
+                WorkItem.namespace_id == q.namespace_id,
+                WorkItem.queue == q.name,
+                WorkItem.provider_name.in_(list(providers)),
+                WorkItem.state == "queued",
+            )
+            .order_by(WorkItem.created_at, WorkItem.id)
+        )
+    )
+
+
+def move(s: Session, items: Sequence[WorkItem], provider: str, notifier: Any = None) -> int:
+    """Hand queued ``items`` to ``provider``; an item claimed meanwhile stays put. The
+    provider's waiting polls are woken on every replica, as a submit wakes them."""
+    moved = 0
+    key = f"work:{items[0].namespace_id}:{provider}" if items else ""
+    if notifier is not None and items:
+        notifier.publish(s, key)
+    for item in items:
+        res = s.execute(
+            update(WorkItem)
+            .where(WorkItem.id == item.id, WorkItem.state == "queued")
+            .values(provider_name=provider)
+            .execution_options(synchronize_session=False)
+        )
+        moved += res.rowcount  # type: ignore[attr-defined]
+    s.commit()
+    if notifier is not None and items:
+        notifier.fire(key)
+    return moved
+
+
+def reconcile(loop: Any, s: Session, q: Queue) -> None:
+    ns = s.get(Namespace, q.namespace_id)
+    if ns is None:
+        return
+    app, state = loop.app, loop.app.state
+    providers = list(dict.fromkeys(q.providers or [q.provider_name]))
+    scope = registry.Scope(
+        namespace=ns,
+        org_ids=org_namespace_ids(s, ns),
+        unscoped=bool(getattr(state, "unscoped_listings", True)),
+    )
+    box = loop._box()
+    now = utcnow()
+    rows = [
+        r
+        for r in launches.rows_for(s, q.namespace_id, queue=q.name)
+        if r.provider_name in providers
+    ]
+    last = loop._refreshed.get(q.id)
+    if rows and (last is None or (now - last).total_seconds() >= REFRESH_SECONDS):
+        loop._refreshed[q.id] = now
+        launches.refresh(s, scope, box, state, rows)
+        rows = [r for r in rows if r.terminated_at is None]
+
+    live_seconds = state.settings.live_seconds
+    overlay = heartbeats_of(app).overlay
+    workers = [
+        w
+        for w in s.scalars(
+            select(Worker).where(
+                Worker.namespace_id == q.namespace_id,
+                Worker.provider_name.in_(providers),
+                Worker.deregistered_at.is_(None),
+            )
+        )
+        if store.is_live(overlay(w), live_seconds, now) and (not w.queues or q.name in w.queues)
+    ]
+    by_iid = {(w.provider_name, w.instance_id): w for w in workers}
+    busy = set(
+        s.scalars(
+            select(WorkItem.worker_id).where(
+                WorkItem.namespace_id == q.namespace_id, WorkItem.state == "running"
+            )
+        )
+    )
+    # a worker someone holds a lease on is not free for the queue's work
+    busy |= set(
+        s.scalars(
+            select(CapacityLease.worker_id).where(
+                CapacityLease.namespace_id == q.namespace_id,
+                CapacityLease.state.in_(ACTIVE),
+                CapacityLease.worker_id.is_not(None),
+            )
+        )
+    )
+    suspended = [r for r in rows if r.state in ASLEEP]
+    running = [r for r in rows if r not in suspended]
+    asleep = {(r.provider_name, r.instance_id) for r in suspended}
+    free: dict[str, int] = dict.fromkeys(providers, 0)
+    for w in workers:
+        if w.id not in busy and (w.provider_name, w.instance_id) not in asleep:
+            free[w.provider_name] += 1
+    for r in running:
+        if (r.provider_name, r.instance_id) not in by_iid:
+            free[r.provider_name] += 1  # launched, not claimed yet: a slow boot counts
+    waiting: dict[str, list[WorkItem]] = {p: [] for p in providers}
+    for item in queued(s, q, providers):
+        waiting[item.provider_name].append(item)
+
+    # 1. re-home surplus items onto spare free workers
+    surplus: list[WorkItem] = []
+    for p in providers:
+        extra = len(waiting[p]) - free[p]
+        if extra > 0:
+            surplus.extend(waiting[p][-extra:])
+    surplus.sort(key=lambda i: (i.created_at, i.id))
+    for p in providers:
+        spare = free[p] - len(waiting[p])
+        if spare > 0 and surplus:
+            take, surplus = surplus[:spare], surplus[spare:]
+            moved = move(s, take, p, state.notifier)
+            if moved:
+                loop._event(
+                    s, q, "place", f"{moved} queued item(s) moved to {p}: it has free workers"
+                )
+
+    need = len(surplus)
+    if need > 0:
+        for r in suspended[:need]:
+            launches.stop_instance(s, scope, box, state, r, action="resume")
+            r.state = "pending"
+            s.commit()
+            loop._event(s, q, "resume", f"{r.instance_id}: pending work and no free worker")
+            need -= 1
+            surplus = surplus[1:]
+        room = q.max_workers - len(rows)
+        n = min(need, room)
+        if n > 0:
+            _grow(loop, s, q, scope, box, providers, n, surplus)
+        elif need > 0 and room <= 0:
+            loop._event(
+                s,
+                q,
+                "at-max",
+                f"{need} item(s) wait: the queue is at max {q.max_workers}",
+                dedupe=True,
+            )
+        return
+    _shrink(
+        loop,
+        s,
+        q,
+        scope,
+        box,
+        running,
+        {(w.provider_name, w.instance_id): w for w in workers},
+        busy,
+        now,
+    )
+
+
+def _grow(
+    loop: Any,
+    s: Session,
+    q: Queue,
+    scope: registry.Scope,
+    box: Any,
+    providers: list[str],
+    n: int,
+    surplus: list[WorkItem],
+) -> None:
+    state = loop.app.state
+    req = Request(strategy=q.strategy or "priority", providers=tuple(providers))
+    refused: list[str] = []
+    for _ in range(len(providers) + 1):  # each refusal puts one in back-off
+        snap = snapshot(
+            s, scope, state.settings.live_seconds, heartbeats_of(loop.app).overlay, only=providers
+        )
+        # a queue grows by launching: idle workers of another queue are not its own
+        states = {k: ProviderState(**{**_fields(v), "idle": {}}) for k, v in snap.states().items()}
+        doc = decide(req, snap.offers(), states, snap.now, order=providers)
+        chosen = doc["chosen"]
+        if chosen is None:
+            loop._event(
+                s,
+                q,
+                "no-capacity",
+                f"{len(surplus)} item(s) wait: {doc['summary']}"
+                + (f" ({'; '.join(refused)})" if refused else ""),
+                dedupe=True,
+            )
+            return
+        p, offer = chosen["provider"], chosen["offer"]
+        view = snap.providers[p]
+        count = n if view.limit is None else max(1, min(n, view.limit - view.instances))
+        spec = next(o for o in view.offers if o.name == offer)
+        body: dict[str, Any] = {
+            "provider": p,
+            "count": count,
+            "queue": q.name,
+            "clientToken": f"q{q.id}-{uuid.uuid4().hex[:24]}",
+        }
+        if q.mode:
+            body["mode"] = q.mode
+        if spec.launch:
+            body["runConfig"] = dict(spec.launch)
+        try:
+            out = launches.launch(
+                s,
+                scope,
+                box,
+                body,
+                state=state,
+                server_url=q.server_url,
+                data_dir=state.settings.data_dir,
+            )
+        except RegistryError as exc:
+            why = capacity_refusal(f"{exc.code} {exc.detail}")
+            if why is None:
+                raise
+            s.rollback()
+            b = backoff.refused(s, q.namespace_id, p, why)
+            refused.append(f"{p}: {why}")
+            loop._event(
+                s,
+                q,
+                "refused",
+                f"{p} refused the launch ({why}); back-off until "
+                f"{b.until.isoformat().replace('+00:00', 'Z')} (refusal {b.failures} in a row); "
+                "trying the next provider",
+            )
+            continue
+        backoff.cleared(s, q.namespace_id, p)
+        ids = [i["id"] for i in out.get("instances", [])]
+        for inst in s.scalars(
+            select(Instance).where(
+                Instance.namespace_id == q.namespace_id,
+                Instance.provider_name == p,
+                Instance.instance_id.in_(ids),
+            )
+        ):
+            inst.details = {**(inst.details or {}), "offer": offer}
+        s.commit()
+        already = sum(1 for i in surplus if i.provider_name == p)
+        mine = [i for i in surplus if i.provider_name != p][: max(0, count - already)]
+        moved = move(s, mine, p, state.notifier) if mine else 0
+        price = chosen["pricePerHour"]
+        cost = f" at {price:g}/h" if price is not None else ""
+        loop._event(
+            s,
+            q,
+            "launch",
+            f"{count} worker(s) on {p}/{offer}{cost} ({req.strategy}) for {len(surplus)} "
+            f"waiting item(s), {moved} moved there: {', '.join(ids)}",
+        )
+        return
+
+
+def _fields(st: ProviderState) -> dict[str, Any]:
+    return {f: getattr(st, f) for f in ProviderState.__dataclass_fields__}
+
+
+def _shrink(
+    loop: Any,
+    s: Session,
+    q: Queue,
+    scope: registry.Scope,
+    box: Any,
+    running: list[Instance],
+    workers: dict[tuple[str, str], Worker],
+    busy: set[Any],
+    now: datetime,
+) -> None:
+    from ..queues.loop import START_TIMEOUT
+
+    state = loop.app.state
+    active = len(running)
+    for r in running:
+        if active <= q.min_workers:
+            break
+        w = workers.get((r.provider_name, r.instance_id))
+        if w is None:
+            if (now - r.created_at).total_seconds() > START_TIMEOUT:
+                launches.stop_instance(s, scope, box, state, r, action="terminate")
+                loop._event(
+                    s,
+                    q,
+                    "terminate",
+                    f"{r.instance_id}: no live daemon {START_TIMEOUT:.0f}s after launch",
+                )
+                active -= 1
+            continue
+        if w.id in busy:
+            continue
+        done = s.scalar(
+            select(WorkItem.finished_at)
+            .where(WorkItem.worker_id == w.id, WorkItem.finished_at.is_not(None))
+            .order_by(WorkItem.finished_at.desc())
+            .limit(1)
+        )
+        since = max(t for t in (done, w.registered_at, r.created_at) if t is not None)
+        idle = (now - since).total_seconds()
+        if idle < q.idle_seconds:
+            continue
+        module = launches.backend(state, r.launcher)
+        action = "terminate"
+        if q.idle_action == "suspend" and hasattr(module, "suspend") and hasattr(module, "resume"):
+            action = "suspend"
+        launches.stop_instance(s, scope, box, state, r, action=action)
+        if action == "suspend":
+            r.state = "suspended"
+            s.commit()
+        loop._event(
+            s,
+            q,
+            action,
+            f"{r.instance_id} on {r.provider_name}: idle {idle:.0f}s > {q.idle_seconds:.0f}s",
+        )
+        active -= 1
