@@ -318,8 +318,9 @@ def _shrink(
     busy: set[Any],
     now: datetime,
 ) -> None:
-    from ..queues.loop import START_TIMEOUT
+    from ..launch import tracking
 
+    limit = tracking.start_timeout()
     state = loop.app.state
     active = len(running)
     for r in running:
@@ -327,13 +328,13 @@ def _shrink(
             break
         w = workers.get((r.provider_name, r.instance_id))
         if w is None:
-            if (now - r.created_at).total_seconds() > START_TIMEOUT:
+            if (now - tracking.started(r)).total_seconds() > limit:
                 launches.stop_instance(s, scope, box, state, r, action="terminate")
                 loop._event(
                     s,
                     q,
                     "terminate",
-                    f"{r.instance_id}: no live daemon {START_TIMEOUT:.0f}s after launch",
+                    f"{r.instance_id}: no live daemon {limit:.0f}s after its start",
                 )
                 active -= 1
             continue
