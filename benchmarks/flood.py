@@ -12,6 +12,7 @@ token, over and over, for D seconds (default 30). Meanwhile:
     python benchmarks/flood.py                    # its own server (SQLite), 200 x 1 MiB, 30 s
     python benchmarks/flood.py -d 10 -c 200       # shorter
     python benchmarks/flood.py --db postgresql://…
+    python benchmarks/flood.py --token bogus      # a made-up token (or: daemon, a 403)
 
 Not a test: numbers depend on the machine (and the flooding client runs on it
 too). Talks only to the server it starts on 127.0.0.1.
@@ -46,11 +47,11 @@ def _body() -> bytes:
 
 
 async def _flood_one(
-    port: int, path: str, body: bytes, stop: float, counts: dict[str, int]
+    port: int, path: str, body: bytes, stop: float, counts: dict[str, int], auth: str
 ) -> None:
     head = (
         f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-        f"Content-Length: {len(body)}\r\n\r\n"
+        f"{auth}Content-Length: {len(body)}\r\n\r\n"
     ).encode()
     while time.monotonic() < stop:
         try:
@@ -77,20 +78,25 @@ async def _flood_one(
                 await writer.wait_closed()
 
 
-async def _flood(port: int, ns: str, conns: int, seconds: float) -> dict[str, int]:
+async def _flood(
+    port: int, ns: str, conns: int, seconds: float, token: str | None
+) -> dict[str, int]:
     body = _body()
     counts: dict[str, int] = {}
     stop = time.monotonic() + seconds
     path = f"/api/namespaces/{ns}/secrets"
-    await asyncio.gather(*(_flood_one(port, path, body, stop, counts) for _ in range(conns)))
+    auth = f"Authorization: Bearer {token}\r\n" if token else ""
+    await asyncio.gather(*(_flood_one(port, path, body, stop, counts, auth) for _ in range(conns)))
     return counts
 
 
-def _flood_process(port: int, conns: int, seconds: float, queue: Any) -> None:
-    queue.put(asyncio.run(_flood(port, "default", conns, seconds)))
+def _flood_process(port: int, conns: int, seconds: float, token: str | None, queue: Any) -> None:
+    queue.put(asyncio.run(_flood(port, "default", conns, seconds, token)))
 
 
-def flood(port: int, conns: int, seconds: float, processes: int) -> dict[str, int]:
+def flood(
+    port: int, conns: int, seconds: float, processes: int, token: str | None = None
+) -> dict[str, int]:
     """The flood from ``processes`` processes of its own (the probes in this one
     measure the server, not this process's own contention)."""
     import multiprocessing as mp
@@ -98,7 +104,9 @@ def flood(port: int, conns: int, seconds: float, processes: int) -> dict[str, in
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
     share = [conns // processes + (1 if i < conns % processes else 0) for i in range(processes)]
-    procs = [ctx.Process(target=_flood_process, args=(port, n, seconds, queue)) for n in share]
+    procs = [
+        ctx.Process(target=_flood_process, args=(port, n, seconds, token, queue)) for n in share
+    ]
     for p in procs:
         p.start()
     total: dict[str, int] = {}
@@ -180,6 +188,12 @@ def main() -> None:
     ap.add_argument("--live-seconds", type=float, default=6.0)
     ap.add_argument("--db", default=None)
     ap.add_argument("--processes", type=int, default=2, help="flooding processes")
+    ap.add_argument(
+        "--token",
+        choices=("none", "bogus", "daemon"),
+        default="none",
+        help="what the flood sends: no token, a made-up one, or a daemon's (403)",
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
@@ -205,7 +219,14 @@ def main() -> None:
             t.daemon = True
             t.start()
         started = time.monotonic()
-        counts = flood(port, args.connections, args.seconds, args.processes)
+        token = {"none": None, "bogus": "lks_made-up-token"}.get(args.token)
+        if args.token == "daemon":  # a real daemon token, on a route it may not call
+            from dreamlake.controlplane.client import Client
+
+            token = Client(url, admin).create_token(
+                "default", label="flood", scope="daemon", provider="flooded", host="flood"
+            )
+        counts = flood(port, args.connections, args.seconds, args.processes, token)
         wall = time.monotonic() - started
         stop.set()
         for t in threads:
@@ -213,6 +234,7 @@ def main() -> None:
         out = {
             "connections": args.connections,
             "flood_processes": args.processes,
+            "flood_token": args.token,
             "seconds": round(wall, 1),
             "body_bytes": BODY_BYTES,
             "flood_responses": counts,

@@ -55,11 +55,11 @@ class Gate:
             app = scope.get("app")
             if app is None or not hasattr(app, "openapi"):
                 return None
-            pairs = [
-                (method.upper(), path)
-                for path, ops in app.openapi().get("paths", {}).items()
-                for method in ops
-            ]
+            try:
+                paths = app.openapi().get("paths", {})
+            except Exception:  # a schema that cannot be built: every path is a route
+                return None
+            pairs = [(method.upper(), path) for path, ops in paths.items() for method in ops]
             self._routes = scopes.compile_routes(pairs)
         return self._routes
 
