@@ -201,7 +201,7 @@ def test_an_orphan_is_listed_told_to_stop_and_gone(app_client: tuple[Any, Any]) 
     double = LauncherDouble()
     loop = _setup(client, app, double)
     with app.state.sessionmaker() as s:
-        stray, _ = _mint(s, 1, "instance aws stray-0")
+        stray, _ = _mint(s, 1, "instance aws stray-0", "aws")
         s.commit()
     daemon = TestClient(
         app, base_url="http://127.0.0.1:7878", headers={"Authorization": f"Bearer {stray}"}

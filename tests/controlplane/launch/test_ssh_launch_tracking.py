@@ -191,7 +191,7 @@ def _stray_daemon(srv: Any, host: Any, provider: str, tmp_path: Path) -> str:
     with Session(engine) as s:
         ns = s.scalar(select(Namespace).where(Namespace.name == "default"))
         assert ns is not None
-        token, _ = _mint(s, ns.id, f"instance {provider} stray-0")
+        token, _ = _mint(s, ns.id, f"instance {provider} stray-0", provider)
         s.commit()
     engine.dispose()
     _start_daemon(srv.url, host, provider, tmp_path, token)
