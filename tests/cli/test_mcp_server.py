@@ -240,6 +240,10 @@ def test_day2_tools_map_onto_the_engine(tmp_path: Path) -> None:
     create("lab", "local", dream_dir=str(tmp_path), probe=False)
     (one,) = mcp_server.run_many(by["provider_list"], {"dream_dir": str(tmp_path)})
     assert one.provider == "lab" and one.next_action is not None
+    every = mcp_server.run_many(
+        by["provider_reconcile"], {"all": True}, default_dream_dir=str(tmp_path)
+    )
+    assert isinstance(every, list) and [r.provider for r in every] == ["lab"]
     (tmp_path / ".dreamrc").write_bytes(b"\xff\xfe")  # list cannot look: one failure document
     failed = mcp_server.run_many(by["provider_list"], {"dream_dir": str(tmp_path)})
     assert not isinstance(failed, list) and failed.status == "error"
