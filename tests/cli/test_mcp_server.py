@@ -365,3 +365,13 @@ def test_an_agent_without_an_editor_finishes_the_decisions(project: Path) -> Non
     assert "# Where the daemon keeps its work" in text  # the person's file, comments kept
     if got["planned"].structuredContent["status"] != "error":  # terraform ran
         assert got["messages"] and all(m and not m.startswith("{") for m in got["messages"])
+
+
+def test_the_agent_loop_resource_reads_as_the_spec_loop() -> None:
+    """Step 4 goes back to step 1; the FUSE rule is its own paragraph, not a step."""
+    from dreamlake.cli.agent_loop import LOOP, TEXT
+
+    assert "3. nextAction == null → done. Stop.\n" in LOOP
+    assert "4. Go to 1.\n\nFUSE: if two consecutive runs" in LOOP
+    assert "Go to\n1." not in TEXT
+    assert "provider_set" in TEXT and "dreamlake/event" in TEXT
