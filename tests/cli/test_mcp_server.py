@@ -375,3 +375,25 @@ def test_the_agent_loop_resource_reads_as_the_spec_loop() -> None:
     assert "4. Go to 1.\n\nFUSE: if two consecutive runs" in LOOP
     assert "Go to\n1." not in TEXT
     assert "provider_set" in TEXT and "dreamlake/event" in TEXT
+
+
+def test_reconcile_over_stdio_one_or_all_validates_against_its_schema(project: Path) -> None:
+    """The client checks structured content against the tool's output schema: both
+    answers of provider_reconcile (one provider, every provider) pass it."""
+    import anyio
+
+    async def body(session: Any) -> dict[str, Any]:
+        await session.list_tools()  # the client keeps the output schemas to check against
+        await session.call_tool("provider_create", {"name": "rec", "provider": "local"})
+        one = await session.call_tool("provider_reconcile", {"name": "rec"})
+        every = await session.call_tool("provider_reconcile", {"all": True})
+        neither = await session.call_tool("provider_reconcile", {})
+        return {"one": one, "every": every, "neither": neither}
+
+    got = anyio.run(_session_run, project, body, "--dream-dir", str(project))
+    assert got["one"].structuredContent["provider"] == "rec"
+    providers = got["every"].structuredContent["providers"]
+    assert [p["provider"] for p in providers] == ["rec"]
+    neither = got["neither"].structuredContent
+    assert got["neither"].isError and neither["status"] == "error"
+    assert "all: true" in neither["error"] and neither["nextAction"]["command"]
