@@ -22,7 +22,7 @@ app = typer.Typer(
     context_settings=HELP_OPTIONS,
 )
 provider_app = typer.Typer(
-    help="Lifecycle of one provider: create, plan, apply, connect, status; day 2: suspend, "
+    help="Lifecycle of one provider: create, set, plan, apply, connect, status; day 2: suspend, "
     "resume, reconcile, destroy, delete, list; its control-plane row: create -f, show, update.",
     no_args_is_help=True,
     rich_markup_mode=None,

@@ -629,7 +629,9 @@ def _protocol_streams() -> tuple[Any, Any]:
     stdin = anyio.wrap_file(
         io.TextIOWrapper(os.fdopen(proto_in, "rb"), encoding="utf-8", errors="replace")
     )
-    stdout = anyio.wrap_file(io.TextIOWrapper(os.fdopen(proto_out, "wb"), encoding="utf-8"))
+    stdout = anyio.wrap_file(
+        io.TextIOWrapper(os.fdopen(proto_out, "wb"), encoding="utf-8", errors="replace")
+    )
     return stdin, stdout
 
 

@@ -588,3 +588,18 @@ def test_a_corrupt_user_cache_is_recomputed_never_blamed_on_the_users_file(
     assert (
         p.returncode == 0 and json.loads(p.stdout)["status"] == json.loads(first.stdout)["status"]
     )
+
+
+@pytest.mark.parametrize("rel", ["terraform/variables.tf", "terraform/tfplan"])
+def test_a_fifo_beside_a_saved_plan_never_hangs(rel: str, project: Path, lab: Path) -> None:
+    """With a saved plan, status hashes the configuration and the plan file: a FIFO
+    among them reads as "changed since the plan", never as a hang."""
+    tf = lab / "terraform"
+    (tf / "tfplan").write_bytes(b"not a plan")
+    (tf / "tfplan.meta.json").write_text(
+        json.dumps({"planSha256": "x", "inputs": {}, "state": {}, "plan": {}})
+    )
+    _fifo(lab / rel)
+    p = run("provider", "status", "-n", "lab", "--json", cwd=project)
+    no_traceback(p)
+    assert json.loads(p.stdout)["nextAction"] is not None

@@ -240,6 +240,10 @@ def test_day2_tools_map_onto_the_engine(tmp_path: Path) -> None:
     create("lab", "local", dream_dir=str(tmp_path), probe=False)
     (one,) = mcp_server.run_many(by["provider_list"], {"dream_dir": str(tmp_path)})
     assert one.provider == "lab" and one.next_action is not None
+    every = mcp_server.run_many(
+        by["provider_reconcile"], {"all": True}, default_dream_dir=str(tmp_path)
+    )
+    assert isinstance(every, list) and [r.provider for r in every] == ["lab"]
     (tmp_path / ".dreamrc").write_bytes(b"\xff\xfe")  # list cannot look: one failure document
     failed = mcp_server.run_many(by["provider_list"], {"dream_dir": str(tmp_path)})
     assert not isinstance(failed, list) and failed.status == "error"
@@ -361,3 +365,35 @@ def test_an_agent_without_an_editor_finishes_the_decisions(project: Path) -> Non
     assert "# Where the daemon keeps its work" in text  # the person's file, comments kept
     if got["planned"].structuredContent["status"] != "error":  # terraform ran
         assert got["messages"] and all(m and not m.startswith("{") for m in got["messages"])
+
+
+def test_the_agent_loop_resource_reads_as_the_spec_loop() -> None:
+    """Step 4 goes back to step 1; the FUSE rule is its own paragraph, not a step."""
+    from dreamlake.cli.agent_loop import LOOP, TEXT
+
+    assert "3. nextAction == null → done. Stop.\n" in LOOP
+    assert "4. Go to 1.\n\nFUSE: if two consecutive runs" in LOOP
+    assert "Go to\n1." not in TEXT
+    assert "provider_set" in TEXT and "dreamlake/event" in TEXT
+
+
+def test_reconcile_over_stdio_one_or_all_validates_against_its_schema(project: Path) -> None:
+    """The client checks structured content against the tool's output schema: both
+    answers of provider_reconcile (one provider, every provider) pass it."""
+    import anyio
+
+    async def body(session: Any) -> dict[str, Any]:
+        await session.list_tools()  # the client keeps the output schemas to check against
+        await session.call_tool("provider_create", {"name": "rec", "provider": "local"})
+        one = await session.call_tool("provider_reconcile", {"name": "rec"})
+        every = await session.call_tool("provider_reconcile", {"all": True})
+        neither = await session.call_tool("provider_reconcile", {})
+        return {"one": one, "every": every, "neither": neither}
+
+    got = anyio.run(_session_run, project, body, "--dream-dir", str(project))
+    assert got["one"].structuredContent["provider"] == "rec"
+    providers = got["every"].structuredContent["providers"]
+    assert [p["provider"] for p in providers] == ["rec"]
+    neither = got["neither"].structuredContent
+    assert got["neither"].isError and neither["status"] == "error"
+    assert "all: true" in neither["error"] and neither["nextAction"]["command"]

@@ -1,8 +1,10 @@
 """An agent over MCP: the SDK's client starts ``dreamlake mcp`` on stdio and walks a
 `local` provider from ``provider_create`` to ``connected`` following ``nextAction``
-only, with the real terraform and a real ``lakeshore serve`` on 127.0.0.1. On the
-way, the destructive tool called without ``yes`` does nothing and says so, and the
-long calls report schema-valid progress events as progress notifications."""
+only — the tool and arguments each one names, decisions settled with the
+``provider_set`` call it names (no file editor) — with the real terraform and a real
+``lakeshore serve`` on 127.0.0.1. On the way, the destructive tool called without
+``yes`` does nothing and says so, and the long calls report progress notifications:
+a sentence in ``message``, the schema-valid event in ``_meta``."""
 
 from __future__ import annotations
 
@@ -50,14 +52,6 @@ def tool_call(command: str, tools: dict[str, Any]) -> tuple[str, dict[str, Any]]
     return name, args
 
 
-def edit_decision(b: dict[str, Any], answers: dict[str, Any]) -> None:
-    """Resolve one blocking decision at its file and line (`# var = …` or `var = …`)."""
-    lines = Path(b["file"]).read_text().splitlines()
-    var = lines[b["line"] - 1].lstrip("# ").split("=", 1)[0].strip()
-    lines[b["line"] - 1] = f"{var} = {json.dumps(answers[b['key']])}"
-    Path(b["file"]).write_text("\n".join(lines) + "\n")
-
-
 def test_agent_drives_local_to_connected_over_mcp(
     control_plane: Any, project: Path, tmp_path: Path
 ) -> None:
@@ -71,21 +65,36 @@ def test_agent_drives_local_to_connected_over_mcp(
     params = StdioServerParameters(command=str(DREAMLAKE), args=["mcp"], env=env, cwd=project)
     statuses: list[str] = []
     events: dict[str, list[dict[str, Any]]] = {}
+    sentences: dict[str, list[str]] = {}
     refused: dict[str, Any] = {}
+    current: list[str] = [""]
+
+    async def on_message(message: Any) -> None:
+        """Every notification: a progress one carries the event in its _meta."""
+        from mcp import types
+
+        root = getattr(message, "root", None)
+        if isinstance(root, types.ProgressNotification):
+            meta = root.params.meta.model_dump() if root.params.meta else {}
+            events.setdefault(current[0], []).append(meta["dreamlake/event"])
 
     async def agent() -> dict[str, Any]:
         log = (tmp_path / "server.log").open("w")
         async with (
             stdio_client(params, errlog=log) as (read, write),
-            ClientSession(read, write) as session,
+            ClientSession(read, write, message_handler=on_message) as session,
         ):
             await session.initialize()
             tools = {t.name: t for t in (await session.list_tools()).tools}
             command = f"dreamlake provider create -n {name} --provider local"
             doc: dict[str, Any] = {}
             previous: list[str] | None = None
+            action: dict[str, Any] = {}
             for _ in range(12):
                 tool, args = tool_call(command, tools)
+                if action.get("tool"):  # the call the next action names, not parsed by us
+                    assert (action["tool"], action["arguments"]) == (tool, args), action
+                    tool, args = action["tool"], action["arguments"]
                 if tool == "provider_apply" and not refused:
                     # The person's "yes" is in the command; first, the same call without it.
                     bare = {k: v for k, v in args.items() if k != "yes"}
@@ -95,18 +104,20 @@ def test_agent_drives_local_to_connected_over_mcp(
                     refused["state_after"] = (
                         Path(res.structuredContent["dir"]) / "terraform" / "terraform.tfstate"
                     ).exists()
-                got: list[dict[str, Any]] = []
+                said: list[str] = []
 
                 async def on_progress(
-                    progress: float, total: float | None, message: str | None, got: Any = got
+                    progress: float, total: float | None, message: str | None, said: Any = said
                 ) -> None:
-                    got.append(json.loads(message or "{}"))
+                    said.append(message or "")
 
+                current[0] = tool
+                events[tool] = []
                 res = await session.call_tool(tool, args, progress_callback=on_progress)
                 assert res.isError is False, res.content
                 doc = res.structuredContent
                 assert json.loads(res.content[0].text) == doc
-                events[tool] = got
+                sentences[tool] = said
                 statuses.append(doc["status"])
                 keys = sorted(b["key"] for b in doc.get("blocking") or [])
                 if keys and keys == previous:
@@ -117,8 +128,13 @@ def test_agent_drives_local_to_connected_over_mcp(
                     break
                 assert action["kind"] != "shell", doc
                 if action["kind"] == "edit_then_continue":
-                    for b in doc["blocking"]:
-                        edit_decision(b, answers)
+                    edit = action["edit"]  # no editor: the provider_set call it names
+                    values = {b["key"]: answers[b["key"]] for b in doc["blocking"]}
+                    res = await session.call_tool(
+                        edit["tool"], {**edit["arguments"], "values": values}
+                    )
+                    assert res.isError is False, res.content
+                    assert res.structuredContent["blocking"] == [], res.structuredContent
                 command = action["command"]
             else:
                 pytest.fail(f"the loop did not settle: {statuses}")
@@ -138,8 +154,12 @@ def test_agent_drives_local_to_connected_over_mcp(
         assert "nothing was touched" in refused["said"], refused
         assert "Nothing was done" in refused["said"] and "yes: true" in refused["said"]
 
-        # progress notifications: the same events --events writes, in order
+        # progress notifications: a sentence each, and the same events --events writes,
+        # in order, in _meta
         for tool in ("provider_plan", "provider_apply", "provider_connect"):
+            assert sentences[tool] and all(m and not m.startswith("{") for m in sentences[tool]), (
+                sentences[tool]
+            )
             got = events[tool]
             assert got and got[0]["type"] == "start" and got[-1]["type"] == "end", got
             assert [e["seq"] for e in got] == list(range(1, len(got) + 1))

@@ -58,7 +58,7 @@ def read_lock_info(path: Path) -> dict[str, Any] | None:
 def probe_fcntl(state_path: Path) -> LockProbe:
     """Is a write lock on ``state_path`` held by another process right now?"""
     try:
-        fd = os.open(state_path, os.O_RDONLY)
+        fd = os.open(state_path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return LockProbe(False)
     try:
@@ -78,7 +78,7 @@ def probe_fcntl(state_path: Path) -> LockProbe:
 def _probe_setlk(state_path: Path) -> LockProbe:
     """Fallback: take the lock without blocking and release it at once."""
     try:
-        fd = os.open(state_path, os.O_RDWR)
+        fd = os.open(state_path, os.O_RDWR | os.O_NONBLOCK)
     except OSError:
         return LockProbe(False)
     try:

@@ -31,9 +31,15 @@ LOCK_HCL = ".terraform.lock.hcl"
 
 def _sha256(path: Path) -> str:
     import hashlib  # only with a saved plan to check: status of an applied provider has none
+    import stat
 
     h = hashlib.sha256()
-    with path.open("rb") as f:
+    # Without blocking, and only a regular file: a FIFO or a device in place of a
+    # configuration file never matches a recorded plan (and never hangs the read).
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return "not-a-regular-file"
         for chunk in iter(lambda: f.read(1 << 16), b""):
             h.update(chunk)
     return h.hexdigest()
