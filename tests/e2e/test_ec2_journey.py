@@ -209,7 +209,11 @@ def test_ec2_journey_apply_noop_and_drift(aws_api: str, tmp_path: Path) -> None:
     assert (rc, out["status"]) == (0, "ready"), out
     # security group + instance + its desired state (running; target_status active)
     assert out["plan"] == {"add": 3, "change": 0, "destroy": 0}
-    assert out["nextAction"] == {"kind": "run", "command": "dreamlake provider apply -n gpu --yes"}
+    assert out["nextAction"] == {
+        "kind": "run",
+        "command": "dreamlake provider apply -n gpu --yes",
+        "approval": True,  # provision is gated by default
+    }
     # The CLI config that installed the provider from the mirror is git-ignored.
     tf = proj / ".dream" / "providers" / "gpu" / "terraform"
     assert (tf / ".terraform" / "dreamlake.tfrc").is_file()
@@ -251,7 +255,11 @@ def test_ec2_journey_apply_noop_and_drift(aws_api: str, tmp_path: Path) -> None:
     rc, out = dl(env, proj, "dreamlake provider plan -n gpu")
     assert (rc, out["status"]) == (0, "ready"), out
     assert out["plan"]["add"] >= 1, out  # the missing worker is a change to make
-    assert out["nextAction"] == {"kind": "run", "command": "dreamlake provider apply -n gpu --yes"}
+    assert out["nextAction"] == {
+        "kind": "run",
+        "command": "dreamlake provider apply -n gpu --yes",
+        "approval": True,  # provision is gated by default
+    }
 
     # Credentials never landed in a scaffolded or generated file.
     for path in (proj / ".dream").rglob("*"):
