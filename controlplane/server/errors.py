@@ -13,6 +13,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from .problem import PROBLEM_JSON, problem
+
 _CODES = {
     400: "bad_request",
     401: "unauthorized",
@@ -39,27 +41,6 @@ class ApiError(Exception):
 
 def not_found(what: str, name: str) -> ApiError:
     return ApiError(404, "not_found", f"no {what} named {name!r}")
-
-
-PROBLEM_JSON = "application/problem+json"
-
-
-def problem(status: int, error: str, detail: Any = None) -> dict[str, Any]:
-    """The body of an error: an RFC 9457 problem with our ``kind`` / ``error``."""
-    from http import HTTPStatus
-
-    try:
-        title = HTTPStatus(status).phrase
-    except ValueError:
-        title = "Error"
-    return {
-        "type": "about:blank",
-        "title": title,
-        "status": status,
-        "detail": detail,
-        "kind": error,
-        "error": error,
-    }
 
 
 def error_response(

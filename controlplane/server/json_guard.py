@@ -20,6 +20,8 @@ import json
 import math
 from typing import Any
 
+from .problem import problem_bytes, problem_headers
+
 MAX_INT_DIGITS = 19  # a signed 64-bit integer has at most 19 digits
 DEFAULT_MAX_DEPTH = 32
 OFF_LOOP_BYTES = 32 * 1024
@@ -190,15 +192,6 @@ def _replay(messages: list[Message]) -> Any:
 async def _refuse(send: Any, detail: str, loc: str = "body") -> None:
     """422 in the shape of every validation error: a list of ``{loc, msg, type}``."""
     error = {"loc": [loc], "msg": detail, "type": "value_error"}
-    body = json.dumps({"error": "validation_error", "detail": [error]}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 422,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
-    )
+    body = problem_bytes(422, "validation_error", [error])
+    await send({"type": "http.response.start", "status": 422, "headers": problem_headers(body)})
     await send({"type": "http.response.body", "body": body})

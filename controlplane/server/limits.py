@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+from .problem import problem_bytes, problem_headers
 
 Scope = dict[str, Any]
 DRAIN_FACTOR = 16
@@ -76,18 +77,14 @@ class BodySizeLimit:
                 raise
 
     async def _refuse(self, send: Any) -> None:
-        body = json.dumps(
-            {"error": "payload_too_large", "detail": f"request body exceeds {self.max_bytes} bytes"}
-        ).encode()
+        body = problem_bytes(
+            413, "payload_too_large", f"request body exceeds {self.max_bytes} bytes"
+        )
         await send(
             {
                 "type": "http.response.start",
                 "status": 413,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"connection", b"close"),
-                ],
+                "headers": problem_headers(body, (b"connection", b"close")),
             }
         )
         await send({"type": "http.response.body", "body": body})

@@ -27,9 +27,10 @@ on that one.
 
 from __future__ import annotations
 
-import json
 import random
 from typing import Any
+
+from .problem import problem_bytes, problem_headers
 
 RETRY_PENDING = (1, 4)
 RETRY_CONNECTIONS = (5, 20)
@@ -43,13 +44,10 @@ def overloaded(
     """The 503 every shed request gets: status, headers and a JSON body, with a
     ``Retry-After`` drawn from ``retry`` (or ``fixed``) and ``Connection: close``."""
     seconds = fixed if fixed is not None else random.randint(*retry)
-    body = json.dumps({"error": error, "detail": f"{why}; retry after {seconds}s"}).encode()
-    headers = [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(body)).encode()),
-        (b"retry-after", str(seconds).encode()),
-        (b"connection", b"close"),
-    ]
+    body = problem_bytes(503, error, f"{why}; retry after {seconds}s")
+    headers = problem_headers(
+        body, (b"retry-after", str(seconds).encode()), (b"connection", b"close")
+    )
     return 503, headers, body
 
 
