@@ -150,10 +150,9 @@ def test_agent_drives_local_to_connected_over_mcp(
         connect_steps = {e.get("step") for e in events["provider_connect"] if e["type"] == "step"}
         assert {"connect", "start", "wait"} <= connect_steps, events["provider_connect"]
     finally:
+        from daemon_keys import daemon_key
         from dreamlake.engine import supervise
         from dreamlake.engine.remote import LocalShell
-
-        from daemon_keys import daemon_key
 
         with contextlib.suppress(Exception):
             key = daemon_key(project, name)
