@@ -59,11 +59,24 @@ pytestmark = [
 ]
 
 DUMMY_SECRET = "dummy-secret-for-tests-only"
+GUARD = Path(__file__).resolve().parents[1] / "netguard"
 AMI_PLAIN = "ami-760aaa0f"  # an Amazon Linux image moto serves in every region
 
 
 # ---------------------------------------------------------------------------
 # the world: an AWS API on 127.0.0.1
+
+
+@pytest.fixture(autouse=True)
+def _guarded(tmp_path: Path) -> Iterator[None]:
+    """No dreamlake process of these journeys connects anywhere but loopback: the
+    network guard (tests/netguard, on the PYTHONPATH ``base_env`` sets) logs and
+    refuses anything else — the double's private instance IPs above all."""
+    yield
+    log = tmp_path / "net.jsonl"
+    entries = [json.loads(x) for x in log.read_text().splitlines()] if log.exists() else []
+    refused = [e for e in entries if not e["allowed"]]
+    assert refused == [], refused
 
 
 @pytest.fixture
@@ -110,6 +123,9 @@ def base_env(home: Path, terraform: str) -> dict[str, str]:
         AWS_ACCESS_KEY_ID="testing",
         AWS_SECRET_ACCESS_KEY=DUMMY_SECRET,
         TERRAFORM_BINARY=terraform,
+        # Every dreamlake process runs under the network guard (see _guarded).
+        PYTHONPATH=str(GUARD),
+        DREAMLAKE_TEST_NETLOG=str(home.parent / "net.jsonl"),
     )
     return env
 
@@ -431,8 +447,6 @@ def test_ec2_suspend_resume(aws_api: str, tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------
 # the host a user gave is the host: connect --host, then every later verb
 
-GUARD = Path(__file__).resolve().parents[1] / "netguard"
-
 
 def install_running(key: str) -> bool:
     """Whether the daemon's tmux session (the sshd's login user is this machine's
@@ -472,14 +486,12 @@ def test_ec2_verbs_reach_the_host_connect_was_given(
         "  terraform:\n"
         f"    pluginMirror: {MIRROR}\n"
     )
-    netlog = tmp_path / "net.jsonl"
     env = base_env(tmp_path / "home", terraform)
+    netlog = Path(env["DREAMLAKE_TEST_NETLOG"])
     env.update(control_plane.env())
     env.update(
         DREAMLAKE_SSH_KNOWN_HOSTS=str(tmp_path / "known_hosts"),
         DREAMLAKE_SSH_IDENTITY_FILE=str(sshd.client_key),
-        PYTHONPATH=str(GUARD),
-        DREAMLAKE_TEST_NETLOG=str(netlog),
     )
     name = f"gpu-{uuid.uuid4().hex[:6]}"
     rc, out = dl(env, proj, f"dreamlake provider create -n {name} --provider ec2")
