@@ -20,6 +20,7 @@ cloud it may be one the user never meant to be contacted).
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -27,6 +28,7 @@ from .frozen import frozen
 
 if TYPE_CHECKING:
     from .derive import Observation
+    from .paths import ProviderPaths
     from .remote.ssh import SSHTarget
 
 RECORD = "daemon.json"
@@ -144,6 +146,41 @@ def outputs_host(obs: Observation) -> SSHTarget | None:
     return parse_host(str(outs["worker_host"]), user=outs.get("worker_user") or None)
 
 
+def read_adopt(paths: ProviderPaths) -> dict[str, Any]:
+    """adopt.json's mapping; empty when it is missing or unreadable."""
+    try:
+        from .readers import read_json
+
+        data = read_json(paths.adopt_json)
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def host_target(obs: Observation, host: str | None = None) -> Any:
+    """The SSH target of a daemon-level provider, None for this machine (``local``)."""
+    from .paths import ProviderPaths
+    from .remote.ssh import SSHTarget, parse_host
+
+    if not obs.adopt:
+        if host:
+            return parse_host(host)
+        return None
+    adopt = read_adopt(ProviderPaths(obs.dir))
+    spec = host or adopt.get("host")
+    if not spec:
+        return None
+    port = adopt.get("port") if isinstance(adopt.get("port"), int) else None
+    target = parse_host(str(spec), user=adopt.get("user") or None, port=port)
+    ident = adopt.get("identity_file")
+    if ident:
+        ident = os.path.expanduser(str(ident))
+        if not os.path.isabs(ident):
+            ident = str((obs.dir / ident).resolve())
+        target = SSHTarget(target.host, target.user, target.port, identity_file=ident)
+    return target
+
+
 def where(obs: Observation) -> DaemonHost | None:
     """The host every verb after ``connect`` reaches: the record, else adopt.json's
     host (adopted providers), else this machine (the ``local`` vendor); None when
@@ -155,7 +192,6 @@ def where(obs: Observation) -> DaemonHost | None:
         return found
     if obs.adopt:
         from .errors import DreamlakeError
-        from .lifecycle import host_target
 
         try:
             t = host_target(obs)

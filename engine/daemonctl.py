@@ -64,12 +64,6 @@ def daemon_target(obs: Observation) -> tuple[bool, Any] | None:
     return (True, None) if found.local else (False, found.target)
 
 
-def _default_factory(target: Any) -> Shell:
-    from .remote import LocalShell, open_ssh
-
-    return LocalShell() if target is None else open_ssh(target)  # type: ignore[return-value]
-
-
 def _stop_lines() -> list[str]:
     """Stop the daemon keyed ``$k`` under every supervisor: a tmux session gets Ctrl-C
     and is waited for, then closed; a systemd unit is stopped and disabled."""
@@ -197,6 +191,7 @@ def stop_daemon(
     """Stop (and with ``remove``, uninstall) the provider's daemon, then deregister
     what is left of its workers. Never raises for an unreachable host."""
     from . import daemon_key
+    from .remote import open_shell
 
     say = progress or (lambda _m: None)
     notes: list[str] = []
@@ -211,7 +206,7 @@ def stop_daemon(
         label = "this machine" if local else target.label
         say(f"stopping the daemon on {label}")
         try:
-            shell = (shell_factory or _default_factory)(None if local else target)
+            shell = (shell_factory or open_shell)(None if local else target)
         except DreamlakeError as exc:
             notes.append(f"⚠ could not reach {label} to stop the daemon: {exc.message}")
         else:

@@ -25,7 +25,6 @@ Vendors suspend at one of two levels (:func:`level`): ``daemon`` (``local``,
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
@@ -116,35 +115,10 @@ def actual_status(obs: Observation, host: HostDaemon | None, stopped: bool | Non
 ShellFactory = Callable[[Any], Any]
 
 
-def host_target(obs: Observation, host: str | None = None) -> Any:
-    """The SSH target of a daemon-level provider, None for this machine (``local``)."""
-    from .paths import ProviderPaths
-    from .remote.ssh import SSHTarget, parse_host
-    from .verbs.connect import _read_adopt
-
-    if not obs.adopt:
-        if host:
-            return parse_host(host)
-        return None
-    adopt = _read_adopt(ProviderPaths(obs.dir))
-    spec = host or adopt.get("host")
-    if not spec:
-        return None
-    port = adopt.get("port") if isinstance(adopt.get("port"), int) else None
-    target = parse_host(str(spec), user=adopt.get("user") or None, port=port)
-    ident = adopt.get("identity_file")
-    if ident:
-        ident = os.path.expanduser(str(ident))
-        if not os.path.isabs(ident):
-            ident = str((obs.dir / ident).resolve())
-        target = SSHTarget(target.host, target.user, target.port, identity_file=ident)
-    return target
-
-
 def default_shell_factory(target: Any) -> Any:
-    from .verbs.connect import _default_factory
+    from .remote import open_shell
 
-    return _default_factory(target)
+    return open_shell(target)
 
 
 def daemon_shell_target(obs: Observation) -> Any:
@@ -194,7 +168,6 @@ __all__ = [
     "applied_stopped",
     "daemon_shell_target",
     "default_shell_factory",
-    "host_target",
     "level",
     "observe_host",
     "power_stopped",

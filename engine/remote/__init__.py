@@ -18,6 +18,11 @@ def open_ssh(target: SSHTarget) -> SSHShell:
     return _open(target)
 
 
+def open_shell(target: SSHTarget | None) -> Shell:
+    """A shell on ``target``: this machine for None, else SSH."""
+    return LocalShell() if target is None else open_ssh(target)  # type: ignore[return-value]
+
+
 def parse_host(spec: str, *, user: str | None = None, port: int | None = None) -> SSHTarget:
     from .ssh import parse_host as _parse
 
@@ -30,6 +35,7 @@ __all__ = [
     "Shell",
     "check",
     "home",
+    "open_shell",
     "open_ssh",
     "parse_host",
     "q",

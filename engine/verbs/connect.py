@@ -36,6 +36,7 @@ from ..errors import DreamlakeError, RemoteError
 from ..frozen import replace
 from ..observe import observe, to_result
 from ..paths import ProviderPaths, check_name
+from ..remote import open_shell
 from ..remote.base import Shell
 from ._common import error_result, root_for
 from .connect_in_cluster import IN_CLUSTER_VENDORS, in_cluster
@@ -52,24 +53,6 @@ HOST_WHY = (
     "The machine the daemon runs on. Pass --host user@host, set host in adopt.json, "
     "or give the infrastructure a worker_host output."
 )
-
-
-def _default_factory(target: Any) -> Shell:
-    from ..remote import LocalShell, open_ssh
-
-    if target is None:
-        return LocalShell()
-    return open_ssh(target)  # type: ignore[return-value]
-
-
-def _read_adopt(paths: ProviderPaths) -> dict[str, Any]:
-    try:
-        from ..readers import read_json
-
-        data = read_json(paths.adopt_json)
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def _outputs(obs: Observation) -> dict[str, Any]:
@@ -131,7 +114,7 @@ def connect(
         from ..intent import recording
 
         with recording(obs.dir, "connect") as rec:
-            res = _connect(obs, host, dream_dir, say, watch, shell_factory or _default_factory)
+            res = _connect(obs, host, dream_dir, say, watch, shell_factory or open_shell)
             if res.status == "connecting":
                 # The daemon runs and has not claimed yet: status says connecting
                 # while its supervisor runs it, within the start window.
@@ -200,7 +183,7 @@ def _connect(
     local = False
     source = "--host" if host else "adopt"
     if obs.adopt:
-        adopt = _read_adopt(paths)
+        adopt = daemon_host.read_adopt(paths)
         blocking = tuple(
             b for b in obs.blocking if not (host and b.key in ("host", "user", "port"))
         )
@@ -213,9 +196,7 @@ def _connect(
         spec = host or adopt.get("host")
         if not spec:  # the scan reports it; this guards a hand-edited record
             return _needs_host(obs, dd, str(paths.adopt_json))
-        from ..lifecycle import host_target
-
-        target = host_target(obs, host)  # as suspend, resume and destroy reach it
+        target = daemon_host.host_target(obs, host)  # as suspend, resume and destroy reach it
         queues = _queues(adopt.get("queues"))
         worker_name = adopt.get("worker_name") or None
     else:

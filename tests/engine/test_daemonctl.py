@@ -52,7 +52,7 @@ def test_a_suspended_tmux_session_is_closed_without_waiting(
 def test_an_adopted_hosts_target_is_the_one_connect_and_suspend_reach(tmp_path: Path) -> None:
     """destroy stops the daemon on the host adopt.json names, read as suspend reads it:
     user, port and an identity file relative to the provider's folder."""
-    from dreamlake.engine.lifecycle import host_target
+    from dreamlake.engine.daemon_host import host_target
     from dreamlake.engine.observe import observe
     from dreamlake.engine.paths import find_root
     from dreamlake.engine.remote.ssh import SSHTarget
