@@ -48,7 +48,11 @@ RETRIES = 2
 
 def _instance_line(i: dict[str, Any]) -> str:
     queue = f"  queue {i['queue']}" if i.get("queue") else ""
-    return f"{i['id']}  {i['provider']} ({i['launcher']})  {i['state']}{queue}"
+    outcome = (i.get("details") or {}).get("outcome") or {}
+    code = f"  exit {outcome['exitCode']}" if outcome.get("exitCode") is not None else ""
+    why = f"  ({i['reason']})" if i.get("reason") else ""
+    launcher = i.get("launcher") or "?"
+    return f"{i['id']}  {i['provider']} ({launcher})  {i['state']}{code}{queue}{why}"
 
 
 def launch_command(

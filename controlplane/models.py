@@ -62,6 +62,11 @@ class Worker(Base):
     last_seen: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, nullable=False)
     polled_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     deregistered_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    # The token the daemon registered with: an instance's own token ties the worker to
+    # the instance row a launch recorded (see launch.tracking).
+    token_id: Mapped[int | None] = mapped_column(
+        ForeignKey("tokens.id", ondelete="SET NULL"), nullable=True
+    )
 
 
 class WorkItem(Base):

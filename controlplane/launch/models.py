@@ -8,7 +8,17 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Float, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    text,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
 from ..db import Base, UTCDateTime, utcnow
@@ -39,11 +49,23 @@ class LaunchRequest(Base):
 
 class Instance(Base):
     """Something a launcher started: an EC2/GCE instance, a Pod or Job, a SLURM job,
-    a daemon on an SSH host. ``token_id`` is the token minted for it alone."""
+    a daemon or a command on an SSH host. ``token_id`` is the token minted for it
+    alone. One live row per instance id: a host reused after its instance was
+    terminated gets a row of its own, the terminated one stays as history.
+    ``started_at`` is when it last started (its launch, or its latest resume): the
+    start timeout counts from it."""
 
     __tablename__ = "instances"
     __table_args__ = (
-        UniqueConstraint("namespace_id", "provider_name", "instance_id", name="uq_instances_id"),
+        Index(
+            "uq_instances_live_id",
+            "namespace_id",
+            "provider_name",
+            "instance_id",
+            unique=True,
+            sqlite_where=text("terminated_at IS NULL"),
+            postgresql_where=text("terminated_at IS NULL"),
+        ),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -65,6 +87,7 @@ class Instance(Base):
         UTCDateTime(), default=utcnow, onupdate=utcnow, nullable=False
     )
     terminated_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
 
 
 class Queue(Base):

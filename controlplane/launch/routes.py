@@ -75,7 +75,7 @@ def list_instances(
     )
 
 
-@router.delete(P + "/instances/{instance_id}")
+@router.delete(P + "/instances/{instance_id:path}")
 def terminate_instance(
     instance_id: str,
     request: Request,

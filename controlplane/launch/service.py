@@ -37,7 +37,7 @@ from ..registry.launch import scrub
 from ..registry.merge import LaunchSpec
 from ..server.json_guard import refuse_nul
 from ..server.tokens import hash_token, new_token
-from . import bundle
+from . import bundle, dispatch, tracking
 from .models import Instance, LaunchRequest
 
 log = logging.getLogger("lakeshore.launch")
@@ -112,14 +112,6 @@ def _launch_fn(state: Any, kind: str) -> Callable[[LaunchSpec], Mapping[str, Any
 
 
 # -- tokens -----------------------------------------------------------------------
-
-
-def _needs_tokens(spec: LaunchSpec) -> bool:
-    return spec.dispatch == "daemon" or spec.launcher == "SSH"
-
-
-def _needs_bundle(spec: LaunchSpec) -> bool:
-    return spec.dispatch == "daemon" and spec.launcher in ("EC2", "GCE", "Kube", "SLURM")
 
 
 def _mint(session: Session, namespace_id: int, label: str) -> tuple[str, int]:
@@ -264,9 +256,10 @@ def launch(
             state="pending",
         )
         sealed: list[str] = []
-        if _needs_tokens(spec_preview):
+        if dispatch.leaves_daemon(spec_preview):
             for i in range(own["count"]):
-                tok, tid = _mint(session, ns_id, f"instance {preview['provider']} {ct}-{i}")
+                label = f"{tracking.INSTANCE_TOKEN}{preview['provider']} {ct}-{i}"
+                tok, tid = _mint(session, ns_id, label)
                 tokens.append(tok)
                 token_ids.append(tid)
                 sealed.append(box.encrypt(tok, namespace=str(ns_id), name=f"launch:{ct}:{i}"))
@@ -289,7 +282,7 @@ def launch(
     boot: Bootstrap | None = None
     if tokens:
         sha, kind = "", "wheels"
-        if _needs_bundle(spec_preview):
+        if dispatch.needs_bundle(spec_preview):
             try:
                 found = bundle.current(state, data_dir)
             except Exception as exc:
@@ -343,7 +336,7 @@ def launch(
     finally:
         del resolved, order
     result = scrub(raw, plaintexts)
-    rows = _record(session, ns_id, req, result, token_ids, own["queue"])
+    rows = _record(session, ns_id, req, result, token_ids, own["queue"], preview["dispatch"])
     response = dict(preview)
     response.pop("serverLaunch", None)
     response["clientToken"] = ct
@@ -383,7 +376,11 @@ def _record(
     result: Mapping[str, Any],
     token_ids: Sequence[int],
     queue: str | None,
+    how: str,
 ) -> list[Instance]:
+    """One row per launched instance. A retry of the same request finds the rows it
+    recorded; a host or id reused after its instance was terminated gets a new row
+    (the terminated one is history, never the answer)."""
     rows: list[Instance] = []
     for n, item in enumerate(result.get("instances") or []):
         if isinstance(item, str):
@@ -397,9 +394,11 @@ def _record(
                 Instance.namespace_id == ns_id,
                 Instance.provider_name == req.provider_name,
                 Instance.instance_id == iid,
+                Instance.terminated_at.is_(None),
             )
         )
         if row is None:
+            now = utcnow()
             row = Instance(
                 namespace_id=ns_id,
                 provider_name=req.provider_name,
@@ -411,7 +410,12 @@ def _record(
                 token_id=token_ids[index]
                 if isinstance(index, int) and index < len(token_ids)
                 else None,
-                details={k: v for k, v in item.items() if k not in ("id", "state")},
+                details={
+                    "dispatch": how,
+                    **{k: v for k, v in item.items() if k not in ("id", "state")},
+                },
+                created_at=now,
+                started_at=now,
             )
             session.add(row)
         rows.append(row)
@@ -427,7 +431,7 @@ def _iso(dt: datetime | None) -> str | None:
 
 
 def instance_wire(row: Instance, namespace: str) -> dict[str, Any]:
-    return {
+    out: dict[str, Any] = {
         "id": row.instance_id,
         "provider": row.provider_name,
         "launcher": row.launcher,
@@ -437,8 +441,13 @@ def instance_wire(row: Instance, namespace: str) -> dict[str, Any]:
         "clientToken": row.client_token,
         "details": row.details or {},
         "createdAt": _iso(row.created_at),
+        "startedAt": _iso(row.started_at or row.created_at),
         "terminatedAt": _iso(row.terminated_at),
     }
+    reason = (row.details or {}).get("reason")
+    if reason:
+        out["reason"] = reason
+    return out
 
 
 def _order_for(
@@ -489,14 +498,29 @@ def refresh(
             errors[provider] = str(scrub(detail, plaintexts))
             continue
         for r in group:
-            now = live.get(r.instance_id, "gone")
-            if now != r.state:
-                r.state = now
-            if now.lower() in GONE and r.terminated_at is None:
-                r.terminated_at = utcnow()
-                revoke(session, r.token_id, state)
+            session.refresh(r)  # what changed while the provider was asked wins
+            if r.terminated_at is not None:
+                continue
+            seen = live.get(r.instance_id, "gone")
+            if isinstance(seen, Mapping):  # a state and the outcome of a direct run
+                outcome = {k: v for k, v in seen.items() if k != "state"}
+                seen = str(seen.get("state") or "unknown")
+                if outcome and (r.details or {}).get("outcome") != outcome:
+                    r.details = {**(r.details or {}), "outcome": scrub(outcome, plaintexts)}
+            if seen != r.state:
+                r.state = seen
+            if seen.lower() in GONE and r.terminated_at is None:
+                _ended(session, state, r, f"the instance is {seen}")
     session.commit()
     return errors
+
+
+def _ended(session: Session, state: Any, row: Instance, reason: str) -> None:
+    """``row`` is over: terminated now, its token revoked, its workers out of the
+    count at once."""
+    row.terminated_at = utcnow()
+    revoke(session, row.token_id, state)
+    tracking.take_out(session, state, row, f"{reason}; the run was lost")
 
 
 def list_instances(
@@ -509,19 +533,26 @@ def list_instances(
     include_gone: bool = False,
     live: bool = True,
 ) -> dict[str, Any]:
+    """The instances, and the orphans: live workers whose instance row is terminated
+    or missing (listed with ``state: orphan`` until they are gone)."""
     rows = rows_for(session, scope.namespace.id, provider=provider, include_gone=include_gone)
     errors = refresh(session, scope, box, state, rows) if live else {}
     if not include_gone:
         rows = [r for r in rows if r.terminated_at is None]
     ns = scope.namespace.name
-    return {"instances": [instance_wire(r, ns) for r in rows], "errors": errors}
+    workers = tracking.live_workers(session, state, scope.namespace.id, provider)
+    lost = tracking.orphans(session, state, scope.namespace.id, workers)
+    return {
+        "instances": [instance_wire(r, ns) for r in rows] + [o.wire(ns) for o in lost],
+        "errors": errors,
+    }
 
 
 def find(session: Session, ns_id: int, instance_id: str) -> Instance:
-    row = session.scalar(
+    row = session.scalar(  # the live row first, else the latest
         select(Instance)
         .where(Instance.namespace_id == ns_id, Instance.instance_id == instance_id)
-        .order_by(Instance.id.desc())
+        .order_by(Instance.terminated_at.is_(None).desc(), Instance.id.desc())
     )
     if row is None:
         raise LaunchError(
@@ -541,6 +572,7 @@ def stop_instance(
 ) -> dict[str, Any]:
     """Terminate (or suspend) one instance through its launcher; a terminated
     instance's token is revoked."""
+    session.refresh(row)  # another request or replica may have ended it meanwhile
     if row.terminated_at is not None:
         return instance_wire(row, scope.namespace.name)
     plaintexts: list[str] = []
@@ -563,12 +595,64 @@ def stop_instance(
         ) from None
     if action == "terminate":
         row.state = "terminated"
-        row.terminated_at = utcnow()
-        revoke(session, row.token_id, state)
-    else:
-        row.state = "stopping" if action == "suspend" else "pending"
+        _ended(session, state, row, "the instance was terminated")
+    elif action == "suspend":
+        row.state = "stopping"
+    else:  # resumed: the start timeout counts from now
+        row.state = "pending"
+        row.started_at = utcnow()
     session.commit()
     return instance_wire(row, scope.namespace.name)
+
+
+def fail_instance(
+    session: Session,
+    scope: registry.Scope,
+    box: SecretBox,
+    state: Any,
+    row: Instance,
+    reason: str,
+) -> dict[str, Any]:
+    """Terminate ``row`` through its launcher and record it as ``failed`` with why."""
+    stop_instance(session, scope, box, state, row, action="terminate")
+    row.state = "failed"
+    row.details = {**(row.details or {}), "reason": reason}
+    session.commit()
+    return instance_wire(row, scope.namespace.name)
+
+
+def stop_orphan(
+    session: Session, scope: registry.Scope, box: SecretBox, state: Any, orphan: Any
+) -> None:
+    """Tell an orphaned worker to stop: its token is revoked and its daemon is stopped
+    through the launcher (the SSH host's supervisor, ``scancel``, the cloud), unless a
+    live instance now has its id (a relaunch on the same host is never stopped)."""
+    w, row = orphan.worker, orphan.row
+    revoke(session, w.token_id, state)
+    target = row.instance_id if row is not None else w.instance_id
+    launcher = row.launcher if row is not None else None
+    session.commit()
+    live = session.scalar(
+        select(Instance.id).where(
+            Instance.namespace_id == w.namespace_id,
+            Instance.provider_name == w.provider_name,
+            Instance.instance_id.in_({target, w.instance_id}),
+            Instance.terminated_at.is_(None),
+        )
+    )
+    if live is not None:
+        return
+    plaintexts: list[str] = []
+    try:
+        order = _order_for(session, scope, box, w.provider_name, plaintexts)
+        session.commit()
+        module = backend(state, launcher or order.launcher)
+        module.terminate(order, [target])
+    except Exception as exc:
+        detail = exc.detail if isinstance(exc, registry.RegistryError) else str(exc)
+        raise LaunchError(
+            502, "launch_failed", f"could not stop orphan {target}: {scrub(detail, plaintexts)}"
+        ) from None
 
 
 def terminate(

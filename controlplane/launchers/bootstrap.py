@@ -37,12 +37,64 @@ os.replace(sys.argv[2] + ".part", sys.argv[2])
 
 
 _VENV = """\
+if [ ! -f "installed-$SHA" ]; then
 mkdir -p wheels
 tar -xf "daemon-$SHA" -C wheels
 [ -x venv/bin/python ] || python3 -m venv --without-pip venv
 PIP=$(ls wheels/pip-*.whl | head -n 1)
 venv/bin/python "$PIP/pip" install -q --disable-pip-version-check --no-input --no-compile \\
   --no-index --no-deps $(ls wheels/*.whl | grep -v '/pip-')
+touch "installed-$SHA"
+fi
+"""
+
+UNIT = "lakeshore-nymph.service"
+PER_BOOT = "/var/lib/cloud/scripts/per-boot"
+
+# The daemon starts on every boot, the same instance id each time: under systemd an
+# enabled unit (``WantedBy=multi-user.target``; exit 75, a suspend, is not restarted);
+# without it a cloud-init per-boot hook (``LAKESHORE_PER_BOOT_DIR`` overrides the
+# folder). Run again, the script starts nothing twice: a daemon already running
+# (its pid file names a live process of this instance) is left alone.
+_EVERY_BOOT = """\
+if [ -z "${LAKESHORE_NO_SYSTEMD:-}" ] && [ -d /run/systemd/system ] \\
+    && command -v systemctl >/dev/null 2>&1; then
+  cat > /etc/systemd/system/lakeshore-nymph.service <<LAKESHORE_UNIT
+[Unit]
+Description=lakeshore nymph daemon
+Wants=network-online.target
+After=network-online.target
+
+[Service]
+ExecStart=$D/run.sh
+Restart=on-failure
+RestartSec=5
+RestartPreventExitStatus=75
+
+[Install]
+WantedBy=multi-user.target
+LAKESHORE_UNIT
+  systemctl daemon-reload
+  systemctl enable lakeshore-nymph.service
+  systemctl start lakeshore-nymph.service
+else
+  HOOKS="${LAKESHORE_PER_BOOT_DIR:-/var/lib/cloud/scripts/per-boot}"
+  mkdir -p "$HOOKS"
+  cat > "$HOOKS/lakeshore-nymph.sh" <<LAKESHORE_HOOK
+#!/bin/sh
+# lakeshore: start the nymph daemon of instance $IID on every boot
+cd "$D" || exit 0
+P=\\$(cat nymph.pid 2>/dev/null || true)
+if [ -n "\\$P" ] && tr '\\\\0' ' ' < /proc/\\$P/cmdline 2>/dev/null \\
+    | grep -q -e "$IID" -e "$D/run.sh"; then
+  exit 0
+fi
+nohup "$D/run.sh" >> "$D/nymph.log" 2>&1 < /dev/null &
+echo \\$! > nymph.pid
+LAKESHORE_HOOK
+  chmod 0755 "$HOOKS/lakeshore-nymph.sh"
+  "$HOOKS/lakeshore-nymph.sh"
+fi
 """
 _VENV_RUN = (
     "venv/bin/python -c "
@@ -79,16 +131,7 @@ def script(
         if token_env
         else f"cat > token <<'LAKESHORE_TOKEN'\n{boot.tokens[index]}\nLAKESHORE_TOKEN\n"
     )
-    if foreground:
-        start = 'exec "$D/run.sh"\n'
-    else:
-        start = (
-            'if [ -z "${LAKESHORE_NO_SYSTEMD:-}" ] && command -v systemd-run >/dev/null 2>&1; then\n'
-            '  systemd-run --unit=lakeshore-nymph "$D/run.sh"\n'
-            "else\n"
-            '  nohup "$D/run.sh" >> nymph.log 2>&1 < /dev/null &\n'
-            "fi\n"
-        )
+    start = 'exec "$D/run.sh"\n' if foreground else _EVERY_BOOT
     q = shlex.quote
     iid = q(instance_id) if instance_id else f"$({instance_id_command})"
     argv = [
@@ -127,7 +170,7 @@ echo "$SHA  daemon-$SHA" | sha256sum -c - >/dev/null
 {install}cat > run.sh <<LAKESHORE_RUN
 #!/bin/sh
 cd "$D" || exit 1
-exec {run} {args} --instance-id "$IID"
+exec {run} {args} --instance-id "$IID" --pid-file "$D/nymph.pid"
 LAKESHORE_RUN
 chmod 0700 run.sh
 {start}"""

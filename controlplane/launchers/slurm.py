@@ -18,6 +18,7 @@ from .errors import LaunchRejected
 from .order import LaunchOrder
 
 _JOB_ID = re.compile(r"^(\d+)")
+TAIL_BYTES = 4000
 
 
 def available() -> str | None:
@@ -90,11 +91,12 @@ def launch(order: LaunchOrder) -> dict[str, Any]:
     return {"instances": out, "loginNode": sshconn.label(order.kwargs, host)}
 
 
-def describe(order: LaunchOrder, ids: Sequence[str]) -> dict[str, str]:
+def describe(order: LaunchOrder, ids: Sequence[str]) -> dict[str, Any]:
+    """Each job's state (a finished job's with its exit status and output tail)."""
     if not ids:
         return {}
     host = sshconn.hosts(order.kwargs)[0]
-    out: dict[str, str] = {}
+    out: dict[str, Any] = {}
     with sshconn.session(order.kwargs, host) as shell:
         res = shell.run(f"squeue -h -j {','.join(ids)} -o '%i %T' 2>/dev/null; true", timeout=30)
         for line in res.stdout.splitlines():
@@ -105,8 +107,27 @@ def describe(order: LaunchOrder, ids: Sequence[str]) -> dict[str, str]:
             if jid in out:
                 continue
             show = shell.run(f"scontrol -o show job {shlex.quote(jid)} 2>/dev/null", timeout=30)
-            m = re.search(r"JobState=(\S+)", show.stdout)
-            out[jid] = m.group(1) if m else "gone"
+            out[jid] = _finished(shell, show.stdout)
+    return out
+
+
+def _finished(shell: Any, shown: str) -> str | dict[str, Any]:
+    """A job that left the queue: its state, with its exit status and output tail
+    (the outcome of a direct job) when ``scontrol`` still knows it."""
+    m = re.search(r"JobState=(\S+)", shown)
+    if not m:
+        return "gone"
+    out: dict[str, Any] = {"state": m.group(1)}
+    code = re.search(r"\bExitCode=(\d+):(\d+)", shown)
+    if code:
+        status, sig = int(code.group(1)), int(code.group(2))
+        out["exitCode"] = status if not sig else 128 + sig
+    path = re.search(r"\bStdOut=(\S+)", shown)
+    if path:
+        tail = shell.run(
+            f"tail -c {TAIL_BYTES} {shlex.quote(path.group(1))} 2>/dev/null; true", timeout=30
+        )
+        out["outputTail"] = tail.stdout
     return out
 
 

@@ -10,7 +10,11 @@ them) looks at each queue:
   not claimed yet counts as free, so a slow boot does not launch twice.
 * a worker idle past ``idle_seconds`` while the queue has more than ``min`` → suspended
   (``idleAction=suspend`` and a launcher that can) or terminated (its token revoked).
-* a worker with no live daemon ``START_TIMEOUT`` seconds after its launch → terminated.
+* a worker's instance terminated → its worker leaves the count at once; and across
+  every namespace (:meth:`QueueLoop.track`): a live worker whose instance row is
+  terminated or missing is told to stop (an orphan), a daemon instance whose daemon
+  has not registered within ``LAKESHORE_QUEUE_START_TIMEOUT`` seconds of its latest
+  start (a launch or a resume) is failed with the reason.
 
 A queue whose launch or terminate fails is retried with a growing pause (up to a
 minute), and the failure is a decision too (``error``).
@@ -27,6 +31,7 @@ import socket
 import threading
 import time
 import uuid
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -35,14 +40,13 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ..db import utcnow
+from ..launch import dispatch, tracking
 from ..launch import service as launches
-from ..launch.models import Instance, Lease, Queue, QueueEvent
+from ..launch.models import Instance, LaunchRequest, Lease, Queue, QueueEvent
 from ..models import Namespace, Worker, WorkItem
 from ..registry import service as registry
 from ..registry.crypto import SecretBox, load_or_create_key
-from ..server import store
 from ..server.deps import org_namespace_ids
-from ..server.runtime import heartbeats_of
 from . import service as queues
 
 log = logging.getLogger("lakeshore.queues")
@@ -50,8 +54,9 @@ log = logging.getLogger("lakeshore.queues")
 LEASE = "queues"
 TICK_ENV = "LAKESHORE_QUEUE_TICK"
 DEFAULT_TICK = 2.0
-START_TIMEOUT = float(os.environ.get("LAKESHORE_QUEUE_START_TIMEOUT", "900"))
 REFRESH_SECONDS = 30.0
+ORPHAN_RETELL = 30.0
+"""An orphan still live this long after it was told to stop is told again."""
 MAX_BACKOFF = 60.0
 
 
@@ -64,6 +69,7 @@ class QueueLoop:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._refreshed: dict[int, datetime] = {}
+        self._told: dict[str, float] = {}  # orphan worker id -> when to tell it again
         self._backoff: dict[int, tuple[float, int]] = {}
         self._busy = threading.Event()
         self._renewer: threading.Thread | None = None
@@ -146,6 +152,12 @@ class QueueLoop:
         try:
             self._each(ids)
             self._capacity()
+            with self.app.state.sessionmaker() as s:
+                try:
+                    self.track(s)
+                except Exception:
+                    s.rollback()
+                    log.exception("launch tracking failed")
         finally:
             self._busy.clear()
         return True
@@ -210,38 +222,116 @@ class QueueLoop:
         s.commit()
         log.info("queue %s: %s %s", q.name, action, detail)
 
+    # -- launch tracking: instances against claims, every namespace ---------------
+
+    def track(self, s: Session) -> None:
+        """Compare instance rows with workers: a live worker whose instance is
+        terminated or missing is told to stop (an ``orphan``, listed until gone); a
+        daemon instance whose daemon has not registered within the start timeout of
+        its latest start is failed with the reason."""
+        now = utcnow()
+        clock = time.monotonic()
+        self._told = {k: t for k, t in self._told.items() if t > clock}
+        # only namespaces that launched: instance tokens exist nowhere else
+        ns_ids = set(s.scalars(select(Instance.namespace_id).distinct()))
+        ns_ids |= set(s.scalars(select(LaunchRequest.namespace_id).distinct()))
+        state = self.app.state
+        for ns_id in sorted(ns_ids):
+            ns = s.get(Namespace, ns_id)
+            if ns is None:
+                continue
+            scope = registry.Scope(namespace=ns, org_ids=org_namespace_ids(s, ns))
+            for orphan in tracking.orphans(s, state, ns_id):
+                key = orphan.worker.id
+                if time.monotonic() < self._told.get(key, 0.0):
+                    continue
+                self._told[key] = time.monotonic() + ORPHAN_RETELL
+                try:
+                    launches.stop_orphan(s, scope, self._box(), state, orphan)
+                    outcome = "told to stop"
+                except Exception as exc:
+                    s.rollback()
+                    outcome = f"could not be stopped: {getattr(exc, 'detail', exc)}"
+                self._note(
+                    s,
+                    ns_id,
+                    orphan.row.queue if orphan.row is not None else None,
+                    "orphan",
+                    f"worker {orphan.worker.instance_id} ({orphan.worker.id}) {outcome}: "
+                    f"{orphan.reason}",
+                )
+            rows = launches.rows_for(s, ns_id)
+            limit = tracking.start_timeout()
+            for r in tracking.overdue(rows, tracking.registered(s, ns_id), now):
+                reason = f"no daemon registered within {limit:.0f}s of its start"
+                try:
+                    launches.fail_instance(s, scope, self._box(), state, r, reason)
+                except Exception as exc:
+                    s.rollback()
+                    log.warning("could not fail %s: %s", r.instance_id, exc)
+                    continue
+                self._note(s, ns_id, r.queue, "fail", f"{r.instance_id}: {reason}")
+
+    def _note(self, s: Session, ns_id: int, queue: str | None, action: str, detail: str) -> None:
+        """A tracking decision: a queue event when the instance is a queue's, and a log line."""
+        if queue:
+            s.add(
+                QueueEvent(
+                    namespace_id=ns_id,
+                    queue=queue,
+                    action=action,
+                    detail=detail,
+                    holder=self.holder,
+                )
+            )
+            s.commit()
+        log.info("instances: %s %s", action, detail)
+
+    # -- one queue -----------------------------------------------------------------
+
     def reconcile(self, s: Session, q: Queue) -> None:
+        """One queue: look (:meth:`observe`), then grow for pending work or shrink
+        what sits idle."""
         if q.providers:  # several providers: placement with failover
             from ..capacity import queueplace
 
             return queueplace.reconcile(self, s, q)
+        view = self.observe(s, q)
+        if view is None:
+            return
+        if view.need > 0:
+            self.grow(s, q, view)
+        else:
+            self.shrink(s, q, view)
+
+    def observe(self, s: Session, q: Queue) -> QueueView | None:
         ns = s.get(Namespace, q.namespace_id)
         if ns is None:
-            return
-        scope = registry.Scope(namespace=ns, org_ids=org_namespace_ids(s, ns))
-        box = self._box()
+            return None
         state = self.app.state
+        scope = registry.Scope(namespace=ns, org_ids=org_namespace_ids(s, ns))
+        provider = registry.get_provider_row(s, scope, q.provider_name)
+        refusal = dispatch.queue_refusal(q.provider_name, dispatch.of_provider(provider))
+        if refusal:
+            raise launches.LaunchError(422, "validation_error", refusal)
         now = utcnow()
         rows = launches.rows_for(s, q.namespace_id, provider=q.provider_name, queue=q.name)
         last = self._refreshed.get(q.id)
         if rows and (last is None or (now - last).total_seconds() >= REFRESH_SECONDS):
             self._refreshed[q.id] = now
-            launches.refresh(s, scope, box, state, rows)
+            launches.refresh(s, scope, self._box(), state, rows)
             rows = [r for r in rows if r.terminated_at is None]
 
-        live_seconds = state.settings.live_seconds
-        overlay = heartbeats_of(self.app).overlay  # beats not written yet count as seen
-        workers = {
-            w.instance_id: w
-            for w in s.scalars(
-                select(Worker).where(
-                    Worker.namespace_id == q.namespace_id,
-                    Worker.provider_name == q.provider_name,
-                    Worker.deregistered_at.is_(None),
-                )
-            )
-            if store.is_live(overlay(w), live_seconds, now)
-        }
+        # a live worker counts only through a live instance of this queue: a terminated
+        # instance's worker, or an orphan, is no free worker
+        live = tracking.live_workers(s, state, q.namespace_id, q.provider_name)
+        lost = {o.worker.id for o in tracking.orphans(s, state, q.namespace_id, live)}
+        live = [w for w in live if w.id not in lost]
+        workers: dict[int, Worker] = {}
+        for r in rows:
+            w = next((w for w in live if tracking.belongs(w, r)), None)
+            if w is not None:
+                workers[r.id] = w
         busy = set(
             s.scalars(
                 select(WorkItem.worker_id).where(
@@ -251,99 +341,87 @@ class QueueLoop:
         )
         suspended = [r for r in rows if r.state in ("suspended", "stopped", "stopping")]
         running = [r for r in rows if r not in suspended]
-
-        def idle_since(r: Instance) -> datetime | None:
-            w = workers.get(r.instance_id)
-            if w is None:
-                return None
-            if w.id in busy:
-                return None
-            done = s.scalar(
-                select(WorkItem.finished_at)
-                .where(WorkItem.worker_id == w.id, WorkItem.finished_at.is_not(None))
-                .order_by(WorkItem.finished_at.desc())
-                .limit(1)
-            )
-            return max(t for t in (done, w.registered_at, r.created_at) if t is not None)
-
-        # free: live workers serving this queue with nothing running, plus launched
-        # instances whose daemon has not claimed yet (a slow boot is not launched twice)
-        asleep = {r.instance_id for r in suspended}
+        # free: live workers serving this queue with nothing running (those of its own
+        # instances, and any other daemon of the provider that serves it), plus
+        # launched instances whose daemon has not claimed yet (a slow boot is not
+        # launched twice)
+        asleep = {workers[r.id].id for r in suspended if r.id in workers}
         free_workers = [
             w
-            for w in workers.values()
-            if w.id not in busy
-            and w.instance_id not in asleep
-            and (not w.queues or q.name in w.queues)
+            for w in live
+            if w.id not in busy and w.id not in asleep and (not w.queues or q.name in w.queues)
         ]
-        starting = [r for r in running if r.instance_id not in workers]
+        starting = [r for r in running if r.id not in workers]
         free = len(free_workers) + len(starting)
-        need = queues.pending(s, q) - free
+        return QueueView(
+            scope=scope,
+            now=now,
+            rows=rows,
+            running=running,
+            suspended=suspended,
+            workers=workers,
+            busy=busy,
+            free=free,
+            need=queues.pending(s, q) - free,
+        )
 
-        if need > 0:
-            for r in suspended[:need]:
-                launches.stop_instance(s, scope, box, state, r, action="resume")
-                r.state = "pending"
-                s.commit()
-                self._event(s, q, "resume", f"{r.instance_id}: pending work and no free worker")
-                need -= 1
-            room = q.max_workers - len(rows)
-            n = min(need, room)
-            if n > 0:
-                body: dict[str, Any] = {
-                    "provider": q.provider_name,
-                    "count": n,
-                    "queue": q.name,
-                    "clientToken": f"q{q.id}-{uuid.uuid4().hex[:24]}",
-                }
-                if q.mode:
-                    body["mode"] = q.mode
-                out = launches.launch(
-                    s,
-                    scope,
-                    box,
-                    body,
-                    state=state,
-                    server_url=q.server_url,
-                    data_dir=state.settings.data_dir,
-                )
-                ids = ", ".join(i["id"] for i in out.get("instances", []))
-                self._event(
-                    s,
-                    q,
-                    "launch",
-                    f"{n} worker(s) for {need + free} pending item(s), {free} free: {ids}",
-                )
-            elif need > 0 and room <= 0:
-                self._event(
-                    s,
-                    q,
-                    "at-max",
-                    f"{need} item(s) wait: the queue is at max {q.max_workers}",
-                    dedupe=True,
-                )
-            return
+    def grow(self, s: Session, q: Queue, view: QueueView) -> None:
+        """Pending work and no free worker: resume suspended workers first, then launch
+        through the queue's provider, never past ``max``."""
+        state, box = self.app.state, self._box()
+        need = view.need
+        for r in view.suspended[:need]:
+            launches.stop_instance(s, view.scope, box, state, r, action="resume")
+            self._event(s, q, "resume", f"{r.instance_id}: pending work and no free worker")
+            need -= 1
+        room = q.max_workers - len(view.rows)
+        n = min(need, room)
+        if n > 0:
+            body: dict[str, Any] = {
+                "provider": q.provider_name,
+                "count": n,
+                "queue": q.name,
+                "clientToken": f"q{q.id}-{uuid.uuid4().hex[:24]}",
+            }
+            if q.mode:
+                body["mode"] = q.mode
+            out = launches.launch(
+                s,
+                view.scope,
+                box,
+                body,
+                state=state,
+                server_url=q.server_url,
+                data_dir=state.settings.data_dir,
+            )
+            ids = ", ".join(i["id"] for i in out.get("instances", []))
+            self._event(
+                s,
+                q,
+                "launch",
+                f"{n} worker(s) for {need + view.free} pending item(s), {view.free} free: {ids}",
+            )
+        elif need > 0 and room <= 0:
+            self._event(
+                s,
+                q,
+                "at-max",
+                f"{need} item(s) wait: the queue is at max {q.max_workers}",
+                dedupe=True,
+            )
 
-        active = len(running)
-        for r in running:
+    def shrink(self, s: Session, q: Queue, view: QueueView) -> None:
+        """A worker idle past ``idle_seconds`` while the queue has more than ``min``:
+        suspended (``idleAction=suspend`` and a launcher that can) or terminated."""
+        state, box = self.app.state, self._box()
+        active = len(view.running)
+        for r in view.running:
             if active <= q.min_workers:
                 break
-            since = idle_since(r)
+            since = self._idle_since(s, view, r)
             if since is None:
-                if (
-                    r.instance_id not in workers
-                    and (now - r.created_at).total_seconds() > START_TIMEOUT
-                ):
-                    launches.stop_instance(s, scope, box, state, r, action="terminate")
-                    self._event(
-                        s,
-                        q,
-                        "terminate",
-                        f"{r.instance_id}: no live daemon {START_TIMEOUT:.0f}s after launch",
-                    )
-                    active -= 1
-                continue
-            idle = (now - since).total_seconds()
+                continue  # working, or not started yet (the start timeout is tracking's)
+            idle = (view.now - since).total_seconds()
             if idle < q.idle_seconds:
                 continue
             module = launches.backend(state, r.launcher)
@@ -352,15 +430,46 @@ class QueueLoop:
                 and hasattr(module, "suspend")
                 and hasattr(module, "resume")
             ):
-                launches.stop_instance(s, scope, box, state, r, action="suspend")
+                launches.stop_instance(s, view.scope, box, state, r, action="suspend")
                 r.state = "suspended"
                 s.commit()
                 action = "suspend"
             else:
-                launches.stop_instance(s, scope, box, state, r, action="terminate")
+                launches.stop_instance(s, view.scope, box, state, r, action="terminate")
                 action = "terminate"
             self._event(s, q, action, f"{r.instance_id}: idle {idle:.0f}s > {q.idle_seconds:.0f}s")
             active -= 1
+
+    @staticmethod
+    def _idle_since(s: Session, view: QueueView, r: Instance) -> datetime | None:
+        w = view.workers.get(r.id)
+        if w is None or w.id in view.busy:
+            return None
+        done = s.scalar(
+            select(WorkItem.finished_at)
+            .where(WorkItem.worker_id == w.id, WorkItem.finished_at.is_not(None))
+            .order_by(WorkItem.finished_at.desc())
+            .limit(1)
+        )
+        return max(t for t in (done, w.registered_at, tracking.started(r)) if t is not None)
+
+
+@dataclass
+class QueueView:
+    """What one pass saw of a queue: its live instance rows (running and suspended),
+    the live worker of each (by row id), the workers running an item, and how many
+    workers it lacks for its pending work (``need``; ``free`` counts the idle ones
+    and the instances still starting)."""
+
+    scope: registry.Scope
+    now: datetime
+    rows: list[Instance]
+    running: list[Instance]
+    suspended: list[Instance]
+    workers: dict[int, Worker]
+    busy: set[str | None]
+    free: int
+    need: int
 
 
 def install(app: Any) -> None:

@@ -13,6 +13,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from ..launch import dispatch
 from ..launch.models import Instance, Queue, QueueEvent
 from ..launch.service import LaunchError, instance_wire
 from ..models import WorkItem
@@ -128,9 +129,15 @@ def _row(session: Session, ns_id: int, name: str) -> Queue:
 def _validate_refs(session: Session, scope: registry.Scope, row: Queue) -> None:
     if row.max_workers < row.min_workers:
         raise _bad(f"max ({row.max_workers}) is below min ({row.min_workers})")
-    registry.get_provider_row(session, scope, row.provider_name)  # 404 when unknown
+    provider = registry.get_provider_row(session, scope, row.provider_name)  # 404 when unknown
+    refusal = dispatch.queue_refusal(row.provider_name, dispatch.of_provider(provider))
+    if refusal:
+        raise _bad(refusal)
     for name in row.providers or ():
-        registry.get_provider_row(session, scope, name)
+        other = registry.get_provider_row(session, scope, name)
+        refusal = dispatch.queue_refusal(name, dispatch.of_provider(other))
+        if refusal:
+            raise _bad(refusal)
     if row.providers and row.provider_name not in row.providers:
         row.providers = [row.provider_name, *row.providers]
     if row.mode:

@@ -70,6 +70,9 @@ KWARG_TYPES: dict[str, dict[str, tuple[type, ...]]] = {
     },
     "SSH": {
         "host": (str,),
+        "hosts": (list,),
+        "instances_per_host": (int,),
+        "workdir": (str,),
         "user": (str,),
         "port": (int,),
         "key_file": (str,),

@@ -30,16 +30,21 @@ def worker_state(worker: Worker, live_seconds: float, now: datetime | None = Non
     return "active" if worker.polled_at is not None else "joining"
 
 
-def register(session: Session, namespace_id: int, body: WorkerIn) -> tuple[Worker, bool]:
-    """Register (or re-register) a daemon. Returns (worker, created)."""
+def register(
+    session: Session, namespace_id: int, body: WorkerIn, token_id: int | None = None
+) -> tuple[Worker, bool]:
+    """Register (or re-register) a daemon with the token ``token_id``. Returns
+    (worker, created)."""
     try:
-        return _register(session, namespace_id, body)
+        return _register(session, namespace_id, body, token_id)
     except IntegrityError:  # the same instance registered concurrently: take its row over
         session.rollback()
-        return _register(session, namespace_id, body)
+        return _register(session, namespace_id, body, token_id)
 
 
-def _register(session: Session, namespace_id: int, body: WorkerIn) -> tuple[Worker, bool]:
+def _register(
+    session: Session, namespace_id: int, body: WorkerIn, token_id: int | None
+) -> tuple[Worker, bool]:
     now = utcnow()
     row = session.scalar(
         select(Worker).where(
@@ -72,6 +77,7 @@ def _register(session: Session, namespace_id: int, body: WorkerIn) -> tuple[Work
     row.queues = list(dict.fromkeys(body.queues))
     row.version = body.version
     row.identity = body.identity
+    row.token_id = token_id
     row.last_seen = now
     row.polled_at = None
     row.deregistered_at = None

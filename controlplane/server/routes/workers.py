@@ -75,7 +75,9 @@ def register_worker(
     session: Session = Depends(get_session),
 ) -> WorkerRegistered:
     settings = request.app.state.settings
-    row, created = store.register(session, access.namespace.id, body)
+    row, created = store.register(
+        session, access.namespace.id, body, token_id=access.caller.token_id
+    )
     heartbeats_of(request.app).know(row.id, access.namespace.id, row.provider_name)
     if not created:
         response.status_code = 200

@@ -32,7 +32,17 @@ def test_capacity_and_lease_from_the_cli(start_server: Any, tmp_path: Path) -> N
     kwargs.write_text(
         "hosts: [box-1]\ncapacity:\n  offers:\n    - {name: box-1, cpus: 8, memoryGb: 32}\n"
     )
-    added = run("providers", "add", "lab", "--launcher", "SSH", "--kwargs-file", str(kwargs))
+    added = run(
+        "providers",
+        "add",
+        "lab",
+        "--launcher",
+        "SSH",
+        "--dispatch",
+        "daemon",
+        "--kwargs-file",
+        str(kwargs),
+    )
     assert added.returncode == 0, added.stderr
     prices = tmp_path / "prices.yaml"
     prices.write_text("lab: {box-1: 0.05}\n")
@@ -71,7 +81,17 @@ def test_capacity_and_lease_from_the_cli(start_server: Any, tmp_path: Path) -> N
     assert bad.returncode == 1 and "strategy must be one of" in bad.stderr
 
     # a queue over several providers, from the CLI
-    other = run("providers", "add", "lab2", "--launcher", "SSH", "--kwarg", "host=box-2")
+    other = run(
+        "providers",
+        "add",
+        "lab2",
+        "--launcher",
+        "SSH",
+        "--dispatch",
+        "daemon",
+        "--kwarg",
+        "host=box-2",
+    )
     assert other.returncode == 0, other.stderr
     made = run("queues", "add", "mixed", "--providers", "lab,lab2", "--strategy", "cheapest")
     assert made.returncode == 0, made.stderr

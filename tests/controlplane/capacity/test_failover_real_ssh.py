@@ -85,7 +85,9 @@ def test_queue_fails_over_from_refusing_ec2_to_a_real_ssh_host(
                 "known_hosts": str(tmp_path / "known_hosts"),
             }
             api.request(
-                "POST", P + "/providers", {"name": name, "launcher": "SSH", "kwargs": kwargs}
+                "POST",
+                P + "/providers",
+                {"name": name, "launcher": "SSH", "kwargs": kwargs, "dispatch": "daemon"},
             )
         prices = {
             "aws": {"g5.xlarge": 0.1},

@@ -25,7 +25,7 @@ from launch_harness import P, ok
 def _providers(client: Any) -> None:
     def add(name: str, launcher: str, kwargs: dict[str, Any], price: float) -> None:
         kwargs = {**kwargs, "capacity": {"limit": 2, "prices": {}, **kwargs.get("capacity", {})}}
-        body = {"name": name, "launcher": launcher, "kwargs": kwargs, "dispatch": "direct"}
+        body = {"name": name, "launcher": launcher, "kwargs": kwargs, "dispatch": "daemon"}
         ok(client.post(P + "/providers", json=body), 201)
         offer = kwargs["capacity"].get("offers", [{"name": "x"}])[0]["name"]
         prices = ok(client.get(P + "/capacity/prices"))["prices"]

@@ -108,6 +108,7 @@ def test_queue_grows_stops_and_resumes_ec2_workers(
         "LAKESHORE_NYMPH_DIR": str(host),
         "LAKESHORE_INSTANCE_ID": ids[0],
         "LAKESHORE_NO_SYSTEMD": "1",
+        "LAKESHORE_PER_BOOT_DIR": str(tmp_path / "per-boot"),
     }
     try:
         ran = subprocess.run(

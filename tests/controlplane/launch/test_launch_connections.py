@@ -48,7 +48,7 @@ def _provider(client: Any, app: Any) -> PoolWatchingLauncherDouble:
     double = PoolWatchingLauncherDouble(app)
     app.state.launch_backends = {"EC2": double}
     body = {"name": "aws", "launcher": "EC2", "kwargs": {"region": "r", "image_id": "ami-1"}}
-    ok(client.post(P + "/providers", json={**body, "dispatch": "direct"}), 201)
+    ok(client.post(P + "/providers", json=body), 201)  # EC2: daemon dispatch
     return double
 
 

@@ -110,3 +110,52 @@ def test_slurm_job_script() -> None:
     assert "LAKESHORE_NYMPH_DIR:-$HOME/.lakeshore/nymph/aws-us-east" in daemon
     with pytest.raises(LaunchRejected, match="command"):
         slurm.job_script(order(launcher="SLURM", dispatch="direct", bootstrap=None), 0)
+
+
+def _pool(**over: Any) -> LaunchOrder:
+    base: dict[str, Any] = {
+        "launcher": "SSH",
+        "dispatch": "direct",
+        "kwargs": {"hosts": ["a:22", "b:22", "c:22"], "user": "u", "instances_per_host": 2},
+        "run": {"command": "true"},
+        "bootstrap": None,
+    }
+    base.update(over)
+    return order(**base)
+
+
+def test_a_pool_spreads_its_instances_least_loaded_first() -> None:
+    from dreamlake.controlplane.launchers import ssh
+
+    assert ssh.placement(_pool(count=3)) == ["a:22", "b:22", "c:22"]
+    assert ssh.placement(_pool(count=6)) == ["a:22", "b:22", "c:22"] * 2
+    assert ssh.placement(_pool(count=7)) == ["a:22", "b:22", "c:22"] * 2  # room for 6
+    busy = ("u@a/run-1", "u@a/run-2", "u@b/run-3")  # labels leave out port 22
+    assert ssh.placement(_pool(count=3, busy=busy)) == ["c:22", "b:22", "c:22"]
+    with pytest.raises(LaunchRejected, match="room for 3"):
+        ssh.validate(_pool(count=4, busy=busy))
+    # a host runs one daemon of a provider, whatever the setting
+    daemons = _pool(dispatch="daemon", count=3, busy=("u@b",))
+    assert ssh.placement(daemons) == ["a:22", "c:22"]
+    with pytest.raises(LaunchRejected, match="runs a command"):
+        ssh.validate(_pool(run={}))
+
+
+def test_a_direct_ssh_run_starts_detached_once() -> None:
+    from dreamlake.controlplane.launchers import ssh
+
+    script = ssh.direct_script(_pool(count=1, run={"command": "echo 'hi' $HOME"}), 0)
+    assert "echo 'hi' $HOME\nLAKESHORE_COMMAND" in script  # the command verbatim
+    assert "if [ -f pid ]; then exit 0; fi" in script  # a retry starts nothing twice
+    assert "setsid nohup" in script and "echo $! > pid" in script
+
+
+def test_the_daemon_starts_on_every_boot() -> None:
+    script = bootstrap.script(order(), 0)
+    assert "WantedBy=multi-user.target" in script and "systemctl enable lakeshore-nymph" in script
+    assert "RestartPreventExitStatus=75" in script  # a suspend is not restarted
+    assert "systemctl start lakeshore-nymph.service" in script  # never a restart
+    assert "/var/lib/cloud/scripts/per-boot" in script and "LAKESHORE_PER_BOOT_DIR" in script
+    assert '--pid-file "$D/nymph.pid"' in script
+    assert 'if [ ! -f "installed-$SHA" ]' in bootstrap.script(order(), 0)
+    assert len(script.encode()) < bootstrap.USER_DATA_LIMIT

@@ -40,7 +40,7 @@ def _setup(client: Any, app: Any, double: LauncherDouble) -> QueueLoop:
     app.state.queue_loop.stop()  # decide by hand, one pass at a time
     app.state.launch_backends = {"EC2": double}
     kwargs = {"region": "r", "image_id": "ami-1"}
-    body = {"name": "aws", "launcher": "EC2", "kwargs": kwargs, "dispatch": "direct"}
+    body = {"name": "aws", "launcher": "EC2", "kwargs": kwargs}
     ok(client.post(P + "/providers", json=body), 201)
     ok(client.post(P + "/queues", json={"name": "gpu", "provider": "aws", "max": 2}), 201)
     for n in range(3):
@@ -92,3 +92,140 @@ def test_queue_validation(app_client: tuple[Any, Any]) -> None:
     assert [q["max"] for q in ok(client.get(P + "/queues"))] == [5]
     ok(client.delete(P + "/queues/q"))
     assert client.get(P + "/queues/q/status").status_code == 404
+
+
+class SuspendingLauncherDouble(LauncherDouble):
+    """A launcher TEST DOUBLE that can also stop and start its instances."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.resumed: list[str] = []
+        self.stopped: set[str] = set()
+
+    def describe(self, order: Any, ids: Any) -> dict[str, str]:
+        return {i: "stopped" if i in self.stopped else "running" for i in ids}
+
+    def suspend(self, order: Any, ids: Any) -> None:
+        self.stopped.update(ids)
+
+    def resume(self, order: Any, ids: Any) -> None:
+        self.resumed.extend(ids)
+        self.stopped.difference_update(ids)
+
+
+def _backdate(app: Any, hours: float, *, started: bool) -> None:
+    from datetime import timedelta
+
+    from dreamlake.controlplane.db import utcnow
+    from dreamlake.controlplane.launch.models import Instance
+    from sqlalchemy import update
+
+    then = utcnow() - timedelta(hours=hours)
+    values: dict[str, Any] = {"created_at": then}
+    if started:
+        values["started_at"] = then
+    with app.state.sessionmaker() as s:
+        s.execute(update(Instance).values(**values))
+        s.commit()
+
+
+def test_an_instance_whose_daemon_never_registers_is_failed_with_the_reason(
+    app_client: tuple[Any, Any], monkeypatch: Any
+) -> None:
+    monkeypatch.setenv("LAKESHORE_QUEUE_START_TIMEOUT", "60")
+    client, app = app_client
+    double = LauncherDouble()
+    loop = _setup(client, app, double)
+    loop.once()
+    assert double.launched == [0, 1]
+    loop.once()
+    assert double.terminated == []  # within the start timeout: still starting
+    _backdate(app, 2, started=True)
+    loop.once()
+    assert sorted(double.terminated) == ["fake-0", "fake-1"]
+    rows = ok(client.get(P + "/instances", params={"all": "true", "live": "false"}))["instances"]
+    assert {r["state"] for r in rows if r["id"] in ("fake-0", "fake-1")} == {"failed"}
+    assert all("no daemon registered within 60s" in r["reason"] for r in rows[:2])
+    events = ok(client.get(P + "/queues/gpu/status"))["events"]
+    assert [e["action"] for e in events].count("fail") == 2
+
+
+def test_the_start_timeout_counts_from_the_resume(
+    app_client: tuple[Any, Any], monkeypatch: Any
+) -> None:
+    monkeypatch.setenv("LAKESHORE_QUEUE_START_TIMEOUT", "60")
+    client, app = app_client
+    double = SuspendingLauncherDouble()
+    loop = _setup(client, app, double)
+    loop.once()
+    double.stopped = {"fake-0", "fake-1"}
+    ok(client.get(P + "/instances"))  # the live look records them stopped
+    _backdate(app, 2, started=True)  # launched (and last started) two hours ago
+    loop.once()  # pending work: the stopped instances are resumed, started now
+    assert sorted(double.resumed) == ["fake-0", "fake-1"]
+    loop.once()
+    assert double.terminated == []  # two hours after the launch, seconds after the resume
+    rows = ok(client.get(P + "/instances", params={"live": "false"}))["instances"]
+    assert all(r["startedAt"] > r["createdAt"] for r in rows)
+
+
+def test_a_terminated_instance_leaves_the_count_at_once(app_client: tuple[Any, Any]) -> None:
+    client, app = app_client
+    double = LauncherDouble()
+    loop = _setup(client, app, double)
+    loop.once()
+    body = {"providerName": "aws", "instanceId": "fake-0", "queues": ["gpu"]}
+    wid = ok(client.post(P + "/workers", json=body), 201)["workerId"]
+    assert ok(client.get(P + "/providers/aws/claims"))["live"] == 1
+    ok(client.delete(P + "/instances/fake-0"))
+    claims = ok(client.get(P + "/providers/aws/claims"))
+    assert claims["live"] == 0 and claims["instances"] == []
+    assert client.post(P + f"/workers/{wid}/heartbeat").status_code == 404
+    loop.once()  # three items wait and only fake-1 may still start: one more launch
+    assert double.launched == [0, 1, 2]
+
+
+def test_an_orphan_is_listed_told_to_stop_and_gone(app_client: tuple[Any, Any]) -> None:
+    """A live worker holding an instance token that no live instance row holds is an
+    orphan: listed as one, its token revoked, its instance stopped through the
+    launcher; a daemon registered with a person's token never is."""
+    from datetime import timedelta
+
+    from dreamlake.controlplane.db import utcnow
+    from dreamlake.controlplane.launch.service import _mint
+    from dreamlake.controlplane.models import Worker
+    from fastapi.testclient import TestClient
+    from sqlalchemy import update
+
+    client, app = app_client
+    double = LauncherDouble()
+    loop = _setup(client, app, double)
+    with app.state.sessionmaker() as s:
+        stray, _ = _mint(s, 1, "instance aws stray-0")
+        s.commit()
+    daemon = TestClient(
+        app, base_url="http://127.0.0.1:7878", headers={"Authorization": f"Bearer {stray}"}
+    )
+    body = {"providerName": "aws", "instanceId": "stray-host", "queues": ["gpu"]}
+    wid = ok(daemon.post(P + "/workers", json=body), 201)["workerId"]
+    by_hand = {"providerName": "aws", "instanceId": "by-hand", "queues": ["other"]}
+    ok(client.post(P + "/workers", json=by_hand), 201)
+
+    listed = ok(client.get(P + "/instances", params={"live": "false"}))["instances"]
+    (orphan,) = [i for i in listed if i["state"] == "orphan"]
+    assert orphan["id"] == "stray-host" and orphan["details"]["workerId"] == wid
+    assert "no instance row holds" in orphan["reason"]
+    loop.once()  # the work is not counted as served by the orphan: two launches
+    assert double.launched == [0, 1]
+    assert "stray-host" in double.terminated and "by-hand" not in double.terminated
+    assert daemon.get(P + "/providers/aws/claims").status_code == 401  # token revoked
+    loop.once()
+    assert double.terminated.count("stray-host") == 1  # told once, not every tick
+    # gone once its beats stop: no longer listed
+    with app.state.sessionmaker() as s:
+        old = utcnow() - timedelta(minutes=5)
+        s.execute(update(Worker).where(Worker.id == wid).values(last_seen=old))
+        s.commit()
+    app.state.heartbeats._seen.pop(wid, None)
+    listed = ok(client.get(P + "/instances", params={"live": "false"}))["instances"]
+    assert [i for i in listed if i["state"] == "orphan"] == []

@@ -98,3 +98,46 @@ def test_a_refused_key_is_a_4xx_without_the_key(
     assert r.status_code == 422 and "refused the ssh key" in r.json()["detail"], r.text
     key_lines = slurm_cluster.login.wrong_key.read_text().splitlines()[1:-1]
     assert all(line not in r.text for line in key_lines)
+
+
+def test_direct_jobs_record_their_outcome(
+    slurm_cluster: Any, app_client: tuple[Any, Any], tmp_path: Path
+) -> None:
+    """``direct`` (SLURM's default): ``sbatch`` of the command, no daemon left; once
+    the job ends its exit status and output tail are on the instance row, and
+    ``instances list``, ``claims`` and the database agree at every step."""
+    from tracking_check import agree, wait
+
+    client, app = app_client
+    _provider(client, slurm_cluster, tmp_path, slurm_cluster.login.client_key, name="hpc-d")
+    assert ok(client.get(P + "/providers/hpc-d"))["dispatch"] == "direct"
+
+    class Api:  # tracking_check's reader, over the in-process client
+        def request(self, method: str, path: str, query: Any = None) -> Any:
+            return ok(client.request(method, path, params=query))
+
+    def check() -> dict[str, Any]:
+        return agree(Api(), app.state.settings.data_dir, "hpc-d", 3.0)
+
+    good = ok(client.post(P + "/launch", json={"provider": "hpc-d", "command": "echo fine"}), 201)
+    bad = ok(
+        client.post(P + "/launch", json={"provider": "hpc-d", "command": "echo broken; exit 4"}),
+        201,
+    )
+    (g,) = [i["id"] for i in good["instances"]]
+    (b,) = [i["id"] for i in bad["instances"]]
+    assert good["dispatch"] == "direct" and good["instances"][0]["details"]["dispatch"] == "direct"
+    seen = check()
+    assert seen["claims"] == []  # nothing long-lived on the cluster
+    assert wait(lambda: check()["instances"] == [], 60), check()
+
+    rows = {
+        i["id"]: i for i in ok(client.get(P + "/instances", params={"all": "true"}))["instances"]
+    }
+    assert rows[g]["state"] == "COMPLETED" and rows[g]["terminatedAt"]
+    assert rows[g]["details"]["outcome"] == {"exitCode": 0, "outputTail": "fine\n"}
+    assert rows[b]["state"] == "FAILED"
+    assert rows[b]["details"]["outcome"] == {"exitCode": 4, "outputTail": "broken\n"}
+    # a direct launch without a command is refused before anything is submitted
+    r = client.post(P + "/launch", json={"provider": "hpc-d"})
+    assert r.status_code == 422 and "runs a command" in r.json()["detail"]

@@ -64,7 +64,8 @@ def test_queue_grows_and_reaps_a_worker_on_an_ssh_pool(start_server: Any, tmp_pa
             "private_key": {"$secret": "pool-key"},
             "known_hosts": str(tmp_path / "known_hosts"),
         }
-        api.request("POST", p + "/providers", {"name": name, "launcher": "SSH", "kwargs": kwargs})
+        body = {"name": name, "launcher": "SSH", "kwargs": kwargs, "dispatch": "daemon"}
+        api.request("POST", p + "/providers", body)
         cli = [
             *lakeshore_argv(),
             "queues",
