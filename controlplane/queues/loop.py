@@ -40,7 +40,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ..db import utcnow
-from ..launch import dispatch, tracking
+from ..launch import dispatch, hybrid, tracking
 from ..launch import service as launches
 from ..launch.models import Instance, LaunchRequest, Lease, Queue, QueueEvent
 from ..models import Namespace, Worker, WorkItem
@@ -299,6 +299,11 @@ class QueueLoop:
         view = self.observe(s, q)
         if view is None:
             return
+        if hybrid.is_hybrid(s, view.scope, q):  # first item direct, a daemon behind it
+            hybrid.settle(self, s, q, view.scope)
+            if view.need > 0:
+                hybrid.grow(self, s, q, view)
+                return
         if view.need > 0:
             self.grow(s, q, view)
         else:
