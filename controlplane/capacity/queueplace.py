@@ -247,6 +247,8 @@ def _grow(
             body["mode"] = q.mode
         if spec.launch:
             body["runConfig"] = dict(spec.launch)
+        if view.dispatch == dispatch.HYBRID:
+            body["dispatch"] = dispatch.DAEMON  # the queue grows daemon workers
         try:
             out = launches.launch(
                 s,
