@@ -135,3 +135,57 @@ def test_first_item_direct_then_the_daemon_on_a_real_host(
             ["tmux", "kill-session", "-t", f"=nymph-{name}"], check=False, capture_output=True
         )
         sshd.stop()
+
+
+@pytest.mark.slow
+def test_hybrid_on_a_real_slurm_cluster(
+    slurm_cluster: Any, start_server: Any, tmp_path: Path
+) -> None:
+    """The same on SLURM: the first item an ``sbatch`` of its command, the daemon an
+    ``sbatch`` job of its own that claims the later items."""
+    srv = start_server(env={"LAKESHORE_QUEUE_TICK": "0.5"})
+    api = srv.admin
+    p = "/api/namespaces/default"
+    login = slurm_cluster.login
+    api.request(
+        "POST",
+        p + "/secrets",
+        {"name": "hpc-key", "kind": "ssh_key", "value": login.client_key.read_text()},
+    )
+    kwargs = {
+        "host": "127.0.0.1",
+        "user": "root",
+        "port": login.port,
+        "partition": "debug",
+        "private_key": {"$secret": "hpc-key"},
+        "known_hosts": str(tmp_path / "known_hosts"),
+    }
+    api.request(
+        "POST",
+        p + "/providers",
+        {"name": "hpc-h", "launcher": "SLURM", "kwargs": kwargs, "dispatch": "hybrid"},
+    )
+    api.request("POST", p + "/queues", {"name": "hq", "provider": "hpc-h", "max": 1})
+    items = [
+        api.request(
+            "POST", p + "/providers/hpc-h/work", {"command": f"echo slurm-{n}", "queue": "hq"}
+        )["id"]
+        for n in range(2)
+    ]
+    deadline = time.monotonic() + 400
+    done: list[dict[str, Any]] = []
+    while time.monotonic() < deadline:
+        done = [api.request("GET", p + f"/work/{i}") for i in items]
+        if all(d["state"] in ("succeeded", "failed", "lost") for d in done):
+            break
+        time.sleep(1)
+    events = api.request("GET", p + "/queues/hq/status")["events"]
+    try:
+        assert [d["state"] for d in done] == ["succeeded"] * 2, (done, events)
+        assert "slurm-0" in done[0]["outputTail"] and done[0]["workerId"] is None
+        assert "slurm-1" in done[1]["outputTail"] and done[1]["workerId"]
+        assert events[0]["action"] == "direct"
+    finally:
+        for inst in api.request("GET", p + "/instances")["instances"]:
+            if inst["state"] != "orphan":
+                api.request("DELETE", p + f"/instances/{inst['id']}", timeout=120)
