@@ -46,7 +46,10 @@ def providers_add(
     kwarg: KwargOpt = None,
     kwargs_file: KwargsFileOpt = None,
     dispatch: Annotated[
-        str | None, typer.Option("--dispatch", help="direct or daemon (default: by launcher).")
+        str | None,
+        typer.Option(
+            "--dispatch", help="direct, daemon or hybrid (SSH, SLURM) (default: by launcher)."
+        ),
     ] = None,
     tunnel: Annotated[
         str | None, typer.Option("--tunnel", help="A tunnel name to reach the host through.")
@@ -66,8 +69,8 @@ def providers_add(
             "pick a lower-case name, e.g. aws-us-east",
         )
     _check_launcher(launcher)
-    if dispatch is not None and dispatch not in ("direct", "daemon"):
-        fail(f"--dispatch {dispatch!r} is not direct or daemon")
+    if dispatch is not None and dispatch not in ("direct", "daemon", "hybrid"):
+        fail(f"--dispatch {dispatch!r} is not direct, daemon or hybrid")
     body: dict[str, Any] = {
         "name": name,
         "launcher": launcher,
@@ -93,7 +96,9 @@ def providers_update(
     kwargs_file: KwargsFileOpt = None,
     dispatch: Annotated[
         str | None,
-        typer.Option("--dispatch", help='direct or daemon; "" returns to the launcher default.'),
+        typer.Option(
+            "--dispatch", help='direct, daemon or hybrid; "" returns to the launcher default.'
+        ),
     ] = None,
     tunnel: Annotated[
         str | None, typer.Option("--tunnel", help='Tunnel name; "" clears it.')
@@ -117,8 +122,10 @@ def providers_update(
     elif kwarg:
         body["kwargsPatch"] = _patch(kwarg, "--kwarg")
     if dispatch is not None:
-        if dispatch not in ("", "direct", "daemon"):
-            fail(f'--dispatch {dispatch!r} is not direct or daemon ("" resets to the default)')
+        if dispatch not in ("", "direct", "daemon", "hybrid"):
+            fail(
+                f'--dispatch {dispatch!r} is not direct, daemon or hybrid ("" resets to the default)'
+            )
         body["dispatch"] = dispatch or None
     if tunnel is not None:
         body["tunnel"] = tunnel

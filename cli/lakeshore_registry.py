@@ -1,7 +1,7 @@
 """``lakeshore providers | secrets | modes``: the registry from the command line.
 
     lakeshore providers add NAME --launcher EC2 --kwarg region=us-east-1 [--kwargs-file F]
-                                 [--dispatch direct|daemon] [--tunnel T]
+                                 [--dispatch direct|daemon|hybrid] [--tunnel T]
     lakeshore providers update NAME [--kwarg k=v | k=null] [--kwargs-file F] [--dispatch D] [--tunnel T]
     lakeshore providers list [--hidden] [--deleted] [--all] [--json]
     lakeshore providers show|remove|restore|hide|unhide|test NAME

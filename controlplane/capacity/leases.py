@@ -28,6 +28,7 @@ from sqlalchemy.orm import Session
 
 from ..db import utcnow
 from ..launch import service as launches
+from ..launch.dispatch import DAEMON, HYBRID
 from ..launch.models import Instance
 from ..registry import service as registry
 from ..registry.crypto import SecretBox
@@ -291,6 +292,8 @@ def _launch(
         body["runConfig"] = dict(spec.launch)
     if own.get("mode"):
         body["mode"] = own["mode"]
+    if snap.providers[provider].dispatch == HYBRID:
+        body["dispatch"] = DAEMON  # a lease holds a worker: the daemon half
     try:
         out = launches.launch(
             session,

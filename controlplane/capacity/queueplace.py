@@ -31,12 +31,12 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from ..db import utcnow
+from ..launch import dispatch, tracking
 from ..launch import service as launches
 from ..launch.models import Instance, Queue
 from ..models import Namespace, Worker, WorkItem
 from ..registry import service as registry
 from ..registry.service.common import RegistryError
-from ..server import store
 from ..server.deps import org_namespace_ids
 from ..server.runtime import heartbeats_of
 from . import backoff
@@ -89,7 +89,7 @@ def reconcile(loop: Any, s: Session, q: Queue) -> None:
     ns = s.get(Namespace, q.namespace_id)
     if ns is None:
         return
-    app, state = loop.app, loop.app.state
+    state = loop.app.state
     providers = list(dict.fromkeys(q.providers or [q.provider_name]))
     scope = registry.Scope(
         namespace=ns,
@@ -109,20 +109,26 @@ def reconcile(loop: Any, s: Session, q: Queue) -> None:
         launches.refresh(s, scope, box, state, rows)
         rows = [r for r in rows if r.terminated_at is None]
 
-    live_seconds = state.settings.live_seconds
-    overlay = heartbeats_of(app).overlay
-    workers = [
+    # providers that cannot grow daemon workers (their dispatch changed since) sit out
+    providers = [p for p in providers if _grows(s, scope, p, q, loop)]
+    if not providers:
+        return
+    rows = [r for r in rows if r.provider_name in providers]
+    # a live worker counts through a live instance of this queue, or as any daemon of
+    # the providers serving it; an orphan is no free worker
+    live = [
         w
-        for w in s.scalars(
-            select(Worker).where(
-                Worker.namespace_id == q.namespace_id,
-                Worker.provider_name.in_(providers),
-                Worker.deregistered_at.is_(None),
-            )
-        )
-        if store.is_live(overlay(w), live_seconds, now) and (not w.queues or q.name in w.queues)
+        for p in providers
+        for w in tracking.live_workers(s, state, q.namespace_id, p)
+        if not w.queues or q.name in w.queues
     ]
-    by_iid = {(w.provider_name, w.instance_id): w for w in workers}
+    lost = {o.worker.id for o in tracking.orphans(s, state, q.namespace_id, live)}
+    workers = [w for w in live if w.id not in lost]
+    of_row: dict[int, Worker] = {}
+    for r in rows:
+        w = next((w for w in workers if tracking.belongs(w, r)), None)
+        if w is not None:
+            of_row[r.id] = w
     busy = set(
         s.scalars(
             select(WorkItem.worker_id).where(
@@ -142,13 +148,13 @@ def reconcile(loop: Any, s: Session, q: Queue) -> None:
     )
     suspended = [r for r in rows if r.state in ASLEEP]
     running = [r for r in rows if r not in suspended]
-    asleep = {(r.provider_name, r.instance_id) for r in suspended}
+    asleep = {of_row[r.id].id for r in suspended if r.id in of_row}
     free: dict[str, int] = dict.fromkeys(providers, 0)
     for w in workers:
-        if w.id not in busy and (w.provider_name, w.instance_id) not in asleep:
+        if w.id not in busy and w.id not in asleep:
             free[w.provider_name] += 1
     for r in running:
-        if (r.provider_name, r.instance_id) not in by_iid:
+        if r.id not in of_row:
             free[r.provider_name] += 1  # launched, not claimed yet: a slow boot counts
     waiting: dict[str, list[WorkItem]] = {p: [] for p in providers}
     for item in queued(s, q, providers):
@@ -193,17 +199,7 @@ def reconcile(loop: Any, s: Session, q: Queue) -> None:
                 dedupe=True,
             )
         return
-    _shrink(
-        loop,
-        s,
-        q,
-        scope,
-        box,
-        running,
-        {(w.provider_name, w.instance_id): w for w in workers},
-        busy,
-        now,
-    )
+    _shrink(loop, s, q, scope, box, running, of_row, busy, now)
 
 
 def _grow(
@@ -251,6 +247,8 @@ def _grow(
             body["mode"] = q.mode
         if spec.launch:
             body["runConfig"] = dict(spec.launch)
+        if view.dispatch == dispatch.HYBRID:
+            body["dispatch"] = dispatch.DAEMON  # the queue grows daemon workers
         try:
             out = launches.launch(
                 s,
@@ -303,6 +301,20 @@ def _grow(
         return
 
 
+def _grows(s: Session, scope: registry.Scope, name: str, q: Queue, loop: Any) -> bool:
+    """Whether the queue can grow daemon workers on ``name`` now (else it says why)."""
+    try:
+        row = registry.get_provider_row(s, scope, name)
+    except RegistryError as exc:
+        loop._event(s, q, "skip", f"{name}: {exc.detail}", dedupe=True)
+        return False
+    refusal = dispatch.queue_refusal(name, dispatch.of_provider(row))
+    if refusal:
+        loop._event(s, q, "skip", refusal, dedupe=True)
+        return False
+    return True
+
+
 def _fields(st: ProviderState) -> dict[str, Any]:
     return {f: getattr(st, f) for f in ProviderState.__dataclass_fields__}
 
@@ -314,29 +326,19 @@ def _shrink(
     scope: registry.Scope,
     box: Any,
     running: list[Instance],
-    workers: dict[tuple[str, str], Worker],
+    workers: dict[int, Worker],
     busy: set[Any],
     now: datetime,
 ) -> None:
-    from ..launch import tracking
-
-    limit = tracking.start_timeout()
+    """Idle workers past ``idle_seconds`` above ``min`` go (a start that never
+    registers is launch tracking's to fail, as for a single-provider queue)."""
     state = loop.app.state
     active = len(running)
     for r in running:
         if active <= q.min_workers:
             break
-        w = workers.get((r.provider_name, r.instance_id))
+        w = workers.get(r.id)
         if w is None:
-            if (now - tracking.started(r)).total_seconds() > limit:
-                launches.stop_instance(s, scope, box, state, r, action="terminate")
-                loop._event(
-                    s,
-                    q,
-                    "terminate",
-                    f"{r.instance_id}: no live daemon {limit:.0f}s after its start",
-                )
-                active -= 1
             continue
         if w.id in busy:
             continue
@@ -346,7 +348,7 @@ def _shrink(
             .order_by(WorkItem.finished_at.desc())
             .limit(1)
         )
-        since = max(t for t in (done, w.registered_at, r.created_at) if t is not None)
+        since = max(t for t in (done, w.registered_at, tracking.started(r)) if t is not None)
         idle = (now - since).total_seconds()
         if idle < q.idle_seconds:
             continue

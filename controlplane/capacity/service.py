@@ -17,6 +17,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from ..db import utcnow
+from ..launch.dispatch import grows_workers
 from ..launch.models import Instance
 from ..models import Worker, WorkItem
 from ..registry import service as registry
@@ -42,6 +43,7 @@ class ProviderView:
     namespace: str
     local: bool
     """The provider row lives where the caller can launch on it (its namespace or org)."""
+    dispatch: str = "daemon"
     offers: list[Offer] = field(default_factory=list)
     error: str | None = None
     limit: int | None = None
@@ -66,7 +68,8 @@ class ProviderView:
             priority=self.priority,
             backoff_until=self.backoff_until,
             backoff_reason=self.backoff_reason,
-            can_launch=self.local and self.error is None,
+            # a launch leaves a worker only where the dispatch leaves a daemon
+            can_launch=self.local and self.error is None and grows_workers(self.dispatch),
         )
 
 
@@ -156,6 +159,7 @@ def snapshot(
             launcher=wire["launcher"],
             namespace=wire["namespace"],
             local=wire["namespace"] in local_ns,
+            dispatch=str(wire.get("dispatch") or "daemon"),
         )
         if wire.get("unreadable"):
             view.error = wire["unreadable"]
@@ -250,6 +254,7 @@ def provider_wire(view: ProviderView) -> dict[str, Any]:
         "namespace": view.namespace,
         "launcher": view.launcher,
         "launchable": view.local,
+        "dispatch": view.dispatch,
         "offers": [o.wire() for o in view.offers],
         "error": view.error,
         "workers": {

@@ -21,6 +21,9 @@ from ..registry.merge import LaunchSpec
 
 DIRECT = "direct"
 DAEMON = "daemon"
+HYBRID = "hybrid"
+"""SSH and SLURM: a queue's first item runs direct while a daemon is installed behind
+it (``launch.hybrid``); each launch is one or the other (``launch(dispatch=...)``)."""
 
 BUNDLED = ("EC2", "GCE", "Kube", "SLURM")
 """Launchers whose instances fetch the daemon bundle from the control plane (SSH
@@ -50,7 +53,7 @@ def runs_command(spec: LaunchSpec) -> bool:
 
 def grows_workers(dispatch: str) -> bool:
     """A queue can grow its workers through a provider of this dispatch."""
-    return dispatch == DAEMON
+    return dispatch in (DAEMON, HYBRID)
 
 
 def queue_refusal(provider: str, dispatch: str) -> str | None:

@@ -50,7 +50,7 @@ IN_PROGRESS = "in_progress"
 IN_FLIGHT_SECONDS = 900.0
 """How long a request with the launcher makes a retry of its client token wait (the
 CLI's own wait); past it, a request whose server died with it may be retried."""
-ORDER_FIELDS = ("count", "clientToken", "queue", "command")
+ORDER_FIELDS = ("count", "clientToken", "queue", "command", "dispatch")
 GONE = ("terminated", "gone", "cancelled", "completed", "failed", "deleted", "succeeded", "timeout")
 
 
@@ -86,7 +86,38 @@ def split_body(body: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]
     command = own.get("command")
     if command is not None and not isinstance(command, str):
         raise _bad("command must be a shell command (a string)")
-    return core, {"count": count, "clientToken": token, "queue": queue, "command": command}
+    how = own.get("dispatch")
+    if how is not None and how not in (dispatch.DIRECT, dispatch.DAEMON):
+        raise _bad("dispatch (for a hybrid provider's launch) must be direct or daemon")
+    return core, {
+        "count": count,
+        "clientToken": token,
+        "queue": queue,
+        "command": command,
+        "dispatch": how,
+    }
+
+
+def _half(preview: dict[str, Any], own: Mapping[str, Any]) -> None:
+    """A hybrid provider's launch is direct or daemon (the request's ``dispatch``,
+    direct when it names none); another provider's launch cannot pick."""
+    how = own.get("dispatch")
+    if preview["dispatch"] == dispatch.HYBRID:
+        preview["dispatch"] = how or dispatch.DIRECT
+    elif how is not None and how != preview["dispatch"]:
+        raise _bad(
+            f"provider {preview['provider']!r} dispatches {preview['dispatch']!r}; "
+            "only a hybrid provider's launch picks direct or daemon"
+        )
+
+
+def _busy(session: Session, ns_id: int, provider: str, how: str, hybrid: bool) -> tuple[str, ...]:
+    """The provider's live instances a launch must not double up on (on a hybrid
+    provider, those of the same half: a direct run and the daemon share a host)."""
+    rows = rows_for(session, ns_id, provider=provider)
+    if hybrid:
+        rows = [r for r in rows if (r.details or {}).get("dispatch", how) == how]
+    return tuple(r.instance_id for r in rows)
 
 
 # -- which function launches ------------------------------------------------------
@@ -176,6 +207,9 @@ def _validate(
         return
     plaintexts: list[str] = []
     resolved = registry.resolve_launch(session, scope, box, core, plaintexts=plaintexts)
+    how = own.get("dispatch") or resolved.dispatch
+    if resolved.dispatch == dispatch.HYBRID:
+        how = own.get("dispatch") or dispatch.DIRECT
     try:
         run = dict(resolved.run)
         if own.get("command"):
@@ -187,9 +221,9 @@ def _validate(
                 count=own["count"],
                 client_token=own["clientToken"],
                 queue=own.get("queue"),
-                busy=tuple(
-                    r.instance_id
-                    for r in rows_for(session, scope.namespace.id, provider=resolved.provider)
+                dispatch=how,
+                busy=_busy(
+                    session, scope.namespace.id, resolved.provider, how, resolved.dispatch != how
                 ),
             )
         )
@@ -213,6 +247,8 @@ def launch(
 ) -> dict[str, Any]:
     core, own = split_body(body)
     preview = registry.preview_launch(session, scope, core)
+    hybrid = preview["dispatch"] == dispatch.HYBRID
+    _half(preview, own)
     ns_id = scope.namespace.id
     ct = own["clientToken"]
     req = session.scalar(
@@ -320,7 +356,8 @@ def launch(
         client_token=ct,
         queue=own["queue"],
         bootstrap=boot,
-        busy=tuple(r.instance_id for r in rows_for(session, ns_id, provider=preview["provider"])),
+        dispatch=preview["dispatch"],
+        busy=_busy(session, ns_id, preview["provider"], preview["dispatch"], hybrid),
     )
     req.state = LAUNCHING  # a retry meanwhile waits instead of launching again
     session.commit()  # and the connection goes back while the cloud works

@@ -40,7 +40,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ..db import utcnow
-from ..launch import dispatch, tracking
+from ..launch import dispatch, hybrid, tracking
 from ..launch import service as launches
 from ..launch.models import Instance, LaunchRequest, Lease, Queue, QueueEvent
 from ..models import Namespace, Worker, WorkItem
@@ -151,13 +151,13 @@ class QueueLoop:
         self._busy.set()
         try:
             self._each(ids)
+            self._capacity()
             with self.app.state.sessionmaker() as s:
                 try:
                     self.track(s)
                 except Exception:
                     s.rollback()
                     log.exception("launch tracking failed")
-            self._capacity()
         finally:
             self._busy.clear()
         return True
@@ -291,7 +291,7 @@ class QueueLoop:
 
     def reconcile(self, s: Session, q: Queue) -> None:
         """One queue: look (:meth:`observe`), then grow for pending work or shrink
-        what sits idle. A queue over several providers is placed with failover."""
+        what sits idle."""
         if q.providers:  # several providers: placement with failover
             from ..capacity import queueplace
 
@@ -299,6 +299,11 @@ class QueueLoop:
         view = self.observe(s, q)
         if view is None:
             return
+        if hybrid.is_hybrid(s, view.scope, q):  # first item direct, a daemon behind it
+            hybrid.settle(self, s, q, view.scope)
+            if view.need > 0:
+                hybrid.grow(self, s, q, view)
+                return
         if view.need > 0:
             self.grow(s, q, view)
         else:

@@ -134,7 +134,10 @@ def _validate_refs(session: Session, scope: registry.Scope, row: Queue) -> None:
     if refusal:
         raise _bad(refusal)
     for name in row.providers or ():
-        registry.get_provider_row(session, scope, name)
+        other = registry.get_provider_row(session, scope, name)
+        refusal = dispatch.queue_refusal(name, dispatch.of_provider(other))
+        if refusal:
+            raise _bad(refusal)
     if row.providers and row.provider_name not in row.providers:
         row.providers = [row.provider_name, *row.providers]
     if row.mode:

@@ -20,7 +20,9 @@ SERVER_LAUNCHABLE: tuple[str, ...] = ("EC2", "GCE", "Kube", "SSH", "SLURM")
 """The launch routes accept all five (``controlplane.launchers``): SLURM submits with
 sbatch over SSH, SSH installs the daemon as ``connect`` does."""
 
-DISPATCHES: tuple[str, ...] = ("direct", "daemon")
+DISPATCHES: tuple[str, ...] = ("direct", "daemon", "hybrid")
+HYBRID_LAUNCHERS: tuple[str, ...] = ("SSH", "SLURM")
+"""``hybrid``: the first work item direct, a daemon installed behind it (SSH, SLURM)."""
 
 DEFAULT_DISPATCH: dict[str, str] = {
     "EC2": "daemon",

@@ -16,6 +16,7 @@ from .. import tombstone
 from ..kwargs import apply_patch, secret_refs
 from ..launchers import (
     DISPATCHES,
+    HYBRID_LAUNCHERS,
     LAUNCHERS,
     default_dispatch,
 )
@@ -101,11 +102,15 @@ def _check_launcher(value: Any) -> str:
     return str(value)
 
 
-def _check_dispatch(value: Any) -> str | None:
+def _check_dispatch(value: Any, launcher: str | None = None) -> str | None:
     if value is None:
         return None
     if value not in DISPATCHES:
         raise unprocessable(f"dispatch {value!r} is not one of {', '.join(DISPATCHES)}")
+    if value == "hybrid" and launcher is not None and launcher not in HYBRID_LAUNCHERS:
+        raise unprocessable(
+            f"dispatch 'hybrid' is for {' and '.join(HYBRID_LAUNCHERS)} providers, not {launcher}"
+        )
     return str(value)
 
 
@@ -225,7 +230,7 @@ def create_provider(session: Session, scope: Scope, body: Mapping[str, Any]) -> 
     name = check_name(body.get("name"))
     launcher = _check_launcher(body.get("launcher"))
     kwargs = _check_kwargs(body.get("kwargs"))
-    dispatch = _check_dispatch(body.get("dispatch"))
+    dispatch = _check_dispatch(body.get("dispatch"), launcher)
     tunnel = _check_tunnel(body.get("tunnel"))
     hidden = body.get("hidden", False)
     if not isinstance(hidden, bool):
@@ -310,7 +315,7 @@ def update_provider(
             raise unprocessable("kwargsPatch must be an object (null values delete keys)")
         kwargs = apply_patch(kwargs, patch)
     if "dispatch" in body:
-        dispatch = _check_dispatch(body["dispatch"])
+        dispatch = _check_dispatch(body["dispatch"], row.kind)
         if dispatch is None:
             config.pop("dispatch", None)
         else:

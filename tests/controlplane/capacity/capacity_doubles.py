@@ -16,9 +16,11 @@ class RefusingCloudDouble:
         self.launched: list[tuple[str, str, dict[str, Any]]] = []
         self.terminated: list[str] = []
         self.calls: list[str] = []
+        self.dispatches: list[str] = []
 
     def launch(self, order: Any) -> dict[str, Any]:
         self.calls.append(order.provider)
+        self.dispatches.append(order.dispatch)
         if order.provider in self.refuse:
             raise RuntimeError(self.refuse[order.provider])
         out = []

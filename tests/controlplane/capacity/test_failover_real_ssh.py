@@ -87,7 +87,7 @@ def test_queue_fails_over_from_refusing_ec2_to_a_real_ssh_host(
             api.request(
                 "POST",
                 P + "/providers",
-                {"name": name, "launcher": "SSH", "dispatch": "daemon", "kwargs": kwargs},
+                {"name": name, "launcher": "SSH", "kwargs": kwargs, "dispatch": "daemon"},
             )
         prices = {
             "aws": {"g5.xlarge": 0.1},

@@ -22,7 +22,7 @@ def _provider(client: Any, name: str, offers: list[dict], limit: int, **extra: A
         "image_id": "ami-1",
         "capacity": {"limit": limit, "offers": offers, **extra},
     }
-    body = {"name": name, "launcher": "EC2", "kwargs": kwargs, "dispatch": "direct"}
+    body = {"name": name, "launcher": "EC2", "kwargs": kwargs, "dispatch": "daemon"}
     ok(client.post(P + "/providers", json=body), 201)
 
 

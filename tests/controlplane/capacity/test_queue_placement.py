@@ -25,7 +25,7 @@ from launch_harness import P, ok
 def _providers(client: Any) -> None:
     def add(name: str, launcher: str, kwargs: dict[str, Any], price: float) -> None:
         kwargs = {**kwargs, "capacity": {"limit": 2, "prices": {}, **kwargs.get("capacity", {})}}
-        body = {"name": name, "launcher": launcher, "kwargs": kwargs, "dispatch": "direct"}
+        body = {"name": name, "launcher": launcher, "kwargs": kwargs, "dispatch": "daemon"}
         ok(client.post(P + "/providers", json=body), 201)
         offer = kwargs["capacity"].get("offers", [{"name": "x"}])[0]["name"]
         prices = ok(client.get(P + "/capacity/prices"))["prices"]
@@ -235,3 +235,18 @@ def test_a_leased_worker_is_not_free_for_queue_work(app_client: tuple[Any, Any])
     events = ok(client.get(P + "/queues/gpu/status"))["events"]
     assert [e["action"] for e in events] == ["launch"]
     assert events[0]["detail"].startswith("1 worker(s) on box-a/a")
+
+
+def test_a_hybrid_provider_grows_daemon_workers_for_a_placed_queue(
+    app_client: tuple[Any, Any],
+) -> None:
+    client, app = app_client
+    app.state.queue_loop.stop()
+    double = RefusingCloudDouble()
+    app.state.launch_backends = {"SSH": double}
+    body = {"name": "hy", "launcher": "SSH", "kwargs": {"hosts": ["h"]}, "dispatch": "hybrid"}
+    ok(client.post(P + "/providers", json=body), 201)
+    ok(client.post(P + "/queues", json={"name": "gpu", "providers": ["hy"], "max": 1}), 201)
+    ok(client.post(P + "/providers/hy/work", json={"command": "true", "queue": "gpu"}), 201)
+    QueueLoop(app, tick=0.1).once()
+    assert (double.calls, double.dispatches) == (["hy"], ["daemon"])
