@@ -95,6 +95,17 @@ ROUTES: dict[tuple[str, str], Need] = {
     ("PATCH", NS + "/queues/{name}"): "write",
     ("DELETE", NS + "/queues/{name}"): "write",
     ("GET", NS + "/queues/{name}/status"): "read",
+    # capacity across providers: the listing and a decision change nothing; prices
+    # and leases do
+    ("GET", NS + "/capacity"): "read",
+    ("GET", NS + "/capacity/prices"): "read",
+    ("PUT", NS + "/capacity/prices"): "write",
+    ("POST", NS + "/capacity/decisions"): "read",
+    ("GET", NS + "/capacity/leases"): "read",
+    ("POST", NS + "/capacity/leases"): "write",
+    ("GET", NS + "/capacity/leases/{lease_id}"): "read",
+    ("POST", NS + "/capacity/leases/{lease_id}/renew"): "write",
+    ("DELETE", NS + "/capacity/leases/{lease_id}"): "write",
 }
 
 _READS = ("GET", "HEAD")

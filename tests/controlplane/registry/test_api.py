@@ -345,13 +345,14 @@ def test_launch_preview(server: Server) -> None:
 
 def test_launch_route_takes_all_five(server: Server) -> None:
     """SSH and SLURM launch server-side too now: with no host the launcher (not the
-    route) refuses, with a 4xx that says what is missing."""
+    route) refuses, with a 4xx that says what is missing. (Both dispatch direct by
+    default, so a launch names the command it runs.)"""
     ns = server.namespace()
     api = server.client()
     for name, launcher in (("s", "SSH"), ("l", "SLURM"), ("e", "EC2")):
         api.post(_p(ns, "providers"), json={"name": name, "launcher": launcher})
     for name in ("s", "l"):
-        r = api.post(_p(ns, "launch"), json={"provider": name})
+        r = api.post(_p(ns, "launch"), json={"provider": name, "command": "true"})
         assert r.status_code == 422 and "host" in r.json()["detail"], r.text
     r = api.post(_p(ns, "launch"), json={"provider": "e"})
     assert r.status_code == 422 and "region" in r.json()["detail"], r.text
