@@ -453,12 +453,16 @@ def main() -> None:
 
         # the ramp: every daemon starts, registers and holds its first poll
         registered = 0
-        while time.time() < start_at + ramp + 600:
-            with contextlib.suppress(Exception):
+        while time.time() < start_at + ramp + 300:
+            try:
                 registered = len(admin.workers())
-                if registered >= args.daemons:
-                    break
+            except Exception as exc:
+                print(f"listing workers: {exc}", file=sys.stderr)
+            if registered >= args.daemons:
+                break
+            print(f"{registered} of {args.daemons} daemons registered", file=sys.stderr)
             time.sleep(2.0)
+        out["registered"] = registered
         out["all_registered_s"] = round(time.time() - start_at, 1)
         steady_from = time.time() + POLL_WAIT + 2.0
         end_at = steady_from + args.duration
@@ -497,14 +501,14 @@ def main() -> None:
             wait_until(steady_from + args.kill_replica_at)
             moved = {f"d{i}" for i in range(1, args.daemons, 2)}
             assert servers[1].proc is not None
-            servers[1].proc.kill()
-            servers[1].proc.wait()
             killed = time.time()
             events.setdefault("windows", []).append((killed, killed + 60))
+            servers[1].proc.kill()
+            servers[1].proc.wait()
             seen = (0, len(moved))
             while time.time() < killed + 120:
                 with contextlib.suppress(Exception):
-                    seen = seen_since(admin, killed + 1.0, moved)
+                    seen = seen_since(admin, killed, moved)
                     if seen[0] >= len(moved):
                         break
                 time.sleep(1.0)
