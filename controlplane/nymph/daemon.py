@@ -305,7 +305,10 @@ class Daemon:
                 if exc.status in (404, 409, 422):
                     log(f"result of {work_id} not accepted: {exc.status} {exc.error}: {exc.detail}")
                     return
-                server_errors = server_errors + 1 if exc.status >= 500 else 0
+                # a 503 with Retry-After is the server shedding load, not refusing this
+                # result: it is retried as asked, however often
+                shed = exc.status in (429, 503) and exc.retry_after is not None
+                server_errors = server_errors + 1 if exc.status >= 500 and not shed else 0
                 if server_errors >= MAX_REJECTED_REPORTS:
                     log(f"giving up reporting {work_id}: {server_errors} server errors in a row")
                     return
