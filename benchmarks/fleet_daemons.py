@@ -212,10 +212,13 @@ def load_process(cfg: dict[str, Any], first: int, count: int, q: Any, end: Any) 
             if "dur=" in timing:
                 server_ms = float(timing.split("dur=", 1)[1].split(";")[0])
         status = e.status if e.status is not None else 0
+        kind = _kind(e.method, e.path)
+        if e.error is not None:
+            kind += f" {type(e.error).__name__}"
         records.append(
             (
                 time.time(),
-                _kind(e.method, e.path),
+                kind,
                 status,
                 e.seconds,
                 e.new_connection,
@@ -342,7 +345,9 @@ def main() -> None:
     if args.kill_replica_at is not None and args.replicas != 2:
         raise SystemExit("--kill-replica-at needs --replicas 2")
     ramp = args.ramp if args.ramp is not None else max(5.0, args.daemons / 500)
-    procs = args.procs or max(1, math.ceil(args.daemons / 2500))
+    # a process per 500 daemons: each has its own interpreter lock, and a starved
+    # load process would be counted as server latency
+    procs = args.procs or max(1, math.ceil(args.daemons / 500))
     pg = TempPostgres() if args.pg_temp else None
     db = pg.start() if pg else args.db
     if args.replicas > 1 and not db:
@@ -618,7 +623,7 @@ def summarize(
             continue
         if new:
             connects.append(connect)
-        if kind == "poll":
+        if kind.startswith("poll"):
             if server_ms == server_ms:  # not NaN
                 overhead.append(seconds - connect - server_ms / 1000)
         else:
