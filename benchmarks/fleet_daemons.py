@@ -212,10 +212,13 @@ def load_process(cfg: dict[str, Any], first: int, count: int, q: Any, end: Any) 
             if "dur=" in timing:
                 server_ms = float(timing.split("dur=", 1)[1].split(";")[0])
         status = e.status if e.status is not None else 0
+        kind = _kind(e.method, e.path)
+        if e.error is not None:
+            kind += f" {type(e.error).__name__}"
         records.append(
             (
                 time.time(),
-                _kind(e.method, e.path),
+                kind,
                 status,
                 e.seconds,
                 e.new_connection,
@@ -342,7 +345,9 @@ def main() -> None:
     if args.kill_replica_at is not None and args.replicas != 2:
         raise SystemExit("--kill-replica-at needs --replicas 2")
     ramp = args.ramp if args.ramp is not None else max(5.0, args.daemons / 500)
-    procs = args.procs or max(1, math.ceil(args.daemons / 2500))
+    # a process per 500 daemons: each has its own interpreter lock, and a starved
+    # load process would be counted as server latency
+    procs = args.procs or max(1, math.ceil(args.daemons / 500))
     pg = TempPostgres() if args.pg_temp else None
     db = pg.start() if pg else args.db
     if args.replicas > 1 and not db:
@@ -453,12 +458,16 @@ def main() -> None:
 
         # the ramp: every daemon starts, registers and holds its first poll
         registered = 0
-        while time.time() < start_at + ramp + 600:
-            with contextlib.suppress(Exception):
+        while time.time() < start_at + ramp + 300:
+            try:
                 registered = len(admin.workers())
-                if registered >= args.daemons:
-                    break
+            except Exception as exc:
+                print(f"listing workers: {exc}", file=sys.stderr)
+            if registered >= args.daemons:
+                break
+            print(f"{registered} of {args.daemons} daemons registered", file=sys.stderr)
             time.sleep(2.0)
+        out["registered"] = registered
         out["all_registered_s"] = round(time.time() - start_at, 1)
         steady_from = time.time() + POLL_WAIT + 2.0
         end_at = steady_from + args.duration
@@ -497,14 +506,14 @@ def main() -> None:
             wait_until(steady_from + args.kill_replica_at)
             moved = {f"d{i}" for i in range(1, args.daemons, 2)}
             assert servers[1].proc is not None
-            servers[1].proc.kill()
-            servers[1].proc.wait()
             killed = time.time()
             events.setdefault("windows", []).append((killed, killed + 60))
+            servers[1].proc.kill()
+            servers[1].proc.wait()
             seen = (0, len(moved))
             while time.time() < killed + 120:
                 with contextlib.suppress(Exception):
-                    seen = seen_since(admin, killed + 1.0, moved)
+                    seen = seen_since(admin, killed, moved)
                     if seen[0] >= len(moved):
                         break
                 time.sleep(1.0)
@@ -614,7 +623,7 @@ def summarize(
             continue
         if new:
             connects.append(connect)
-        if kind == "poll":
+        if kind.startswith("poll"):
             if server_ms == server_ms:  # not NaN
                 overhead.append(seconds - connect - server_ms / 1000)
         else:

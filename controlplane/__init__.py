@@ -33,7 +33,10 @@ or a daemon's own provider); errors are JSON ``{"error", "detail"}``.
     GET    /api/namespaces/{ns}/work/{id}?wait=S         waits until finished
 
 A worker is *live* while its last heartbeat is within ``--live-seconds`` (default
-30) and it has not deregistered; otherwise it counts as *gone*. A live worker is
+30) and it has not deregistered; otherwise it counts as *gone*. Starting a
+long-poll is a heartbeat, and a poll held open beats every heartbeat interval
+until it ends or its connection closes, so an idle daemon needs no heartbeat of
+its own (``docs/controlplane.md``, "Connections: a fleet of daemons"). A live worker is
 ``joining`` until it first asks for work, then ``active``. Work states: queued,
 running, succeeded, failed, lost (its worker went away before reporting).
 

@@ -31,9 +31,13 @@ from .connection import Connection, Observer, describe, retry_after
 
 
 class Unreachable(ControlPlaneError):
-    """No answer from the control plane."""
+    """No answer from the control plane (``url``: the one that did not answer)."""
 
     kind = "lakeshore_unreachable"
+
+    def __init__(self, message: str, url: str | None = None) -> None:
+        super().__init__(message)
+        self.url = url
 
 
 class ApiFailure(ControlPlaneError):
@@ -88,9 +92,12 @@ class Client:
 
     @property
     def connection(self) -> Connection:
-        if self._conn is None or self._conn.url != self.url:
+        return self.connection_to(self.url)
+
+    def connection_to(self, url: str) -> Connection:
+        if self._conn is None or self._conn.url != url:
             self._conn = Connection(
-                self.url,
+                url,
                 keep_alive=self.keep_alive,
                 observer=self.observer,
                 source_address=self.source_address,
@@ -109,7 +116,8 @@ class Client:
         """One HTTP call. Returns the decoded JSON body (None for 204)."""
         if query:
             path += "?" + urllib.parse.urlencode({k: v for k, v in query.items() if v is not None})
-        url = self.url.rstrip("/") + path
+        base = self.url  # another thread may move this client on meanwhile
+        url = base.rstrip("/") + path
         data = None if body is None else json.dumps(body).encode("utf-8")
         headers = {"Accept": "application/json"}
         if data is not None:
@@ -117,14 +125,16 @@ class Client:
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
         try:
-            answer = self.connection.request(
+            answer = self.connection_to(base).request(
                 method, path, data, headers, timeout=timeout or self.timeout
             )
         except ValueError as exc:  # not an http(s) URL
-            raise Unreachable(f"lakeshore at {self.url} is unreachable: {exc}") from None
+            raise Unreachable(f"lakeshore at {base} is unreachable: {exc}", base) from None
         except (OSError, http.client.HTTPException) as exc:
             # OSError covers refused, reset and timed out; HTTPException a cut or garbled answer
-            raise Unreachable(f"lakeshore at {self.url} is unreachable: {describe(exc)}") from None
+            raise Unreachable(
+                f"lakeshore at {base} is unreachable: {describe(exc)}", base
+            ) from None
         raw = answer.body
         if answer.status >= 400:
             try:
@@ -146,7 +156,7 @@ class Client:
             return json.loads(raw)
         except ValueError as exc:
             raise Unreachable(
-                f"lakeshore at {self.url} sent a body that is not JSON: {exc}"
+                f"lakeshore at {base} sent a body that is not JSON: {exc}", base
             ) from None
 
     # -- server ---------------------------------------------------------------------

@@ -10,8 +10,10 @@ replaced by a new one; any other failure is raised to the caller, whose backoff
 decides when to try again: a connection never retries on its own, so a fleet
 whose server went away does not come back in one step.
 
-One connection carries one request at a time (a lock serializes callers); a
-caller that needs two at once (a long-poll and a heartbeat) holds two.
+A kept connection carries one request at a time (a lock serializes callers); a
+caller that needs two at once (a long-poll and a heartbeat) holds two. Without
+keep-alive every request has a connection of its own, so callers on several
+threads run side by side, as they did with urllib.
 """
 
 from __future__ import annotations
@@ -143,67 +145,81 @@ class Connection:
     ) -> Answer:
         """Send one request and read the whole answer. Raises ``OSError`` (refused,
         reset, timed out) or ``http.client.HTTPException`` (a cut or garbled answer);
-        the connection is dropped after either."""
+        the connection is dropped after either. Requests on a kept connection take
+        turns; without keep-alive each has its own and they run side by side."""
+        if not self.keep_alive:
+            return self._request(method, path, body, headers, timeout)
         with self._lock:
-            started = time.perf_counter()
-            new = False
-            connect = 0.0
-            answer: Answer | None = None
-            error: BaseException | None = None
+            return self._request(method, path, body, headers, timeout)
+
+    def _request(
+        self,
+        method: str,
+        path: str,
+        body: bytes | None,
+        headers: dict[str, str] | None,
+        timeout: float,
+    ) -> Answer:
+        started = time.perf_counter()
+        new = False
+        connect = 0.0
+        answer: Answer | None = None
+        error: BaseException | None = None
+        try:
+            conn = self._conn
+            if conn is not None and not self._usable(conn):
+                self._drop()
+                conn = None
+            if conn is None:
+                opening = time.perf_counter()
+                conn = self._open(timeout)
+                connect = time.perf_counter() - opening
+                new = True
+                if self.keep_alive:
+                    self._conn = conn
+            elif conn.sock is not None:
+                conn.sock.settimeout(timeout)
+            sent = dict(headers or {})
+            if not self.keep_alive:
+                sent["Connection"] = "close"
+            self._active = conn
             try:
-                conn = self._conn
-                if conn is not None and not self._usable(conn):
+                conn.request(method, self.prefix + path, body=body, headers=sent)
+                resp = conn.getresponse()
+                data = resp.read()
+            except BaseException:
+                if conn is self._conn:
                     self._drop()
-                    conn = None
-                if conn is None:
-                    opening = time.perf_counter()
-                    conn = self._open(timeout)
-                    connect = time.perf_counter() - opening
-                    new = True
-                    if self.keep_alive:
-                        self._conn = conn
-                elif conn.sock is not None:
-                    conn.sock.settimeout(timeout)
-                sent = dict(headers or {})
-                if not self.keep_alive:
-                    sent["Connection"] = "close"
-                self._active = conn
-                try:
-                    conn.request(method, self.prefix + path, body=body, headers=sent)
-                    resp = conn.getresponse()
-                    data = resp.read()
-                except BaseException:
-                    if conn is self._conn:
-                        self._drop()
-                    else:
-                        conn.close()
-                    raise
-                finally:
-                    self._active = None
-                answer = Answer(resp.status, resp.headers, data)
-                if not self.keep_alive or resp.will_close:
-                    if conn is self._conn:
-                        self._drop()
-                    else:
-                        conn.close()
-                return answer
-            except BaseException as exc:
-                error = exc
+                else:
+                    conn.close()
                 raise
             finally:
-                if self.observer is not None:
-                    self.observer(
-                        Exchange(
-                            method,
-                            path,
-                            answer.status if answer is not None else None,
-                            time.perf_counter() - started,
-                            new,
-                            answer,
-                            error,
-                            connect,
-                        )
+                if self._active is conn:
+                    self._active = None
+            answer = Answer(resp.status, resp.headers, data)
+            if not self.keep_alive or resp.will_close:
+                if conn is self._conn:
+                    self._drop()
+                else:
+                    conn.close()
+            return answer
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            if self.observer is not None:
+                self.observer(
+                    Exchange(
+                        method,
+                        path,
+                        answer.status if answer is not None else None,
+                        time.perf_counter() - started,
+                        new,
+                        answer,
+                        error,
+                        connect,
                     )
+                )
 
 
 def retry_after(value: str | None, *, now: float | None = None) -> float | None:

@@ -108,6 +108,7 @@ class Daemon:
         servers = [self.client.url.rstrip("/")]
         servers += [u.rstrip("/") for u in self.config.servers if u.rstrip("/") not in servers]
         self._servers = servers
+        self._url_lock = threading.Lock()
 
     # -- state --------------------------------------------------------------------
 
@@ -158,24 +159,25 @@ class Daemon:
             )
             return self._worker_id
 
-    def _move_on(self) -> None:
-        """After failing to reach the server: the next one, when there are several."""
-        if len(self._servers) < 2:
+    def _move_on(self, failed: str | None) -> None:
+        """After failing to reach ``failed``: the next server, when there are
+        several (once per failure, whichever loop saw it first)."""
+        if len(self._servers) < 2 or failed is None:
             return
-        at = self._servers.index(self.client.url) if self.client.url in self._servers else -1
-        url = self._servers[(at + 1) % len(self._servers)]
-        log(f"trying the next control plane: {url}")
-        self.client.url = url
-        self.poller.url = url
+        with self._url_lock:
+            if self.client.url != failed:
+                return  # another loop has moved on already
+            at = self._servers.index(failed) if failed in self._servers else -1
+            url = self._servers[(at + 1) % len(self._servers)]
+            log(f"trying the next control plane: {url}")
+            self.client.url = url
+            self.poller.url = url
 
-    def _failed(
-        self, exc: Exception, backoff: Backoff, worker_id: str | None, *, move: bool = False
-    ) -> float:
+    def _failed(self, exc: Exception, backoff: Backoff, worker_id: str | None) -> float:
         """Handle one failed call; returns how long to wait before the next."""
         if isinstance(exc, Unreachable):
             self._mark(False, exc.message)
-            if move:
-                self._move_on()
+            self._move_on(getattr(exc, "url", None))
         elif isinstance(exc, ApiFailure):
             self._mark(True)
             if exc.status == 404 and worker_id is not None:
@@ -245,7 +247,7 @@ class Daemon:
                 # never spin: a short (or zero) long-poll still paces itself
                 delay = max(0.0, MIN_POLL_INTERVAL - (time.monotonic() - asked))
             except Exception as exc:
-                delay = self._failed(exc, backoff, worker_id, move=True)
+                delay = self._failed(exc, backoff, worker_id)
             self.stop.wait(delay)
 
     def execute(self, worker_id: str, item: dict[str, Any]) -> None:
@@ -303,7 +305,10 @@ class Daemon:
                 if exc.status in (404, 409, 422):
                     log(f"result of {work_id} not accepted: {exc.status} {exc.error}: {exc.detail}")
                     return
-                server_errors = server_errors + 1 if exc.status >= 500 else 0
+                # a 503 with Retry-After is the server shedding load, not refusing this
+                # result: it is retried as asked, however often
+                shed = exc.status in (429, 503) and exc.retry_after is not None
+                server_errors = server_errors + 1 if exc.status >= 500 and not shed else 0
                 if server_errors >= MAX_REJECTED_REPORTS:
                     log(f"giving up reporting {work_id}: {server_errors} server errors in a row")
                     return

@@ -20,6 +20,7 @@ DEFAULT_MAX_JSON_DEPTH = 32
 DEFAULT_GC_FREEZE_SECONDS = 1.0
 DEFAULT_BACKLOG = 16384  # the kernel caps it to net.core.somaxconn (4096 on Linux 5.4+)
 DEFAULT_MAX_PENDING = 2000
+DEFAULT_MAX_QUEUE_SECONDS = 3.0  # well inside a daemon's 10 s request timeout
 MIN_KEEP_ALIVE_SECONDS = 65.0  # longer than the longest long-poll (MAX_WAIT_SECONDS)
 
 
@@ -79,6 +80,8 @@ class Settings:
     keep_alive_seconds: float | None = None
     max_connections: int | None = None
     max_pending: int = DEFAULT_MAX_PENDING
+    # ... or once the oldest of them has waited this long (0: never)
+    max_queue_seconds: float = DEFAULT_MAX_QUEUE_SECONDS
     # Retry-After of a 503 (None: drawn at random, see shedding.py)
     retry_after_seconds: int | None = None
 
@@ -104,6 +107,7 @@ class Settings:
             "keep_alive_seconds": ("LAKESHORE_KEEP_ALIVE_SECONDS", float),
             "max_connections": ("LAKESHORE_MAX_CONNECTIONS", int),
             "max_pending": ("LAKESHORE_MAX_PENDING", int),
+            "max_queue_seconds": ("LAKESHORE_MAX_QUEUE_SECONDS", float),
             "retry_after_seconds": ("LAKESHORE_RETRY_AFTER_SECONDS", int),
         }
         for key, (env, cast) in env_map.items():

@@ -10,7 +10,11 @@ when either
   where ``accept`` fails and the kernel's listen queue overflows; or
 * ``max_pending`` requests are in flight that are not long-polls (a held poll, or a
   ``GET … ?wait=``, costs an idle coroutine; the others queue for threads and the
-  database).
+  database); or
+* the oldest of those has been in flight ``max_queue_seconds``: the server is not
+  keeping up, and a request taken now would wait past its client's timeout (a
+  fleet registering at once: each retry after a timeout only adds to the queue).
+  Heartbeats are not shed for this: the hot path answers them without a thread.
 
 ``Retry-After`` is drawn at random from a range (a few seconds for a burst of
 requests, longer for connections, which free up more slowly), so the clients it
@@ -28,6 +32,7 @@ on that one.
 from __future__ import annotations
 
 import random
+import time
 from typing import Any
 
 from .problem import problem_bytes, problem_headers
@@ -91,6 +96,10 @@ def _is_long_poll(scope: dict[str, Any]) -> bool:
     return scope.get("method") == "GET" and b"wait=" in scope.get("query_string", b"")
 
 
+def _is_heartbeat(scope: dict[str, Any]) -> bool:
+    return scope.get("method") == "POST" and str(scope.get("path", "")).endswith("/heartbeat")
+
+
 class Shed:
     """Pure ASGI middleware; see the module's docstring."""
 
@@ -102,13 +111,16 @@ class Shed:
         max_connections: int = 0,
         max_pending: int = 0,
         retry_after: int | None = None,
+        max_queue_seconds: float = 0.0,
     ) -> None:
         self.app = app
         self.state = state  # app.state: ``connections`` is set by ``lakeshore serve``
         self.max_connections = max_connections
         self.max_pending = max_pending
         self.retry_after = retry_after  # fixed seconds instead of a random draw
-        self.pending = 0
+        self.max_queue_seconds = max_queue_seconds
+        self._started: dict[int, float] = {}  # in-flight requests by arrival, oldest first
+        self._next = 0
         self.shed = 0  # 503s sent so far
 
     def _overloaded(self, scope: dict[str, Any]) -> tuple[str, tuple[int, int]] | None:
@@ -122,12 +134,26 @@ class Shed:
                 f"the server holds {len(connections)} connections (at most {self.max_connections})",
                 RETRY_CONNECTIONS,
             )
-        if self.max_pending and self.pending >= self.max_pending and not _is_long_poll(scope):
+        if _is_long_poll(scope):
+            return None
+        if self.max_pending and self.pending >= self.max_pending:
             return (
                 f"{self.pending} requests are in flight (at most {self.max_pending})",
                 RETRY_PENDING,
             )
+        if self.max_queue_seconds and self._started and not _is_heartbeat(scope):
+            waited = time.monotonic() - next(iter(self._started.values()))
+            if waited >= self.max_queue_seconds:
+                return (
+                    f"the oldest request in flight has waited {waited:.1f}s "
+                    f"(at most {self.max_queue_seconds:g}s)",
+                    RETRY_PENDING,
+                )
         return None
+
+    @property
+    def pending(self) -> int:
+        return len(self._started)
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http" or scope.get("path") in EXEMPT:
@@ -140,11 +166,13 @@ class Shed:
         if _is_long_poll(scope):
             await self.app(scope, receive, send)
             return
-        self.pending += 1
+        key = self._next
+        self._next += 1
+        self._started[key] = time.monotonic()
         try:
             await self.app(scope, receive, send)
         finally:
-            self.pending -= 1
+            del self._started[key]
 
     async def _refuse(self, send: Any, why: str, retry: tuple[int, int]) -> None:
         self.shed += 1

@@ -86,3 +86,21 @@ def test_abort_ends_a_held_poll_from_another_thread(server: ServerProc) -> None:
 def test_retry_after_header(header: str | None, seconds: float | None) -> None:
     now = 1445412480.0  # 2015-10-21 07:28:00 UTC
     assert retry_after(header, now=now) == seconds
+
+
+def test_without_keep_alive_requests_from_two_threads_run_side_by_side(
+    server: ServerProc,
+) -> None:
+    """A held long-poll on one thread does not hold up a submit on another that
+    shares the client (each request has its own connection), so it wakes at once."""
+    c = Client(server.url, server.admin_token)
+    wid = c.register("side-by-side", "i-1")["workerId"]
+    got: list[object] = []
+    t = threading.Thread(target=lambda: got.append(c.poll_work(wid, wait=10)))
+    t.start()
+    time.sleep(0.5)
+    started = time.monotonic()
+    item = c.submit_work("side-by-side", "true")
+    t.join(15)
+    assert time.monotonic() - started < 5
+    assert got and isinstance(got[0], dict) and got[0]["id"] == item["id"]

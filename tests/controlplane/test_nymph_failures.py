@@ -68,3 +68,32 @@ def test_a_result_the_server_keeps_failing_on_is_dropped_not_retried_forever() -
     t.join(timeout=30)
     assert not t.is_alive(), "deliver kept retrying a result the server refuses"
     assert client.reports == MAX_REJECTED_REPORTS
+
+
+class SheddingClient:
+    """Fault injection: a control plane shedding load (503 + Retry-After: 0) for
+    more tries than MAX_REJECTED_REPORTS, then taking the result."""
+
+    url = "http://127.0.0.1:9"
+    namespace = "default"
+
+    def __init__(self, sheds: int) -> None:
+        self.sheds = sheds
+        self.reports = 0
+
+    def report(self, *_: Any, **__: Any) -> None:
+        self.reports += 1
+        if self.reports <= self.sheds:
+            raise ApiFailure(503, "overloaded", "shedding load", self.url, retry_after=0.0)
+
+
+def test_a_result_shed_with_retry_after_is_retried_not_dropped() -> None:
+    client = SheddingClient(sheds=MAX_REJECTED_REPORTS * 2)
+    config = _config("p")
+    config.max_backoff = 0.01
+    daemon = Daemon(client=client, config=config)  # type: ignore[arg-type]
+    t = threading.Thread(target=daemon.deliver, args=("w", "work-1", RunResult(0, "")))
+    t.start()
+    t.join(timeout=30)
+    assert not t.is_alive()
+    assert client.reports == MAX_REJECTED_REPORTS * 2 + 1  # delivered at last

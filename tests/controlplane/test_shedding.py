@@ -113,3 +113,46 @@ def test_keep_alive_outlasts_the_heartbeat_interval_and_the_longest_poll() -> No
 def test_the_backlog_asked_is_capped_by_somaxconn() -> None:
     cap = somaxconn()
     assert effective_backlog(16384) == (16384 if cap is None else min(16384, cap))
+
+
+def test_once_the_oldest_request_has_waited_too_long_new_ones_are_shed() -> None:
+    """A server not keeping up (a fleet registering at once) answers 503 at once
+    rather than queueing requests past their clients' timeouts; heartbeats, which
+    the hot path answers without a thread, and long-polls still pass."""
+    gate = asyncio.Event()
+
+    async def slow(scope: Any, receive: Any, send: Any) -> None:
+        if scope["path"] == "/api/slow":
+            await gate.wait()
+        await _ok(scope, receive, send)
+
+    shed = Shed(slow, state=SimpleNamespace(), max_queue_seconds=0.2)
+
+    async def run() -> dict[str, int]:
+        got: dict[str, int] = {}
+
+        async def one(name: str, path: str, method: str = "POST", query: bytes = b"") -> None:
+            async def receive() -> dict[str, Any]:
+                return {"type": "http.request", "body": b""}
+
+            async def send(message: dict[str, Any]) -> None:
+                if message["type"] == "http.response.start":
+                    got[name] = message["status"]
+
+            scope = {"type": "http", "path": path, "method": method, "query_string": query}
+            await shed(scope, receive, send)
+
+        stuck = asyncio.ensure_future(one("stuck", "/api/slow"))
+        await asyncio.sleep(0.05)
+        await one("early", "/api/x")  # the oldest has waited 0.05 s: taken
+        await asyncio.sleep(0.25)
+        await one("late", "/api/x")
+        await one("beat", "/api/namespaces/n/workers/w/heartbeat")
+        await one("poll", "/api/namespaces/n/workers/w/work", "GET", b"wait=20")
+        gate.set()
+        await stuck
+        await one("after", "/api/x")
+        return got
+
+    got = asyncio.run(run())
+    assert got == {"early": 200, "late": 503, "beat": 200, "poll": 200, "stuck": 200, "after": 200}
