@@ -189,7 +189,7 @@ def _ask(
     """One bounded JSON call; None on any failure (never raises, never hangs)."""
     if not cp.url or not cp.token:
         return None
-    from .httpget import request_json
+    from .http_json import request_json
 
     headers = {"Accept": "application/json", "Authorization": f"Bearer {cp.token}"}
     try:
