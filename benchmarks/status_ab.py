@@ -1,8 +1,9 @@
-"""Two versions of the code side by side: `dreamlake provider status --json` of each,
+"""Versions of the code side by side: `dreamlake provider status --json` of each,
 each installed from a wheel into a throwaway venv, on the same applied `local`
-provider, with `terraform show -json` there, taking turns (one run of each per round, so a shared machine's drift hits
-both alike); also `dreamlake --help` (this checkout) from the help cache and rendered
-by typer. Medians, quartiles and the range of wall and CPU time, in seconds.
+provider, with `terraform show -json` there, taking turns (one run of each per
+round, so a shared machine's drift hits all alike); also `dreamlake --help` (this
+checkout) from the help cache and rendered by typer. Medians, quartiles and the
+range of wall and CPU time, in seconds.
 
     .venv/bin/python benchmarks/status_ab.py --before REV [--before REV2 ...] [--runs 40]
         [--terraform PATH]
