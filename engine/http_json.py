@@ -74,7 +74,8 @@ def _through_proxy(
 
     req = urllib.request.Request(url, data=data, method=method, headers=headers)
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:
+        # A fresh opener reads the proxy settings now (urlopen's is built once).
+        with urllib.request.build_opener().open(req, timeout=timeout) as resp:
             return int(resp.status), _decode(int(resp.status), resp.read(limit + 1), limit)
     except urllib.error.HTTPError as err:
         return int(err.code), None
