@@ -16,7 +16,7 @@ import subprocess
 import sys
 
 CANDIDATES = {
-    "the engine's own socket client (engine/httpget.py)": "import dreamlake.engine.httpget",
+    "http.client with the engine's bounds (engine/http_json.py)": "import dreamlake.engine.http_json",
     "http.client": "import http.client",
     "urllib.request": "import urllib.request",
 }

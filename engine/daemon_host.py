@@ -21,10 +21,9 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
-
-from .frozen import frozen
 
 if TYPE_CHECKING:
     from .derive import Observation
@@ -35,7 +34,7 @@ RECORD = "daemon.json"
 Source = Literal["record", "adopt", "local", "outputs"]
 
 
-@frozen
+@dataclass(frozen=True)
 class DaemonHost:
     """A daemon's host: this machine (``local``) or an SSH ``target``; ``source``
     says who named it (the record connect wrote, adopt.json, the vendor, outputs)."""

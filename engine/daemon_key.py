@@ -20,9 +20,8 @@ next ``connect`` moves it under the new one.
 from __future__ import annotations
 
 import shlex
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
-
-from .frozen import frozen
 
 if TYPE_CHECKING:
     from .derive import Observation
@@ -41,7 +40,7 @@ def key_of(identity: str) -> str:
     return "prv-" + hashlib.sha256(identity.encode()).hexdigest()[:32]
 
 
-@frozen
+@dataclass(frozen=True)
 class DaemonKey:
     """One provider's daemon: ``key`` names it on the host, ``name`` in prose, and
     ``identity`` tells its name-keyed install (``legacy``) from another root's."""

@@ -13,13 +13,13 @@ that step is in the provider's effective gating set (:func:`gated_run`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from . import commands
 from .backends.base import InfraState
 from .contract import Blocking, Claim, EditThenContinue, LockInfo, ProviderStatus, Run, Shell
-from .frozen import field, frozen
 from .gating import DEFAULT, is_gated, verb_step
 from .intent import ACTING_VERBS, START_WINDOW, Intent
 from .record import ProviderRecord
@@ -28,7 +28,7 @@ from .vendors import Template
 NextAction = EditThenContinue | Run | Shell | None
 
 
-@frozen
+@dataclass(frozen=True)
 class Observation:
     """Everything one run read of the world, in the spec's order."""
 
@@ -66,7 +66,7 @@ class Observation:
         return self.template.stateful_lifecycle if self.template else False
 
 
-@frozen
+@dataclass(frozen=True)
 class Derived:
     status: ProviderStatus
     next_action: NextAction

@@ -30,9 +30,8 @@ import contextlib
 import json
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
-
-from .frozen import frozen
 
 INTENT_FILE = "intent.json"
 FORMAT = 1
@@ -46,7 +45,7 @@ _ACTIVE: dict[str, Recorder] = {}
 """The records this process holds now, by provider folder (see :func:`recording`)."""
 
 
-@frozen
+@dataclass(frozen=True)
 class Intent:
     verb: str
     pid: int

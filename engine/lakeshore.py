@@ -20,11 +20,11 @@ from __future__ import annotations
 import os
 import sys
 import urllib.parse
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .contract import Claim, ClaimWorker
-from .frozen import frozen
 from .paths import nearest_dreamrc
 
 EMBEDDED_URL = "http://127.0.0.1:7878"
@@ -33,7 +33,7 @@ ADMIN_TOKEN_FILE = "admin.token"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
-@frozen
+@dataclass(frozen=True)
 class ControlPlane:
     url: str
     namespace: str = DEFAULT_NAMESPACE
@@ -189,7 +189,7 @@ def _ask(
     """One bounded JSON call; None on any failure (never raises, never hangs)."""
     if not cp.url or not cp.token:
         return None
-    from .httpget import request_json
+    from .http_json import request_json
 
     headers = {"Accept": "application/json", "Authorization": f"Bearer {cp.token}"}
     try:

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import DreamlakeError, UnknownVendor
-from .frozen import field, frozen
 from .readers import read_json
 
 if TYPE_CHECKING:  # annotations only: importlib.resources loads only when needed
@@ -33,7 +33,7 @@ TEMPLATE_PATH_ENV = "DREAMLAKE_TEMPLATE_PATH"
 trees; a vendor found there takes precedence over the shipped one."""
 
 
-@frozen
+@dataclass(frozen=True)
 class Decision:
     key: str
     var: str
@@ -48,7 +48,7 @@ class Decision:
         return self.label or self.key.replace("_", " ")
 
 
-@frozen
+@dataclass(frozen=True)
 class Template:
     vendor: str
     version: int

@@ -1,4 +1,10 @@
-"""Lean wire models: the contract's classes, without paying for pydantic at import.
+"""Lean wire models: the contract's one declaration, without paying for pydantic at import.
+
+The engine declares a record one of two ways. What crosses the wire (the result
+documents an agent reads, and the records the engine keeps on disk) is a ``Wire``
+class here: a dataclass-like declaration with a lazily built pydantic model, the one
+source of both the contract and its JSON Schema. Every other record is a standard
+``@dataclass`` (frozen where the engine never changes it).
 
 Agents call ``dreamlake provider status --json`` in a loop, and importing pydantic
 and building its validators costs more than the rest of a run. So the contract's

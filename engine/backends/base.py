@@ -7,15 +7,15 @@ Backends are imported lazily by name so ``status`` never pays for pulumi.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from ..contract import Blocking, LockInfo, PlanCounts
-from ..frozen import field, frozen
 
 
-@frozen
+@dataclass(frozen=True)
 class InfraState:
     """What the backend's state says, read without running the tool where possible.
 
@@ -40,7 +40,7 @@ class InfraState:
     failed_apply: tuple[str, ...] | None = None
 
 
-@frozen
+@dataclass(frozen=True)
 class PlanOutcome:
     """``ok`` with counts, or ``needs_input`` with blocking, or an error raised as
     a BackendError / BinaryMissing."""
@@ -51,7 +51,7 @@ class PlanOutcome:
     files: tuple[str, ...] = ()
 
 
-@frozen
+@dataclass(frozen=True)
 class ApplyOutcome:
     """``applied``; ``applying`` (lock held / interrupted, with ``lock``); ``no_plan``
     (missing or stale saved plan: not applied, run plan)."""
@@ -62,7 +62,7 @@ class ApplyOutcome:
     files: tuple[str, ...] = ()
 
 
-@frozen
+@dataclass(frozen=True)
 class DestroyOutcome:
     """``destroyed``; ``preview`` (``yes=False``: what a destroy would remove, in
     ``plan``; nothing changed); ``applying`` (a lock held or an interrupted

@@ -8,13 +8,13 @@ Every command runs with stdin closed and under a timeout: nothing waits for a TT
 from __future__ import annotations
 
 import shlex
+from dataclasses import dataclass
 from typing import Protocol
 
 from ..errors import RemoteError
-from ..frozen import frozen
 
 
-@frozen
+@dataclass(frozen=True)
 class CommandResult:
     command: str
     returncode: int

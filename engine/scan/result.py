@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..contract import Blocking
-from ..frozen import frozen
 from ..paths import ProviderPaths
 from ..vendors import Template
 
 
-@frozen
+@dataclass(frozen=True)
 class ScanResult:
     blocking: tuple[Blocking, ...] = ()
     degraded: tuple[str, ...] = ()

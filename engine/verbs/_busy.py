@@ -15,10 +15,11 @@ only where acting *is* that recovery:
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..backends.base import InfraState
 from ..contract import LockInfo, ProviderLifecycleResult
 from ..derive import Observation, applying, article, interrupted_verb
-from ..frozen import replace
 from ..observe import to_result
 
 

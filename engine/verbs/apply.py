@@ -11,6 +11,7 @@ Any other failure → ``error`` with ``plan`` as the recovery, never ``apply``.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from .. import commands
@@ -18,7 +19,6 @@ from ..backends.base import Progress
 from ..contract import ProviderLifecycleResult, Run
 from ..derive import Derived, Observation, derive, edit_action, step_action
 from ..errors import DreamlakeError, UsageError
-from ..frozen import replace
 from ..gating import STEP_WORDS
 from ..observe import observe, to_result
 from ..paths import Root, check_name

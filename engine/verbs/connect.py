@@ -25,6 +25,7 @@ import contextlib
 import json
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,6 @@ from ..contract import Blocking, EditThenContinue, ProviderLifecycleResult, Run
 from ..contract import Shell as ShellAction
 from ..derive import Derived, Observation
 from ..errors import DreamlakeError, RemoteError
-from ..frozen import replace
 from ..observe import observe, to_result
 from ..paths import ProviderPaths, check_name
 from ..remote import open_shell

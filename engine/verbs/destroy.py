@@ -21,6 +21,7 @@ whose recovery is ``plan``; a backend without destroy → ``error`` saying so.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,6 @@ from ..backends.base import Progress
 from ..contract import LockInfo, PlanCounts, ProviderLifecycleResult, Run
 from ..derive import Derived, Observation, derive, step_action
 from ..errors import DreamlakeError
-from ..frozen import replace
 from ..observe import observe, to_result
 from ..paths import Root, check_name
 from ._common import error_result, root_for

@@ -9,13 +9,13 @@ as an ``error`` entry; the others are unaffected.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from .. import lakeshore
 from ..contract import ProviderLifecycleResult
 from ..derive import Observation
 from ..errors import DreamlakeError
-from ..frozen import replace
 from ..observe import observe, to_result
 from ..paths import NAME_RE, Root
 from ._common import error_result, root_for

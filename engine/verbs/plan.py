@@ -9,6 +9,7 @@ terraform at all.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from .. import commands
@@ -23,7 +24,6 @@ from ..contract import (
 )
 from ..derive import Derived, Observation, derive, edit_action, step_action
 from ..errors import BackendError, BinaryMissing, DreamlakeError, UsageError
-from ..frozen import replace
 from ..observe import observe, to_result
 from ..paths import Root, check_name
 from ._common import error_result, root_for

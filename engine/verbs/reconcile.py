@@ -25,6 +25,7 @@ finds nothing to do: the state as ``status`` reports it, with ``files: []``.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from .. import commands, daemon_key, lakeshore
@@ -33,7 +34,6 @@ from ..contract import ProviderLifecycleResult, Run
 from ..daemon_suspend import HostDaemon
 from ..derive import Derived, Observation, derive, gated_run
 from ..errors import DreamlakeError
-from ..frozen import replace
 from ..lifecycle import (
     ShellFactory,
     actual_status,

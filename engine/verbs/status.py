@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from .. import commands
 from ..contract import ProviderLifecycleResult
 from ..errors import DreamlakeError
-from ..frozen import replace
 from ..observe import observe, to_result
 from ..paths import check_name
 from ._common import error_result, root_for

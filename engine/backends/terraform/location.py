@@ -10,17 +10,17 @@ and ``terraform.tfstate.d/<ws>/terraform.tfstate`` for the others.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...frozen import frozen
 from ...readers import read_text
 from .statefile import STATE_FILE
 
 _BACKEND_BLOCK = re.compile(r'^\s*(?:backend\s+"([\w-]+)"|cloud)\s*\{', re.MULTILINE)
 
 
-@frozen
+@dataclass(frozen=True)
 class StateLocation:
     path: Path  # the local state file (meaningful when ``remote`` is None)
     remote: str | None = None  # the backend type when state is not in a local file

@@ -15,11 +15,11 @@ import fcntl
 import os
 import re
 import struct
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from ...contract import LockInfo
-from ...frozen import frozen
 from ...readers import loads_json, read_bytes
 
 LOCK_INFO = ".terraform.tfstate.lock.info"
@@ -28,7 +28,7 @@ LOCK_INFO = ".terraform.tfstate.lock.info"
 _FLOCK = "hhqqi4x"
 
 
-@frozen
+@dataclass(frozen=True)
 class LockProbe:
     held: bool
     pid: int | None = None

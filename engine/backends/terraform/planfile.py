@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ...contract import PlanCounts
-from ...frozen import frozen
 from ...fsutil import atomic_write
 from ...record import now_utc
 from .location import state_location
@@ -62,7 +62,7 @@ def input_hashes(tf_dir: Path) -> dict[str, str]:
     return {p.relative_to(tf_dir).as_posix(): _sha256(p) for p in input_files(tf_dir)}
 
 
-@frozen
+@dataclass(frozen=True)
 class PlanRecord:
     plan_sha256: str
     inputs: dict[str, str]
@@ -161,7 +161,7 @@ def read_record(tf_dir: Path) -> PlanRecord | None:
         return None
 
 
-@frozen
+@dataclass(frozen=True)
 class Freshness:
     fresh: bool
     reason: str  # why not fresh ("" when fresh)

@@ -7,16 +7,15 @@ file is also what a first apply killed before its first snapshot leaves behind.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from ...frozen import field, frozen
 
 STATE_FILE = "terraform.tfstate"
 ERRORED_STATE = "errored.tfstate"
 
 
-@frozen
+@dataclass(frozen=True)
 class StateFile:
     """One state snapshot as found on disk."""
 

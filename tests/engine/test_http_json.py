@@ -1,5 +1,5 @@
-"""The hot path's JSON GET against a real HTTP server on 127.0.0.1: lengths, chunks,
-errors, and the urllib fallback."""
+"""The control plane's one bounded JSON request (``engine/http_json.py``) against a real HTTP server on 127.0.0.1: lengths, chunks,
+errors, proxies and the whole-answer timeout."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from dreamlake.engine import httpget
+from dreamlake.engine import http_json
 
 BODY = {"live": 1, "gone": 0, "instances": [{"instanceId": "i-✓"}]}
 
@@ -44,9 +44,9 @@ class Handler(BaseHTTPRequestHandler):
                 self.wfile.write(f"{len(part):x}\r\n".encode() + part + b"\r\n")
             self.wfile.write(b"0\r\n\r\n")
         elif self.path == "/big":
-            self.send_header("Content-Length", str(httpget.LIMIT * 2))
+            self.send_header("Content-Length", str(http_json.LIMIT * 2))
             self.end_headers()
-            self.wfile.write(b" " * httpget.LIMIT * 2)
+            self.wfile.write(b" " * http_json.LIMIT * 2)
         else:
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
@@ -67,43 +67,46 @@ AUTH = {"Authorization": "Bearer t", "Accept": "application/json"}
 
 @pytest.mark.parametrize("path", ["/claims", "/chunked", "/claims?x=1"])
 def test_socket_path_reads_lengths_and_chunks(server: str, path: str) -> None:
-    assert httpget.get_json(server + path, AUTH, timeout=2, loopback=True) == (200, BODY)
+    assert http_json.request_json(server + path, AUTH, timeout=2, loopback=True) == (200, BODY)
 
 
 def test_non_200_has_no_body(server: str) -> None:
-    assert httpget.get_json(server + "/claims", {}, timeout=2, loopback=True) == (401, None)
+    assert http_json.request_json(server + "/claims", {}, timeout=2, loopback=True) == (401, None)
 
 
 def test_too_large_is_refused(server: str) -> None:
     with pytest.raises(ValueError):
-        httpget.get_json(server + "/big", AUTH, timeout=5, loopback=True)
+        http_json.request_json(server + "/big", AUTH, timeout=5, loopback=True)
 
 
 def test_nothing_listening_raises_quickly() -> None:
     with pytest.raises(OSError):
-        httpget.get_json("http://127.0.0.1:9/x", AUTH, timeout=1, loopback=True)
+        http_json.request_json("http://127.0.0.1:9/x", AUTH, timeout=1, loopback=True)
 
 
-def test_proxy_settings_and_urllib_give_the_same_answer(
+def test_a_proxy_setting_sends_other_hosts_through_the_proxy(
     server: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A proxy that applies (not loopback) sends the request through urllib."""
-    calls: list[str] = []
-    real = httpget._urllib_request
+    """Not loopback and a proxy set: the request goes to the proxy (here the test's
+    own server on 127.0.0.1, which answers for the absolute URL it is asked)."""
+    monkeypatch.setenv("http_proxy", server)
+    monkeypatch.delenv("no_proxy", raising=False)
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    got = http_json.request_json(
+        "http://control-plane.test/claims", AUTH, timeout=2, loopback=False
+    )
+    assert got == (200, BODY)
 
-    def spy(method: str, url: str, headers: dict[str, str], data: object, **kw: object) -> object:
-        calls.append(url)
-        return real(method, url, headers, None, timeout=2, loopback=True, limit=httpget.LIMIT)
 
-    monkeypatch.setattr(httpget, "_urllib_request", spy)
+def test_loopback_never_goes_through_a_proxy(server: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")
-    assert httpget.get_json(server + "/claims", AUTH, timeout=2, loopback=False) == (200, BODY)
-    assert calls == [server + "/claims"]
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    assert http_json.request_json(server + "/claims", AUTH, timeout=2, loopback=True) == (200, BODY)
 
 
 def test_a_json_body_is_sent_with_its_length(server: str) -> None:
     body = {"providers": [{"name": "a✓"}]}
-    got = httpget.request_json(
+    got = http_json.request_json(
         server + "/q", AUTH, method="POST", body=body, timeout=2, loopback=True
     )
     assert got == (200, {"got": body})
@@ -135,7 +138,7 @@ def test_a_slow_drip_answer_is_bounded_by_the_timeout_as_a_whole() -> None:
     started = time.monotonic()
     try:
         with pytest.raises(OSError):
-            httpget.get_json(f"http://127.0.0.1:{port}/", {}, timeout=0.5, loopback=True)
+            http_json.request_json(f"http://127.0.0.1:{port}/", {}, timeout=0.5, loopback=True)
         assert time.monotonic() - started < 5  # per-read timeouts alone never end it
     finally:
         stop.set()
