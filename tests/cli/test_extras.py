@@ -85,4 +85,4 @@ def test_the_registry_commands_are_clients_only(tmp_path: Path) -> None:
     )  # fmt: skip
     assert out.returncode == 1
     assert "Traceback" not in out.stderr and "LEAKED" not in out.stderr
-    assert json.loads(out.stdout)["nextAction"].startswith("lakeshore serve")
+    assert json.loads(out.stdout)["nextAction"]["command"].startswith("lakeshore serve")
