@@ -402,7 +402,6 @@ def _install_and_start(
     where: tuple[Any, str] = (None, "local"),
 ) -> ProviderLifecycleResult:
     from .. import daemon_host, daemon_key, daemonctl, install, supervise
-    from ..remote.base import home
 
     name = obs.name
     notes: list[str] = []
@@ -413,12 +412,16 @@ def _install_and_start(
             "address means this machine there. Set LAKESHORE_URL to an address the host can reach."
         )
 
-    # An install keyed by the name (an older dreamlake's) moves under the identity key.
-    moved = daemonctl.move_legacy(shell, dk)
+    # The token the host's install holds (under the identity key, or the name key of
+    # an older dreamlake's install of this identity): the new one replaces it. Minted
+    # before anything on the host changes, so a refused mint leaves the host as it was.
     existing = shell.run(
-        f"cat {install.install_dir(home(shell), dk.key)}/token 2>/dev/null", timeout=30
+        dk.pick_script() + f'cat "{daemon_key.NYMPH_HOME}/$k/token" 2>/dev/null',
+        timeout=30,
     ).stdout.strip()
     token = _token(cp, name, label, existing, dd)
+    # An install keyed by the name (an older dreamlake's) moves under the identity key.
+    moved = daemonctl.move_legacy(shell, dk)
     cfg = install.DaemonConfig(
         provider=name,
         server=cp.url,

@@ -4,6 +4,7 @@ control plane on 127.0.0.1; the host shell is a recording double (no install run
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -105,6 +106,13 @@ class RecordingShell:
         pass
 
 
+def _obs(name: str) -> object:
+    """The little of an observation installing reads: the name and the record's
+    identity (the daemon is keyed by it)."""
+    record = type("Record", (), {"identity": lambda self, _dir: "prv-0123456789abcdef"})()
+    return type("Obs", (), {"name": name, "record": record, "dir": Path("/nonexistent")})()
+
+
 def test_nothing_is_installed_when_minting_fails(server: ServerProc) -> None:
     from dreamlake.engine.verbs import connect as connect_mod
 
@@ -112,7 +120,7 @@ def test_nothing_is_installed_when_minting_fails(server: ServerProc) -> None:
     shell = RecordingShell()
     with pytest.raises(DreamlakeError):
         connect_mod._install_and_start(
-            obs=type("Obs", (), {"name": "lab"})(),  # type: ignore[arg-type]
+            obs=_obs("lab"),  # type: ignore[arg-type]
             cp=cp,
             shell=shell,  # type: ignore[arg-type]
             label="host-1",
@@ -125,7 +133,7 @@ def test_nothing_is_installed_when_minting_fails(server: ServerProc) -> None:
             workdir=None,
         )
     # only reads ran (where home is, the token already there): no install, no start
-    assert shell.commands and any(c.startswith("cat ") for c in shell.commands)
+    assert shell.commands and all("cat " in c for c in shell.commands)
     assert not any(
         w in c
         for c in shell.commands
