@@ -483,50 +483,55 @@ def build_server(default_dream_dir: str | None = None) -> Any:
     import anyio
     import anyio.from_thread
     import anyio.to_thread
-    from mcp import types
+    import jsonschema
+    import mcp_types as types
     from mcp.server.lowlevel import Server
-    from mcp.server.lowlevel.helper_types import ReadResourceContents
+    from mcp.shared.exceptions import MCPError
 
     import dreamlake
 
     from .agent_loop import TEXT
 
     by_name = TOOLS_BY_NAME
-    server: Any = Server(
-        "dreamlake",
-        version=dreamlake.__version__,
-        instructions=(
-            "Provision and connect compute providers. Every tool returns where the provider "
-            "stands and its nextAction; follow nextAction (read "
-            f"{AGENT_LOOP_URI} for the rules). Tools marked destructive need yes: true."
-        ),
-    )
 
-    @server.list_tools()  # type: ignore[untyped-decorator]
-    async def list_tools() -> list[Any]:
-        return [
-            types.Tool(
-                name=t.name,
-                title=f"dreamlake {' '.join(t.command)}",
-                description=description(t),
-                inputSchema=input_schema(t),
-                outputSchema=output_schema(t),
-                annotations=types.ToolAnnotations(
+    async def list_tools(ctx: Any, params: Any) -> Any:
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(
+                    name=t.name,
                     title=f"dreamlake {' '.join(t.command)}",
-                    readOnlyHint=t.read_only,
-                    destructiveHint=t.destructive,
-                    idempotentHint=t.read_only,
-                    openWorldHint=True,
-                ),
-            )
-            for t in TOOLS
-        ]
+                    description=description(t),
+                    input_schema=input_schema(t),
+                    output_schema=output_schema(t),
+                    annotations=types.ToolAnnotations(
+                        title=f"dreamlake {' '.join(t.command)}",
+                        read_only_hint=t.read_only,
+                        destructive_hint=t.destructive,
+                        idempotent_hint=t.read_only,
+                        open_world_hint=True,
+                    ),
+                )
+                for t in TOOLS
+            ]
+        )
 
-    @server.call_tool()  # type: ignore[untyped-decorator]
-    async def call_tool(name: str, args: dict[str, Any]) -> Any:
-        tool = by_name.get(name)
+    async def call_tool(ctx: Any, params: Any) -> Any:
+        # A failure of the call itself (an unknown tool, arguments its input schema
+        # refuses) is a tool result with isError, its reason as text, not a protocol error.
+        args: dict[str, Any] = dict(params.arguments or {})
+        tool = by_name.get(params.name)
         if tool is None:
-            raise ValueError(f"no tool {name!r}; tools: {', '.join(by_name)}")
+            return _error_text(types, f"no tool {params.name!r}; tools: {', '.join(by_name)}")
+        try:
+            jsonschema.validate(instance=args, schema=input_schema(tool))
+        except jsonschema.ValidationError as exc:
+            return _error_text(types, f"Input validation error: {exc.message}")
+        try:
+            return await _call(tool, args, ctx)
+        except Exception as exc:
+            return _error_text(types, str(exc))
+
+    async def _call(tool: VerbTool, args: dict[str, Any], ctx: Any) -> Any:
         table = call_table()
         problem = target_problem(tool, args)
         if problem is not None:
@@ -541,27 +546,22 @@ def build_server(default_dream_dir: str | None = None) -> Any:
             docs = [wire_with_calls(r, table) for r in many]
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=json.dumps(docs, indent=2))],
-                structuredContent={"providers": docs},
-                isError=any(r.exit_code != 0 for r in many),
+                structured_content={"providers": docs},
+                is_error=any(r.exit_code != 0 for r in many),
             )
-        ctx = server.request_context
-        token = ctx.meta.progressToken if ctx.meta is not None else None
+        token = (ctx.meta or {}).get("progress_token")
         sink = None
         if token is not None:
             session, request_id = ctx.session, ctx.request_id
 
             def sink(event: Any) -> None:
-                note = types.ServerNotification(
-                    types.ProgressNotification(
-                        params=types.ProgressNotificationParams(
-                            progressToken=token,
-                            progress=float(event.seq),
-                            total=None,
-                            message=event_sentence(event),
-                            _meta=types.NotificationParams.Meta(
-                                **{EVENT_META: json.loads(event.to_json())}
-                            ),
-                        )
+                note = types.ProgressNotification(
+                    params=types.ProgressNotificationParams(
+                        progress_token=token,
+                        progress=float(event.seq),
+                        total=None,
+                        message=event_sentence(event),
+                        _meta={EVENT_META: json.loads(event.to_json())},
                     )
                 )
                 anyio.from_thread.run(
@@ -581,25 +581,49 @@ def build_server(default_dream_dir: str | None = None) -> Any:
             )
         return _one_result(types, result, wire_with_calls(result, table), notes)
 
-    @server.list_resources()  # type: ignore[untyped-decorator]
-    async def list_resources() -> list[Any]:
-        return [
-            types.Resource(
-                uri=AGENT_LOOP_URI,  # type: ignore[arg-type]
-                name="agent-loop",
-                title="The loop, for an agent",
-                description="How to drive dreamlake: branch on status and nextAction; the FUSE rule.",
-                mimeType="text/markdown",
-            )
-        ]
+    async def list_resources(ctx: Any, params: Any) -> Any:
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(
+                    uri=AGENT_LOOP_URI,
+                    name="agent-loop",
+                    title="The loop, for an agent",
+                    description="How to drive dreamlake: branch on status and nextAction; "
+                    "the FUSE rule.",
+                    mime_type="text/markdown",
+                )
+            ]
+        )
 
-    @server.read_resource()  # type: ignore[untyped-decorator]
-    async def read_resource(uri: Any) -> list[Any]:
-        if str(uri) != AGENT_LOOP_URI:
-            raise ValueError(f"no resource {uri}; resources: {AGENT_LOOP_URI}")
-        return [ReadResourceContents(content=TEXT, mime_type="text/markdown")]
+    async def read_resource(ctx: Any, params: Any) -> Any:
+        if str(params.uri) != AGENT_LOOP_URI:
+            # code 0, the error the server has always answered an unknown resource with
+            raise MCPError(code=0, message=f"no resource {params.uri}; resources: {AGENT_LOOP_URI}")
+        return types.ReadResourceResult(
+            contents=[
+                types.TextResourceContents(uri=AGENT_LOOP_URI, mime_type="text/markdown", text=TEXT)
+            ]
+        )
 
-    return server
+    return Server(
+        "dreamlake",
+        version=dreamlake.__version__,
+        instructions=(
+            "Provision and connect compute providers. Every tool returns where the provider "
+            "stands and its nextAction; follow nextAction (read "
+            f"{AGENT_LOOP_URI} for the rules). Tools marked destructive need yes: true."
+        ),
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_read_resource=read_resource,
+    )
+
+
+def _error_text(types: Any, message: str) -> Any:
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=message)], is_error=True
+    )
 
 
 def _one_result(
@@ -610,8 +634,8 @@ def _one_result(
             types.TextContent(type="text", text=json.dumps(doc, indent=2)),
             *([types.TextContent(type="text", text="\n".join(notes))] if notes else []),
         ],
-        structuredContent=doc,
-        isError=result.exit_code != 0,
+        structured_content=doc,
+        is_error=result.exit_code != 0,
     )
 
 

@@ -145,20 +145,20 @@ def test_stdio_tools_resource_and_a_first_call(project: Path, tmp_path: Path) ->
     assert set(tools) == {t.name for t in mcp_server.TOOLS}
     for t in tools.values():
         if t.name != "provider_list":  # the one tool over every provider
-            assert t.inputSchema["properties"]["name"]["type"] == "string"
-        assert t.outputSchema == mcp_server.output_schema(mcp_server.TOOLS_BY_NAME[t.name])
+            assert t.input_schema["properties"]["name"]["type"] == "string"
+        assert t.output_schema == mcp_server.output_schema(mcp_server.TOOLS_BY_NAME[t.name])
         assert t.description
-    assert tools["provider_apply"].annotations.destructiveHint is True
-    assert tools["provider_status"].annotations.readOnlyHint is True
-    assert tools["provider_plan"].annotations.destructiveHint is False
+    assert tools["provider_apply"].annotations.destructive_hint is True
+    assert tools["provider_status"].annotations.read_only_hint is True
+    assert tools["provider_plan"].annotations.destructive_hint is False
 
     assert [str(r.uri) for r in got["resources"]] == [mcp_server.AGENT_LOOP_URI]
     text = got["loop"].contents[0].text
     assert "Branch on THOSE, never on the exit code" in text and "FUSE" in text
 
     created = got["created"]
-    assert created.isError is False
-    doc = created.structuredContent
+    assert created.is_error is False
+    doc = created.structured_content
     assert doc["status"] == "needs_input" and doc["nextAction"]["kind"] == "edit_then_continue"
     # the document --json prints, as structured content and as text, its next action
     # also saying which tools to call: provider_set for the edit, then the command's
@@ -172,11 +172,11 @@ def test_stdio_tools_resource_and_a_first_call(project: Path, tmp_path: Path) ->
     ProviderLifecycleResult.model_validate(plain)
     assert (project / ".dream" / "providers" / "mcp-one" / "provider.json").is_file()
     assert not (other / ".dream").exists()
-    assert got["bad"].isError is True  # an unknown argument is refused by the input schema
+    assert got["bad"].is_error is True  # an unknown argument is refused by the input schema
     # list could not look (a broken .dreamrc): the contract's failure document, the
     # file named and a next action fixing it, not an SDK error
     listed = got["listed"]
-    assert listed.isError is True
+    assert listed.is_error is True
     failed = json.loads(listed.content[0].text)
     assert failed["status"] == "error" and str(broken / ".dreamrc") in failed["error"]
     assert failed["nextAction"]["file"] == str(broken / ".dreamrc")
@@ -332,8 +332,8 @@ def test_an_agent_without_an_editor_finishes_the_decisions(project: Path) -> Non
 
     async def body(session: Any) -> dict[str, Any]:
         created = await session.call_tool("provider_create", {"name": "agent", "provider": "local"})
-        nxt = created.structuredContent["nextAction"]
-        keys = [b["key"] for b in created.structuredContent["blocking"]]
+        nxt = created.structured_content["nextAction"]
+        keys = [b["key"] for b in created.structured_content["blocking"]]
         values = {"workdir": "/srv/agent", "queues": ["default"], "worker_name": "agent-1"}
         refused = await session.call_tool(
             nxt["edit"]["tool"], {**nxt["edit"]["arguments"], "values": {"workdir": "rel"}}
@@ -347,23 +347,23 @@ def test_an_agent_without_an_editor_finishes_the_decisions(project: Path) -> Non
         async def progress(p: float, total: float | None, message: str | None) -> None:
             messages.append(message)
 
-        nxt = done.structuredContent["nextAction"]
+        nxt = done.structured_content["nextAction"]
         planned = await session.call_tool(nxt["tool"], nxt["arguments"], progress_callback=progress)
         return {"refused": refused, "done": done, "planned": planned, "messages": messages}
 
     tfvars = project / ".dream" / "providers" / "agent" / "terraform" / "terraform.tfvars"
     got = anyio.run(_session_run, project, body)
-    refused = got["refused"].structuredContent
-    assert got["refused"].isError and refused["kind"] == "invalid_value"
+    refused = got["refused"].structured_content
+    assert got["refused"].is_error and refused["kind"] == "invalid_value"
     assert "workdir" in refused["error"] and refused["nextAction"]["file"] == str(tfvars)
-    done = got["done"].structuredContent
+    done = got["done"].structured_content
     assert done["status"] == "needs_input" or done["blocking"] == [], done
     assert done["nextAction"]["tool"] == "provider_plan"
     assert done["nextAction"]["arguments"] == {"name": "agent"}
     text = tfvars.read_text()
     assert 'workdir = "/srv/agent"' in text and 'queues = ["default"]' in text
     assert "# Where the daemon keeps its work" in text  # the person's file, comments kept
-    if got["planned"].structuredContent["status"] != "error":  # terraform ran
+    if got["planned"].structured_content["status"] != "error":  # terraform ran
         assert got["messages"] and all(m and not m.startswith("{") for m in got["messages"])
 
 
@@ -391,9 +391,9 @@ def test_reconcile_over_stdio_one_or_all_validates_against_its_schema(project: P
         return {"one": one, "every": every, "neither": neither}
 
     got = anyio.run(_session_run, project, body, "--dream-dir", str(project))
-    assert got["one"].structuredContent["provider"] == "rec"
-    providers = got["every"].structuredContent["providers"]
+    assert got["one"].structured_content["provider"] == "rec"
+    providers = got["every"].structured_content["providers"]
     assert [p["provider"] for p in providers] == ["rec"]
-    neither = got["neither"].structuredContent
-    assert got["neither"].isError and neither["status"] == "error"
+    neither = got["neither"].structured_content
+    assert got["neither"].is_error and neither["status"] == "error"
     assert "all: true" in neither["error"] and neither["nextAction"]["command"]

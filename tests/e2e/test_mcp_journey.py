@@ -41,7 +41,7 @@ def tool_call(command: str, tools: dict[str, Any]) -> tuple[str, dict[str, Any]]
     argv = shlex.split(command)
     assert argv[:2] == ["dreamlake", "provider"], command
     name = f"provider_{argv[2]}"
-    props = tools[name].inputSchema["properties"]
+    props = tools[name].input_schema["properties"]
     args: dict[str, Any] = {}
     rest = argv[3:]
     while rest:
@@ -71,11 +71,10 @@ def test_agent_drives_local_to_connected_over_mcp(
 
     async def on_message(message: Any) -> None:
         """Every notification: a progress one carries the event in its _meta."""
-        from mcp import types
+        import mcp_types
 
-        root = getattr(message, "root", None)
-        if isinstance(root, types.ProgressNotification):
-            meta = root.params.meta.model_dump() if root.params.meta else {}
+        if isinstance(message, mcp_types.ProgressNotification):
+            meta = message.params.meta or {}
             events.setdefault(current[0], []).append(meta["dreamlake/event"])
 
     async def agent() -> dict[str, Any]:
@@ -99,10 +98,10 @@ def test_agent_drives_local_to_connected_over_mcp(
                     # The person's "yes" is in the command; first, the same call without it.
                     bare = {k: v for k, v in args.items() if k != "yes"}
                     res = await session.call_tool(tool, bare)
-                    refused.update(res.structuredContent)
+                    refused.update(res.structured_content)
                     refused["said"] = "\n".join(c.text for c in res.content[1:])
                     refused["state_after"] = (
-                        Path(res.structuredContent["dir"]) / "terraform" / "terraform.tfstate"
+                        Path(res.structured_content["dir"]) / "terraform" / "terraform.tfstate"
                     ).exists()
                 said: list[str] = []
 
@@ -114,8 +113,8 @@ def test_agent_drives_local_to_connected_over_mcp(
                 current[0] = tool
                 events[tool] = []
                 res = await session.call_tool(tool, args, progress_callback=on_progress)
-                assert res.isError is False, res.content
-                doc = res.structuredContent
+                assert res.is_error is False, res.content
+                doc = res.structured_content
                 assert json.loads(res.content[0].text) == doc
                 sentences[tool] = said
                 statuses.append(doc["status"])
@@ -133,8 +132,8 @@ def test_agent_drives_local_to_connected_over_mcp(
                     res = await session.call_tool(
                         edit["tool"], {**edit["arguments"], "values": values}
                     )
-                    assert res.isError is False, res.content
-                    assert res.structuredContent["blocking"] == [], res.structuredContent
+                    assert res.is_error is False, res.content
+                    assert res.structured_content["blocking"] == [], res.structured_content
                 command = action["command"]
             else:
                 pytest.fail(f"the loop did not settle: {statuses}")
