@@ -10,8 +10,9 @@ replaced by a new one; any other failure is raised to the caller, whose backoff
 decides when to try again: a connection never retries on its own, so a fleet
 whose server went away does not come back in one step.
 
-One connection carries one request at a time (a lock serializes callers); a
-caller that needs two at once (a long-poll and a heartbeat) holds two.
+A kept connection carries one request at a time (a lock serializes callers); a
+caller that needs two at once (a long-poll and a heartbeat) holds two. Without
+keep-alive nothing is shared between requests, so nothing is serialized.
 """
 
 from __future__ import annotations
@@ -143,8 +144,10 @@ class Connection:
     ) -> Answer:
         """Send one request and read the whole answer. Raises ``OSError`` (refused,
         reset, timed out) or ``http.client.HTTPException`` (a cut or garbled answer);
-        the connection is dropped after either."""
-        with self._lock:
+        the connection is dropped after either. A kept connection carries one
+        request at a time; without keep-alive each request has its own, so callers
+        on several threads (a long-poll beside a submit) never wait for each other."""
+        with self._lock if self.keep_alive else contextlib.nullcontext():
             started = time.perf_counter()
             new = False
             connect = 0.0
