@@ -95,6 +95,17 @@ ROUTES: dict[tuple[str, str], Need] = {
     ("PATCH", NS + "/queues/{name}"): "write",
     ("DELETE", NS + "/queues/{name}"): "write",
     ("GET", NS + "/queues/{name}/status"): "read",
+    # capacity: offers, prices, decisions, leases (a decision is a write, as a launch
+    # preview is: a sibling only reads)
+    ("GET", NS + "/capacity"): "read",
+    ("GET", NS + "/capacity/prices"): "read",
+    ("PUT", NS + "/capacity/prices"): "write",
+    ("POST", NS + "/capacity/decisions"): "write",
+    ("POST", NS + "/capacity/leases"): "write",
+    ("GET", NS + "/capacity/leases"): "read",
+    ("GET", NS + "/capacity/leases/{lease_id}"): "read",
+    ("POST", NS + "/capacity/leases/{lease_id}/renew"): "write",
+    ("DELETE", NS + "/capacity/leases/{lease_id}"): "write",
 }
 
 _READS = ("GET", "HEAD")
