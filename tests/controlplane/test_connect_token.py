@@ -4,6 +4,7 @@ control plane on 127.0.0.1; the host shell is a recording double (no install run
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -105,14 +106,18 @@ class RecordingShell:
         pass
 
 
-def test_nothing_is_installed_when_minting_fails(server: ServerProc) -> None:
+def test_nothing_is_installed_when_minting_fails(server: ServerProc, tmp_path: Path) -> None:
+    from dreamlake.engine import daemon_key, daemonctl
     from dreamlake.engine.verbs import connect as connect_mod
 
     cp = ControlPlane(url=f"http://127.0.0.1:{free_port()}", token=server.admin_token)
     shell = RecordingShell()
+    # The daemon is keyed by the provider's identity, read from its record.
+    record = type("Record", (), {"identity": lambda self, _dir: "prv-lab"})()
+    obs = type("Obs", (), {"name": "lab", "record": record, "dir": tmp_path})()
     with pytest.raises(DreamlakeError):
         connect_mod._install_and_start(
-            obs=type("Obs", (), {"name": "lab"})(),  # type: ignore[arg-type]
+            obs=obs,  # type: ignore[arg-type]
             cp=cp,
             shell=shell,  # type: ignore[arg-type]
             label="host-1",
@@ -124,10 +129,12 @@ def test_nothing_is_installed_when_minting_fails(server: ServerProc) -> None:
             worker_name=None,
             workdir=None,
         )
-    # only reads ran (where home is, the token already there): no install, no start
-    assert shell.commands and any(c.startswith("cat ") for c in shell.commands)
+    # only reads ran (where home is, the token already there): no install, no start.
+    # The move of a name-keyed install runs first; this host has none (it prints no
+    # moved=yes), so it changed nothing.
+    move = daemonctl.move_commands(daemon_key.of(obs))  # type: ignore[arg-type]
+    ran = [c for c in shell.commands if c != move]
+    assert ran and any(c.startswith("cat ") for c in ran)
     assert not any(
-        w in c
-        for c in shell.commands
-        for w in ("mkdir", "chmod", "nohup", "systemctl", "tmux", "mv ")
+        w in c for c in ran for w in ("mkdir", "chmod", "nohup", "systemctl", "tmux", "mv ")
     )
