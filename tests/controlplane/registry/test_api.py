@@ -345,11 +345,15 @@ def test_launch_preview(server: Server) -> None:
 
 def test_launch_route_takes_all_five(server: Server) -> None:
     """SSH and SLURM launch server-side too now: with no host the launcher (not the
-    route) refuses, with a 4xx that says what is missing."""
+    route) refuses, with a 4xx that says what is missing. (They leave a daemon here:
+    direct dispatch would first ask for the command to run.)"""
     ns = server.namespace()
     api = server.client()
     for name, launcher in (("s", "SSH"), ("l", "SLURM"), ("e", "EC2")):
-        api.post(_p(ns, "providers"), json={"name": name, "launcher": launcher})
+        body = {"name": name, "launcher": launcher}
+        if launcher != "EC2":
+            body["dispatch"] = "daemon"
+        api.post(_p(ns, "providers"), json=body)
     for name in ("s", "l"):
         r = api.post(_p(ns, "launch"), json={"provider": name})
         assert r.status_code == 422 and "host" in r.json()["detail"], r.text
