@@ -150,7 +150,8 @@ def test_a_daemon_connect_just_started_is_connecting_while_its_supervisor_runs_i
     state = {"version": 4, "serial": 1, "lineage": "l", "outputs": outputs, "resources": []}
     (pdir / "terraform/terraform.tfstate").write_text(json.dumps(state))
     write_intent(pdir, "connect", outcome="connecting")
-    session = f"nymph-{name}"
+    # the daemon's tmux session is keyed by the provider's identity, not its name
+    session = f"nymph-{json.loads((pdir / 'provider.json').read_text())['id']}"
     assert status(name, dream_dir=dd, probe=False).status in ("applied", "unclaimed")
     subprocess.run(["tmux", "new-session", "-d", "-s", session, "sleep 120"], check=True)
     try:
