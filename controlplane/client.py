@@ -5,9 +5,10 @@ poll / report / deregister, claims, submitting work and reading its result.
 Connections: by default every request opens a new connection and closes it
 (what a command-line call wants). ``keep_alive=True`` keeps one HTTP/1.1
 connection open between requests (see :mod:`.connection`): the daemon holds one
-such client for its long-poll and another for heartbeats and results. One client
-carries one request at a time; :meth:`Client.sibling` gives another with its own
-connection.
+such client for its long-poll and another for heartbeats and results. A
+keep-alive client carries one request at a time; :meth:`Client.sibling` gives
+another with its own connection. A client without keep-alive may be shared by
+threads: each request opens its own connection.
 
 Errors: :class:`Unreachable` when no answer came (connection refused, timeout,
 DNS); :class:`ApiFailure` when the server answered with an error status (its

@@ -361,17 +361,26 @@ def _needs_host(obs: Observation, dd: str | None, file: str) -> ProviderLifecycl
 
 
 def _token(
-    cp: lakeshore.ControlPlane, name: str, label: str, existing: str, dd: str | None = None
+    cp: lakeshore.ControlPlane,
+    name: str,
+    label: str,
+    existing: str,
+    dd: str | None = None,
+    key: str | None = None,
 ) -> str:
     """The daemon's token: always a daemon token minted now for this provider and
     host, which replaces (revokes) the one the host had: one daemon token per
-    provider host. Never this run's own token (often the admin token): when minting
-    fails, connect fails here, before anything is installed."""
+    provider host. The host slot carries the daemon's ``key`` (its identity) when
+    given: another root's provider of the same name on the same host has its own
+    daemon, whose token this connect must not revoke. Never this run's own token
+    (often the admin token): when minting fails, connect fails here, before
+    anything is installed."""
     from ...controlplane.client import ApiFailure, Client
 
+    slot = f"{label} {key}" if key else label
     try:
         client = Client.from_control_plane(cp, timeout=10)
-        return lakeshore.mint_daemon_token(client, cp.namespace, name, label, replaces=existing)
+        return lakeshore.mint_daemon_token(client, cp.namespace, name, slot, replaces=existing)
     except ApiFailure as exc:
         why = f"the control plane answered {exc.status} {exc.error}: {exc.detail}"
         if exc.status in (401, 403):
@@ -419,7 +428,7 @@ def _install_and_start(
         dk.pick_script() + f'cat "{daemon_key.NYMPH_HOME}/$k/token" 2>/dev/null',
         timeout=30,
     ).stdout.strip()
-    token = _token(cp, name, label, existing, dd)
+    token = _token(cp, name, label, existing, dd, key=dk.key)
     # An install keyed by the name (an older dreamlake's) moves under the identity key.
     moved = daemonctl.move_legacy(shell, dk)
     cfg = install.DaemonConfig(

@@ -121,6 +121,7 @@ class World:
             "token_id": "9223372036854775807",
             "sha256": "0" * 64,
             "instance_id": "i-none",
+            "lease_id": "lease-none",
         }
         return re.sub(r"\{([a-z_0-9]+)\}", lambda m: values[m.group(1)], template)
 

@@ -153,7 +153,9 @@ def test_two_roots_with_a_provider_lab_on_one_host(
     assert any(f"moved the daemon of '{NAME}'" in n for n in res.notes), res.notes
     assert not (nymph / NAME).exists() and not _session(NAME)
     assert (nymph / id_a / "nymph.json").is_file() and _session(id_a)
-    assert (nymph / id_a / "token").read_text() == old_token  # the same daemon, moved
+    # the same daemon, moved; its connect minted it a new token (one daemon token per
+    # provider host: the one it held is revoked)
+    assert (nymph / id_a / "token").read_text() != old_token
     assert status(NAME, cwd=proj_a, probe=False).supervisor == "tmux"
     assert _session(id_b) and status(NAME, cwd=proj_b, probe=False).status == "connected"
 
