@@ -72,7 +72,7 @@ def main() -> None:
     args = ap.parse_args()
     per = args.offers if args.per_provider else max(1, args.offers // args.providers)
     offers, states = build(args.providers, per)
-    # as the server does (controlplane/server/gcpolicy.py): what is alive moves to
+    # as the server does (controlplane/server/fleet/gcpolicy.py): what is alive moves to
     # the permanent generation, so a collection does not walk the offers every run
     gc.collect()
     gc.freeze()

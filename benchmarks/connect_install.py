@@ -30,11 +30,12 @@ import time
 import uuid
 from pathlib import Path
 
-from dreamlake.engine import install, supervise
-from dreamlake.engine.demo import patched_env, resolve_local_decisions, start_server
+from dreamlake.engine.daemon import install
+from dreamlake.engine.daemon import start as supervise
 from dreamlake.engine.remote import LocalShell
 from dreamlake.engine.verbs.apply import apply
 from dreamlake.engine.verbs.create import create
+from dreamlake.engine.verbs.demo import patched_env, resolve_local_decisions, start_server
 from dreamlake.engine.verbs.plan import plan
 
 CACHE_ENV = "DREAMLAKE_WHEEL_CACHE"

@@ -41,7 +41,7 @@ def start_server(db: str | None, live_seconds: float) -> tuple[subprocess.Popen[
     data = Path(tempfile.mkdtemp(prefix="lakeshore-bench-"))
     port = free_port()
     exe = Path(sys.executable).parent / "lakeshore"
-    argv = [str(exe)] if exe.exists() else [sys.executable, "-m", "dreamlake.cli.lakeshore"]
+    argv = [str(exe)] if exe.exists() else [sys.executable, "-m", "dreamlake.cli.lakeshore.app"]
     argv += [
         "serve",
         "--port",

@@ -16,7 +16,7 @@ import subprocess
 import sys
 
 CANDIDATES = {
-    "http.client with the engine's bounds (engine/http_json.py)": "import dreamlake.engine.http_json",
+    "http.client with the engine's bounds (engine/settings/http_json.py)": "import dreamlake.engine.settings.http_json",
     "http.client": "import http.client",
     "urllib.request": "import urllib.request",
 }

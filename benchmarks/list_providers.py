@@ -28,11 +28,11 @@ from pathlib import Path
 
 from dreamlake.controlplane.client import Client
 from dreamlake.engine.backends.terraform.binaries import available
-from dreamlake.engine.demo import start_server
-from dreamlake.engine.scaffold import new_provider_id
 from dreamlake.engine.verbs.apply import apply
 from dreamlake.engine.verbs.create import create
+from dreamlake.engine.verbs.demo import start_server
 from dreamlake.engine.verbs.plan import plan
+from dreamlake.engine.world.scaffold import new_provider_id
 
 TFVARS = 'workdir = "/tmp/nymph-bench"\nqueues = ["default"]\nworker_name = "{w}"\n'
 EXE = Path(sys.executable).parent / "dreamlake"

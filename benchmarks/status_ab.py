@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from dreamlake.engine.usercache import RACY_SECONDS
+from dreamlake.engine.settings.usercache import RACY_SECONDS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from status_vs_show import TFVARS, regular_install

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from dreamlake.engine.backends.terraform import observe_state
 from dreamlake.engine.backends.terraform.binaries import available
-from dreamlake.engine.usercache import RACY_SECONDS
+from dreamlake.engine.settings.usercache import RACY_SECONDS
 from dreamlake.engine.verbs.apply import apply
 from dreamlake.engine.verbs.create import create
 from dreamlake.engine.verbs.plan import plan

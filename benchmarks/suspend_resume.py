@@ -55,7 +55,7 @@ def main() -> None:
         base = Path(tmp)
         (base / "home").mkdir()
         os.environ.update(HOME=str(base / "home"), TF_CLI_CONFIG_FILE=os.devnull)
-        from dreamlake.engine.demo import start_server
+        from dreamlake.engine.verbs.demo import start_server
 
         srv = start_server(base / "lakeshore", live_seconds=2.0)
         os.environ.update(srv.env())
@@ -63,7 +63,7 @@ def main() -> None:
         try:
             _bench(base, name, srv, args.runs)
         finally:
-            from dreamlake.engine import supervise
+            from dreamlake.engine.daemon import start as supervise
             from dreamlake.engine.remote import LocalShell
 
             supervise.stop(LocalShell(), name)
@@ -72,7 +72,7 @@ def main() -> None:
 
 def _bench(base: Path, name: str, srv: object, runs: int) -> None:
     from dreamlake.controlplane.client import Client
-    from dreamlake.engine.daemon_suspend import daemon_state
+    from dreamlake.engine.daemon.suspend import daemon_state
     from dreamlake.engine.remote import LocalShell
     from dreamlake.engine.verbs.apply import apply
     from dreamlake.engine.verbs.connect import connect

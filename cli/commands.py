@@ -5,19 +5,19 @@ commands and runs it; the MCP server reads its ``provider`` verbs from here."""
 from __future__ import annotations
 
 # The order below is the order of the commands in `dreamlake provider --help`.
-from . import provider_verbs  # noqa: F401  (create, status, plan, apply, connect)
+from .provider import verbs as provider_verbs  # noqa: F401  (create, status, plan, apply, connect)
 
 # isort: split
-from . import provider_set  # noqa: F401  (set)
+from .provider import decisions as provider_set  # noqa: F401  (set)
 
 # isort: split
-from . import provider_day2  # noqa: F401  (destroy, delete, list)
+from .provider import day2 as provider_day2  # noqa: F401  (destroy, delete, list)
 
 # isort: split
-from . import provider_lifecycle  # noqa: F401  (suspend, resume, reconcile)
+from .provider import lifecycle as provider_lifecycle  # noqa: F401  (suspend, resume, reconcile)
 
 # isort: split
-from . import provider_rows  # noqa: F401  (show, update)
+from .provider import rows as provider_rows  # noqa: F401  (show, update)
 
 # isort: split
 from . import pool  # noqa: F401  (the pool group)

@@ -4,7 +4,7 @@ else through the full typer CLI (``cli/main.py``).
 Agents run ``dreamlake provider status -n NAME --json`` in a loop, and importing
 typer (which imports pydantic) costs more than the rest of that run. So the plain,
 well-formed spellings of that one command are recognised here and run without it;
-the engine's results are lean models (``engine/wire.py``) and print the same bytes
+the engine's results are lean models (``engine/contract/wire.py``) and print the same bytes
 either way. A plain ``[command ...] --help`` is printed from the help cache
 (``helpcache.py``: typer renders it once per version of the code and width).
 Anything else — another command, a flag this parser does not know, a repeated or

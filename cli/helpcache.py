@@ -2,7 +2,7 @@
 
 A command's help text is a function of the CLI's code, the command asked about and
 the width it is wrapped to; rendering it means importing typer, most of what a
-``--help`` costs. So the text typer prints is remembered (``engine/usercache.py``,
+``--help`` costs. So the text typer prints is remembered (``engine/settings/usercache.py``,
 kind ``help``), one entry per command line and width (``$COLUMNS``, else the
 terminal on stdout, else 80, as click finds it), under the size and modification
 time of every module of ``dreamlake.cli`` and ``dreamlake.engine``. A later ask
@@ -48,7 +48,7 @@ def show_help(args: list[str], full: Callable[[list[str]], int]) -> int:
     before by this code at this width; the exit code is ``full``'s."""
     import sys
 
-    from dreamlake.engine import usercache
+    from dreamlake.engine.settings import usercache
 
     here = Path(__file__).resolve().parent
     code = usercache.code_stats(here, here.parent / "engine")

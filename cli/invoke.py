@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 if TYPE_CHECKING:
-    from dreamlake.engine.contract import ProviderLifecycleResult
-    from dreamlake.engine.errors import DreamlakeError
+    from dreamlake.engine.contract.errors import DreamlakeError
+    from dreamlake.engine.contract.result import ProviderLifecycleResult
 
 
 def call(
@@ -61,7 +61,7 @@ def announce(verb: str, name: str, dream_dir: str | None, as_json: bool) -> None
 
 
 def progress(as_json: bool) -> Callable[[str], None] | None:
-    from dreamlake.engine import events
+    from dreamlake.engine.contract import events
 
     if as_json or events.active():  # events carry the progress (--events, live view)
         return None
@@ -93,7 +93,7 @@ def cli_error(
     if "--json" in argv:
         import json
 
-        from dreamlake.engine import lakeshore
+        from dreamlake.engine.world import lakeshore
 
         cp = lakeshore.resolve_control_plane(Path.cwd(), strict=False)
         doc = {
@@ -119,7 +119,7 @@ def escaped(exc: DreamlakeError, argv: list[str]) -> int:
     next action on the same target (the file at fault, then this command again)."""
     import shlex
 
-    from dreamlake.engine.contract import EditThenContinue
+    from dreamlake.engine.contract.result import EditThenContinue
 
     nxt = exc.next_action
     if nxt is not None:
@@ -140,8 +140,8 @@ INTERRUPTED = 130
 
 def interrupted(argv: list[str]) -> int:
     """Ctrl-C: whatever was running stopped; status tells where things stand now."""
-    from dreamlake.engine.errors import UsageError
-    from dreamlake.engine.paths import check_name
+    from dreamlake.engine.contract.errors import UsageError
+    from dreamlake.engine.world.paths import check_name
 
     try:
         command = f"dreamlake provider status -n {check_name(_name_in(argv))}"

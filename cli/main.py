@@ -35,8 +35,8 @@ def providers_cmd(
     import json
     import shlex
 
-    from dreamlake.engine.dreamrc import load_dreamrc
-    from dreamlake.engine.errors import DreamlakeError
+    from dreamlake.engine.contract.errors import DreamlakeError
+    from dreamlake.engine.settings.dreamrc import load_dreamrc
 
     try:
         rc = load_dreamrc(dreamrc, pull=pull)
@@ -100,10 +100,10 @@ def schema_cmd(
     """Print the JSON Schema of the result every verb returns (or of a progress event)."""
     import json
 
-    from dreamlake.engine.contract import json_schema
+    from dreamlake.engine.contract.result import json_schema
 
     if events:
-        from dreamlake.engine.events import json_schema as event_schema
+        from dreamlake.engine.contract.events import json_schema as event_schema
 
         sys.stdout.write(json.dumps(event_schema(), indent=2, sort_keys=True) + "\n")
         return
@@ -113,7 +113,7 @@ def schema_cmd(
 @app.command("mcp")
 def mcp_cmd(dream_dir: DreamDir = None) -> None:
     """Serve the lifecycle verbs as MCP tools over stdio (install the `mcp` extra)."""
-    from .mcp_server import serve
+    from .mcp.server import serve
 
     raise typer.Exit(serve(dream_dir=dream_dir))
 
@@ -121,7 +121,7 @@ def mcp_cmd(dream_dir: DreamDir = None) -> None:
 @app.command("demo")
 def demo_cmd() -> None:
     """Walk a `local` provider from create to connected on this machine, then clean up."""
-    from dreamlake.engine.demo import run_demo
+    from dreamlake.engine.verbs.demo import run_demo
 
     raise typer.Exit(run_demo())
 
@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     except (typer.Abort, KeyboardInterrupt):
         return interrupted(args)
     except Exception as exc:
-        from dreamlake.engine.errors import DreamlakeError
+        from dreamlake.engine.contract.errors import DreamlakeError
 
         if isinstance(exc, DreamlakeError):  # e.g. a broken .dreamrc read before the verb ran
             return escaped(exc, args)

@@ -48,7 +48,7 @@ def one_name(arg: str | None, opt: str | None) -> str:
 def name_problem(name: str, what: str = "provider") -> str | None:
     """Why ``name`` cannot be a provider's (or a pool's) name, else None. The name is
     quoted short: it may be 5,000 characters or not text at all."""
-    from dreamlake.engine.paths import NAME_MAX, NAME_RE
+    from dreamlake.engine.world.paths import NAME_MAX, NAME_RE
 
     if NAME_RE.fullmatch(name):
         return None

@@ -41,7 +41,7 @@ def acquire_cmd(
     pool: Pool, yes: Yes = False, dream_dir: DreamDir = None, as_json: Json = False
 ) -> None:
     """Resume the free member cheapest to bring back (a kept state first) and name it."""
-    from dreamlake.engine.pool import acquire
+    from dreamlake.engine.lifecycle.pool import acquire
 
     _check(as_json, pool)
     emit(acquire(pool, yes=yes, dream_dir=dream_dir, progress=progress(as_json)), as_json)
@@ -56,7 +56,7 @@ def release_cmd(
     as_json: Json = False,
 ) -> None:
     """Suspend a member: it becomes free for the next acquire."""
-    from dreamlake.engine.pool import release
+    from dreamlake.engine.lifecycle.pool import release
 
     _check(as_json, pool, name)
     emit(release(pool, name, yes=yes, dream_dir=dream_dir, progress=progress(as_json)), as_json)
@@ -65,7 +65,7 @@ def release_cmd(
 @pool_app.command("status")
 def status_cmd(pool: Pool, dream_dir: DreamDir = None, as_json: Json = False) -> None:
     """The members, their target (suspended = free) and their status."""
-    from dreamlake.engine.pool import pool_status
+    from dreamlake.engine.lifecycle.pool import pool_status
 
     _check(as_json, pool)
     st = pool_status(pool, dream_dir=dream_dir)

@@ -19,8 +19,8 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from dreamlake.engine import events
-from dreamlake.engine.events import ProgressEvent, Recorder
+from dreamlake.engine.contract import events
+from dreamlake.engine.contract.events import ProgressEvent, Recorder
 
 
 class NdjsonSink:

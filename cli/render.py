@@ -7,7 +7,7 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from dreamlake.engine.contract import (
+from dreamlake.engine.contract.result import (
     Blocking,
     ClaimWorker,
     EditThenContinue,

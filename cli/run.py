@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from dreamlake.engine.contract import ProviderLifecycleResult
+    from dreamlake.engine.contract.result import ProviderLifecycleResult
 
 
 def call(
@@ -20,9 +20,9 @@ def call(
     try:
         return fn()
     except Exception as exc:  # the engine's own errors are results already
-        from dreamlake.engine.errors import DreamlakeError
-        from dreamlake.engine.paths import find_root
+        from dreamlake.engine.contract.errors import DreamlakeError
         from dreamlake.engine.verbs._common import error_result
+        from dreamlake.engine.world.paths import find_root
 
         failure = DreamlakeError(
             f"{verb} failed unexpectedly: {type(exc).__name__}: {exc}", kind="internal"
@@ -51,7 +51,7 @@ def announce(verb: str, name: str, dream_dir: str | None, as_json: bool) -> None
     """The chosen root, printed before anything is written."""
     if as_json:
         return
-    from dreamlake.engine.paths import find_root
+    from dreamlake.engine.world.paths import find_root
 
     from .render import header
 

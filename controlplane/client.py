@@ -14,7 +14,7 @@ Errors: :class:`Unreachable` when no answer came (connection refused, timeout,
 DNS); :class:`ApiFailure` when the server answered with an error status (its
 ``status``, ``error`` and ``detail`` say which, and ``retry_after`` the seconds a
 503's ``Retry-After`` asks for). Both are
-:class:`dreamlake.engine.errors.ControlPlaneError`.
+:class:`dreamlake.engine.contract.errors.ControlPlaneError`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
-from dreamlake.engine.errors import ControlPlaneError
+from dreamlake.engine.contract.errors import ControlPlaneError
 
 from .connection import Connection, Observer, describe, retry_after
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .contract import (
+    from .contract.errors import DreamlakeError
+    from .contract.result import (
         Blocking,
         Claim,
         EditThenContinue,
@@ -26,8 +27,6 @@ if TYPE_CHECKING:
         Shell,
         json_schema,
     )
-    from .errors import DreamlakeError
-    from .vendors import supports_stateful_lifecycle
     from .verbs.apply import apply
     from .verbs.connect import connect
     from .verbs.create import create
@@ -39,6 +38,7 @@ if TYPE_CHECKING:
     from .verbs.resume import resume
     from .verbs.status import status
     from .verbs.suspend import suspend
+    from .world.vendors import supports_stateful_lifecycle
 
 __all__ = [
     "Blocking",
@@ -101,7 +101,7 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    """Names load on first use, so importing ``dreamlake.engine.errors`` (as the
+    """Names load on first use, so importing ``dreamlake.engine.contract.errors`` (as the
     daemon does) does not pay for pydantic."""
     from importlib import import_module
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 
 def daemon_key(project: Path, name: str) -> str:
-    from dreamlake.engine.daemon_key import key_of
+    from dreamlake.engine.daemon.key import key_of
 
     record = project / ".dream" / "providers" / name / "provider.json"
     return key_of(str(json.loads(record.read_text())["id"]))

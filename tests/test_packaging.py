@@ -89,7 +89,7 @@ def test_wheel_installs_and_runs_from_elsewhere(tmp_path: Path) -> None:
 
     # the daemon's zipapp builds from the installed package too, and runs bare
     build = (
-        "import sys; from dreamlake.engine import daemon_app as d;"
+        "import sys; from dreamlake.engine.daemon import build as d;"
         "mods = d.module_closure();"
         "bad = [str(m.file) for m in mods if not str(m.file).startswith(sys.argv[1])];"
         "assert not bad, bad;"

@@ -54,7 +54,7 @@ def _keep(folder: Path, sha: str, suffix: str, source: Path | bytes) -> Path:
 
 
 def _zipapp(data_dir: Path, daemon_app: Any) -> Bundle:
-    from ...engine import install
+    from dreamlake.engine.daemon import install
 
     built = daemon_app.cached(install.cache_dir(), daemon_app.module_closure())
     path = _keep(_folder(data_dir), built.sha256, "pyz", Path(built.path))
@@ -62,7 +62,7 @@ def _zipapp(data_dir: Path, daemon_app: Any) -> Bundle:
 
 
 def _wheels(data_dir: Path) -> Bundle:
-    from ...engine import install
+    from dreamlake.engine.daemon import install
 
     files = [*install.dependency_wheels(), install.build_project_wheel()]  # type: ignore[attr-defined]
     pip = install.pip_wheel()  # type: ignore[attr-defined]
@@ -86,7 +86,7 @@ def build(data_dir: Path) -> Bundle:
     """The current bundle: the engine's zipapp when it has one, else the wheels."""
     with _LOCK:
         try:
-            daemon_app = importlib.import_module("dreamlake.engine.daemon_app")
+            daemon_app = importlib.import_module("dreamlake.engine.daemon.build")
         except ModuleNotFoundError:
             daemon_app = None
         if daemon_app is not None and hasattr(daemon_app, "cached"):

@@ -35,8 +35,8 @@ from ..registry import service as registry
 from ..registry.crypto import SecretBox
 from ..registry.launch import scrub
 from ..registry.merge import LaunchSpec
+from ..server.access.tokens import hash_token, new_token
 from ..server.json_guard import refuse_nul
-from ..server.tokens import hash_token, new_token
 from . import bundle, dispatch, tracking
 from .models import Instance, LaunchRequest
 

@@ -77,8 +77,7 @@ def client(order: LaunchOrder) -> Any:
     shared session (it caches the service model; clients are built under a lock, as
     boto3 sessions are not thread-safe) and hold the credentials only for the call."""
     from botocore.config import Config
-
-    from ...engine import endpoints
+    from dreamlake.engine.settings import endpoints
 
     region = order.kwargs.get("region")
     if not isinstance(region, str) or not region:

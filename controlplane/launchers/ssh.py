@@ -104,7 +104,9 @@ def launch(order: LaunchOrder) -> dict[str, Any]:
 def _theirs(shell: Any, order: LaunchOrder, index: int) -> bool:
     """A daemon of this provider runs on the host and it is not this request's own
     (a retry finds its own and leaves it running)."""
-    from ...engine import install, supervise
+    from dreamlake.engine.daemon import install
+    from dreamlake.engine.daemon import start as supervise
+
     from ...engine.remote.base import home
 
     caps = supervise.detect(shell)
@@ -118,7 +120,8 @@ def _theirs(shell: Any, order: LaunchOrder, index: int) -> bool:
 
 
 def _launch_daemons(order: LaunchOrder) -> dict[str, Any]:
-    from ...engine import install, supervise
+    from dreamlake.engine.daemon import install
+    from dreamlake.engine.daemon import start as supervise
 
     boot = order.bootstrap
     if boot is None:
@@ -264,7 +267,7 @@ def _host_of(order: LaunchOrder, iid: str) -> str:
 
 
 def describe(order: LaunchOrder, ids: Sequence[str]) -> dict[str, Any]:
-    from ...engine import supervise
+    from dreamlake.engine.daemon import start as supervise
 
     out: dict[str, Any] = {}
     for iid in ids:
@@ -286,7 +289,7 @@ def describe(order: LaunchOrder, ids: Sequence[str]) -> dict[str, Any]:
 
 
 def terminate(order: LaunchOrder, ids: Sequence[str]) -> None:
-    from ...engine import supervise
+    from dreamlake.engine.daemon import start as supervise
 
     for iid in ids:
         with sshconn.session(order.kwargs, _host_of(order, iid)) as shell:

@@ -32,7 +32,8 @@ def label(kwargs: Mapping[str, Any], host: str) -> str:
 
 @contextlib.contextmanager
 def session(kwargs: Mapping[str, Any], host: str) -> Iterator[Any]:
-    from ...engine.errors import RemoteError
+    from dreamlake.engine.contract.errors import RemoteError
+
     from ...engine.remote import open_ssh, parse_host
     from ...engine.remote.ssh import SSHTarget
 

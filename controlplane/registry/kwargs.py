@@ -118,8 +118,8 @@ def is_secret_marker(value: Any) -> bool:
 
 def load_kwargs_file(path: str | Path) -> dict[str, Any]:
     """A YAML or JSON mapping (JSON is YAML, so one loader reads both)."""
-    from dreamlake.engine.readers import FileProblem, read_text
-    from dreamlake.engine.yamlload import safe_load
+    from dreamlake.engine.settings.readers import FileProblem, read_text
+    from dreamlake.engine.settings.yamlload import safe_load
 
     p = Path(path)
     try:

@@ -8,19 +8,19 @@ import importlib
 from fastapi import FastAPI
 
 from ..db import make_engine, make_sessionmaker, run_migrations
-from . import presence
+from .access.gate import Gate
 from .bootstrap import bootstrap
 from .deps import TokenCache
 from .errors import install_error_handlers
 from .files import secure_data_dir, secure_db_files
-from .gate import Gate
-from .hotpath import HotPath
+from .fleet import presence
+from .fleet.hotpath import HotPath
+from .fleet.notify import Notifier
+from .fleet.shedding import Shed
 from .json_guard import JsonGuard
 from .limits import BodySizeLimit
-from .notify import Notifier
 from .runtime import add_service, lifespan, load_secret_box, unscoped_listings
 from .settings import Settings
-from .shedding import Shed
 
 # Optional routers mounted when their module exists; each exposes ``router``
 # (a fastapi.APIRouter with full paths such as "/api/namespaces/{ns}/providers").

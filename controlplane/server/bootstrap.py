@@ -10,8 +10,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..models import Namespace, Token
+from .access.tokens import hash_token, new_token
 from .settings import Settings
-from .tokens import hash_token, new_token
 
 
 def write_secret_file(path: Path, text: str) -> None:

@@ -45,8 +45,8 @@ from sqlalchemy.orm import Session
 
 from ..db import utcnow
 from ..models import Namespace, Token
+from .access.tokens import hash_token
 from .errors import ApiError
-from .tokens import hash_token
 
 
 async def get_session(request: Request) -> AsyncIterator[Session]:

@@ -12,10 +12,10 @@ from typing import Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..registry.crypto import SecretBox
-from . import claimsread, gcpolicy
-from .heartbeats import Heartbeats
-from .keys import check_key, key_source, load_key
-from .queued import QueueHints
+from .access.keys import check_key, key_source, load_key
+from .fleet import claimsread, gcpolicy
+from .fleet.heartbeats import Heartbeats
+from .fleet.queued import QueueHints
 from .settings import Settings
 
 
@@ -96,7 +96,7 @@ async def lifespan(app: Any) -> AsyncIterator[None]:
     hb.start()
     listener = None
     if app.state.engine.dialect.name == "postgresql":
-        from .notify import PgListener
+        from .fleet.notify import PgListener
 
         url = app.state.engine.url.render_as_string(hide_password=False)
         listener = PgListener(url, app.state.notifier)

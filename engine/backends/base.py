@@ -12,7 +12,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from ..contract import Blocking, LockInfo, PlanCounts
+from ..contract.result import Blocking, LockInfo, PlanCounts
 
 
 @dataclass(frozen=True)

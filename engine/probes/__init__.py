@@ -37,7 +37,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
-from ..paths import ProviderPaths
+from ..world.paths import ProviderPaths
 
 DEADLINE_SECONDS = 12.0
 NO_PROBE = "no-probe"
@@ -108,7 +108,7 @@ def _aws_job(name: str, paths: ProviderPaths) -> Job | str | None:
         import boto3  # noqa: F401  (present? the probe needs it)
     except ImportError:
         return None
-    from .. import endpoints
+    from ..settings import endpoints
     from . import aws
 
     probe = aws.PROBES.get(name)
@@ -144,8 +144,8 @@ def _tfvars_value(path: Path, var: str) -> str | None:
     if not path.is_file():
         return None
     try:
-        from .. import hcl
-        from ..readers import read_text
+        from ..settings import hcl
+        from ..settings.readers import read_text
 
         data: Any = hcl.loads(read_text(path))
     except Exception:
@@ -167,8 +167,8 @@ def _pulumi_value(folder: Path, var: str) -> str | None:
         return None
     import yaml
 
-    from ..readers import read_text
-    from ..yamlload import safe_load
+    from ..settings.readers import read_text
+    from ..settings.yamlload import safe_load
 
     for f in files:
         try:

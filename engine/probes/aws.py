@@ -1,7 +1,7 @@
 """AWS account probes, through boto3 (imported here, only when a probe runs).
 
 Every call is bounded: short connect/read timeouts, one attempt, and the caller's
-overall deadline. The endpoints in force (``dreamlake.engine.endpoints``) apply to
+overall deadline. The endpoints in force (``dreamlake.engine.settings.endpoints``) apply to
 the probes exactly as they apply to terraform, so a probe against a local AWS API
 implementation or a private endpoint asks the same API the apply will use.
 
@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..endpoints import Settings
+from ..settings.endpoints import Settings
 from .credentials import aws_session_region
 
 CONNECT_TIMEOUT = 2.0

@@ -108,7 +108,7 @@ def gcp_project_hints(env: Mapping[str, str] | None = None) -> list[str] | None:
         if env.get(key, "").strip():
             projects.append(env[key].strip())
     try:
-        from ..readers import read_json
+        from ..settings.readers import read_json
 
         data = read_json(adc)
         for key in ("project_id", "quota_project_id"):

@@ -13,7 +13,7 @@ import subprocess
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from ..paths import ProviderPaths
+from ..world.paths import ProviderPaths
 
 NO_CREDENTIALS = "no-credentials"
 
@@ -50,7 +50,7 @@ def gpu_zones_job(
     def run() -> list[str] | None:
         if project is None:
             return None
-        from ..trace import traced
+        from ..settings.trace import traced
 
         argv = [
             gcloud,

@@ -11,7 +11,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..errors import RemoteError
+from ..contract.errors import RemoteError
 
 
 @dataclass(frozen=True)

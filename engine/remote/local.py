@@ -6,7 +6,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from ..errors import RemoteError
+from ..contract.errors import RemoteError
 from .base import CommandResult
 
 
@@ -20,7 +20,7 @@ class LocalShell:
         self._env = {**os.environ, **env} if env else None
 
     def run(self, command: str, *, timeout: float = 60.0) -> CommandResult:
-        from ..trace import traced
+        from ..settings.trace import traced
 
         try:
             with traced(["/bin/sh", "-c", command], where=self.label) as t:

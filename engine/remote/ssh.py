@@ -26,8 +26,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..contract import Shell as ShellAction
-from ..errors import RemoteError
+from ..contract.errors import RemoteError
+from ..contract.result import Shell as ShellAction
 from .base import CommandResult
 
 DEFAULT_CONNECT_TIMEOUT = 10.0
@@ -138,7 +138,7 @@ class SSHShell:
     def run(self, command: str, *, timeout: float = 60.0) -> CommandResult:
         import invoke
 
-        from ..trace import traced
+        from ..settings.trace import traced
 
         try:
             # Run under POSIX sh whatever the login shell is, with stdin closed:

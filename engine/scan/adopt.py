@@ -18,11 +18,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..commands import create_continue
-from ..contract import Blocking, EditThenContinue
-from ..errors import DreamlakeError
-from ..paths import ProviderPaths
-from ..vendors import Decision, Template
+from ..contract.commands import create_continue
+from ..contract.errors import DreamlakeError
+from ..contract.result import Blocking, EditThenContinue
+from ..world.paths import ProviderPaths
+from ..world.vendors import Decision, Template
 from .lines import KeyLines, json_key_lines
 from .placeholder import is_placeholder
 
@@ -76,7 +76,7 @@ CHECKS: dict[str, Callable[[Any], str | None]] = {
 
 def read_adopt(path: Path, provider: str) -> tuple[dict[str, Any], KeyLines, bool]:
     """The values of ``adopt.json``, their lines, and whether the file exists."""
-    from ..readers import FileProblem, check_json_depth, read_text
+    from ..settings.readers import FileProblem, check_json_depth, read_text
 
     try:
         text = read_text(path)

@@ -25,10 +25,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .. import usercache
-from ..contract import Blocking
-from ..paths import ProviderPaths
-from ..vendors import Template
+from ..contract.result import Blocking
+from ..settings import usercache
+from ..world.paths import ProviderPaths
+from ..world.vendors import Template
 
 _CODE = Path(__file__).resolve().parent
 
@@ -50,7 +50,16 @@ def fingerprint(paths: ProviderPaths, template: Template) -> dict[str, Any] | No
     code = usercache.code_stats(
         _CODE,
         _CODE / "expr",
-        *(engine / f for f in ("contract.py", "hcl.py", "paths.py", "readers.py", "vendors.py")),
+        *(
+            engine / f
+            for f in (
+                "contract/result.py",
+                "settings/hcl.py",
+                "world/paths.py",
+                "settings/readers.py",
+                "world/vendors.py",
+            )
+        ),
     )
     return {"files": files, "decisions": decisions, "code": code}
 

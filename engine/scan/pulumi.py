@@ -21,11 +21,11 @@ import yaml
 from pydantic import ValidationError
 
 from ..backends.pulumi.project import PulumiProject, config_model
-from ..contract import Blocking
-from ..paths import ProviderPaths
-from ..readers import FileProblem, as_error, read_text
-from ..vendors import Template
-from ..yamlload import bounded, compose
+from ..contract.result import Blocking
+from ..settings.readers import FileProblem, as_error, read_text
+from ..settings.yamlload import bounded, compose
+from ..world.paths import ProviderPaths
+from ..world.vendors import Template
 from .placeholder import is_placeholder
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..contract import Blocking
-from ..paths import ProviderPaths
-from ..vendors import Template
+from ..contract.result import Blocking
+from ..world.paths import ProviderPaths
+from ..world.vendors import Template
 
 
 @dataclass(frozen=True)

@@ -26,9 +26,9 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from ..contract import Blocking
-from ..paths import ProviderPaths
-from ..vendors import Decision, Template
+from ..contract.result import Blocking
+from ..world.paths import ProviderPaths
+from ..world.vendors import Decision, Template
 from .expr.types import TypeMismatch, parse_type
 from .expr.types import convert as convert_to
 from .expr.values import to_bool

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..commands import create_continue
-from ..contract import EditThenContinue
-from ..errors import DreamlakeError
+from ..contract.commands import create_continue
+from ..contract.errors import DreamlakeError
+from ..contract.result import EditThenContinue
 from .expr.values import Respelled, make_number, nfc, parse_number
 from .hcl_eval import EvalError, Unevaluable, evaluate, parse, parse_template
 from .lines import KeyLines, hcl_key_lines, json_key_lines
@@ -189,7 +189,7 @@ class VarFile:
 def read_var_file(path: Path, provider: str) -> VarFile:
     """Read a ``.tfvars`` or ``.tfvars.json`` file. A missing file reads as empty;
     one that does not parse raises ``DreamlakeError(kind="tfvars_syntax")``."""
-    from ..readers import FileProblem, check_json_depth, read_text
+    from ..settings.readers import FileProblem, check_json_depth, read_text
 
     try:
         text = read_text(path)
@@ -223,7 +223,7 @@ def read_var_file(path: Path, provider: str) -> VarFile:
                 provider,
             )
         return VarFile(path, {k: _json_value(v) for k, v in data.items()}, jlines)
-    from .. import hcl
+    from ..settings import hcl
 
     try:
         raw = hcl.loads(text)
@@ -309,7 +309,7 @@ providers of one template (``provider list``) parses its variables once."""
 def read_variables(tf_dir: Path) -> dict[str, VariableSpec]:
     """Every ``variable`` block in the ``*.tf`` files of ``tf_dir``. A file that
     does not parse is skipped: plan reports it, the scan only judges values."""
-    from ..readers import read_text
+    from ..settings.readers import read_text
 
     texts: list[str] = []
     try:
@@ -332,7 +332,7 @@ def read_variables(tf_dir: Path) -> dict[str, VariableSpec]:
 
 
 def _declared(texts: list[str]) -> dict[str, VariableSpec]:
-    from .. import hcl
+    from ..settings import hcl
 
     out: dict[str, VariableSpec] = {}
     for text in texts:

@@ -18,9 +18,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..backends.base import InfraState
-from ..contract import LockInfo, ProviderLifecycleResult
-from ..derive import Observation, applying, article, interrupted_verb
-from ..observe import to_result
+from ..contract.result import LockInfo, ProviderLifecycleResult
+from ..world.derive import Observation, applying, article, interrupted_verb
+from ..world.observe import to_result
 
 
 def held(obs: Observation) -> bool:

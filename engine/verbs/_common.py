@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import commands, lakeshore
-from ..contract import EditThenContinue, ProviderLifecycleResult, Run, Shell
-from ..errors import DreamlakeError
-from ..paths import NAME_RE, Root, find_root
+from ..contract import commands
+from ..contract.errors import DreamlakeError
+from ..contract.result import EditThenContinue, ProviderLifecycleResult, Run, Shell
+from ..world import lakeshore
+from ..world.paths import NAME_RE, Root, find_root
 
 
 def root_for(dream_dir: str | Path | None, cwd: Path | None) -> Root:

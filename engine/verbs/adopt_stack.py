@@ -5,11 +5,11 @@ said so, with how to fix it."""
 
 from __future__ import annotations
 
-from .. import commands
-from ..contract import ProviderLifecycleResult, Run
-from ..errors import UsageError
-from ..observe import observe, to_result
-from ..paths import Root
+from ..contract import commands
+from ..contract.errors import UsageError
+from ..contract.result import ProviderLifecycleResult, Run
+from ..world.observe import observe, to_result
+from ..world.paths import Root
 
 
 def adopt_stack(

@@ -14,14 +14,14 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from .. import commands
 from ..backends.base import Progress
-from ..contract import ProviderLifecycleResult, Run
-from ..derive import Derived, Observation, derive, edit_action, step_action
-from ..errors import DreamlakeError, UsageError
-from ..gating import STEP_WORDS
-from ..observe import observe, to_result
-from ..paths import Root, check_name
+from ..contract import commands
+from ..contract.errors import DreamlakeError, UsageError
+from ..contract.result import ProviderLifecycleResult, Run
+from ..lifecycle.gating import STEP_WORDS
+from ..world.derive import Derived, Observation, derive, edit_action, step_action
+from ..world.observe import observe, to_result
+from ..world.paths import Root, check_name
 from ._common import error_result, root_for
 from .plan import applying, failure
 
@@ -77,9 +77,9 @@ def _apply(
         res = res.with_headline(f"⚠ needs your go-ahead: {STEP_WORDS['provision']}")
         return res.with_notes("nothing was touched. Re-run with --yes.")
 
-    from .. import lakeshore, rows
     from ..backends import get_backend
-    from ..intent import recording
+    from ..world import lakeshore, rows
+    from ..world.intent import recording
 
     assert obs.record is not None
     rows.check(
@@ -113,7 +113,7 @@ def _apply(
             rec.keep()  # terraform was stopped under it: this apply is unfinished
     files = list(outcome.files)
     if outcome.result == "applying" and outcome.lock is not None:
-        from ..intent import read_intent
+        from ..world.intent import read_intent
 
         after = replace(obs, infra=backend.observe_state(obs.dir), intent=read_intent(obs.dir))
         res = applying(after, outcome.lock, "apply")

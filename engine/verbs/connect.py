@@ -29,15 +29,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .. import commands, events, lakeshore
-from ..contract import Blocking, EditThenContinue, ProviderLifecycleResult, Run
-from ..contract import Shell as ShellAction
-from ..derive import Derived, Observation
-from ..errors import DreamlakeError, RemoteError
-from ..observe import observe, to_result
-from ..paths import ProviderPaths, check_name
+from ..contract import commands, events
+from ..contract.errors import DreamlakeError, RemoteError
+from ..contract.result import Blocking, EditThenContinue, ProviderLifecycleResult, Run
+from ..contract.result import Shell as ShellAction
 from ..remote import open_shell
 from ..remote.base import Shell
+from ..world import lakeshore
+from ..world.derive import Derived, Observation
+from ..world.observe import observe, to_result
+from ..world.paths import ProviderPaths, check_name
 from ._common import error_result, root_for
 from .connect_in_cluster import IN_CLUSTER_VENDORS, in_cluster
 
@@ -99,7 +100,7 @@ def connect(
             obs = observe(name, root, dream_dir, probe=False)
             say(f"wrote the host {host} into {ProviderPaths(obs.dir).adopt_json}")
         if obs.record is not None and (obs.claims is None or obs.claims.live == 0):
-            from .. import rows
+            from ..world import rows
 
             cp = lakeshore.resolve_control_plane(root.path)
             rows.check(cp, name, obs.record.identity(obs.dir), dream_dir, obs.record.vendor)
@@ -111,7 +112,7 @@ def connect(
         if not may_act(obs, "connect"):
             # An apply or destroy in flight or interrupted: never a daemon on top of it.
             return busy(obs, "connect")
-        from ..intent import recording
+        from ..world.intent import recording
 
         with recording(obs.dir, "connect") as rec:
             res = _connect(obs, host, dream_dir, say, watch, shell_factory or open_shell)
@@ -157,7 +158,7 @@ def _connect(
     watch: float | None,
     factory: ShellFactory,
 ) -> ProviderLifecycleResult:
-    from .. import daemon_host
+    from ..daemon import host as daemon_host
     from ..remote.ssh import SSHTarget, parse_host
 
     name = obs.name
@@ -294,8 +295,9 @@ def _leave_recorded_host(
     ``--host``, an edited adopt.json), stop and remove the daemon on the recorded
     one, so two daemons never claim the provider. Best effort: a host that cannot be
     reached is a note, and connect goes on."""
-    from .. import daemon_host, daemon_key
-    from ..daemonctl import stop_commands
+    from ..daemon import host as daemon_host
+    from ..daemon import key as daemon_key
+    from ..daemon.stop import stop_commands
 
     old = daemon_host.read(obs.dir)
     if old is None or daemon_host.same_host(old, local, target):
@@ -323,8 +325,8 @@ def remember_host(paths: ProviderPaths, host: str) -> bool:
     is left alone (the scan reports it)."""
     import getpass
 
-    from ..fsutil import atomic_write
     from ..remote.ssh import parse_host
+    from ..settings.fsutil import atomic_write
 
     try:
         text = paths.adopt_json.read_text(encoding="utf-8")
@@ -410,7 +412,21 @@ def _install_and_start(
     workdir: str | None,
     where: tuple[Any, str] = (None, "local"),
 ) -> ProviderLifecycleResult:
-    from .. import daemon_host, daemon_key, daemonctl, install, supervise
+    from ..daemon import (
+        host as daemon_host,
+    )
+    from ..daemon import (
+        install,
+    )
+    from ..daemon import (
+        key as daemon_key,
+    )
+    from ..daemon import (
+        start as supervise,
+    )
+    from ..daemon import (
+        stop as daemonctl,
+    )
 
     name = obs.name
     notes: list[str] = []
@@ -507,7 +523,7 @@ def _install_and_start(
             f"⚠ the daemon started on {label} but has not claimed '{name}' within {limit:.0f}s — "
             f"check again with status (log: {inst.log})",
         )
-    from .. import rows
+    from ..world import rows
 
     notes.extend(rows.register(seen))
     files = [str(recorded)] if recorded else []

@@ -5,10 +5,10 @@ Kube launcher creates, so connect touches nothing and says how to launch it."""
 
 from __future__ import annotations
 
-from ..contract import NextAction, ProviderLifecycleResult
-from ..contract import Shell as ShellAction
-from ..derive import Derived, Observation, derive
-from ..observe import to_result
+from ..contract.result import NextAction, ProviderLifecycleResult
+from ..contract.result import Shell as ShellAction
+from ..world.derive import Derived, Observation, derive
+from ..world.observe import to_result
 
 IN_CLUSTER_VENDORS = ("kube",)
 

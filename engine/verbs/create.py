@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import commands, lakeshore
-from ..contract import ProviderLifecycleResult, Run
-from ..derive import Derived, derive, edit_action
-from ..errors import DreamlakeError, NotWritable, UsageError, VendorMismatch
-from ..observe import observe, to_result
-from ..paths import Root, check_name
-from ..record import ProviderRecord, read_record
-from ..scaffold import build, write_gitignore
-from ..vendors import Template, get_template
+from ..contract import commands
+from ..contract.errors import DreamlakeError, NotWritable, UsageError, VendorMismatch
+from ..contract.result import ProviderLifecycleResult, Run
+from ..world import lakeshore
+from ..world.derive import Derived, derive, edit_action
+from ..world.observe import observe, to_result
+from ..world.paths import Root, check_name
+from ..world.record import ProviderRecord, read_record
+from ..world.scaffold import build, write_gitignore
+from ..world.vendors import Template, get_template
 from ._common import error_result, root_for
 
 
@@ -122,7 +123,7 @@ def _create(
             )
         # One name is one provider: a name another root registered is refused now,
         # before anything is written (a new scaffold gets a new identity).
-        from .. import lakeshore, rows
+        from ..world import lakeshore, rows
 
         rows.check(lakeshore.resolve_control_plane(root.path), name, "", dream_dir, template.vendor)
         try:

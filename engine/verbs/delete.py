@@ -27,12 +27,13 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from .. import commands, lakeshore
-from ..contract import ProviderLifecycleResult, Run
-from ..derive import Derived, Observation, article, step_action
-from ..errors import DreamlakeError
-from ..observe import observe, to_result, unknown_provider
-from ..paths import Root, check_name
+from ..contract import commands
+from ..contract.errors import DreamlakeError
+from ..contract.result import ProviderLifecycleResult, Run
+from ..world import lakeshore
+from ..world.derive import Derived, Observation, article, step_action
+from ..world.observe import observe, to_result, unknown_provider
+from ..world.paths import Root, check_name
 from ._common import error_result, root_for
 
 Confirm = Callable[[str], bool]
@@ -95,7 +96,7 @@ def _infrastructure(obs: Observation) -> str | None:
 def _delete(
     obs: Observation, root: Root, yes: bool, confirm: Confirm | None
 ) -> ProviderLifecycleResult:
-    from .. import rows
+    from ..world import rows
 
     name, dd = obs.name, obs.dream_dir
     why = _infrastructure(obs)
@@ -176,7 +177,7 @@ def _row_only(
     obs: Observation, root: Root, yes: bool, confirm: Confirm | None
 ) -> ProviderLifecycleResult:
     """No folder of that name: a row of that name is deleted (soft), else unknown."""
-    from ..rows import fetch_row
+    from ..world.rows import fetch_row
 
     cp = lakeshore.resolve_control_plane(root.path)
     row = fetch_row(cp, obs.name)
@@ -185,7 +186,7 @@ def _row_only(
     cancelled = _ask(obs, yes, confirm, f"Delete provider row '{obs.name}' ({row['launcher']})?")
     if cancelled:
         return _cancelled(obs, cancelled)
-    from .. import rows
+    from ..world import rows
 
     note = rows.remove(cp, obs.name, str(row.get("identity") or ""))
     notes = [note] if note else []

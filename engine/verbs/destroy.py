@@ -25,13 +25,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .. import commands
 from ..backends.base import Progress
-from ..contract import LockInfo, PlanCounts, ProviderLifecycleResult, Run
-from ..derive import Derived, Observation, derive, step_action
-from ..errors import DreamlakeError
-from ..observe import observe, to_result
-from ..paths import Root, check_name
+from ..contract import commands
+from ..contract.errors import DreamlakeError
+from ..contract.result import LockInfo, PlanCounts, ProviderLifecycleResult, Run
+from ..world.derive import Derived, Observation, derive, step_action
+from ..world.observe import observe, to_result
+from ..world.paths import Root, check_name
 from ._common import error_result, root_for
 from .plan import failure
 
@@ -93,7 +93,7 @@ def _preview(
 
 
 def _daemon_words(obs: Observation) -> str | None:
-    from ..daemonctl import daemon_target
+    from ..daemon.stop import daemon_target
 
     live = obs.claims.live if obs.claims else 0
     where = daemon_target(obs)
@@ -112,8 +112,8 @@ def _destroy(
     progress: Progress | None,
     shell_factory: ShellFactory | None,
 ) -> ProviderLifecycleResult:
-    from ..daemonctl import stop_daemon
-    from ..intent import recording
+    from ..daemon.stop import stop_daemon
+    from ..world.intent import recording
     from ._busy import may_act
 
     name, dd = obs.name, obs.dream_dir
@@ -194,7 +194,7 @@ def _destroy(
         ):
             rec.keep()  # terraform was stopped under it: this destroy is unfinished
     if outcome.result == "applying" and outcome.lock is not None:
-        from ..intent import read_intent
+        from ..world.intent import read_intent
 
         after = replace(obs, infra=backend.observe_state(obs.dir), intent=read_intent(obs.dir))
         return (
@@ -219,7 +219,7 @@ def _destroy(
 def _revoke(root: Root, name: str) -> str | None:
     """Revoke the provider's daemon tokens: a removed install's token must not
     register a ghost worker (a note, or None)."""
-    from .. import lakeshore
+    from ..world import lakeshore
 
     return lakeshore.revoke_daemon_tokens(lakeshore.resolve_control_plane(root.path), name)
 
@@ -237,7 +237,7 @@ def _over(obs: Observation) -> list[str]:
 
 def _forget_host(obs: Observation) -> list[str]:
     """Remove the host ``connect`` recorded once its daemon is gone from there."""
-    from ..daemon_host import clear
+    from ..daemon.host import clear
 
     gone = clear(obs.dir)
     return [str(gone)] if gone else []
@@ -251,7 +251,7 @@ def _after(
     notes: list[str],
     headline: str,
 ) -> ProviderLifecycleResult:
-    from .. import rows
+    from ..world import rows
 
     final = observe(obs.name, root, obs.dream_dir, probe=False)
     dv = derive(final)

@@ -12,12 +12,12 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from .. import lakeshore
-from ..contract import ProviderLifecycleResult
-from ..derive import Observation
-from ..errors import DreamlakeError
-from ..observe import observe, to_result
-from ..paths import NAME_RE, Root
+from ..contract.errors import DreamlakeError
+from ..contract.result import ProviderLifecycleResult
+from ..world import lakeshore
+from ..world.derive import Observation
+from ..world.observe import observe, to_result
+from ..world.paths import NAME_RE, Root
 from ._common import error_result, root_for
 
 
@@ -68,9 +68,9 @@ def list_failure(exc: DreamlakeError, dream_dir: str | None) -> ProviderLifecycl
     """``list`` could not look (a broken ``.dreamrc``): the one failure shape, its
     next action fixing the file at fault (when there is one) and then listing again.
     What ``provider list`` prints instead of the array, and what the MCP tool answers."""
-    from .. import commands
-    from ..contract import EditThenContinue, Run
-    from ..paths import find_root
+    from ..contract import commands
+    from ..contract.result import EditThenContinue, Run
+    from ..world.paths import find_root
 
     again = commands.list_(dream_dir)
     bad = getattr(exc, "path", None)

@@ -12,9 +12,10 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from .. import commands
 from ..backends.base import Progress
-from ..contract import (
+from ..contract import commands
+from ..contract.errors import BackendError, BinaryMissing, DreamlakeError, UsageError
+from ..contract.result import (
     Blocking,
     EditThenContinue,
     LockInfo,
@@ -22,10 +23,9 @@ from ..contract import (
     Run,
     Shell,
 )
-from ..derive import Derived, Observation, derive, edit_action, step_action
-from ..errors import BackendError, BinaryMissing, DreamlakeError, UsageError
-from ..observe import observe, to_result
-from ..paths import Root, check_name
+from ..world.derive import Derived, Observation, derive, edit_action, step_action
+from ..world.observe import observe, to_result
+from ..world.paths import Root, check_name
 from ._common import error_result, root_for
 
 SPENDS_MONEY = "nothing has been applied. The next command spends money."

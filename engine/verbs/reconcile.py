@@ -28,13 +28,13 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from .. import commands, daemon_key, lakeshore
 from ..backends.base import Progress
-from ..contract import ProviderLifecycleResult, Run
-from ..daemon_suspend import HostDaemon
-from ..derive import Derived, Observation, derive, gated_run
-from ..errors import DreamlakeError
-from ..lifecycle import (
+from ..contract import commands
+from ..contract.errors import DreamlakeError
+from ..contract.result import ProviderLifecycleResult, Run
+from ..daemon import key as daemon_key
+from ..daemon.suspend import HostDaemon
+from ..lifecycle.actual import (
     ShellFactory,
     actual_status,
     daemon_shell_target,
@@ -42,10 +42,12 @@ from ..lifecycle import (
     observe_host,
     read_applied_stopped,
 )
-from ..observe import observe, to_result
-from ..paths import ProviderPaths, Root, check_name
-from ..planner import plan_step
-from ..target import Target, read_target, write_target
+from ..lifecycle.planner import plan_step
+from ..lifecycle.target import Target, read_target, write_target
+from ..world import lakeshore
+from ..world.derive import Derived, Observation, derive, gated_run
+from ..world.observe import observe, to_result
+from ..world.paths import ProviderPaths, Root, check_name
 from ._common import error_result, root_for
 
 DEFAULT_WATCH = 20.0
@@ -167,7 +169,7 @@ def _run(
     watch: float,
     drain: float,
 ) -> ProviderLifecycleResult:
-    from ..gating import STEP_WORDS
+    from ..lifecycle.gating import STEP_WORDS
     from ._busy import busy, may_act
 
     assert obs.record is not None
@@ -224,7 +226,7 @@ def _run(
             lines,
             yes,
         )
-    from ..intent import recording
+    from ..world.intent import recording
 
     # What this verb started is recorded until it returns: interrupted, it is
     # recognised as this verb and re-run (see ..intent).
@@ -452,9 +454,9 @@ def _drain_on_the_machine(
     (over ssh to the host ``connect`` recorded — never one guessed from the
     outputs). Best effort: a machine that cannot be reached is stopped anyway, and
     the result says its daemon was not drained."""
-    from ..daemon_host import unrecorded_note, where
-    from ..daemon_suspend import suspend_daemon
-    from ..lifecycle import default_shell_factory
+    from ..daemon.host import unrecorded_note, where
+    from ..daemon.suspend import suspend_daemon
+    from ..lifecycle.actual import default_shell_factory
 
     if obs.claims is None or obs.claims.live == 0 or obs.infra is None:
         return []
@@ -488,8 +490,8 @@ def _suspend(
     drain: float,
     host: HostDaemon | None,
 ) -> ProviderLifecycleResult:
-    from ..daemon_suspend import suspend_daemon
-    from ..lifecycle import default_shell_factory
+    from ..daemon.suspend import suspend_daemon
+    from ..lifecycle.actual import default_shell_factory
 
     if level(obs) == "infrastructure":
         lines = [*lines, *_drain_on_the_machine(obs, say, factory, drain)]
@@ -525,8 +527,8 @@ def _resume(
     watch: float,
     host: HostDaemon | None,
 ) -> ProviderLifecycleResult:
-    from ..daemon_suspend import Unrecoverable, resume_daemon
-    from ..lifecycle import default_shell_factory
+    from ..daemon.suspend import Unrecoverable, resume_daemon
+    from ..lifecycle.actual import default_shell_factory
 
     name, dd = obs.name, obs.dream_dir
     if level(obs) == "infrastructure":

@@ -3,7 +3,7 @@
 Each ``KEY`` is a decision of the provider's template (its ``key``, or the variable
 it names). The value is read as the variable's declared type and written into the
 provider's own file — ``terraform.tfvars``, ``Pulumi.<stack>.yaml`` or
-``adopt.json`` — atomically, the rest of the file kept (``engine/decision_write.py``).
+``adopt.json`` — atomically, the rest of the file kept (``engine/scan/write.py``).
 Then the same decision scan as ``create --continue`` judges the file: a value it
 refuses puts every file back as it was and comes back as an ``error`` saying why;
 otherwise the result is the one ``create --continue`` returns.
@@ -15,11 +15,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .. import commands
-from ..contract import EditThenContinue, ProviderLifecycleResult, Run
-from ..errors import DreamlakeError
-from ..paths import ProviderPaths, check_name
-from ..vendors import Decision, Template
+from ..contract import commands
+from ..contract.errors import DreamlakeError
+from ..contract.result import EditThenContinue, ProviderLifecycleResult, Run
+from ..world.paths import ProviderPaths, check_name
+from ..world.vendors import Decision, Template
 from ._common import error_result, root_for
 
 
@@ -36,7 +36,7 @@ def _target(paths: ProviderPaths, backend: str, d: Decision) -> Path:
 
 
 def _kind(paths: ProviderPaths, template: Template, backend: str, d: Decision, text: str) -> Any:
-    from .. import decision_write as dw
+    from ..scan import write as dw
 
     if backend == "pulumi":
         from ..backends.pulumi.project import config_model
@@ -62,7 +62,7 @@ def _kind(paths: ProviderPaths, template: Template, backend: str, d: Decision, t
 
 
 def _edit(paths: ProviderPaths, backend: str, d: Decision, text: str, value: Any) -> str:
-    from .. import decision_write as dw
+    from ..scan import write as dw
 
     if backend == "pulumi":
         from ..backends.pulumi.project import PulumiProject
@@ -95,9 +95,9 @@ def set_values(
     cwd: Path | None = None,
 ) -> ProviderLifecycleResult:
     """Write ``values`` (decision key → value) into the provider's own files."""
-    from ..fsutil import atomic_write
-    from ..observe import observe
-    from ..readers import FileProblem, read_text
+    from ..settings.fsutil import atomic_write
+    from ..settings.readers import FileProblem, read_text
+    from ..world.observe import observe
 
     root = root_for(dream_dir, cwd)
     try:
@@ -195,7 +195,7 @@ def set_values(
 
 
 def _typed(raw: Any, kind: Any) -> Any:
-    from ..decision_write import coerce
+    from ..scan.write import coerce
 
     return coerce(raw, kind)
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from .. import commands
-from ..contract import ProviderLifecycleResult
-from ..errors import DreamlakeError
-from ..observe import observe, to_result
-from ..paths import check_name
+from ..contract import commands
+from ..contract.errors import DreamlakeError
+from ..contract.result import ProviderLifecycleResult
+from ..world.observe import observe, to_result
+from ..world.paths import check_name
 from ._common import error_result, root_for
 
 
@@ -22,7 +22,7 @@ def status(
         obs = observe(name, root, dream_dir, probe=probe)
     except DreamlakeError as exc:
         return error_result(exc, name, root=root, dream_dir=dream_dir)
-    from ..supervision import observe_supervisor
+    from ..daemon.probe import observe_supervisor
 
     sup, host, deg = observe_supervisor(obs)  # the host says, as it told connect
     if sup is not None:

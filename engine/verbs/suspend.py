@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..backends.base import Progress
-from ..contract import ProviderLifecycleResult
-from ..lifecycle import ShellFactory
+from ..contract.result import ProviderLifecycleResult
+from ..lifecycle.actual import ShellFactory
 from .reconcile import run
 
 

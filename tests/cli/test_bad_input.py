@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 DREAMLAKE = [sys.executable, "-m", "dreamlake.cli.main"]
-LAKESHORE = [sys.executable, "-m", "dreamlake.cli.lakeshore"]
+LAKESHORE = [sys.executable, "-m", "dreamlake.cli.lakeshore.app"]
 TIMEOUT = 30  # a hang fails the test instead of the suite
 
 BILLION_LAUGHS = "\n".join(

@@ -16,7 +16,7 @@ import dreamlake
 BIN = Path(sys.executable).parent
 COMMANDS = {
     "dreamlake": [sys.executable, "-m", "dreamlake.cli.main"],
-    "lakeshore": [sys.executable, "-m", "dreamlake.cli.lakeshore"],
+    "lakeshore": [sys.executable, "-m", "dreamlake.cli.lakeshore.app"],
     "nymph": [sys.executable, "-m", "dreamlake.controlplane.nymph.main"],
 }
 

@@ -29,7 +29,7 @@ sys.argv = [which, *args]
 if which == "dreamlake":
     from dreamlake.cli.entry import main
 else:
-    from dreamlake.cli.lakeshore import main
+    from dreamlake.cli.lakeshore.app import main
 try:
     rc = main()
     if which == "dreamlake":

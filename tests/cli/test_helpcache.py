@@ -47,7 +47,7 @@ def test_columns_is_what_click_would_wrap_to(monkeypatch: pytest.MonkeyPatch) ->
 def _ask(args: list[str], cache: Path, width: int) -> tuple[int, str, bool]:
     """(exit code, stdout, whether typer was imported) of one ``dreamlake ARGS``."""
     code = (
-        "import sys; from dreamlake.engine import usercache; usercache.RACY_SECONDS = 0; "
+        "import sys; from dreamlake.engine.settings import usercache; usercache.RACY_SECONDS = 0; "
         "from dreamlake.cli.entry import main; "
         f"rc = main({args!r}); sys.stdout.flush(); "
         "print('\\n@typer', 'typer' in sys.modules, file=sys.stderr); sys.exit(rc)"

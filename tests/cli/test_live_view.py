@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from dreamlake.cli.progress_view import LiveState, wants_live
 from dreamlake.engine.backends.terraform.binaries import at_least, available
-from dreamlake.engine.events import ProgressEvent
+from dreamlake.engine.contract.events import ProgressEvent
 
 DREAMLAKE = Path(sys.executable).parent / "dreamlake"
 

@@ -13,9 +13,9 @@ import pytest
 
 mcp = pytest.importorskip("mcp", reason="needs the MCP SDK (pip install 'dreamlake[mcp]')")
 
-from dreamlake.cli import mcp_server  # noqa: E402
-from dreamlake.cli.mcp_next import call_for, with_calls_schema  # noqa: E402
-from dreamlake.engine.contract import (  # noqa: E402
+from dreamlake.cli.mcp import server as mcp_server  # noqa: E402
+from dreamlake.cli.mcp.next_action import call_for, with_calls_schema  # noqa: E402
+from dreamlake.engine.contract.result import (  # noqa: E402
     EditThenContinue,
     ProviderLifecycleResult,
     json_schema,
@@ -309,7 +309,7 @@ def test_a_next_action_names_its_tool_and_arguments(command: str, call: Any) -> 
 
 
 def test_progress_notifications_carry_a_sentence() -> None:
-    from dreamlake.engine.events import ProgressEvent
+    from dreamlake.engine.contract.events import ProgressEvent
 
     ev = ProgressEvent(
         type="resource_start", seq=3, elapsed=1.0, verb="apply", provider="lab",
@@ -369,7 +369,7 @@ def test_an_agent_without_an_editor_finishes_the_decisions(project: Path) -> Non
 
 def test_the_agent_loop_resource_reads_as_the_spec_loop() -> None:
     """Step 4 goes back to step 1; the FUSE rule is its own paragraph, not a step."""
-    from dreamlake.cli.agent_loop import LOOP, TEXT
+    from dreamlake.cli.mcp.agent_loop import LOOP, TEXT
 
     assert "3. nextAction == null → done. Stop.\n" in LOOP
     assert "4. Go to 1.\n\nFUSE: if two consecutive runs" in LOOP

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from dreamlake.controlplane.client import Client
-from dreamlake.engine.demo import EmbeddedServer, start_server
+from dreamlake.engine.verbs.demo import EmbeddedServer, start_server
 
 EXE = Path(sys.executable).parent / "dreamlake"
 ARGV = [str(EXE)] if EXE.exists() else [sys.executable, "-m", "dreamlake.cli.main"]

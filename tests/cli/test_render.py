@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from dreamlake.cli.render import render
-from dreamlake.engine.contract import ProviderLifecycleResult
+from dreamlake.engine.contract.result import ProviderLifecycleResult
 
 
 def result(**kw: Any) -> ProviderLifecycleResult:

@@ -42,7 +42,7 @@ def free_port() -> int:
 
 def lakeshore_argv() -> list[str]:
     exe = BIN / "lakeshore"
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "dreamlake.cli.lakeshore"]
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "dreamlake.cli.lakeshore.app"]
 
 
 def nymph_argv() -> list[str]:

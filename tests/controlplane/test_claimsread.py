@@ -1,4 +1,4 @@
-"""Claims read on the event loop (controlplane/server/claimsread.py) on real SQLite
+"""Claims read on the event loop (controlplane/server/fleet/claimsread.py) on real SQLite
 and PostgreSQL: the same answers as ``store.claims`` for every identity rule, the
 heartbeat overlay included; the thread answers when the loop's way fails."""
 
@@ -15,8 +15,9 @@ import pytest
 from dreamlake.controlplane.db import make_sessionmaker, utcnow
 from dreamlake.controlplane.models import Namespace, Worker
 from dreamlake.controlplane.registry.models import Provider
-from dreamlake.controlplane.server import claimsread, store
-from dreamlake.controlplane.server.heartbeats import Heartbeats
+from dreamlake.controlplane.server import store
+from dreamlake.controlplane.server.fleet import claimsread
+from dreamlake.controlplane.server.fleet.heartbeats import Heartbeats
 from sqlalchemy.orm import Session, sessionmaker
 
 LIVE = 30.0

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 from dreamlake.controlplane.client import ApiFailure, Client
-from dreamlake.engine.errors import DreamlakeError
-from dreamlake.engine.lakeshore import ControlPlane
+from dreamlake.engine.contract.errors import DreamlakeError
 from dreamlake.engine.verbs.connect import _token
+from dreamlake.engine.world.lakeshore import ControlPlane
 from lakeshore_fixtures import ServerProc, free_port
 
 

@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
-from dreamlake.engine import lakeshore
-from dreamlake.engine.contract import Claim
-from dreamlake.engine.lakeshore import (
+from dreamlake.engine.contract.result import Claim
+from dreamlake.engine.world import lakeshore
+from dreamlake.engine.world.lakeshore import (
     DEFAULT_NAMESPACE,
     EMBEDDED_URL,
     ControlPlane,
@@ -160,7 +160,7 @@ def test_module_stays_light() -> None:
     import sys
 
     code = (
-        "import sys, dreamlake.engine.lakeshore as m; "
+        "import sys, dreamlake.engine.world.lakeshore as m; "
         "heavy = [n for n in ('fastapi', 'sqlalchemy', 'httpx', 'uvicorn', 'alembic') if n in sys.modules]; "
         "print(','.join(heavy))"
     )

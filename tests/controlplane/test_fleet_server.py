@@ -80,7 +80,7 @@ def test_first_secret_writes_race_free(start_server: Callable[..., ServerProc]) 
 
 
 def test_key_file_creation_is_race_free(tmp_path: Path) -> None:
-    from dreamlake.controlplane.server.keys import load_key
+    from dreamlake.controlplane.server.access.keys import load_key
     from dreamlake.controlplane.server.settings import Settings
 
     settings = Settings(data_dir=tmp_path)

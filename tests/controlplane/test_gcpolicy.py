@@ -1,4 +1,4 @@
-"""The server's collector policy (controlplane/server/gcpolicy.py): off leaves
+"""The server's collector policy (controlplane/server/fleet/gcpolicy.py): off leaves
 Python's collector alone; on freezes at start and keeps freezing what survives;
 stopping unfreezes."""
 
@@ -8,7 +8,7 @@ import asyncio
 import gc
 
 import pytest
-from dreamlake.controlplane.server import gcpolicy
+from dreamlake.controlplane.server.fleet import gcpolicy
 from dreamlake.controlplane.server.settings import Settings
 
 

@@ -1,4 +1,4 @@
-"""Coalesced heartbeats (controlplane/server/heartbeats.py) on real SQLite and
+"""Coalesced heartbeats (controlplane/server/fleet/heartbeats.py) on real SQLite and
 PostgreSQL: many beats, one transaction; the stored times are the beats' own; a
 deregistered worker is not brought back; readers see a beat before it is stored and
 while it is being stored."""
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from dreamlake.controlplane.db import make_sessionmaker, utcnow
 from dreamlake.controlplane.models import Namespace, Worker
-from dreamlake.controlplane.server.heartbeats import Heartbeats
+from dreamlake.controlplane.server.fleet.heartbeats import Heartbeats
 from sqlalchemy import event, select
 from sqlalchemy.orm import Session, sessionmaker
 

@@ -1,4 +1,4 @@
-"""The hot path (controlplane/server/hotpath.py) against a real ``lakeshore serve``
+"""The hot path (controlplane/server/fleet/hotpath.py) against a real ``lakeshore serve``
 on both databases: it answers exactly what the routes answer, hands a poll to the
 route when work comes, claims nothing for a daemon that went away, and falls
 through whenever it does not know enough."""
@@ -169,11 +169,11 @@ class _Routes:
 def _state() -> Any:
     from types import SimpleNamespace
 
+    from dreamlake.controlplane.server.access.tokens import hash_token
     from dreamlake.controlplane.server.deps import Access, Caller, TokenCache
-    from dreamlake.controlplane.server.heartbeats import Heartbeats
-    from dreamlake.controlplane.server.notify import Notifier
-    from dreamlake.controlplane.server.queued import QueueHints
-    from dreamlake.controlplane.server.tokens import hash_token
+    from dreamlake.controlplane.server.fleet.heartbeats import Heartbeats
+    from dreamlake.controlplane.server.fleet.notify import Notifier
+    from dreamlake.controlplane.server.fleet.queued import QueueHints
 
     hb = Heartbeats(None, 3600)  # type: ignore[arg-type]
     hb._task = object()  # type: ignore[assignment]  # "running": the writer is not needed here
@@ -218,7 +218,7 @@ async def _call(app: Any, method: str, path: str, query: bytes = b"", **hdr: byt
 
 
 def test_in_process_what_is_answered_and_what_falls_through() -> None:
-    from dreamlake.controlplane.server.hotpath import HotPath
+    from dreamlake.controlplane.server.fleet.hotpath import HotPath
 
     async def run() -> None:
         routes, state = _Routes(), _state()

@@ -168,7 +168,7 @@ def test_a_token_of_a_stopped_server_is_not_a_holder(
 ) -> None:
     """A stopped server withdraws its presence: rotation is not refused for it."""
     from dreamlake.controlplane.db import make_engine
-    from dreamlake.controlplane.server import presence
+    from dreamlake.controlplane.server.fleet import presence
     from sqlalchemy.orm import Session
 
     b = backend

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from dreamlake.engine.lakeshore import fetch_claims, resolve_control_plane
+from dreamlake.engine.world.lakeshore import fetch_claims, resolve_control_plane
 from lakeshore_fixtures import (
     NymphProc,
     ServerProc,
@@ -119,8 +119,8 @@ def test_the_local_admin_token_goes_only_to_the_local_server(
 ) -> None:
     """``--server`` naming another host must not carry this machine's admin token
     (read from the data dir) there; ``--data-dir`` says explicitly whose it is."""
-    from dreamlake.cli.lakeshore import make_client
-    from dreamlake.cli.lakeshore_registry import _client
+    from dreamlake.cli.lakeshore.app import make_client
+    from dreamlake.cli.lakeshore.registry import _client
 
     for var in ("LAKESHORE_URL", "LAKESHORE_TOKEN", "LAKESHORE_TOKEN_FILE", "DREAMRC"):
         monkeypatch.delenv(var, raising=False)

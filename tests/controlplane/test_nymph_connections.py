@@ -201,7 +201,7 @@ def test_a_server_shutting_down_answers_held_polls_503_with_retry_after(
 ) -> None:
     """Held polls are answered, not cut off at the end of the grace period (which
     their daemons saw as a 500): a 503 whose Retry-After spreads their return."""
-    from dreamlake.controlplane.server.shedding import RETRY_RESTART
+    from dreamlake.controlplane.server.fleet.shedding import RETRY_RESTART
 
     s = start_server(db_url=db_url)
     admin = s.admin

@@ -59,7 +59,7 @@ def test_the_middlewares_refuse_in_the_same_shape(server: ServerProc) -> None:
 
 
 def test_a_shed_request_is_a_problem_with_retry_after() -> None:
-    from dreamlake.controlplane.server.shedding import overloaded
+    from dreamlake.controlplane.server.fleet.shedding import overloaded
 
     status, headers, raw = overloaded("too many requests waiting", (1, 4), fixed=3)
     assert status == 503 and dict(headers)[b"retry-after"] == b"3"

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from dreamlake.controlplane.db import make_sessionmaker, utcnow
 from dreamlake.controlplane.models import Token
+from dreamlake.controlplane.server.access.tokens import hash_token, new_token
 from dreamlake.controlplane.server.deps import TokenCache, caller_cached
 from dreamlake.controlplane.server.errors import ApiError
-from dreamlake.controlplane.server.tokens import hash_token, new_token
 
 
 def _state(engine: Any) -> tuple[Any, list[int]]:

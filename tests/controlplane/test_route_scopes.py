@@ -16,7 +16,7 @@ import urllib.request
 from typing import Any
 
 import pytest
-from dreamlake.controlplane.server import scopes
+from dreamlake.controlplane.server.access import scopes
 from lakeshore_fixtures import ServerProc
 
 
@@ -33,7 +33,7 @@ def _app_routes() -> set[tuple[str, str]]:
 def test_every_route_declares_its_scope() -> None:
     routes = _app_routes()
     undeclared = sorted(r for r in routes if r not in scopes.ROUTES)
-    assert undeclared == [], f"declare these in controlplane/server/scopes.py: {undeclared}"
+    assert undeclared == [], f"declare these in controlplane/server/access/scopes.py: {undeclared}"
     stale = sorted(
         r for r in scopes.ROUTES if r not in routes and r[1] not in ("/docs", "/openapi.json")
     )

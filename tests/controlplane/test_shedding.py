@@ -1,4 +1,4 @@
-"""The server's load shedding (controlplane/server/shedding.py) as ASGI: 503 with
+"""The server's load shedding (controlplane/server/fleet/shedding.py) as ASGI: 503 with
 Retry-After and Connection: close beyond the connection budget or the requests in
 flight; long-polls and /healthz are not counted or shed; Retry-After is spread."""
 
@@ -9,13 +9,13 @@ import json
 from types import SimpleNamespace
 from typing import Any
 
-from dreamlake.controlplane.server.serving import effective_backlog, somaxconn
-from dreamlake.controlplane.server.settings import MIN_KEEP_ALIVE_SECONDS, Settings
-from dreamlake.controlplane.server.shedding import (
+from dreamlake.controlplane.server.fleet.serving import effective_backlog, somaxconn
+from dreamlake.controlplane.server.fleet.shedding import (
     RETRY_CONNECTIONS,
     Shed,
     connection_budget,
 )
+from dreamlake.controlplane.server.settings import MIN_KEEP_ALIVE_SECONDS, Settings
 
 
 def _call(shed: Shed, path: str = "/api/x", method: str = "POST", query: bytes = b"") -> Any:

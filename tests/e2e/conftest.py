@@ -12,7 +12,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import sshd as _sshd
-from dreamlake.engine.demo import EmbeddedServer, start_server
+from dreamlake.engine.verbs.demo import EmbeddedServer, start_server
 
 
 @pytest.fixture(scope="session")

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from daemon_keys import daemon_key
-from dreamlake.engine import supervise
+from dreamlake.engine.daemon import start as supervise
 from dreamlake.engine.remote import LocalShell
 from dreamlake.engine.verbs.connect import connect
 
@@ -194,7 +194,7 @@ def test_connecting_until_the_claim_is_seen(adopted, sshd, monkeypatch: pytest.M
     # Freeze the moment right after the start: a warm daemon can register before
     # connect's one look, so connect sees the claims as they were before it (none
     # live). The real control plane answers the status calls below.
-    from dreamlake.engine.contract import Claim
+    from dreamlake.engine.contract.result import Claim
 
     with monkeypatch.context() as frozen:
         frozen.setattr(

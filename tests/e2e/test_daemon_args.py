@@ -11,12 +11,12 @@ import time
 from pathlib import Path
 
 import pytest
-from dreamlake.engine import lakeshore
 from dreamlake.engine.backends.terraform.binaries import available
-from dreamlake.engine.demo import EmbeddedServer
 from dreamlake.engine.verbs.apply import apply
 from dreamlake.engine.verbs.create import create
+from dreamlake.engine.verbs.demo import EmbeddedServer
 from dreamlake.engine.verbs.plan import plan
+from dreamlake.engine.world import lakeshore
 
 BINARIES = available()
 BIN = Path(sys.executable).parent

@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 from dreamlake.controlplane.client import Client
-from dreamlake.engine import install, supervise
+from dreamlake.engine.daemon import install
+from dreamlake.engine.daemon import start as supervise
 from dreamlake.engine.remote import LocalShell, open_ssh
 from dreamlake.engine.remote.ssh import SSHTarget
 from dreamlake.engine.verbs.connect import connect

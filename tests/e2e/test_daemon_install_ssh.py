@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 from daemon_keys import daemon_key
-from dreamlake.engine import install, supervise
+from dreamlake.engine.daemon import install
+from dreamlake.engine.daemon import start as supervise
 from dreamlake.engine.remote import LocalShell
 from dreamlake.engine.verbs.connect import connect
 from dreamlake.engine.verbs.create import create

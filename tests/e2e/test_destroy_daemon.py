@@ -21,14 +21,14 @@ import pytest
 from daemon_keys import daemon_key
 from dreamlake.controlplane.client import Client
 from dreamlake.engine.backends.terraform.binaries import available
-from dreamlake.engine.record import read_record
+from dreamlake.engine.daemon.start import stop
 from dreamlake.engine.remote import LocalShell
-from dreamlake.engine.supervise import stop
 from dreamlake.engine.verbs.apply import apply
 from dreamlake.engine.verbs.create import create
 from dreamlake.engine.verbs.destroy import destroy
 from dreamlake.engine.verbs.plan import plan
 from dreamlake.engine.verbs.status import status
+from dreamlake.engine.world.record import read_record
 
 pytestmark = [
     pytest.mark.slow,

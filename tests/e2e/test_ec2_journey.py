@@ -572,7 +572,7 @@ def test_ec2_verbs_reach_the_host_connect_was_given(
         assert reached(mark) and not install_running(key)
         assert str(record) in out["files"] and not record.exists()
     finally:
-        from dreamlake.engine import supervise
+        from dreamlake.engine.daemon import start as supervise
         from dreamlake.engine.remote import LocalShell
 
         supervise.stop(LocalShell(), key)

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from dreamlake.engine.backends.terraform.binaries import available
-from dreamlake.engine.events import ProgressEvent
+from dreamlake.engine.contract.events import ProgressEvent
 
 mcp = pytest.importorskip("mcp", reason="needs the MCP SDK (pip install 'dreamlake[mcp]')")
 
@@ -170,7 +170,7 @@ def test_agent_drives_local_to_connected_over_mcp(
         assert {"connect", "start", "wait"} <= connect_steps, events["provider_connect"]
     finally:
         from daemon_keys import daemon_key
-        from dreamlake.engine import supervise
+        from dreamlake.engine.daemon import start as supervise
         from dreamlake.engine.remote import LocalShell
 
         with contextlib.suppress(Exception):

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from aws_api import MOTO_SERVER, ec2, moto_server
 from dreamlake.engine.backends.terraform.binaries import at_least, available
-from dreamlake.engine.contract import ProviderLifecycleResult
-from dreamlake.engine.events import ProgressEvent
+from dreamlake.engine.contract.events import ProgressEvent
+from dreamlake.engine.contract.result import ProviderLifecycleResult
 
 BIN = Path(sys.executable).parent
 DREAMLAKE = BIN / "dreamlake"

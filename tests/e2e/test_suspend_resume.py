@@ -24,9 +24,9 @@ from typing import Any
 import pytest
 from daemon_keys import daemon_key
 from dreamlake.controlplane.client import Client
-from dreamlake.engine import supervise
 from dreamlake.engine.backends.terraform.binaries import available
-from dreamlake.engine.daemon_suspend import daemon_state
+from dreamlake.engine.daemon import start as supervise
+from dreamlake.engine.daemon.suspend import daemon_state
 from dreamlake.engine.remote import LocalShell
 from dreamlake.engine.verbs.apply import apply
 from dreamlake.engine.verbs.connect import connect

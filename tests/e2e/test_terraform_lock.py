@@ -16,7 +16,7 @@ import pytest
 from dreamlake.cli.render import render
 from dreamlake.engine.backends.terraform.binaries import available
 from dreamlake.engine.backends.terraform.lockinfo import LOCK_INFO, probe_fcntl
-from dreamlake.engine.contract import Run
+from dreamlake.engine.contract.result import Run
 from dreamlake.engine.verbs.apply import apply
 from dreamlake.engine.verbs.create import create
 from dreamlake.engine.verbs.plan import plan

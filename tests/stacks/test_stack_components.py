@@ -18,7 +18,7 @@ from typing import Any
 
 import hcl2
 import pytest
-from dreamlake.engine.vendors import get_template
+from dreamlake.engine.world.vendors import get_template
 from dreamlake.stacks import VENDORS
 
 HERE = Path(__file__).parent

@@ -11,7 +11,7 @@ import sys
 from importlib import import_module, resources
 
 import pytest
-from dreamlake.engine.vendors import get_template
+from dreamlake.engine.world.vendors import get_template
 from dreamlake.stacks import VENDORS
 from pydantic import ValidationError
 

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import hcl2
 import pytest
-from dreamlake.engine.paths import ProviderPaths
 from dreamlake.engine.scan.adopt import scan_adopt
 from dreamlake.engine.scan.terraform import scan_terraform
 from dreamlake.engine.scan.tfvars import unquote
-from dreamlake.engine.vendors import get_template
+from dreamlake.engine.world.paths import ProviderPaths
+from dreamlake.engine.world.vendors import get_template
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 TF_VENDORS = ["kube", "ec2", "gce", "local"]

@@ -11,7 +11,8 @@ from sqlalchemy.orm import Session
 
 from ...db import utcnow
 from ...models import Namespace, Token
-from .. import daemon_tokens
+from ..access import daemon_tokens
+from ..access.tokens import hash_token, new_token
 from ..deps import (
     Access,
     Caller,
@@ -31,7 +32,6 @@ from ..schemas import (
     TokensRevoked,
     WhoAmI,
 )
-from ..tokens import hash_token, new_token
 
 router = APIRouter(route_class=SessionRoute)
 

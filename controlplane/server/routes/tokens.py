@@ -17,10 +17,10 @@ from sqlalchemy.orm import Session
 
 from ...db import utcnow
 from ...models import Namespace, Token
+from ..access.tokens import hash_token, new_token
 from ..deps import Caller, SessionRoute, get_session, require_admin
 from ..errors import ApiError
 from ..schemas import TokenInfo, TokenOut
-from ..tokens import hash_token, new_token
 
 router = APIRouter(route_class=SessionRoute, prefix="/api/tokens")
 MAX_ID = 2**63 - 1

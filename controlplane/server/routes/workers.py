@@ -14,9 +14,12 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from ...models import Token, Worker
-from .. import claimsread, scopes, store
+from .. import store
+from ..access import scopes
 from ..deps import Access, SessionRoute, get_session, require_namespace
 from ..errors import ApiError
+from ..fleet import claimsread
+from ..fleet.shedding import restarting
 from ..runtime import heartbeats_of, queue_hints_of
 from ..schemas import (
     Claims,
@@ -30,7 +33,6 @@ from ..schemas import (
     WorkResultIn,
 )
 from ..settings import MAX_WAIT_SECONDS
-from ..shedding import restarting
 
 router = APIRouter(route_class=SessionRoute, prefix="/api/namespaces/{ns}")
 

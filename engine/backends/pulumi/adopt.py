@@ -22,12 +22,12 @@ from pathlib import Path
 
 import dreamlake
 
-from ... import commands
-from ...contract import Run, Shell
-from ...errors import DreamlakeError, UsageError
-from ...paths import Root
-from ...record import ProviderRecord
-from ...scaffold import new_provider_id
+from ...contract import commands
+from ...contract.errors import DreamlakeError, UsageError
+from ...contract.result import Run, Shell
+from ...world.paths import Root
+from ...world.record import ProviderRecord
+from ...world.scaffold import new_provider_id
 from .project import split_stack
 
 ADOPTED_VENDOR = "pulumi-stack"
@@ -70,7 +70,7 @@ def adopt(
     url = env.get("PULUMI_BACKEND_URL") or PULUMI_CLOUD
     final = root.provider_dir(name)
     if final.exists():
-        from ...record import read_record
+        from ...world.record import read_record
 
         record = read_record(final / "provider.json")
         pul = record.settings.get("pulumi") if record else None

@@ -102,7 +102,7 @@ def _progress_events(*, preview: bool, step: str | None = None) -> Callable[[Any
     """An ``on_event`` handler reporting resource steps as progress events, when the
     caller records them. The SDK calls it from its own thread, so the recorder is
     captured here, in the verb's."""
-    from ... import events
+    from ...contract import events
     from .uievents import event_fields
 
     rec = events.current()

@@ -23,12 +23,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ... import events
-from ...contract import Blocking, LockInfo, PlanCounts, Shell
-from ...errors import BackendError, DreamlakeError
-from ...fsutil import atomic_write
-from ...paths import ProviderPaths
-from ...record import now_utc, read_record
+from ...contract import events
+from ...contract.errors import BackendError, DreamlakeError
+from ...contract.result import Blocking, LockInfo, PlanCounts, Shell
+from ...settings.fsutil import atomic_write
+from ...world.paths import ProviderPaths
+from ...world.record import now_utc, read_record
 from ..base import ApplyOutcome, DestroyOutcome, InfraState, PlanOutcome, Progress
 from .adopt import not_ours
 from .automation import Automation, PulumiAutomation, StackRequest, StackSession
@@ -94,7 +94,7 @@ def _packaged_program(project: PulumiProject) -> bytes:
 
 def read_summary(project: PulumiProject) -> dict[str, Any] | None:
     try:
-        from ...readers import read_json
+        from ...settings.readers import read_json
 
         data = read_json(project.summary)
     except (OSError, ValueError):
@@ -322,7 +322,7 @@ class PulumiBackend:
 
     def _scan(self, provider_dir: Path) -> list[Blocking]:
         from ...scan.pulumi import scan_pulumi
-        from ...vendors import find_template
+        from ...world.vendors import find_template
 
         record = read_record(provider_dir / "provider.json")
         if record is None:
@@ -549,7 +549,7 @@ class PulumiBackend:
 
         file = project.stack_file.absolute()
         try:
-            from ...readers import read_text
+            from ...settings.readers import read_text
 
             text = read_text(file)
             _, lines, _issues = read_stack_config(text, project.name)

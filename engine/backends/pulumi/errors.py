@@ -25,8 +25,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ...contract import LockInfo
-from ...errors import BackendError, BinaryMissing
+from ...contract.errors import BackendError, BinaryMissing
+from ...contract.result import LockInfo
 from .runtime import install_action
 
 _RESULT = re.compile(r"^\s*code: (-?\d+)\n stdout: (.*)\n stderr: (.*)\Z", re.S)

@@ -33,8 +33,8 @@ from typing import Any
 
 import yaml
 
-from ...readers import read_text
-from ...yamlload import safe_load
+from ...settings.readers import read_text
+from ...settings.yamlload import safe_load
 
 PROJECT_DEFAULT = "dreamlake"
 MAIN = "__main__.py"
@@ -83,8 +83,8 @@ class PulumiProject:
 
     @classmethod
     def of(cls, provider_dir: Path) -> PulumiProject:
-        from ...errors import DreamlakeError
-        from ...record import read_record
+        from ...contract.errors import DreamlakeError
+        from ...world.record import read_record
 
         name = provider_dir.name
         folder = provider_dir / "pulumi"

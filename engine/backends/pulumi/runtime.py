@@ -21,10 +21,10 @@ import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
-from ...contract import Shell
-from ...errors import BinaryMissing, DreamlakeError
-from ...fsutil import atomic_write
-from ...record import read_record
+from ...contract.errors import BinaryMissing, DreamlakeError
+from ...contract.result import Shell
+from ...settings.fsutil import atomic_write
+from ...world.record import read_record
 from .project import PulumiProject
 
 

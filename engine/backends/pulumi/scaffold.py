@@ -27,7 +27,7 @@ from typing import Any
 
 import yaml
 
-from ...vendors import Template
+from ...world.vendors import Template
 from .project import BACKUPS, MAIN, PASSPHRASE, PROJECT_DEFAULT, STATE, SUMMARY, UPDATE_PLAN
 
 STACKS_PACKAGE = "dreamlake.stacks"
@@ -54,7 +54,7 @@ def scaffold_files(template: Template, name: str) -> dict[str, bytes]:
 def program_source(vendor: str) -> bytes:
     node = resources.files(STACKS_PACKAGE).joinpath(vendor).joinpath("program.py")
     if not node.is_file():
-        from ...errors import UsageError
+        from ...contract.errors import UsageError
 
         raise UsageError(
             f"vendor {vendor!r} has no Pulumi program (dreamlake.stacks.{vendor}); "

@@ -39,8 +39,8 @@ from typing import Any
 
 import yaml
 
-from ...readers import MAX_STATE, loads_json, read_bytes, read_json, read_text
-from ...yamlload import safe_load
+from ...settings.readers import MAX_STATE, loads_json, read_bytes, read_json, read_text
+from ...settings.yamlload import safe_load
 
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"

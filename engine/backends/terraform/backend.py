@@ -7,11 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ... import events
 from ...backends.base import ApplyOutcome, DestroyOutcome, InfraState, PlanOutcome, Progress
-from ...contract import LockInfo
-from ...errors import BackendError
-from ...vendors import Template
+from ...contract import events
+from ...contract.errors import BackendError
+from ...contract.result import LockInfo
+from ...world.vendors import Template
 from . import planfile, uijson
 from .diagnostics import blocking_from_diagnostics
 from .location import state_location
@@ -42,8 +42,8 @@ class StateLocked(BackendError):
 
 
 def _template_for(provider_dir: Path) -> Template | None:
-    from ...record import read_record
-    from ...vendors import find_template
+    from ...world.record import read_record
+    from ...world.vendors import find_template
 
     try:
         record = read_record(provider_dir / "provider.json")

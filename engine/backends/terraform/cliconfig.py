@@ -1,7 +1,7 @@
 """Environment for terraform runs that depends on the provider's settings (plugin
 mirrors, endpoint overrides). The runner merges ``cli_env`` into every run.
 
-From the settings in force (see ``dreamlake.engine.endpoints``):
+From the settings in force (see ``dreamlake.engine.settings.endpoints``):
 
 * a plugin mirror or plugin cache directory → a CLI config file generated at
   ``terraform/.terraform/dreamlake.tfrc`` (inside terraform's own, git-ignored
@@ -24,8 +24,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ... import endpoints
-from ...fsutil import atomic_write
+from ...settings import endpoints
+from ...settings.fsutil import atomic_write
 
 CONFIG_NAME = "dreamlake.tfrc"
 

@@ -14,8 +14,8 @@ import json
 from pathlib import Path
 
 from ...backends.base import DestroyOutcome, Progress
-from ...contract import LockInfo, PlanCounts
-from ...errors import BackendError
+from ...contract.errors import BackendError
+from ...contract.result import LockInfo, PlanCounts
 from . import planfile, uijson
 from .location import state_location
 from .lockinfo import lock_from_diagnostic

@@ -20,8 +20,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ...contract import Blocking, BlockingReason
-from ...vendors import Template
+from ...contract.result import Blocking, BlockingReason
+from ...world.vendors import Template
 
 UNSET_SUMMARIES = frozenset({"No value for required variable", "Required variable not set"})
 INVALID_SUMMARIES = frozenset({"Invalid value for variable", "Invalid value for input variable"})

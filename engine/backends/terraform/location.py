@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...readers import read_text
+from ...settings.readers import read_text
 from .statefile import STATE_FILE
 
 _BACKEND_BLOCK = re.compile(r'^\s*(?:backend\s+"([\w-]+)"|cloud)\s*\{', re.MULTILINE)
@@ -29,7 +29,7 @@ class StateLocation:
 
 def _init_backend(tf_dir: Path) -> tuple[str | None, dict[str, Any]]:
     try:
-        from ...readers import read_json
+        from ...settings.readers import read_json
 
         data = read_json(tf_dir / ".terraform" / "terraform.tfstate")
         backend = data.get("backend") or {}

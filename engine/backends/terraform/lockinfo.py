@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ...contract import LockInfo
-from ...readers import loads_json, read_bytes
+from ...contract.result import LockInfo
+from ...settings.readers import loads_json, read_bytes
 
 LOCK_INFO = ".terraform.tfstate.lock.info"
 

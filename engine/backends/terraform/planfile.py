@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...contract import PlanCounts
-from ...fsutil import atomic_write
-from ...record import now_utc
+from ...contract.result import PlanCounts
+from ...settings.fsutil import atomic_write
+from ...world.record import now_utc
 from .location import state_location
 from .planname import PLAN_FILE
 from .statefile import read_state, state_fingerprint
@@ -92,7 +92,7 @@ class PlanRecord:
 
     @classmethod
     def from_json(cls, text: str) -> PlanRecord:
-        from ...readers import loads_json
+        from ...settings.readers import loads_json
 
         data = loads_json(text)
         if not isinstance(data, dict) or data.get("format") != META_FORMAT:
@@ -154,7 +154,7 @@ def write_record(tf_dir: Path, record: PlanRecord) -> Path:
 
 def read_record(tf_dir: Path) -> PlanRecord | None:
     try:
-        from ...readers import read_text
+        from ...settings.readers import read_text
 
         return PlanRecord.from_json(read_text(tf_dir / META_FILE))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...contract import PlanCounts
+from ...contract.result import PlanCounts
 
 
 def plan_counts(plan: Mapping[str, Any]) -> PlanCounts:

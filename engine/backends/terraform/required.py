@@ -24,8 +24,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...contract import Shell
-from ...errors import BinaryMissing
+from ...contract.errors import BinaryMissing
+from ...contract.result import Shell
 from .runner import ENV_BINARY, OFFICIAL_INSTALL, run, terraform_binary
 from .tfexec import version_args
 

@@ -22,8 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...contract import Shell
-from ...errors import BackendError, BinaryMissing
+from ...contract.errors import BackendError, BinaryMissing
+from ...contract.result import Shell
 from .cliconfig import cli_env
 
 ENV_BINARY = "TERRAFORM_BINARY"
@@ -116,7 +116,7 @@ def run(
         raise ValueError("a streamed terraform run takes no timeout: it is never killed half-way")
     argv = [binary or terraform_binary(), *args]
     env = run_env(provider_dir)
-    from ...trace import traced
+    from ...settings.trace import traced
 
     try:
         with traced(argv, cwd) as t:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from ... import events
 from ...backends.base import Progress
+from ...contract import events
 from . import uievents, uijson
 from .location import state_location
 from .lockinfo import lock_info_path

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from ...backends.base import InfraState
-from ...contract import EditThenContinue, LockInfo
-from ...errors import DreamlakeError
+from ...contract.errors import DreamlakeError
+from ...contract.result import EditThenContinue, LockInfo
 from .location import state_location
 from .lockinfo import lock_info_path, probe_fcntl, read_lock_info, to_lock
 from .planfile import Freshness, freshness

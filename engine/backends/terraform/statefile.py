@@ -91,7 +91,7 @@ def parse_state(data: dict[str, Any], *, mtime: float | None = None) -> StateFil
 
 
 def read_state(path: Path) -> StateFile:
-    from ...readers import MAX_STATE, FileProblem, loads_json, read_bytes
+    from ...settings.readers import MAX_STATE, FileProblem, loads_json, read_bytes
 
     try:
         st = path.stat()
@@ -128,7 +128,7 @@ def read_state(path: Path) -> StateFile:
 def state_fingerprint(path: Path) -> str:
     """A content fingerprint; a missing and a 0-byte state are the same "absent"
     (terraform reads both as no state)."""
-    from ...readers import MAX_STATE, read_bytes
+    from ...settings.readers import MAX_STATE, read_bytes
 
     try:
         raw = read_bytes(path, limit=MAX_STATE)  # a FIFO or a device is not read

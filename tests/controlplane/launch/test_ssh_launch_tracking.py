@@ -200,7 +200,8 @@ def _stray_daemon(srv: Any, host: Any, provider: str, tmp_path: Path) -> str:
 
 def _start_daemon(url: str, host: Any, provider: str, tmp_path: Path, token: str) -> None:
     """Start a daemon of ``provider`` on ``host`` with the engine's installer."""
-    from dreamlake.engine import install, supervise
+    from dreamlake.engine.daemon import install
+    from dreamlake.engine.daemon import start as supervise
     from dreamlake.engine.remote import open_ssh
     from dreamlake.engine.remote.ssh import SSHTarget
 

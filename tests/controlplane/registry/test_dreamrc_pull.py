@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from dreamlake.engine.dreamrc import cache_path, load_dreamrc, resolve_provider
+from dreamlake.engine.settings.dreamrc import cache_path, load_dreamrc, resolve_provider
 from registry_harness import Server, free_port, record
 
 

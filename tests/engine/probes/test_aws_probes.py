@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-from dreamlake.engine.paths import ProviderPaths
 from dreamlake.engine.probes import decided_value, run_probes
+from dreamlake.engine.world.paths import ProviderPaths
 
 AMI = "ami-760aaa0f"  # one of the images moto serves in every region
 
@@ -124,7 +124,7 @@ def test_no_credentials_means_no_observed_and_no_probe(tmp_path: Path) -> None:
     paths = _provider(tmp_path)
     code = (
         "import sys, json; from pathlib import Path\n"
-        "from dreamlake.engine.paths import ProviderPaths\n"
+        "from dreamlake.engine.world.paths import ProviderPaths\n"
         "from dreamlake.engine.probes import run_probes\n"
         f"r = run_probes({{'aws-regions-in-use', 'aws-subnets'}}, ProviderPaths(Path({str(paths.dir)!r})))\n"
         "print(json.dumps([r[0], r[1], 'boto3' in sys.modules]))\n"

@@ -11,8 +11,8 @@ import os
 from pathlib import Path
 
 import pytest
-from dreamlake.engine.paths import ProviderPaths
 from dreamlake.engine.probes import run_probes
+from dreamlake.engine.world.paths import ProviderPaths
 
 GCLOUD_DOUBLE = """#!/bin/sh
 # test double of gcloud: records its argv, prints accelerator zones

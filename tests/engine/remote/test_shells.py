@@ -7,7 +7,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from dreamlake.engine.errors import RemoteError
+from dreamlake.engine.contract.errors import RemoteError
 from dreamlake.engine.remote import LocalShell, home, open_ssh, parse_host
 from dreamlake.engine.remote.ssh import SSHTarget
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 from dreamlake.engine.backends.pulumi.scaffold import scaffold_files
-from dreamlake.engine.paths import ProviderPaths
 from dreamlake.engine.scan.pulumi import commented_lines, read_stack_config, scan_pulumi
-from dreamlake.engine.vendors import get_template
+from dreamlake.engine.world.paths import ProviderPaths
+from dreamlake.engine.world.vendors import get_template
 
 
 def _scaffold(tmp_path: Path, vendor: str, name: str = "lab") -> ProviderPaths:

@@ -10,13 +10,13 @@ import time
 from pathlib import Path
 
 import pytest
-from dreamlake.engine import usercache
-from dreamlake.engine.contract import Blocking
-from dreamlake.engine.paths import ProviderPaths
+from dreamlake.engine.contract.result import Blocking
 from dreamlake.engine.scan import cache
 from dreamlake.engine.scan.result import scan
 from dreamlake.engine.scan.terraform import scan_terraform
-from dreamlake.engine.vendors import Decision, Template, get_template
+from dreamlake.engine.settings import usercache
+from dreamlake.engine.world.paths import ProviderPaths
+from dreamlake.engine.world.vendors import Decision, Template, get_template
 
 TEMPLATES = Path(__file__).resolve().parents[3] / "templates"
 GOOD = 'workdir = "/srv/nymph"\nqueues = ["default"]\nworker_name = "box-1"\n'

@@ -7,11 +7,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from dreamlake.engine.contract import EditThenContinue
-from dreamlake.engine.errors import DreamlakeError
-from dreamlake.engine.paths import ProviderPaths
+from dreamlake.engine.contract.errors import DreamlakeError
+from dreamlake.engine.contract.result import EditThenContinue
 from dreamlake.engine.scan.terraform import scan_terraform
-from dreamlake.engine.vendors import Decision, Template, get_template
+from dreamlake.engine.world.paths import ProviderPaths
+from dreamlake.engine.world.vendors import Decision, Template, get_template
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from dreamlake.engine.paths import ProviderPaths
 from dreamlake.engine.scan.terraform import scan_terraform
-from dreamlake.engine.vendors import Decision, Template
+from dreamlake.engine.world.paths import ProviderPaths
+from dreamlake.engine.world.vendors import Decision, Template
 
 
 def scan(tmp_path: Path, variables: str, tfvars: str) -> list[tuple[str, str | None]]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from dreamlake.engine.backends.terraform.binaries import at_least, available
-from dreamlake.engine.contract import EditThenContinue, Run
+from dreamlake.engine.contract.result import EditThenContinue, Run
 from dreamlake.engine.verbs.apply import apply
 from dreamlake.engine.verbs.create import create
 from dreamlake.engine.verbs.plan import plan

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dreamlake.engine.contract import Shell
-from dreamlake.engine.errors import RemoteError
+from dreamlake.engine.contract.errors import RemoteError
+from dreamlake.engine.contract.result import Shell
 from dreamlake.engine.remote.ssh import SSHTarget
 from dreamlake.engine.verbs.connect import connect
 from dreamlake.engine.verbs.create import create

@@ -35,7 +35,7 @@ def test_kube_connect_points_at_the_launcher(
 
 
 def test_an_applied_cluster_is_launched_not_connected() -> None:
-    from dreamlake.engine.contract import Run
+    from dreamlake.engine.contract.result import Run
     from dreamlake.engine.verbs.connect_in_cluster import next_action
 
     plan = Run(command="dreamlake provider plan -n cluster")

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dreamlake.engine.errors import RemoteError
+from dreamlake.engine.contract.errors import RemoteError
 from dreamlake.engine.remote.ssh import SSHTarget
 from dreamlake.engine.verbs.apply import apply
 from dreamlake.engine.verbs.connect import connect
@@ -77,9 +77,9 @@ def test_the_host_connect_recorded_wins_over_worker_host(
     """A restart (``connect`` without ``--host``, as status's next action says) goes to
     the host connect used before, not to the ``worker_host`` output; later verbs never
     reach an output-derived host connect did not record."""
-    from dreamlake.engine import daemon_host
-    from dreamlake.engine.observe import observe
-    from dreamlake.engine.paths import find_root
+    from dreamlake.engine.daemon import host as daemon_host
+    from dreamlake.engine.world.observe import observe
+    from dreamlake.engine.world.paths import find_root
 
     _applied(project, "kept")
     pdir = project / ".dream" / "providers" / "kept"
@@ -112,7 +112,7 @@ def test_a_new_host_takes_the_daemon_down_on_the_recorded_one_first(
 ) -> None:
     """One daemon per provider: connect to another host than the recorded one stops
     (and removes) the daemon there first; unreachable, that is a note and connect goes on."""
-    from dreamlake.engine import daemon_host
+    from dreamlake.engine.daemon import host as daemon_host
 
     _applied(project, "moving")
     pdir = project / ".dream" / "providers" / "moving"

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from dreamlake.engine.contract import EditThenContinue, Run
+from dreamlake.engine.contract.result import EditThenContinue, Run
 from dreamlake.engine.verbs.create import create
 from dreamlake.engine.verbs.status import status
 

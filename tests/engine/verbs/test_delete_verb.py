@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from dreamlake.engine.backends.terraform.binaries import available
-from dreamlake.engine.contract import Run
+from dreamlake.engine.contract.result import Run
 from dreamlake.engine.verbs import delete as delete_mod
 from dreamlake.engine.verbs.apply import apply
 from dreamlake.engine.verbs.create import create

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from dreamlake.controlplane.client import ApiFailure, Client
-from dreamlake.engine.demo import EmbeddedServer, start_server
 from dreamlake.engine.verbs.create import create
+from dreamlake.engine.verbs.demo import EmbeddedServer, start_server
 from dreamlake.engine.verbs.destroy import destroy
 
 pytestmark = pytest.mark.slow

@@ -20,7 +20,7 @@ from dreamlake.cli.render import render
 from dreamlake.engine.backends.terraform.binaries import at_least, available
 from dreamlake.engine.backends.terraform.lockinfo import LOCK_INFO, probe_fcntl
 from dreamlake.engine.backends.terraform.tfexec import DESTROY_PLAN_FILE
-from dreamlake.engine.contract import EditThenContinue, Run
+from dreamlake.engine.contract.result import EditThenContinue, Run
 from dreamlake.engine.verbs.apply import apply
 from dreamlake.engine.verbs.connect import connect
 from dreamlake.engine.verbs.create import create

@@ -15,15 +15,15 @@ from pathlib import Path
 
 import pytest
 from dreamlake.engine.backends.terraform.binaries import at_least, available
-from dreamlake.engine.contract import ProviderLifecycleResult
-from dreamlake.engine.intent import write_intent
-from dreamlake.engine.pool import acquire
+from dreamlake.engine.contract.result import ProviderLifecycleResult
+from dreamlake.engine.lifecycle.pool import acquire
 from dreamlake.engine.verbs.apply import apply
 from dreamlake.engine.verbs.connect import connect
 from dreamlake.engine.verbs.create import create
 from dreamlake.engine.verbs.delete import delete
 from dreamlake.engine.verbs.plan import plan
 from dreamlake.engine.verbs.status import status
+from dreamlake.engine.world.intent import write_intent
 
 NEW = [(v, p) for v, p in available() if at_least(v, "1.4.0")]
 GOOD = 'workdir = "/tmp/nymph-work"\nqueues = ["default"]\nworker_name = "lab-1"\n'

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from dreamlake.cli.main import main
-from dreamlake.engine.gating import ACTIONS
+from dreamlake.engine.lifecycle.gating import ACTIONS
 from dreamlake.engine.verbs.create import create
 
 

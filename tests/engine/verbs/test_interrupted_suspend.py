@@ -13,10 +13,10 @@ import json
 from pathlib import Path
 
 import pytest
-from dreamlake.engine.intent import read_intent, write_intent
 from dreamlake.engine.verbs.create import create
 from dreamlake.engine.verbs.status import status
 from dreamlake.engine.verbs.suspend import suspend
+from dreamlake.engine.world.intent import read_intent, write_intent
 
 DEAD_PID = 2**22 + 17
 

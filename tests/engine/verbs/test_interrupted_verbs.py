@@ -27,8 +27,7 @@ from typing import Any
 import pytest
 from dreamlake.engine.backends.terraform.binaries import at_least, available
 from dreamlake.engine.backends.terraform.lockinfo import LOCK_INFO, probe_fcntl
-from dreamlake.engine.contract import ProviderLifecycleResult
-from dreamlake.engine.intent import INTENT_FILE, read_intent, write_intent
+from dreamlake.engine.contract.result import ProviderLifecycleResult
 from dreamlake.engine.verbs.apply import apply
 from dreamlake.engine.verbs.connect import connect
 from dreamlake.engine.verbs.create import create
@@ -36,6 +35,7 @@ from dreamlake.engine.verbs.destroy import destroy
 from dreamlake.engine.verbs.plan import plan
 from dreamlake.engine.verbs.reconcile import reconcile
 from dreamlake.engine.verbs.status import status
+from dreamlake.engine.world.intent import INTENT_FILE, read_intent, write_intent
 
 NEW = [(v, p) for v, p in available() if at_least(v, "1.4.0")]
 GOOD = 'workdir = "/tmp/nymph-work"\nqueues = ["default"]\nworker_name = "lab-1"\n'
@@ -121,7 +121,7 @@ def interrupt(monkeypatch: pytest.MonkeyPatch, target: str, after: bool = False)
     """Interrupt destroy --yes at ``target`` (a function it calls): before it runs,
     or after it ran (``after``), as a signal would (not an ordinary error)."""
     import dreamlake.engine.backends.terraform.backend as tfb
-    import dreamlake.engine.daemonctl as dctl
+    import dreamlake.engine.daemon.stop as dctl
 
     owner, attr = {
         "stop_daemon": (dctl, "stop_daemon"),

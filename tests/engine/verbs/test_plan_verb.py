@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from dreamlake.engine.backends.terraform.binaries import available
-from dreamlake.engine.contract import EditThenContinue, Run, Shell
+from dreamlake.engine.contract.result import EditThenContinue, Run, Shell
 from dreamlake.engine.verbs.create import create
 from dreamlake.engine.verbs.plan import SPENDS_MONEY, plan
 from dreamlake.engine.verbs.status import status

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 from dreamlake.controlplane.client import Client
-from dreamlake.engine.demo import EmbeddedServer, start_server
-from dreamlake.engine.observe import observe
-from dreamlake.engine.paths import find_root
-from dreamlake.engine.record import read_record
 from dreamlake.engine.verbs.create import create
+from dreamlake.engine.verbs.demo import EmbeddedServer, start_server
 from dreamlake.engine.verbs.reconcile import _watch_claim
+from dreamlake.engine.world.observe import observe
+from dreamlake.engine.world.paths import find_root
+from dreamlake.engine.world.record import read_record
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from dreamlake.engine.backends.terraform.binaries import available
-from dreamlake.engine.supervision import (
+from dreamlake.engine.daemon.probe import (
     parse_running,
     running_script,
     tmux_server_up,
@@ -98,7 +98,7 @@ def test_status_reports_the_supervisor_running_the_daemon(
     # reader nor the expression evaluator (the files are fresh: no racy window here).
     monkeypatch.setenv("DREAMLAKE_CACHE_DIR", str(tmp_path / "cache"))
     warm = (
-        "import sys; from dreamlake.engine import usercache; usercache.RACY_SECONDS = 0; "
+        "import sys; from dreamlake.engine.settings import usercache; usercache.RACY_SECONDS = 0; "
         "from dreamlake.engine.verbs.status import status; "
         f"r = status({name!r}, dream_dir={dd!r}, probe=False); "
         "print(r.status, sorted(m for m in sys.modules if m.startswith('dreamlake.engine.scan.')))"
@@ -139,7 +139,7 @@ def test_a_daemon_connect_just_started_is_connecting_while_its_supervisor_runs_i
     of ``unclaimed`` whose ``connect`` would restart a slow starter."""
     import json
 
-    from dreamlake.engine.intent import START_WINDOW, write_intent
+    from dreamlake.engine.world.intent import START_WINDOW, write_intent
 
     monkeypatch.setenv("TMUX_TMPDIR", str(tmp_path))  # a tmux server of this test's own
     name = f"cg-{uuid.uuid4().hex[:8]}"

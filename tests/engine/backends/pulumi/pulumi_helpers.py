@@ -19,8 +19,8 @@ from typing import Any
 
 from dreamlake.engine.backends.pulumi.automation import PreviewSummary, StackRequest, UpSummary
 from dreamlake.engine.backends.pulumi.scaffold import scaffold_files
-from dreamlake.engine.record import ProviderRecord
-from dreamlake.engine.vendors import get_template
+from dreamlake.engine.world.record import ProviderRecord
+from dreamlake.engine.world.vendors import get_template
 from shared_fixtures import UPSTREAM_PULUMI
 
 # Files only the pulumi CLI writes: the upstream corpus when present (see shared_fixtures).

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dreamlake.engine.errors import RemoteError
+from dreamlake.engine.contract.errors import RemoteError
 from dreamlake.engine.verbs.connect import connect
 from dreamlake.engine.verbs.create import create
 from dreamlake.engine.verbs.plan import plan
@@ -114,7 +114,7 @@ def test_plan_on_an_adopted_stack_hands_back_connect(project: Path, shared: Path
 
 def test_destroy_refuses_an_adopted_stack(project: Path, shared: Path) -> None:
     from dreamlake.engine.backends.pulumi import BACKEND
-    from dreamlake.engine.errors import DreamlakeError
+    from dreamlake.engine.contract.errors import DreamlakeError
 
     _stack(shared, {"worker_host": "203.0.113.7"})
     create("fleet", backend="pulumi", stack=REF, dream_dir=str(project), probe=False)
@@ -129,7 +129,7 @@ def test_apply_refuses_an_adopted_stack_before_anything_else(
     """Not ``no_plan`` (whose next action, plan, is refused too), and not a missing
     CLI: the refusal itself, naming connect."""
     from dreamlake.engine.backends.pulumi import BACKEND
-    from dreamlake.engine.errors import DreamlakeError
+    from dreamlake.engine.contract.errors import DreamlakeError
 
     _stack(shared, {"worker_host": "203.0.113.7"})
     create("fleet", backend="pulumi", stack=REF, dream_dir=str(project), probe=False)

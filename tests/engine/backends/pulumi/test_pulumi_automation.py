@@ -21,8 +21,8 @@ import pytest
 from dreamlake.engine.backends.pulumi import PulumiBackend
 from dreamlake.engine.backends.pulumi.project import PulumiProject
 from dreamlake.engine.backends.pulumi.state import BackendFiles
-from dreamlake.engine.contract import PlanCounts
-from dreamlake.engine.errors import BackendError
+from dreamlake.engine.contract.errors import BackendError
+from dreamlake.engine.contract.result import PlanCounts
 from pulumi_helpers import LOCAL_OK, write_provider
 
 pytestmark = pytest.mark.slow

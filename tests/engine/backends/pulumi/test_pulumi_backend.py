@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from dreamlake.engine.backends.pulumi import PulumiBackend, counts_from
 from dreamlake.engine.backends.pulumi.project import PulumiProject
-from dreamlake.engine.contract import PlanCounts, Shell
-from dreamlake.engine.errors import BackendError, BinaryMissing
+from dreamlake.engine.contract.errors import BackendError, BinaryMissing
+from dreamlake.engine.contract.result import PlanCounts, Shell
 from pulumi_helpers import LOCAL_OK, FakeAutomation, error
 
 LOCK_MSG = (

@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from dreamlake.engine import events
 from dreamlake.engine.backends.pulumi import PulumiBackend
 from dreamlake.engine.backends.pulumi.uievents import event_fields
-from dreamlake.engine.events import ProgressEvent
+from dreamlake.engine.contract import events
+from dreamlake.engine.contract.events import ProgressEvent
 from pulumi_helpers import LOCAL_OK, write_provider
 from test_pulumi_automation import standin as standin  # the fixture, shared
 

@@ -7,8 +7,8 @@ from importlib import resources
 import pytest
 import yaml
 from dreamlake.engine.backends.pulumi.scaffold import scaffold_files
-from dreamlake.engine.errors import UsageError
-from dreamlake.engine.vendors import get_template
+from dreamlake.engine.contract.errors import UsageError
+from dreamlake.engine.world.vendors import get_template
 from dreamlake.stacks import VENDORS
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from dreamlake.engine.backends.terraform import BACKEND
 from dreamlake.engine.backends.terraform.runner import TerraformFailed
-from dreamlake.engine.errors import BinaryMissing
+from dreamlake.engine.contract.errors import BinaryMissing
 
 MAIN = """
 variable "name" {

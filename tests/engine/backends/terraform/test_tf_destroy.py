@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from dreamlake.engine.backends.terraform.destroy import _counts, _needs_init
-from dreamlake.engine.contract import PlanCounts
+from dreamlake.engine.contract.result import PlanCounts
 
 
 def test_init_is_run_again_only_when_terraform_asks_for_it() -> None:

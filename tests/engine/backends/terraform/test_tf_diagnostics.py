@@ -11,7 +11,7 @@ from dreamlake.engine.backends.terraform.diagnostics import (
     variable_name,
 )
 from dreamlake.engine.backends.terraform.uijson import parse_stream, summarize
-from dreamlake.engine.vendors import Decision, Template
+from dreamlake.engine.world.vendors import Decision, Template
 
 
 def _errors(fixtures: Path, name: str) -> list[dict]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dreamlake.engine.backends.terraform import planfile
-from dreamlake.engine.contract import PlanCounts
+from dreamlake.engine.contract.result import PlanCounts
 
 
 def _dir(tmp_path: Path) -> Path:

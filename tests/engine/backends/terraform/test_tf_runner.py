@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 from dreamlake.engine.backends.terraform import runner
-from dreamlake.engine.contract import Shell
-from dreamlake.engine.errors import BackendError, BinaryMissing
+from dreamlake.engine.contract.errors import BackendError, BinaryMissing
+from dreamlake.engine.contract.result import Shell
 
 
 def test_no_binary_anywhere(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

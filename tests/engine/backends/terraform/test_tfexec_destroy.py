@@ -29,6 +29,6 @@ def test_destroy_applies_exactly_the_saved_plan() -> None:
 
 
 def test_the_destroy_plan_file_is_git_ignored() -> None:
-    from dreamlake.engine.scaffold import GITIGNORE
+    from dreamlake.engine.world.scaffold import GITIGNORE
 
     assert DESTROY_PLAN_FILE.endswith(".tfplan") and "*.tfplan" in GITIGNORE

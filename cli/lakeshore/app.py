@@ -1,0 +1,417 @@
+"""The ``lakeshore`` command: run the control plane, and its admin path.
+
+    lakeshore serve [--host 127.0.0.1] [--port 7878] [--db URL] [--data-dir DIR]
+    lakeshore namespaces add NAME [--org ORG]
+    lakeshore namespaces list
+    lakeshore tokens create --namespace NS [--expires-in SECONDS]
+    lakeshore tokens list | revoke ID | rotate-admin      (cli/lakeshore/fleet.py)
+    lakeshore keys rotate                                  (cli/lakeshore/fleet.py)
+
+The admin commands talk to a running server: ``--server`` (or ``LAKESHORE_URL``,
+default http://127.0.0.1:7878) with ``--token-file`` (or ``LAKESHORE_TOKEN`` /
+``LAKESHORE_TOKEN_FILE``, default the admin token file ``serve`` wrote under
+``--data-dir``). Nothing here prompts.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from ..conventions import HELP_OPTIONS, plain_help, version_callback
+from .common import fail
+
+if TYPE_CHECKING:
+    pass
+
+app = typer.Typer(
+    name="lakeshore",
+    help="The lakeshore control plane: namespaces, tokens, workers and claims.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    context_settings=HELP_OPTIONS,
+)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=version_callback("lakeshore"),
+            is_eager=True,
+            help="Print the version and exit.",
+        ),
+    ] = False,
+) -> None:
+    pass
+
+
+namespaces_app = typer.Typer(help="Namespaces (admin).", no_args_is_help=True)
+tokens_app = typer.Typer(help="Namespace-scoped bearer tokens (admin).", no_args_is_help=True)
+app.add_typer(namespaces_app, name="namespaces")
+app.add_typer(tokens_app, name="tokens")
+
+# Sub-apps from other modules mount here, one line each, e.g.:
+#   from dreamlake.cli.lakeshore.registry import providers_app, secrets_app, modes_app
+#   app.add_typer(providers_app, name="providers")
+# --- registry sub-apps ---
+from dreamlake.cli.lakeshore.registry import modes_app, providers_app, secrets_app  # noqa: E402
+
+app.add_typer(providers_app, name="providers")
+app.add_typer(secrets_app, name="secrets")
+app.add_typer(modes_app, name="modes")
+# --- end registry sub-apps ---
+# --- launch sub-apps ---
+from dreamlake.cli.lakeshore.launch import instances_app, launch_command, queues_app  # noqa: E402
+
+app.command("launch")(launch_command)
+app.add_typer(instances_app, name="instances")
+app.add_typer(queues_app, name="queues")
+# --- end launch sub-apps ---
+# --- capacity sub-apps ---
+from dreamlake.cli.lakeshore.capacity import capacity_app, lease_app  # noqa: E402
+
+app.add_typer(capacity_app, name="capacity")
+app.add_typer(lease_app, name="lease")
+# --- end capacity sub-apps ---
+
+# -- shared connection options: cli/lakeshore/options.py (the sub-apps use them too)
+from .options import (  # noqa: E402
+    DataDirOpt,
+    JsonOpt,
+    NamespaceOpt,
+    ServerOpt,
+    TokenFileOpt,
+    call,
+    emit,
+    make_client,
+)
+
+# -- serve -------------------------------------------------------------------------
+
+
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to bind.")] = 7878,
+    db: Annotated[
+        str | None,
+        typer.Option(
+            "--db", envvar="LAKESHORE_DB", help="Database URL (default: SQLite under --data-dir)."
+        ),
+    ] = None,
+    data_dir: DataDirOpt = None,
+    live_seconds: Annotated[
+        float | None,
+        typer.Option(
+            help="A worker is live while its last heartbeat is newer than this (default 30)."
+        ),
+    ] = None,
+    max_body_bytes: Annotated[
+        int, typer.Option(help="Largest request body accepted (413 above).")
+    ] = 1024 * 1024,
+    log_level: Annotated[
+        str, typer.Option(envvar="LAKESHORE_LOG_LEVEL", help="debug, info, warning or error.")
+    ] = "warning",
+    log_format: Annotated[
+        str,
+        typer.Option(envvar="LAKESHORE_LOG_FORMAT", help="text lines or json lines on stderr."),
+    ] = "text",
+    access_log: Annotated[
+        bool,
+        typer.Option(
+            "--access-log/--no-access-log",
+            envvar="LAKESHORE_ACCESS_LOG",
+            help="Log one line per request (method, path, status).",
+        ),
+    ] = False,
+    pool_size: Annotated[
+        int | None,
+        typer.Option(
+            help="Worker threads for blocking route code; the database pool holds this "
+            "many connections plus 4 (default: LAKESHORE_POOL_SIZE, else 32)."
+        ),
+    ] = None,
+) -> None:
+    """Run the control plane (FastAPI under uvicorn); migrate the database first."""
+    from ..extras import install_line, missing
+
+    if gone := missing("server"):
+        fail(
+            f"lakeshore serve needs the server extra ({', '.join(gone)} not installed)",
+            install_line("server"),
+        )
+    from dreamlake.controlplane.logsetup import configure
+    from dreamlake.controlplane.server.settings import Settings
+
+    try:
+        configure("LAKESHORE", fmt=log_format, level=log_level)
+    except ValueError as exc:
+        fail(str(exc), "lakeshore serve --help")
+
+    if live_seconds is not None and live_seconds <= 0:
+        fail("--live-seconds must be positive")
+    if pool_size is not None and pool_size < 1:
+        fail("--pool-size must be at least 1")
+    settings = Settings.from_env(
+        data_dir=data_dir,
+        db_url=db,
+        live_seconds=live_seconds,
+        max_body_bytes=max_body_bytes,
+        pool_size=pool_size,
+    )
+    from dreamlake.controlplane.server.fleet.serving import prepare
+
+    prepare(settings)  # the open-files limit, and the connections served before a 503
+    try:
+        from dreamlake.controlplane.server.app import create_app
+
+        application = create_app(settings)
+    except Exception as exc:
+        from dreamlake.controlplane.db import redact_url
+
+        url = settings.database_url()
+        fail(
+            redact_url(f"cannot start on {url!r}: {type(exc).__name__}: {exc}", url),
+            "check --db / LAKESHORE_DB and that --data-dir is writable",
+        )
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        typer.echo(
+            f"warning: listening on {host} without TLS; bearer tokens cross the network in "
+            "clear text (put a TLS proxy in front)",
+            err=True,
+        )
+    typer.echo(
+        f"lakeshore listening on http://{host}:{port} "
+        f"(database: {application.state.engine.dialect.name}, "
+        f"admin token: {application.state.admin_token_file})",
+        err=True,
+    )
+    from dreamlake.controlplane.server.fleet import serving
+
+    serving.run(
+        application,
+        settings,
+        host=host,
+        port=port,
+        # uvicorn sets its access logger to this level: an access log needs info.
+        log_level="info"
+        if access_log and log_level.lower() in ("warning", "error")
+        else log_level.lower(),
+        access_log=access_log,
+    )
+
+
+# -- namespaces and tokens -------------------------------------------------------
+
+
+@namespaces_app.command("add")
+def namespaces_add(
+    name: Annotated[str, typer.Argument(help="Namespace name (^[a-z0-9][a-z0-9-]*$).")],
+    org: Annotated[
+        str | None, typer.Option("--org", help="Org id shared by sibling namespaces.")
+    ] = None,
+    server: ServerOpt = None,
+    token_file: TokenFileOpt = None,
+    data_dir: DataDirOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Create a namespace (admin token)."""
+    client = make_client(server, token_file, data_dir)
+    out = call(client.create_namespace, name, org)
+    org_text = f" (org {out['orgId']})" if out.get("orgId") else ""
+    emit(out, as_json, f"created namespace {out['name']}{org_text}")
+
+
+@namespaces_app.command("list")
+def namespaces_list(
+    server: ServerOpt = None,
+    token_file: TokenFileOpt = None,
+    data_dir: DataDirOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List namespaces."""
+    client = make_client(server, token_file, data_dir)
+    rows = call(client.list_namespaces)
+    lines = [f"{r['name']}\t{r.get('orgId') or ''}".rstrip() for r in rows]
+    emit(rows, as_json, "\n".join(lines) if lines else "(no namespaces)")
+
+
+@tokens_app.command("create")
+def tokens_create(
+    namespace: Annotated[
+        str, typer.Option("--namespace", "-N", help="The namespace the token is scoped to.")
+    ],
+    label: Annotated[str | None, typer.Option(help="A note stored with the token.")] = None,
+    expires_in: Annotated[
+        int | None, typer.Option("--expires-in", help="Seconds until the token stops working.")
+    ] = None,
+    daemon_for: Annotated[
+        str | None,
+        typer.Option(
+            "--daemon-for",
+            help="A daemon's token for this provider: it may only register, heartbeat, "
+            "poll and report for it.",
+        ),
+    ] = None,
+    host: Annotated[
+        str | None,
+        typer.Option(help="With --daemon-for: the daemon's host; replaces its earlier token."),
+    ] = None,
+    server: ServerOpt = None,
+    token_file: TokenFileOpt = None,
+    data_dir: DataDirOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Create a bearer token scoped to NAMESPACE; prints the token (shown once)."""
+    client = make_client(server, token_file, data_dir)
+    scoped: dict[str, str] = {}
+    if daemon_for is not None:
+        scoped = {"scope": "daemon", "provider": daemon_for, **({"host": host} if host else {})}
+    elif host is not None:
+        fail("--host goes with --daemon-for PROVIDER")
+    token = call(client.create_token, namespace, label, expires_in, **scoped)
+    emit(
+        {"token": token, "namespace": namespace, "label": label, **scoped},
+        as_json,
+        token,
+    )
+
+
+# -- claims and work -----------------------------------------------------------------
+
+work_app = typer.Typer(help="Run a shell command on a provider's daemons.", no_args_is_help=True)
+app.add_typer(work_app, name="work")
+
+
+def _ago(stamp: str) -> str:
+    from datetime import UTC, datetime
+
+    try:
+        seen = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return stamp
+    return f"{max(0, int((datetime.now(UTC) - seen).total_seconds()))}s ago"
+
+
+@app.command()
+def claims(
+    provider: Annotated[str, typer.Argument(help="Provider name.")],
+    namespace: NamespaceOpt = None,
+    server: ServerOpt = None,
+    token_file: TokenFileOpt = None,
+    data_dir: DataDirOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Who claims PROVIDER: live and gone daemons. Zero live is normal, exit 0."""
+    client = make_client(server, token_file, data_dir, namespace)
+    out = call(client.claims, provider)
+    lines = [f"{out['live']} live, {out['gone']} gone claiming {provider!r} in {client.namespace}"]
+    for i in out["instances"]:
+        queues = ", ".join(i["queues"]) or "-"
+        lines.append(f"{i['instanceId']}  {i['state']}  {_ago(i['lastSeen'])}  queues: {queues}")
+    emit(out, as_json, "\n".join(lines))
+
+
+def _work_prose(w: dict[str, Any]) -> str:
+    text = f"work {w['id']}  {w['state']}"
+    if w.get("exitCode") is not None:
+        text += f"  exit {w['exitCode']}"
+    if w.get("error"):
+        text += f"  ({w['error']})"
+    if w.get("outputTail"):
+        text += "\n" + str(w["outputTail"]).rstrip("\n")
+    return text
+
+
+def _work_exit(w: dict[str, Any], waited: bool) -> None:
+    if waited and w["state"] != "succeeded":
+        raise typer.Exit(1)
+
+
+@work_app.command("submit")
+def work_submit(
+    provider: Annotated[str, typer.Argument(help="Provider name.")],
+    command: Annotated[str, typer.Argument(help="Shell command (run with /bin/sh -c).")],
+    queue: Annotated[str | None, typer.Option(help="Only daemons serving this queue.")] = None,
+    timeout: Annotated[
+        float | None, typer.Option(help="Kill the command after this many seconds.")
+    ] = None,
+    wait: Annotated[
+        float,
+        typer.Option(
+            help="Wait up to this many seconds for the result (exit 1 unless it succeeded)."
+        ),
+    ] = 0.0,
+    namespace: NamespaceOpt = None,
+    server: ServerOpt = None,
+    token_file: TokenFileOpt = None,
+    data_dir: DataDirOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Queue COMMAND for PROVIDER's daemons; prints the work id (or, with --wait, the result)."""
+    client = make_client(server, token_file, data_dir, namespace)
+    item = call(client.submit_work, provider, command, queue=queue, timeout_seconds=timeout)
+    waited = wait > 0
+    end = time.monotonic() + wait
+    while waited and item["state"] not in ("succeeded", "failed", "lost"):
+        left = end - time.monotonic()
+        if left <= 0:
+            break
+        item = call(client.get_work, item["id"], wait=min(left, 60.0))
+    emit(item, as_json, _work_prose(item) if waited else item["id"])
+    _work_exit(item, waited)
+
+
+@work_app.command("show")
+def work_show(
+    work_id: Annotated[str, typer.Argument(help="Work id from `work submit`.")],
+    wait: Annotated[
+        float, typer.Option(help="Wait up to this many seconds for it to finish.")
+    ] = 0.0,
+    namespace: NamespaceOpt = None,
+    server: ServerOpt = None,
+    token_file: TokenFileOpt = None,
+    data_dir: DataDirOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """One work item: state, exit code, output tail."""
+    client = make_client(server, token_file, data_dir, namespace)
+    item = call(client.get_work, work_id, wait=min(max(wait, 0.0), 60.0))
+    emit(item, as_json, _work_prose(item))
+
+
+def _register_fleet() -> None:
+    """Token lifecycle and key rotation (``cli/lakeshore/fleet.py``, which builds on this
+    module's options, so it is imported once this module is)."""
+    from dreamlake.cli.lakeshore import fleet as lakeshore_fleet
+
+    lakeshore_fleet.register(tokens_app)
+    lakeshore_fleet.register_namespaces(namespaces_app)
+    app.add_typer(lakeshore_fleet.keys_app, name="keys")
+
+
+if __name__ != "__main__":  # run as a script, the importable module below registers them
+    _register_fleet()
+    plain_help(app)
+
+
+def main() -> None:
+    from ..conventions import text_streams
+
+    text_streams()
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+
+if __name__ == "__main__":  # python -m dreamlake.cli.lakeshore.app
+    from dreamlake.cli.lakeshore.app import main as _registered_main
+
+    _registered_main()

@@ -1,0 +1,63 @@
+"""Daemon tokens die when their reason does: a new ``connect`` to a host replaces
+the provider's token there; ``destroy`` and ``delete`` revoke them all.
+
+:func:`revoke` marks the tokens revoked in the caller's transaction and publishes
+``forget:tokens`` with it, so every replica drops its cached copy at the commit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from ...db import utcnow
+from ...models import Token
+
+
+def revoke(
+    session: Session,
+    namespace_id: int,
+    provider: str,
+    *,
+    host: str | None = None,
+    notifier: Any = None,
+) -> list[int]:
+    """Revoke the live daemon tokens of ``provider`` (on ``host`` only, when given);
+    returns their ids. Nothing is committed here."""
+    query = select(Token).where(
+        Token.namespace_id == namespace_id,
+        Token.scope == "daemon",
+        Token.provider_name == provider,
+        Token.revoked_at.is_(None),
+    )
+    if host is not None:
+        query = query.where(Token.host == host)
+    rows = list(session.scalars(query.with_for_update()))
+    now = utcnow()
+    for row in rows:
+        row.revoked_at = now
+    if rows and notifier is not None:
+        notifier.publish(session, "forget:tokens")
+    return [r.id for r in rows]
+
+
+def revoke_held(
+    session: Session, namespace_id: int, token: str, *, notifier: Any = None
+) -> list[int]:
+    """Revoke ``token`` (the one an install held, which a new one replaces) when it
+    is a live daemon token of this namespace (or a namespace token minted for a
+    daemon before tokens had scopes, labelled ``nymph ...``); an admin token or a
+    person's token is never revoked here. Returns its id, or nothing."""
+    from .tokens import hash_token
+
+    row = session.scalar(select(Token).where(Token.token_hash == hash_token(token.strip())))
+    if row is None or row.admin or row.revoked_at is not None or row.namespace_id != namespace_id:
+        return []
+    if row.scope != "daemon" and not (row.label or "").startswith("nymph "):
+        return []  # a person's or a program's token, not one minted for a daemon
+    row.revoked_at = utcnow()
+    if notifier is not None:
+        notifier.publish(session, "forget:tokens")
+    return [row.id]

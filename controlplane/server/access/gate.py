@@ -1,0 +1,110 @@
+"""Authenticate and authorize every request before a byte of its body is read.
+
+:class:`Gate` (pure ASGI middleware, outside the body limit and the JSON guard)
+looks the request up in :data:`~.scopes.ROUTES`, then:
+
+* a ``public`` route goes on as it is;
+* no bearer token, an unknown, revoked or expired one: 401, the body unread;
+* a token whose scope may not do what the route needs (a daemon's token outside
+  its worker routes, an org sibling's write, a namespace token on an admin route):
+  403, the body unread;
+* otherwise the request goes on, carrying who asked (``request.state.caller``) and
+  the namespace access checked (``request.state.access``), which the routes'
+  dependencies reuse instead of looking again.
+
+A known token costs a dictionary look-up (the token cache); an unknown one costs
+one database look-up in a thread, shared by every concurrent request with the same
+token. A request without a token costs neither.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..deps import access_cached, caller_cached
+from ..errors import ApiError, error_response
+from . import scopes
+from .tokens import hash_token
+
+Scope = dict[str, Any]
+
+
+def _header(scope: Scope, name: bytes) -> bytes:
+    for key, value in scope.get("headers", []):
+        if key == name:
+            return bytes(value)
+    return b""
+
+
+def _has_body(scope: Scope) -> bool:
+    length = _header(scope, b"content-length")
+    return bool(_header(scope, b"transfer-encoding")) or (length not in (b"", b"0"))
+
+
+class Gate:
+    """Pure ASGI middleware; see the module docstring."""
+
+    def __init__(self, app: Any, state: Any) -> None:
+        self.app = app
+        self.state = state
+        self._routes: list[Any] | None = None
+
+    def _existing(self, scope: Scope) -> list[Any] | None:
+        """Every route the app serves (from its OpenAPI document, built once)."""
+        if self._routes is None:
+            app = scope.get("app")
+            if app is None or not hasattr(app, "openapi"):
+                return None
+            try:
+                paths = app.openapi().get("paths", {})
+            except Exception:  # a schema that cannot be built: every path is a route
+                return None
+            pairs = [(method.upper(), path) for path, ops in paths.items() for method in ops]
+            self._routes = scopes.compile_routes(pairs)
+        return self._routes
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        found = scopes.match(scope["method"], scope["path"], self._existing(scope))
+        if found.need == "public":
+            await self.app(scope, receive, send)
+            return
+        try:
+            caller, access = await self._check(scope, found)
+        except ApiError as exc:
+            await self._refuse(scope, receive, send, exc)
+            return
+        state = scope.setdefault("state", {})
+        state["caller"] = caller
+        if access is not None:
+            state["access"] = access
+        await self.app(scope, receive, send)
+
+    async def _check(self, scope: Scope, found: scopes.Match) -> tuple[Any, Any]:
+        scheme, _, value = _header(scope, b"authorization").decode("latin-1").partition(" ")
+        if scheme.lower() != "bearer" or not value.strip():
+            raise ApiError(
+                401, "unauthorized", "missing bearer token (Authorization: Bearer <token>)"
+            )
+        digest = hash_token(value.strip())
+        access = None
+        if found.ns is not None and found.need in ("worker", "read", "write"):
+            access = await access_cached(self.state, digest, found.ns)
+            caller = access.caller
+        else:
+            caller = await caller_cached(self.state, digest)
+        own = access.own if access is not None else True
+        why = scopes.refusal(found.need, scope=caller.scope, own=own, sibling=not own)
+        if why is not None:
+            raise ApiError(403, "forbidden", why)
+        return caller, access
+
+    @staticmethod
+    async def _refuse(scope: Scope, receive: Any, send: Any, exc: ApiError) -> None:
+        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else {}
+        if _has_body(scope):
+            headers["Connection"] = "close"  # the body is never read
+        response = error_response(exc.status, exc.error, exc.detail, headers or None)
+        await response(scope, receive, send)

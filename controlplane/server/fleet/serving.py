@@ -1,0 +1,105 @@
+"""``lakeshore serve``'s uvicorn: sized for a fleet of keep-alive daemons.
+
+* **Listen backlog** ``Settings.backlog`` (16384 by default). The kernel caps what
+  ``listen()`` asks to ``net.core.somaxconn`` (4096 on Linux 5.4 and newer, 128
+  before); :func:`effective_backlog` says what a server really got, and start-up
+  logs a warning when the cap applies. Raise it with ``sysctl -w
+  net.core.somaxconn=16384`` where a fleet reconnects at once.
+* **Keep-alive** ``Settings.keep_alive`` seconds: longer than the heartbeat interval
+  and than the longest long-poll, so a daemon's connections are not closed under it
+  between two requests (uvicorn's own default is 5 s).
+* **Connections**: the open-files soft limit is raised to the hard one, and
+  ``Settings.max_connections`` (unset: that limit less a reserve) bounds how many
+  connections are served before :class:`~.shedding.Shed` answers 503 with
+  ``Retry-After``; uvicorn's live connection set is handed to it through
+  ``app.state.connections``.
+* **Shutdown**: before uvicorn's grace period, ``app.state.draining`` is set, so
+  every held long-poll answers 503 with a spread ``Retry-After`` (see
+  ``shedding.restarting``) and the fleet comes back over seconds, not at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from pathlib import Path
+from typing import Any
+
+from ..settings import Settings
+from .shedding import connection_budget, open_files_limit
+
+SOMAXCONN = Path("/proc/sys/net/core/somaxconn")
+log = logging.getLogger("lakeshore.serve")
+
+
+def somaxconn() -> int | None:
+    """The kernel's cap on a listen backlog, when it can be read."""
+    try:
+        return int(SOMAXCONN.read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def effective_backlog(asked: int) -> int:
+    cap = somaxconn()
+    return asked if cap is None else min(asked, cap)
+
+
+def prepare(settings: Settings) -> Settings:
+    """Raise the open-files limit and fill in ``max_connections`` from it."""
+    files = open_files_limit()
+    if settings.max_connections is None:
+        settings.max_connections = connection_budget(files)
+    return settings
+
+
+def run(
+    application: Any,
+    settings: Settings,
+    *,
+    host: str,
+    port: int,
+    log_level: str,
+    access_log: bool,
+) -> None:
+    import uvicorn
+
+    config = uvicorn.Config(
+        application,
+        host=host,
+        port=port,
+        log_level=log_level,
+        log_config=None,  # uvicorn's loggers go through the handler configured already
+        timeout_graceful_shutdown=2,
+        access_log=access_log,
+        backlog=settings.backlog,
+        timeout_keep_alive=math.ceil(settings.keep_alive),
+    )
+    draining = getattr(application.state, "draining", None)
+
+    class FleetServer(uvicorn.Server):
+        async def shutdown(self, sockets: Any = None) -> None:
+            if draining is not None:
+                draining.set()  # held polls answer 503 + Retry-After before the grace ends
+            await super().shutdown(sockets)
+
+    server = FleetServer(config)
+    application.state.connections = server.server_state.connections
+    got = effective_backlog(settings.backlog)
+    if got < settings.backlog:
+        log.warning(
+            "listen backlog %d is capped to %d by net.core.somaxconn "
+            "(sysctl -w net.core.somaxconn=%d to give a reconnecting fleet more)",
+            settings.backlog,
+            got,
+            settings.backlog,
+        )
+    log.info(
+        "serving a fleet: backlog %d, keep-alive %ds, 503 beyond %s connections or %s "
+        "requests in flight",
+        got,
+        math.ceil(settings.keep_alive),
+        settings.max_connections or "unbounded",
+        settings.max_pending or "unbounded",
+    )
+    server.run()

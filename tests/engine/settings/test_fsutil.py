@@ -1,0 +1,32 @@
+"""``atomic_write``: a temp file and a rename, never a half-written file in place."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from dreamlake.engine.settings import fsutil
+from dreamlake.engine.settings.fsutil import atomic_write
+
+
+@pytest.mark.parametrize("durable", [True, False])
+def test_writes_whole_files_and_leaves_no_temp(
+    tmp_path: Path, durable: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synced: list[int] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(fd)
+        real(fd)
+
+    monkeypatch.setattr(fsutil.os, "fsync", fsync)
+    target = tmp_path / "sub" / "f.json"
+    assert atomic_write(target, "one", durable=durable)
+    assert atomic_write(target, b"two", mode=0o600, durable=durable)
+    assert target.read_text() == "two" and (target.stat().st_mode & 0o777) == 0o600
+    assert not atomic_write(target, "three", overwrite=False, durable=durable)
+    assert target.read_text() == "two"
+    assert [p.name for p in target.parent.iterdir()] == ["f.json"]
+    assert bool(synced) is durable  # a cache entry skips the fsync, a user's file never
