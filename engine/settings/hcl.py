@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 # Bump when the parser's output shape changes (python-hcl2 major versions differ).
-PARSER_TAG = "hcl2-8"
+PARSER_TAG = "hcl2-8.1"  # .1: entries name their key
 
 
 def loads(text: str) -> dict[str, Any]:
@@ -38,8 +38,14 @@ def loads(text: str) -> dict[str, Any]:
             from .readers import read_json
 
             cached = read_json(entry)
-            if isinstance(cached, dict):
-                return cached
+            # an entry names the text it was parsed from: anything else (a
+            # well-formed document that is not ours included) is parsed again
+            if (
+                isinstance(cached, dict)
+                and cached.get("key") == key
+                and isinstance(cached.get("doc"), dict)
+            ):
+                return cached["doc"]  # type: ignore[no-any-return]
     import hcl2
 
     check_hcl_text(text, None)  # only on a cache miss: a cached text parsed before
@@ -51,5 +57,5 @@ def loads(text: str) -> dict[str, Any]:
         with contextlib.suppress(OSError, TypeError, ValueError):
             from .fsutil import atomic_write
 
-            atomic_write(entry, json.dumps(data), durable=False)
+            atomic_write(entry, json.dumps({"key": key, "doc": data}), durable=False)
     return data
