@@ -18,6 +18,8 @@ def output(value: Any) -> Any:
     import pulumi
 
     loop = asyncio.new_event_loop()
+    # Output() schedules on the current loop, which an earlier test may have closed
+    asyncio.set_event_loop(loop)
     fut: asyncio.Future[Any] = loop.create_future()
     known: asyncio.Future[bool] = loop.create_future()
     return pulumi.Output(set(), fut, known)
