@@ -1,4 +1,5 @@
-"""The decision scan: offline, the same shape for every backend.
+"""The decision scan: offline, the same shape for every backend (and ``write``,
+which sets a decision's value for ``provider set``).
 
 ``scan(paths, template, backend)`` reads the decisions' files and returns a
 ``ScanResult``; ``blocking`` is ``TEMPLATE.json``'s ``decisions[]`` that still need a
