@@ -96,7 +96,7 @@ def reconcile(loop: Any, s: Session, q: Queue) -> None:
         org_ids=org_namespace_ids(s, ns),
         unscoped=bool(getattr(state, "unscoped_listings", True)),
     )
-    box = loop._box()
+    box = loop.box()
     now = utcnow()
     rows = [
         r
@@ -173,7 +173,7 @@ def reconcile(loop: Any, s: Session, q: Queue) -> None:
             take, surplus = surplus[:spare], surplus[spare:]
             moved = move(s, take, p, state.notifier)
             if moved:
-                loop._event(
+                loop.event(
                     s, q, "place", f"{moved} queued item(s) moved to {p}: it has free workers"
                 )
 
@@ -183,7 +183,7 @@ def reconcile(loop: Any, s: Session, q: Queue) -> None:
             launches.stop_instance(s, scope, box, state, r, action="resume")
             r.state = "pending"
             s.commit()
-            loop._event(s, q, "resume", f"{r.instance_id}: pending work and no free worker")
+            loop.event(s, q, "resume", f"{r.instance_id}: pending work and no free worker")
             need -= 1
             surplus = surplus[1:]
         room = q.max_workers - len(rows)
@@ -191,7 +191,7 @@ def reconcile(loop: Any, s: Session, q: Queue) -> None:
         if n > 0:
             _grow(loop, s, q, scope, box, providers, n, surplus)
         elif need > 0 and room <= 0:
-            loop._event(
+            loop.event(
                 s,
                 q,
                 "at-max",
@@ -224,7 +224,7 @@ def _grow(
         doc = decide(req, snap.offers(), states, snap.now, order=providers)
         chosen = doc["chosen"]
         if chosen is None:
-            loop._event(
+            loop.event(
                 s,
                 q,
                 "no-capacity",
@@ -266,7 +266,7 @@ def _grow(
             s.rollback()
             b = backoff.refused(s, q.namespace_id, p, why)
             refused.append(f"{p}: {why}")
-            loop._event(
+            loop.event(
                 s,
                 q,
                 "refused",
@@ -291,7 +291,7 @@ def _grow(
         moved = move(s, mine, p, state.notifier) if mine else 0
         price = chosen["pricePerHour"]
         cost = f" at {price:g}/h" if price is not None else ""
-        loop._event(
+        loop.event(
             s,
             q,
             "launch",
@@ -306,11 +306,11 @@ def _grows(s: Session, scope: registry.Scope, name: str, q: Queue, loop: Any) ->
     try:
         row = registry.get_provider_row(s, scope, name)
     except RegistryError as exc:
-        loop._event(s, q, "skip", f"{name}: {exc.detail}", dedupe=True)
+        loop.event(s, q, "skip", f"{name}: {exc.detail}", dedupe=True)
         return False
     refusal = dispatch.queue_refusal(name, dispatch.of_provider(row))
     if refusal:
-        loop._event(s, q, "skip", refusal, dedupe=True)
+        loop.event(s, q, "skip", refusal, dedupe=True)
         return False
     return True
 
@@ -360,7 +360,7 @@ def _shrink(
         if action == "suspend":
             r.state = "suspended"
             s.commit()
-        loop._event(
+        loop.event(
             s,
             q,
             action,

@@ -61,7 +61,7 @@ def runs(s: Session, q: Queue, *, live_only: bool = True) -> list[Instance]:
 
 def settle(loop: Any, s: Session, q: Queue, scope: Any) -> None:
     """Read the outcome of the queue's direct runs and record it on their items."""
-    state, box = loop.app.state, loop._box()
+    state, box = loop.app.state, loop.box()
     live = runs(s, q)
     if live:
         launches.refresh(s, scope, box, state, live)
@@ -82,7 +82,7 @@ def settle(loop: Any, s: Session, q: Queue, scope: Any) -> None:
         item.error = None if ok else (outcome.get("error") or f"the direct run ended {r.state}")
         item.finished_at = utcnow()
         s.commit()
-        loop._event(
+        loop.event(
             s, q, "direct-done", f"item {item.id} ran direct on {r.instance_id}: {item.state}"
         )
 
@@ -108,7 +108,7 @@ def daemon_failure(s: Session, q: Queue) -> str | None:
 
 def run_direct(loop: Any, s: Session, q: Queue, scope: Any, item: WorkItem, why: str) -> bool:
     """Start ``item`` as a direct run; False when a daemon claimed it first."""
-    state, box = loop.app.state, loop._box()
+    state, box = loop.app.state, loop.box()
     now = utcnow()
     res = s.execute(
         update(WorkItem)
@@ -152,7 +152,7 @@ def run_direct(loop: Any, s: Session, q: Queue, scope: Any, item: WorkItem, why:
     ):
         r.details = {**(r.details or {}), "workItem": item.id}
     s.commit()
-    loop._event(s, q, "direct", f"item {item.id} runs direct on {', '.join(ids)}: {why}")
+    loop.event(s, q, "direct", f"item {item.id} runs direct on {', '.join(ids)}: {why}")
     return True
 
 
@@ -183,7 +183,7 @@ def grow(loop: Any, s: Session, q: Queue, view: Any) -> None:
         for item in waiting[:room]:
             run_direct(loop, s, q, view.scope, item, f"working direct: {why}")
         if not room:
-            loop._event(
+            loop.event(
                 s, q, "at-max", f"{len(waiting)} item(s) wait for a direct run slot", dedupe=True
             )
         return
@@ -204,7 +204,7 @@ def grow(loop: Any, s: Session, q: Queue, view: Any) -> None:
 
 
 def _daemons(loop: Any, s: Session, q: Queue, view: Any, count: int, why: str) -> None:
-    state, box = loop.app.state, loop._box()
+    state, box = loop.app.state, loop.box()
     body: dict[str, Any] = {
         "provider": q.provider_name,
         "count": count,
@@ -226,10 +226,10 @@ def _daemons(loop: Any, s: Session, q: Queue, view: Any, count: int, why: str) -
             loop._hybrid_direct, loop._hybrid_why = {}, {}
         loop._hybrid_direct[q.id] = utcnow().timestamp() + DIRECT_FOR
         loop._hybrid_why[q.id] = f"the daemon did not come up ({why})"
-        loop._event(
+        loop.event(
             s, q, "daemon-failed",
             f"the daemon could not be installed on {q.provider_name}: {why}; working direct",
         )  # fmt: skip
         return
     ids = ", ".join(i["id"] for i in out.get("instances", []))
-    loop._event(s, q, "launch", f"{count} daemon worker(s), {why}: {ids}")
+    loop.event(s, q, "launch", f"{count} daemon worker(s), {why}: {ids}")

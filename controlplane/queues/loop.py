@@ -182,25 +182,25 @@ class QueueLoop:
                         delay = min(MAX_BACKOFF, self.tick * 2 ** min(failures, 8))
                         self._backoff[qid] = (time.monotonic() + delay, failures + 1)
                         detail = getattr(exc, "detail", None) or str(exc)
-                        self._event(s, row, "error", str(detail), dedupe=True)
+                        self.event(s, row, "error", str(detail), dedupe=True)
 
     def _capacity(self) -> None:
         """Leases past their expiry end; pending leases are tried again."""
         from ..capacity import loop as capacity
 
         try:
-            capacity.tick(self.app, self._box(), budget=max(0.2, self.tick / 2))
+            capacity.tick(self.app, self.box(), budget=max(0.2, self.tick / 2))
         except Exception:
             log.exception("capacity reconcile failed")
 
-    def _box(self) -> SecretBox:
+    def box(self) -> SecretBox:
         box = getattr(self.app.state, "registry_secret_box", None)
         if box is None:
             box = SecretBox(load_or_create_key(self.app.state.settings.data_dir))
             self.app.state.registry_secret_box = box
         return box
 
-    def _event(self, s: Session, q: Queue, action: str, detail: str, dedupe: bool = False) -> None:
+    def event(self, s: Session, q: Queue, action: str, detail: str, dedupe: bool = False) -> None:
         if dedupe:
             last = s.scalar(
                 select(QueueEvent)
@@ -247,7 +247,7 @@ class QueueLoop:
                     continue
                 self._told[key] = time.monotonic() + ORPHAN_RETELL
                 try:
-                    launches.stop_orphan(s, scope, self._box(), state, orphan)
+                    launches.stop_orphan(s, scope, self.box(), state, orphan)
                     outcome = "told to stop"
                 except Exception as exc:
                     s.rollback()
@@ -265,7 +265,7 @@ class QueueLoop:
             for r in tracking.overdue(rows, tracking.registered(s, ns_id), now):
                 reason = f"no daemon registered within {limit:.0f}s of its start"
                 try:
-                    launches.fail_instance(s, scope, self._box(), state, r, reason)
+                    launches.fail_instance(s, scope, self.box(), state, r, reason)
                 except Exception as exc:
                     s.rollback()
                     log.warning("could not fail %s: %s", r.instance_id, exc)
@@ -324,7 +324,7 @@ class QueueLoop:
         last = self._refreshed.get(q.id)
         if rows and (last is None or (now - last).total_seconds() >= REFRESH_SECONDS):
             self._refreshed[q.id] = now
-            launches.refresh(s, scope, self._box(), state, rows)
+            launches.refresh(s, scope, self.box(), state, rows)
             rows = [r for r in rows if r.terminated_at is None]
 
         # a live worker counts only through a live instance of this queue: a terminated
@@ -373,11 +373,11 @@ class QueueLoop:
     def grow(self, s: Session, q: Queue, view: QueueView) -> None:
         """Pending work and no free worker: resume suspended workers first, then launch
         through the queue's provider, never past ``max``."""
-        state, box = self.app.state, self._box()
+        state, box = self.app.state, self.box()
         need = view.need
         for r in view.suspended[:need]:
             launches.stop_instance(s, view.scope, box, state, r, action="resume")
-            self._event(s, q, "resume", f"{r.instance_id}: pending work and no free worker")
+            self.event(s, q, "resume", f"{r.instance_id}: pending work and no free worker")
             need -= 1
         room = q.max_workers - len(view.rows)
         n = min(need, room)
@@ -400,14 +400,14 @@ class QueueLoop:
                 data_dir=state.settings.data_dir,
             )
             ids = ", ".join(i["id"] for i in out.get("instances", []))
-            self._event(
+            self.event(
                 s,
                 q,
                 "launch",
                 f"{n} worker(s) for {need + view.free} pending item(s), {view.free} free: {ids}",
             )
         elif need > 0 and room <= 0:
-            self._event(
+            self.event(
                 s,
                 q,
                 "at-max",
@@ -418,7 +418,7 @@ class QueueLoop:
     def shrink(self, s: Session, q: Queue, view: QueueView) -> None:
         """A worker idle past ``idle_seconds`` while the queue has more than ``min``:
         suspended (``idleAction=suspend`` and a launcher that can) or terminated."""
-        state, box = self.app.state, self._box()
+        state, box = self.app.state, self.box()
         active = len(view.running)
         for r in view.running:
             if active <= q.min_workers:
@@ -442,7 +442,7 @@ class QueueLoop:
             else:
                 launches.stop_instance(s, view.scope, box, state, r, action="terminate")
                 action = "terminate"
-            self._event(s, q, action, f"{r.instance_id}: idle {idle:.0f}s > {q.idle_seconds:.0f}s")
+            self.event(s, q, action, f"{r.instance_id}: idle {idle:.0f}s > {q.idle_seconds:.0f}s")
             active -= 1
 
     @staticmethod
