@@ -258,6 +258,12 @@ def test_kill_9_during_a_real_terraform_destroy(tf: str, project: Path) -> None:
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+    # SIGKILL reaches terraform at once but it exits (and drops its state lock) a
+    # moment later; only the reaped dreamlake process is waited for above
+    gone = time.monotonic() + 30
+    while probe_fcntl(tf_dir / "terraform.tfstate").held:
+        assert time.monotonic() < gone, "terraform outlived the killed process group"
+        time.sleep(0.1)
     st = status(name, dream_dir=str(project))
     assert_interrupted_destroy(st, name, project)
     # the recovery re-runs the destroy; the slow provisioner runs again, so make it quick
