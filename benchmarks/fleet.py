@@ -42,6 +42,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from orphans import die_with_parent
+
 PROVIDERS = 1000
 
 
@@ -66,7 +69,14 @@ def start_server(
     env.update(env_extra or {})
     data.mkdir(parents=True, exist_ok=True)
     with open(data / "server.log", "ab") as log:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env)
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            env=env,
+            preexec_fn=die_with_parent,
+        )
     import urllib.request
 
     for _ in range(600):
@@ -464,6 +474,7 @@ async def burst_load(cfg: dict[str, Any]) -> dict[str, Any]:
 
 
 def load_process(mode: str, cfg: dict[str, Any], q: Any) -> None:
+    die_with_parent()  # a benchmark killed with SIGKILL leaves no load behind
     _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     fn = fleet_load if mode == "fleet" else burst_load

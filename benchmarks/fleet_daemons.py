@@ -67,6 +67,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fleet import TempPostgres, cpu_seconds, free_port, pct, rss_mib
+from orphans import die_with_parent
 
 PROVIDERS = 1000
 POLL_WAIT = 20.0
@@ -98,7 +99,12 @@ class Server:
         self.data.mkdir(parents=True, exist_ok=True)
         with open(self.data / "server.log", "ab") as log:
             self.proc = subprocess.Popen(
-                argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                env=env,
+                preexec_fn=die_with_parent,
             )
         for _ in range(600):
             try:
@@ -193,6 +199,7 @@ def _kind(method: str, path: str) -> str:
 
 
 def load_process(cfg: dict[str, Any], first: int, count: int, q: Any, end: Any) -> None:
+    die_with_parent()  # a benchmark killed with SIGKILL leaves no daemons behind
     _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     threading.stack_size(256 * 1024)

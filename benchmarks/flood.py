@@ -36,6 +36,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from heartbeats import start_server
+from orphans import die_with_parent
 
 BODY_BYTES = 1024 * 1024
 
@@ -91,6 +92,7 @@ async def _flood(
 
 
 def _flood_process(port: int, conns: int, seconds: float, token: str | None, queue: Any) -> None:
+    die_with_parent()
     queue.put(asyncio.run(_flood(port, "default", conns, seconds, token)))
 
 

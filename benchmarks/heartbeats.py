@@ -30,6 +30,9 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from orphans import die_with_parent
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -61,6 +64,7 @@ def start_server(db: str | None, live_seconds: float) -> tuple[subprocess.Popen[
             stdout=subprocess.DEVNULL,
             stderr=log,
             env=env,
+            preexec_fn=die_with_parent,
         )
     url = f"http://127.0.0.1:{port}"
     end = time.monotonic() + 60
