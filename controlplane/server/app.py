@@ -107,6 +107,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         max_pending=settings.max_pending,
         retry_after=settings.retry_after_seconds,
         max_queue_seconds=settings.max_queue_seconds,
+        busy_at=settings.pool_size,  # fewer in flight: a thread is free, nothing queues
     )
     app.state.mounted = include_routers(app)
     from ..queues.loop import install as run_queue_loop  # queues that grow their own workers

@@ -156,3 +156,43 @@ def test_once_the_oldest_request_has_waited_too_long_new_ones_are_shed() -> None
 
     got = asyncio.run(run())
     assert got == {"early": 200, "late": 503, "beat": 200, "poll": 200, "stuck": 200, "after": 200}
+
+
+def test_one_slow_request_does_not_shed_the_others_while_threads_are_free() -> None:
+    """Age counts only once as many requests are in flight as the pool has threads
+    (``busy_at``): one slow request in flight on a pool of 4 leaves threads free, so
+    the others are taken; four stuck at once and the fifth is shed."""
+    gate = asyncio.Event()
+
+    async def slow(scope: Any, receive: Any, send: Any) -> None:
+        if scope["path"] == "/api/slow":
+            await gate.wait()
+        await _ok(scope, receive, send)
+
+    shed = Shed(slow, state=SimpleNamespace(), max_queue_seconds=0.1, busy_at=4)
+
+    async def one(path: str) -> int:
+        got: list[int] = []
+
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": b""}
+
+        async def send(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                got.append(message["status"])
+
+        await shed({"type": "http", "path": path, "method": "POST"}, receive, send)
+        return got[0]
+
+    async def run() -> tuple[int, int, list[int]]:
+        first = asyncio.ensure_future(one("/api/slow"))
+        await asyncio.sleep(0.2)
+        alone = await one("/api/x")  # one slow request in flight, 3 threads free
+        more = [asyncio.ensure_future(one("/api/slow")) for _ in range(3)]
+        await asyncio.sleep(0.05)
+        full = await one("/api/x")  # 4 in flight, the oldest past 0.1 s
+        gate.set()
+        return alone, full, [await f for f in (first, *more)]
+
+    alone, full, stuck = asyncio.run(run())
+    assert (alone, full, stuck) == (200, 503, [200, 200, 200, 200])

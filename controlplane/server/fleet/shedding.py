@@ -11,10 +11,13 @@ when either
 * ``max_pending`` requests are in flight that are not long-polls (a held poll, or a
   ``GET … ?wait=``, costs an idle coroutine; the others queue for threads and the
   database); or
-* the oldest of those has been in flight ``max_queue_seconds``: the server is not
-  keeping up, and a request taken now would wait past its client's timeout (a
-  fleet registering at once: each retry after a timeout only adds to the queue).
-  Heartbeats are not shed for this: the hot path answers them without a thread.
+* the oldest of those has been in flight ``max_queue_seconds`` while as many are in
+  flight as there are threads to serve them (``busy_at``, the pool's size): the
+  server is not keeping up, and a request taken now would queue past its client's
+  timeout (a fleet registering at once: each retry after a timeout only adds to the
+  queue). With fewer in flight a thread is free, so one slow request (a large
+  listing) does not turn every other caller away. Heartbeats are not shed for
+  this: the hot path answers them without a thread.
 
 ``Retry-After`` is drawn at random from a range (a few seconds for a burst of
 requests, longer for connections, which free up more slowly), so the clients it
@@ -112,6 +115,7 @@ class Shed:
         max_pending: int = 0,
         retry_after: int | None = None,
         max_queue_seconds: float = 0.0,
+        busy_at: int = 1,
     ) -> None:
         self.app = app
         self.state = state  # app.state: ``connections`` is set by ``lakeshore serve``
@@ -119,6 +123,7 @@ class Shed:
         self.max_pending = max_pending
         self.retry_after = retry_after  # fixed seconds instead of a random draw
         self.max_queue_seconds = max_queue_seconds
+        self.busy_at = max(1, busy_at)  # in flight at once before age counts
         self._started: dict[int, float] = {}  # in-flight requests by arrival, oldest first
         self._next = 0
         self.shed = 0  # 503s sent so far
@@ -141,7 +146,7 @@ class Shed:
                 f"{self.pending} requests are in flight (at most {self.max_pending})",
                 RETRY_PENDING,
             )
-        if self.max_queue_seconds and self._started and not _is_heartbeat(scope):
+        if self.max_queue_seconds and self.pending >= self.busy_at and not _is_heartbeat(scope):
             waited = time.monotonic() - next(iter(self._started.values()))
             if waited >= self.max_queue_seconds:
                 return (
