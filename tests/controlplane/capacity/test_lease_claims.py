@@ -88,6 +88,9 @@ def test_the_worker_on_an_instance_launched_for_a_lease_is_held(
     # the launched instance's daemon comes up and polls
     reg = {"providerName": "aws", "instanceId": "fake-aws-0", "host": "h", "queues": []}
     wid = ok(client.post(P + "/workers", json=reg), 201)["workerId"]
+    # not idle for another lease or for queue placement either
+    (aws,) = [p for p in ok(client.get(P + "/capacity"))["providers"] if p["name"] == "aws"]
+    assert aws["workers"] == {"live": 1, "idle": 0, "launching": 0}
     item = ok(client.post(P + "/providers/aws/work", json={"command": "true"}), 201)
     assert client.get(P + f"/workers/{wid}/work").status_code == 204
     assert ok(client.get(P + f"/work/{item['id']}"))["state"] == "queued"
