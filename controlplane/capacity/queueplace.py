@@ -41,9 +41,8 @@ from ..server.deps import org_namespace_ids
 from ..server.runtime import heartbeats_of
 from . import backoff
 from .decide import ProviderState, Request, decide
-from .models import ACTIVE, CapacityLease
 from .refusal import capacity_refusal
-from .service import snapshot
+from .service import held, snapshot
 
 ASLEEP = ("suspended", "stopped", "stopping")
 REFRESH_SECONDS = 30.0
@@ -137,15 +136,8 @@ def reconcile(loop: Any, s: Session, q: Queue) -> None:
         )
     )
     # a worker someone holds a lease on is not free for the queue's work
-    busy |= set(
-        s.scalars(
-            select(CapacityLease.worker_id).where(
-                CapacityLease.namespace_id == q.namespace_id,
-                CapacityLease.state.in_(ACTIVE),
-                CapacityLease.worker_id.is_not(None),
-            )
-        )
-    )
+    leased = held(s, q.namespace_id)
+    busy |= {w.id for w in workers if w in leased}
     suspended = [r for r in rows if r.state in ASLEEP]
     running = [r for r in rows if r not in suspended]
     asleep = {of_row[r.id].id for r in suspended if r.id in of_row}

@@ -115,6 +115,38 @@ def expire(session: Session, ns_id: int | None = None, now: datetime | None = No
     return ended
 
 
+@dataclass(frozen=True)
+class Held:
+    """What the granted and launching leases of a namespace hold: workers they were
+    granted on, and instances launched for them (the daemon there is held too)."""
+
+    workers: frozenset[str]
+    instances: frozenset[tuple[str, str]]
+
+    def __contains__(self, worker: object) -> bool:
+        """Whether ``worker`` (a stored worker, or a copy with its beats applied) is held."""
+        wid = getattr(worker, "id", None)
+        unit = (getattr(worker, "provider_name", None), getattr(worker, "instance_id", None))
+        return wid in self.workers or unit in self.instances
+
+
+def held(session: Session, ns_id: int) -> Held:
+    """What leases hold in the namespace; a lease holds its unit until ``expire`` ends
+    it and frees the slot."""
+    rows = session.execute(
+        select(
+            CapacityLease.worker_id,
+            CapacityLease.provider_name,
+            CapacityLease.instance_id,
+            CapacityLease.launched,
+        ).where(CapacityLease.namespace_id == ns_id, CapacityLease.state.in_(ACTIVE))
+    ).all()
+    return Held(
+        frozenset(w for w, _, _, _ in rows if w),
+        frozenset((p, i) for _, p, i, launched in rows if launched and p and i),
+    )
+
+
 def _offer_of(view: ProviderView, worker: Worker, launched: Mapping[str, Instance]) -> str | None:
     if not view.offers:
         return None
@@ -208,7 +240,7 @@ def snapshot(
             CapacityLease.state.in_(ACTIVE),
         )
     ).all()
-    leased = {wid for _, wid, _ in leases if wid}
+    leased = held(session, ns_id)
     launching_leases: dict[str, int] = {}
     for p, _wid, st in leases:
         if p in views:
@@ -229,7 +261,7 @@ def snapshot(
         )
         launched = {iid: i for (p, iid), i in by_iid.items() if p == name}
         for w in view.live:
-            if w.id in busy or w.id in leased:
+            if w.id in busy or w in leased:
                 continue
             view.idle.append(w)
             offer = _offer_of(view, w, launched)

@@ -6,10 +6,11 @@ import uuid
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
-from sqlalchemy import select, update
+from sqlalchemy import ColumnElement, and_, exists, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from ..capacity.models import ACTIVE, CapacityLease
 from ..db import utcnow
 from ..models import Worker, WorkItem
 from .schemas import ClaimInstance, Claims, WorkerIn, WorkerOut, WorkIn, WorkOut, WorkResultIn
@@ -289,8 +290,37 @@ def any_queued(session: Session, namespace_id: int, provider: str) -> bool:
     )
 
 
+def _held(worker: Worker, now: datetime) -> ColumnElement[bool]:
+    """A capacity lease in force holds ``worker``: granted on it (an idle worker), or on
+    the instance it runs on when that instance was launched for the lease. A lease past
+    its expiry no longer holds it, whether or not the loop has ended it yet."""
+    return exists().where(
+        CapacityLease.namespace_id == worker.namespace_id,
+        CapacityLease.state.in_(ACTIVE),
+        CapacityLease.expires_at >= now,
+        or_(
+            CapacityLease.worker_id == worker.id,
+            and_(
+                CapacityLease.launched == 1,
+                CapacityLease.provider_name == worker.provider_name,
+                CapacityLease.instance_id == worker.instance_id,
+            ),
+        ),
+    )
+
+
+def leased(session: Session, worker: Worker, now: datetime | None = None) -> bool:
+    """Whether a capacity lease in force holds ``worker`` (see ``_held``)."""
+    return bool(session.scalar(select(_held(worker, now or utcnow()))))
+
+
 def try_claim(session: Session, worker: Worker) -> WorkItem | None:
-    """Atomically hand the oldest matching queued item to ``worker``."""
+    """Atomically hand the oldest matching queued item to ``worker``.
+
+    A worker a capacity lease holds takes no queue work: the lease holder has it to
+    themselves until the lease is released or runs out. The lease is looked up only
+    once there is an item to hand out (a poll with nothing for it costs no query more),
+    and the claim's UPDATE checks it again, so a lease granted in between still wins."""
     queues = set(worker.queues or [])
     for _attempt in range(5):
         candidates = session.scalars(
@@ -308,9 +338,12 @@ def try_claim(session: Session, worker: Worker) -> WorkItem | None:
             session.rollback()
             return None
         now = utcnow()
+        if leased(session, worker, now):
+            session.rollback()
+            return None
         result = session.execute(
             update(WorkItem)
-            .where(WorkItem.id == pick.id, WorkItem.state == "queued")
+            .where(WorkItem.id == pick.id, WorkItem.state == "queued", ~_held(worker, now))
             .values(state="running", worker_id=worker.id, started_at=now)
             .execution_options(synchronize_session=False)
         )
