@@ -1,11 +1,12 @@
 """Failover for real: a control plane serving HTTP on 127.0.0.1 (the real app under
 uvicorn, in a thread, so its EC2 launcher can be a TEST DOUBLE that answers every
 launch as EC2 does when it has no capacity — no cloud runs here), a queue over EC2 and
-two SSH providers on a real sshd — and, in the second test, a SLURM provider on the
+two SSH providers on a real sshd — and, in the later tests, a SLURM provider on the
 real single-node SLURM cluster as well — the cheapest (EC2) refusing. The loop puts
 EC2 in back-off and launches on the next provider in the same pass (within 5 s of the
 refusal); the real daemons it starts (over SSH, or in an sbatch job) run every item
-once; nothing is lost.
+once; nothing is lost. A drained SLURM partition, refused by the real sbatch, is a
+capacity refusal too: the work goes on to SSH.
 """
 
 from __future__ import annotations
@@ -98,6 +99,30 @@ def _add_ssh_boxes(api: Any, sshd: SSHServer, tmp_path: Path, names: list[str]) 
             P + "/providers",
             {"name": name, "launcher": "SSH", "kwargs": kwargs, "dispatch": "daemon"},
         )
+
+
+def _add_slurm(api: Any, cluster: Any, tmp_path: Path, name: str) -> None:
+    """A SLURM provider (daemon dispatch, one job at most) on the session's cluster."""
+    login = cluster.login
+    api.request(
+        "POST",
+        P + "/secrets",
+        {"name": f"{name}-key", "kind": "ssh_key", "value": login.client_key.read_text()},
+    )
+    kwargs = {
+        "host": "127.0.0.1",
+        "user": "root",
+        "port": login.port,
+        "partition": "debug",
+        "private_key": {"$secret": f"{name}-key"},
+        "known_hosts": str(tmp_path / "known_hosts"),
+        "capacity": {"limit": 1},  # one daemon job: the node has few CPUs
+    }
+    api.request(
+        "POST",
+        P + "/providers",
+        {"name": name, "launcher": "SLURM", "kwargs": kwargs, "dispatch": "daemon"},
+    )
 
 
 def _drain(api: Any, items: list[str], timeout: float) -> list[dict[str, Any]] | None:
@@ -206,26 +231,7 @@ def test_queue_over_ec2_slurm_and_two_ssh_hosts_fails_over_to_slurm(
     try:
         with _control_plane(tmp_path, monkeypatch, double) as (app, api):
             _add_aws(api)
-            login = slurm_cluster.login
-            api.request(
-                "POST",
-                P + "/secrets",
-                {"name": "hpc-key", "kind": "ssh_key", "value": login.client_key.read_text()},
-            )
-            kwargs = {
-                "host": "127.0.0.1",
-                "user": "root",
-                "port": login.port,
-                "partition": "debug",
-                "private_key": {"$secret": "hpc-key"},
-                "known_hosts": str(tmp_path / "known_hosts"),
-                "capacity": {"limit": 1},  # one daemon job: the node has few CPUs
-            }
-            api.request(
-                "POST",
-                P + "/providers",
-                {"name": hpc, "launcher": "SLURM", "kwargs": kwargs, "dispatch": "daemon"},
-            )
+            _add_slurm(api, slurm_cluster, tmp_path, hpc)
             _add_ssh_boxes(api, sshd, tmp_path, names)
             prices = {
                 "aws": {"g5.xlarge": 0.1},
@@ -286,6 +292,84 @@ def test_queue_over_ec2_slurm_and_two_ssh_hosts_fails_over_to_slurm(
             gap = (started - _iso(refused["at"])).total_seconds()
             assert gap < 5, f"SLURM's launch began {gap:.1f}s after EC2's refusal"
     finally:
+        _kill_tmux(names)
+        _scancel(slurm_cluster, f"lakeshore-{hpc}-")
+        sshd.stop()
+
+
+def test_a_drained_slurm_partition_refuses_too_and_the_work_goes_to_ssh(
+    slurm_cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """EC2 (0.1/h) refuses and so does SLURM (0.3/h): its partition is drained, and the
+    real sbatch turns the job down. Both go into back-off; the first SSH host takes the
+    launch in the same pass, within 5 s of SLURM's refusal; every item runs once there
+    or on the second SSH host, none on EC2 or SLURM, and no job is left in SLURM."""
+    double = RefusingCloudDouble(refuse={"aws": EC2_NO_CAPACITY})
+    sshd = start_sshd(tmp_path / "sshd")
+    suffix = secrets.token_hex(3)
+    hpc = f"hpc-{suffix}"
+    names = [f"box-a-{suffix}", f"box-b-{suffix}"]
+    ran = tmp_path / "ran.log"
+    ran.touch(mode=0o666)
+    slurm_cluster.run("scontrol", "update", "PartitionName=debug", "State=DRAIN")
+    try:
+        with _control_plane(tmp_path, monkeypatch, double) as (app, api):
+            _add_aws(api)
+            _add_slurm(api, slurm_cluster, tmp_path, hpc)
+            _add_ssh_boxes(api, sshd, tmp_path, names)
+            prices = {
+                "aws": {"g5.xlarge": 0.1},
+                hpc: {"debug": 0.3},
+                names[0]: {"127.0.0.1": 0.5},
+                names[1]: {"127.0.0.1": 0.6},
+            }
+            api.request("PUT", P + "/capacity/prices", {"prices": prices})
+            api.request(
+                "POST",
+                P + "/queues",
+                {
+                    "name": "mixed",
+                    "providers": ["aws", hpc, *names],
+                    "strategy": "cheapest",
+                    "max": 2,
+                    "idleSeconds": 600,
+                },
+            )
+            command = "echo item-{n} >> {ran}; echo item-{n}"
+            items = [
+                api.request(
+                    "POST",
+                    P + "/providers/aws/work",
+                    {"command": command.format(n=n, ran=ran), "queue": "mixed"},
+                )["id"]
+                for n in range(3)
+            ]
+            done = _drain(api, items, 120)
+            events = api.request("GET", P + "/queues/mixed/status")["events"]
+            assert done is not None, events
+            assert [d["state"] for d in done] == ["succeeded"] * 3, (done, events)
+            assert sorted(ran.read_text().split()) == [f"item-{n}" for n in range(3)]
+            assert {d["providerName"] for d in done} <= set(names), done
+
+            refusals = [e for e in events if e["action"] == "refused"]
+            assert refusals[0]["detail"].startswith(
+                "aws refused the launch (InsufficientInstanceCapacity)"
+            ), refusals
+            slurm = next(e for e in refusals if e["detail"].startswith(hpc))
+            assert "(SLURM partition not available)" in slurm["detail"], slurm
+            launch_events = [e for e in events if e["action"] == "launch"]
+            assert names[0] in launch_events[0]["detail"], launch_events
+            listing = {p["name"]: p for p in api.request("GET", P + "/capacity")["providers"]}
+            assert listing["aws"]["backoff"]["reason"] == "InsufficientInstanceCapacity"
+            assert listing[hpc]["backoff"]["reason"] == "SLURM partition not available"
+            assert listing[hpc]["workers"]["live"] == 0
+
+            started = min(at for p, at in _launch_requests(app) if p == names[0])
+            gap = (started - _iso(slurm["at"])).total_seconds()
+            assert gap < 5, f"the SSH launch began {gap:.1f}s after SLURM's refusal"
+            assert f"lakeshore-{hpc}-" not in slurm_cluster.run("squeue", "-h", "-o", "%j")
+    finally:
+        slurm_cluster.run("scontrol", "update", "PartitionName=debug", "State=UP")
         _kill_tmux(names)
         _scancel(slurm_cluster, f"lakeshore-{hpc}-")
         sshd.stop()
