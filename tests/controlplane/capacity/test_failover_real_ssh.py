@@ -16,7 +16,7 @@ import secrets
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -44,9 +44,14 @@ def _iso(text: str) -> datetime:
 
 @contextlib.contextmanager
 def _control_plane(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, double: RefusingCloudDouble
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    double: RefusingCloudDouble,
+    stop_daemons: Callable[[], None],
 ) -> Iterator[tuple[Any, Any]]:
-    """The real app on 127.0.0.1 with ``double`` as its EC2 launcher: (app, admin client)."""
+    """The real app on 127.0.0.1 with ``double`` as its EC2 launcher: (app, admin client).
+    ``stop_daemons`` runs before the server stops: a daemon's open poll would hold up
+    its graceful shutdown."""
     import uvicorn
     from dreamlake.controlplane.client import Client
     from dreamlake.controlplane.server.app import create_app
@@ -70,6 +75,7 @@ def _control_plane(
         token = (tmp_path / "data" / "admin.token").read_text().strip()
         yield app, Client(f"http://127.0.0.1:{port}", token, timeout=120)
     finally:
+        stop_daemons()
         server.should_exit = True
         thread.join(timeout=30)
         app.state.engine.dispose()
@@ -153,8 +159,12 @@ def test_queue_fails_over_from_refusing_ec2_to_a_real_ssh_host(
     sshd = start_sshd(tmp_path / "sshd")
     suffix = secrets.token_hex(3)
     names = [f"box-a-{suffix}", f"box-b-{suffix}"]
+
+    def stop() -> None:
+        _kill_tmux(names)
+
     try:
-        with _control_plane(tmp_path, monkeypatch, double) as (app, api):
+        with _control_plane(tmp_path, monkeypatch, double, stop) as (app, api):
             _add_aws(api)
             _add_ssh_boxes(api, sshd, tmp_path, names)
             prices = {
@@ -211,7 +221,7 @@ def test_queue_fails_over_from_refusing_ec2_to_a_real_ssh_host(
             gap = (started - _iso(refused["at"])).total_seconds()
             assert gap < 5, f"the next provider's launch began {gap:.1f}s after the refusal"
     finally:
-        _kill_tmux(names)
+        stop()
         sshd.stop()
 
 
@@ -228,8 +238,13 @@ def test_queue_over_ec2_slurm_and_two_ssh_hosts_fails_over_to_slurm(
     names = [f"box-a-{suffix}", f"box-b-{suffix}"]
     ran = tmp_path / "ran.log"
     ran.touch(mode=0o666)
+
+    def stop() -> None:
+        _kill_tmux(names)
+        _scancel(slurm_cluster, f"lakeshore-{hpc}-")
+
     try:
-        with _control_plane(tmp_path, monkeypatch, double) as (app, api):
+        with _control_plane(tmp_path, monkeypatch, double, stop) as (app, api):
             _add_aws(api)
             _add_slurm(api, slurm_cluster, tmp_path, hpc)
             _add_ssh_boxes(api, sshd, tmp_path, names)
@@ -292,8 +307,7 @@ def test_queue_over_ec2_slurm_and_two_ssh_hosts_fails_over_to_slurm(
             gap = (started - _iso(refused["at"])).total_seconds()
             assert gap < 5, f"SLURM's launch began {gap:.1f}s after EC2's refusal"
     finally:
-        _kill_tmux(names)
-        _scancel(slurm_cluster, f"lakeshore-{hpc}-")
+        stop()
         sshd.stop()
 
 
@@ -311,9 +325,14 @@ def test_a_drained_slurm_partition_refuses_too_and_the_work_goes_to_ssh(
     names = [f"box-a-{suffix}", f"box-b-{suffix}"]
     ran = tmp_path / "ran.log"
     ran.touch(mode=0o666)
+
+    def stop() -> None:
+        _kill_tmux(names)
+        _scancel(slurm_cluster, f"lakeshore-{hpc}-")
+
     slurm_cluster.run("scontrol", "update", "PartitionName=debug", "State=DRAIN")
     try:
-        with _control_plane(tmp_path, monkeypatch, double) as (app, api):
+        with _control_plane(tmp_path, monkeypatch, double, stop) as (app, api):
             _add_aws(api)
             _add_slurm(api, slurm_cluster, tmp_path, hpc)
             _add_ssh_boxes(api, sshd, tmp_path, names)
@@ -370,8 +389,7 @@ def test_a_drained_slurm_partition_refuses_too_and_the_work_goes_to_ssh(
             assert f"lakeshore-{hpc}-" not in slurm_cluster.run("squeue", "-h", "-o", "%j")
     finally:
         slurm_cluster.run("scontrol", "update", "PartitionName=debug", "State=UP")
-        _kill_tmux(names)
-        _scancel(slurm_cluster, f"lakeshore-{hpc}-")
+        stop()
         sshd.stop()
 
 
