@@ -25,6 +25,8 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"QOSMax\w+|AssocMax\w+|job submit limit", "SLURM submit limit reached"),
         (r"partition\b.*\bfull|PartitionNodeLimit", "SLURM partition full"),
         (r"Requested node configuration is not available", "SLURM partition cannot fit it"),
+        # a drained or inactive partition takes no job now (sbatch's own words)
+        (r"Required partition not available", "SLURM partition not available"),
         (
             r"have no daemon of this provider|no free host|hosts have room for",
             "SSH pool has no free host",

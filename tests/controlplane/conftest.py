@@ -9,6 +9,7 @@ cluster when the server binaries exist. Helpers live in ``lakeshore_fixtures``.
     start_server(...)    start another one (restart tests), killed at teardown
     postgres             the session's PostgreSQL cluster (.new_database() -> URL)
     fresh_namespace      (name, Client with that namespace's own token)
+    slurm_cluster        the session's real single-node SLURM cluster (.login: its sshd)
 """
 
 from __future__ import annotations
@@ -41,6 +42,25 @@ from lakeshore_fixtures import (
     free_port,
     nymph_argv,
 )
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """One real single-node SLURM cluster (and its login node's sshd) per session,
+    for the launch and the capacity tests alike."""
+    launch = str(Path(__file__).parent / "launch")
+    if launch not in sys.path:
+        sys.path.insert(0, launch)
+    from slurm_cluster import slurm_skip_reason, start_cluster
+
+    why = slurm_skip_reason()
+    if why:
+        pytest.skip(why)
+    cluster = start_cluster(tmp_path_factory.mktemp("slurm"))
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
 
 
 @pytest.fixture(scope="session")

@@ -202,6 +202,11 @@ def test_every_provider_refusing_leaves_the_work_waiting_with_the_reasons(
         ("Quota 'CPUS' exceeded.  Limit: 24.0 in region us-central1.", "QUOTA_EXCEEDED"),
         (SLURM_FULL, "SLURM submit limit reached"),
         (
+            "the SLURM launch was refused: sbatch refused the job: sbatch: error: Batch job "
+            "submission failed: Required partition not available (inactive or drain)",
+            "SLURM partition not available",
+        ),
+        (
             "asked for 1 host(s) but only 0 of the provider's hosts have no daemon of this provider",
             "SSH pool has no free host",
         ),
