@@ -387,63 +387,6 @@ def _instance(url: str, instance: str) -> dict[str, Any]:
     return dict(described["Reservations"][0]["Instances"][0])
 
 
-def test_ec2_suspend_resume(aws_api: str, tmp_path: Path) -> None:
-    """apply → suspend (the instance ``stopped`` in the AWS API, its volume kept,
-    status ``suspended``) → suspend again (nothing to do) → resume (``running``)."""
-    _version, terraform = BINARIES[-1]
-    subnet = team_subnet(aws_api, "us-east-1")
-    proj = tmp_path / "proj"
-    proj.mkdir()
-    (proj / ".dreamrc").write_text(
-        "settings:\n"
-        "  aws:\n"
-        f"    endpoint: {aws_api}\n"
-        "    skipCredentialsValidation: true\n"
-        "  terraform:\n"
-        f"    pluginMirror: {MIRROR}\n"
-    )
-    env = base_env(tmp_path / "home", terraform)
-    rc, out = dl(env, proj, "dreamlake provider create -n gpu --provider ec2")
-    b = blocking(out)
-    tfvars = out["nextAction"]["file"]
-    set_line(tfvars, b["region"]["line"], 'region = "us-east-1"')
-    set_line(tfvars, b["subnet"]["line"], f'subnet_id = "{subnet}"')
-    set_line(tfvars, b["instance_type"]["line"], 'instance_type = "g5.xlarge"')
-    set_line(tfvars, b["ami"]["line"], f'ami_id = "{AMI_PLAIN}"')
-    with open(tfvars, "a") as f:
-        f.write("associate_public_ip = null\n")
-    rc, out = dl(env, proj, "dreamlake provider plan -n gpu")
-    assert (rc, out["status"]) == (0, "ready"), out
-    rc, out = dl(env, proj, "dreamlake provider apply -n gpu --yes")
-    assert (rc, out["status"]) == (0, "applied"), out
-    (instance,) = out["outputs"]["instance_ids"]
-    assert _instance(aws_api, instance)["State"]["Name"] == "running"
-    volumes = [m["Ebs"]["VolumeId"] for m in _instance(aws_api, instance)["BlockDeviceMappings"]]
-    assert volumes
-
-    rc, out = dl(env, proj, "dreamlake provider suspend -n gpu")
-    assert (rc, out["status"]) == (0, "suspended"), out
-    assert out["nextAction"] == {"kind": "run", "command": "dreamlake provider resume -n gpu"}
-    assert tfvars in out["files"]
-    assert 'target_status = "suspended"' in Path(tfvars).read_text()
-    seen = _instance(aws_api, instance)
-    assert seen["State"]["Name"] == "stopped"
-    assert [m["Ebs"]["VolumeId"] for m in seen["BlockDeviceMappings"]] == volumes  # kept
-    rc, out = dl(env, proj, "dreamlake provider status -n gpu")
-    assert (rc, out["status"]) == (0, "suspended"), out
-    assert out["outputs"]["instance_ids"] == [instance]  # the same instance, not a new one
-
-    rc, out = dl(env, proj, "dreamlake provider suspend -n gpu")
-    assert (rc, out["status"], out["files"]) == (0, "suspended", []), out
-
-    rc, out = dl(env, proj, "dreamlake provider resume -n gpu")
-    assert rc == 0 and out["status"] in ("applied", "unclaimed"), out
-    assert out["nextAction"]["command"] == "dreamlake provider connect -n gpu"
-    assert _instance(aws_api, instance)["State"]["Name"] == "running"
-    rc, out = dl(env, proj, "dreamlake provider status -n gpu")
-    assert rc == 0 and out["status"] in ("applied", "unclaimed"), out
-
-
 # ---------------------------------------------------------------------------
 # the host a user gave is the host: connect --host, then every later verb
 
@@ -468,6 +411,8 @@ def test_ec2_verbs_reach_the_host_connect_was_given(
     → status, suspend, resume, connect (as status's next action says: no --host) and
     destroy all reach that host; none reaches the instance's private address the
     ``worker_host`` output names (on the double, an address nobody can reach).
+    Suspend stops the instance in the AWS API with its volumes kept (``suspended``;
+    suspending again does nothing) and resume starts the same instance again.
 
     The dreamlake processes run under tests/netguard (audit hooks): every socket they
     connect and every ssh they spawn is logged, and refused unless it is loopback.
@@ -510,6 +455,9 @@ def test_ec2_verbs_reach_the_host_connect_was_given(
     private = out["outputs"]["worker_host"]
     assert private.startswith("10.20.1."), private  # the double's private address
     (instance,) = out["outputs"]["instance_ids"]
+    assert _instance(aws_api, instance)["State"]["Name"] == "running"
+    volumes = [m["Ebs"]["VolumeId"] for m in _instance(aws_api, instance)["BlockDeviceMappings"]]
+    assert volumes
     record = proj / ".dream" / "providers" / name / "daemon.json"
     key = json.loads((record.parent / "provider.json").read_text())["id"]
     install = sshd.home / ".dreamlake" / "nymph" / key
@@ -546,8 +494,17 @@ def test_ec2_verbs_reach_the_host_connect_was_given(
         rc, text = dl(env, proj, f"dreamlake provider suspend -n {name}", json_out=False)
         assert rc == 0 and f"daemon on {sshd.spec} drained" in text, text
         assert reached(mark)
-        assert _instance(aws_api, instance)["State"]["Name"] == "stopped"
-        assert status()["status"] == "suspended"
+        assert 'target_status = "suspended"' in Path(tfvars).read_text()
+        seen = _instance(aws_api, instance)
+        assert seen["State"]["Name"] == "stopped"
+        assert [m["Ebs"]["VolumeId"] for m in seen["BlockDeviceMappings"]] == volumes  # kept
+        out = status()
+        assert out["status"] == "suspended", out
+        assert out["outputs"]["instance_ids"] == [instance]  # the same instance, not a new one
+        assert out["nextAction"]["command"] == f"dreamlake provider resume -n {name}", out
+        # suspended already: nothing to do, nothing written
+        rc, out = dl(env, proj, f"dreamlake provider suspend -n {name}")
+        assert (rc, out["status"], out["files"]) == (0, "suspended", []), out
 
         rc, out = dl(env, proj, f"dreamlake provider resume -n {name}")
         assert rc == 0 and out["status"] in ("applied", "unclaimed"), out
