@@ -131,6 +131,33 @@ def _add_slurm(api: Any, cluster: Any, tmp_path: Path, name: str) -> None:
     )
 
 
+def _mixed_queue(
+    api: Any,
+    prices: dict[str, dict[str, float]],
+    providers: list[str],
+    most: int,
+    commands: list[str],
+) -> list[str]:
+    """Prices, a ``cheapest`` queue ``mixed`` over ``providers`` (at most ``most``
+    workers), and one work item per command in it: the items' ids."""
+    api.request("PUT", P + "/capacity/prices", {"prices": prices})
+    api.request(
+        "POST",
+        P + "/queues",
+        {
+            "name": "mixed",
+            "providers": providers,
+            "strategy": "cheapest",
+            "max": most,
+            "idleSeconds": 600,
+        },
+    )
+    return [
+        api.request("POST", P + "/providers/aws/work", {"command": c, "queue": "mixed"})["id"]
+        for c in commands
+    ]
+
+
 def _drain(api: Any, items: list[str], timeout: float) -> list[dict[str, Any]] | None:
     """Every item once it has ended (None if some had not within ``timeout``)."""
     deadline = time.monotonic() + timeout
@@ -172,26 +199,8 @@ def test_queue_fails_over_from_refusing_ec2_to_a_real_ssh_host(
                 names[0]: {"127.0.0.1": 0.5},
                 names[1]: {"127.0.0.1": 0.6},
             }
-            api.request("PUT", P + "/capacity/prices", {"prices": prices})
-            api.request(
-                "POST",
-                P + "/queues",
-                {
-                    "name": "mixed",
-                    "providers": ["aws", *names],
-                    "strategy": "cheapest",
-                    "max": 2,
-                    "idleSeconds": 600,
-                },
-            )
-            items = [
-                api.request(
-                    "POST",
-                    P + "/providers/aws/work",
-                    {"command": f"echo item-{n}", "queue": "mixed"},
-                )["id"]
-                for n in range(4)
-            ]
+            commands = [f"echo item-{n}" for n in range(4)]
+            items = _mixed_queue(api, prices, ["aws", *names], 2, commands)
             done = _drain(api, items, 180)
             status = api.request("GET", P + "/queues/mixed/status")
             assert done is not None, status["events"]
@@ -254,27 +263,9 @@ def test_queue_over_ec2_slurm_and_two_ssh_hosts_fails_over_to_slurm(
                 names[0]: {"127.0.0.1": 0.5},
                 names[1]: {"127.0.0.1": 0.6},
             }
-            api.request("PUT", P + "/capacity/prices", {"prices": prices})
-            api.request(
-                "POST",
-                P + "/queues",
-                {
-                    "name": "mixed",
-                    "providers": ["aws", hpc, *names],
-                    "strategy": "cheapest",
-                    "max": 3,
-                    "idleSeconds": 600,
-                },
-            )
             command = 'echo "item-{n} ${{SLURM_JOB_ID:-ssh}}" >> {ran}; echo item-{n}'
-            items = [
-                api.request(
-                    "POST",
-                    P + "/providers/aws/work",
-                    {"command": command.format(n=n, ran=ran), "queue": "mixed"},
-                )["id"]
-                for n in range(5)
-            ]
+            commands = [command.format(n=n, ran=ran) for n in range(5)]
+            items = _mixed_queue(api, prices, ["aws", hpc, *names], 3, commands)
             done = _drain(api, items, 120)
             status = api.request("GET", P + "/queues/mixed/status")
             events = status["events"]
@@ -342,27 +333,9 @@ def test_a_drained_slurm_partition_refuses_too_and_the_work_goes_to_ssh(
                 names[0]: {"127.0.0.1": 0.5},
                 names[1]: {"127.0.0.1": 0.6},
             }
-            api.request("PUT", P + "/capacity/prices", {"prices": prices})
-            api.request(
-                "POST",
-                P + "/queues",
-                {
-                    "name": "mixed",
-                    "providers": ["aws", hpc, *names],
-                    "strategy": "cheapest",
-                    "max": 2,
-                    "idleSeconds": 600,
-                },
-            )
             command = "echo item-{n} >> {ran}; echo item-{n}"
-            items = [
-                api.request(
-                    "POST",
-                    P + "/providers/aws/work",
-                    {"command": command.format(n=n, ran=ran), "queue": "mixed"},
-                )["id"]
-                for n in range(3)
-            ]
+            commands = [command.format(n=n, ran=ran) for n in range(3)]
+            items = _mixed_queue(api, prices, ["aws", hpc, *names], 2, commands)
             done = _drain(api, items, 120)
             events = api.request("GET", P + "/queues/mixed/status")["events"]
             assert done is not None, events
