@@ -45,7 +45,6 @@ from .refusal import capacity_refusal
 from .service import held, snapshot
 
 ASLEEP = ("suspended", "stopped", "stopping")
-REFRESH_SECONDS = 30.0
 
 
 def queued(s: Session, q: Queue, providers: Sequence[str]) -> list[WorkItem]:
@@ -102,9 +101,7 @@ def reconcile(loop: Any, s: Session, q: Queue) -> None:
         for r in launches.rows_for(s, q.namespace_id, queue=q.name)
         if r.provider_name in providers
     ]
-    last = loop._refreshed.get(q.id)
-    if rows and (last is None or (now - last).total_seconds() >= REFRESH_SECONDS):
-        loop._refreshed[q.id] = now
+    if rows and loop.refresh_due(q.id, now):
         launches.refresh(s, scope, box, state, rows)
         rows = [r for r in rows if r.terminated_at is None]
 

@@ -174,11 +174,9 @@ def grow(loop: Any, s: Session, q: Queue, view: Any) -> None:
         return
     failed = daemon_failure(s, q)
     in_flight = len(runs(s, q))
-    if (
-        failed is not None
-        or getattr(loop, "_hybrid_direct", {}).get(q.id, 0) > utcnow().timestamp()
-    ):
-        why = failed or getattr(loop, "_hybrid_why", {}).get(q.id, "the daemon did not come up")
+    until, since = loop.direct.get(q.id, (0.0, "the daemon did not come up"))
+    if failed is not None or until > utcnow().timestamp():
+        why = failed or since
         room = max(0, q.max_workers - in_flight)
         for item in waiting[:room]:
             run_direct(loop, s, q, view.scope, item, f"working direct: {why}")
@@ -222,10 +220,10 @@ def _daemons(loop: Any, s: Session, q: Queue, view: Any, count: int, why: str) -
     except Exception as exc:
         s.rollback()
         why = getattr(exc, "detail", None) or str(exc)
-        if not hasattr(loop, "_hybrid_direct"):
-            loop._hybrid_direct, loop._hybrid_why = {}, {}
-        loop._hybrid_direct[q.id] = utcnow().timestamp() + DIRECT_FOR
-        loop._hybrid_why[q.id] = f"the daemon did not come up ({why})"
+        loop.direct[q.id] = (
+            utcnow().timestamp() + DIRECT_FOR,
+            f"the daemon did not come up ({why})",
+        )
         loop.event(
             s, q, "daemon-failed",
             f"the daemon could not be installed on {q.provider_name}: {why}; working direct",

@@ -71,8 +71,19 @@ class QueueLoop:
         self._refreshed: dict[int, datetime] = {}
         self._told: dict[str, float] = {}  # orphan worker id -> when to tell it again
         self._backoff: dict[int, tuple[float, int]] = {}
+        # hybrid queues working direct since their daemon failed: until when, and why
+        self.direct: dict[int, tuple[float, str]] = {}
         self._busy = threading.Event()
         self._renewer: threading.Thread | None = None
+
+    def refresh_due(self, queue_id: int, now: datetime) -> bool:
+        """Whether a queue's launches are due to be asked about again (every
+        :data:`REFRESH_SECONDS`); when they are, they count as asked from ``now``."""
+        last = self._refreshed.get(queue_id)
+        if last is not None and (now - last).total_seconds() < REFRESH_SECONDS:
+            return False
+        self._refreshed[queue_id] = now
+        return True
 
     # -- lifecycle ---------------------------------------------------------------
 
@@ -321,9 +332,7 @@ class QueueLoop:
             raise launches.LaunchError(422, "validation_error", refusal)
         now = utcnow()
         rows = launches.rows_for(s, q.namespace_id, provider=q.provider_name, queue=q.name)
-        last = self._refreshed.get(q.id)
-        if rows and (last is None or (now - last).total_seconds() >= REFRESH_SECONDS):
-            self._refreshed[q.id] = now
+        if rows and self.refresh_due(q.id, now):
             launches.refresh(s, scope, self.box(), state, rows)
             rows = [r for r in rows if r.terminated_at is None]
 
