@@ -5,11 +5,32 @@ LAKESHORE_DATA_DIR at an empty folder so no admin token of this machine is found
 from __future__ import annotations
 
 import json
+import os
 import socket
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+TESTS = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """How ``scripts/test`` spreads the suite over its workers (pytest-xdist,
+    ``--dist loadgroup``): a test file runs whole on one worker, so its module
+    fixtures start once, and the registry folder runs together, since its last
+    file scans everything the others wrote for secret plaintext. The files of the
+    journeys against the AWS API (minutes each, mostly waiting on the provider)
+    are handed out first, so no worker is left finishing one alone."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # one process: nothing to spread
+    for item in items:
+        rel = item.path.resolve().relative_to(TESTS)
+        group = (
+            "controlplane/registry" if rel.parts[:2] == ("controlplane", "registry") else str(rel)
+        )
+        item.add_marker(pytest.mark.xdist_group(group))
+    items.sort(key=lambda item: item.get_closest_marker("needs_aws_mirror") is None)
 
 
 def _closed_port() -> int:

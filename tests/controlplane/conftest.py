@@ -14,6 +14,7 @@ cluster when the server binaries exist. Helpers live in ``lakeshore_fixtures``.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import pwd
 import secrets
@@ -76,20 +77,25 @@ def postgres() -> Iterator[PgCluster]:
     runas: list[str] = []
     if os.geteuid() == 0:
         # PostgreSQL refuses to run as root: use an unprivileged system user.
-        try:
-            pw = pwd.getpwnam(PG_USER)
-        except KeyError:
-            made = subprocess.run(
-                ["useradd", "-r", "-M", "-s", "/usr/sbin/nologin", PG_USER],
-                capture_output=True,
-                text=True,
-            )
-            if made.returncode != 0 and "already exists" not in made.stderr:
-                shutil.rmtree(base, ignore_errors=True)
-                pytest.skip(
-                    f"needs an unprivileged user for PostgreSQL: useradd failed: {made.stderr.strip()}"
+        # Test workers start their clusters side by side: one useradd at a time, or
+        # the second finds /etc/passwd locked.
+        with open(Path(tempfile.gettempdir()) / "dreamlake-pg-user.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                pw = pwd.getpwnam(PG_USER)
+            except KeyError:
+                made = subprocess.run(
+                    ["useradd", "-r", "-M", "-s", "/usr/sbin/nologin", PG_USER],
+                    capture_output=True,
+                    text=True,
                 )
-            pw = pwd.getpwnam(PG_USER)
+                if made.returncode != 0 and "already exists" not in made.stderr:
+                    shutil.rmtree(base, ignore_errors=True)
+                    pytest.skip(
+                        "needs an unprivileged user for PostgreSQL: "
+                        f"useradd failed: {made.stderr.strip()}"
+                    )
+                pw = pwd.getpwnam(PG_USER)
         if not shutil.which("runuser"):
             shutil.rmtree(base, ignore_errors=True)
             pytest.skip("needs runuser to start PostgreSQL as an unprivileged user")

@@ -227,7 +227,11 @@ def test_no_way_into_another_provider(server: ServerProc, world: World) -> None:
     # p1's worker is still there, untouched
     me = server.client(world.own, namespace=world.mine)
     assert any(w["workerId"] == world.w1 for w in me.workers("p1"))
-    assert me.get_work(world.work)["state"] in ("queued", "running")
+    item = me.get_work(world.work)
+    # still p1's: nobody reported it (``lost`` is running on a worker that has not
+    # beaten within the module server's 2 s live bound, which a slow machine passes)
+    assert item["state"] in ("queued", "running", "lost"), item
+    assert item.get("workerId") in (None, world.w1), item
 
 
 def test_hot_path_heartbeat_keeps_to_the_provider(server: ServerProc, world: World) -> None:
