@@ -4,7 +4,8 @@ C connections at once (default 200) each send ``POST`` with a 1 MiB JSON body (a
 integer array, the body that used to be parsed before authentication) and no
 token, over and over, for D seconds (default 30). Meanwhile:
 
-* a probe asks ``/healthz`` (and ``/readyz``) back to back: p50 / p99 / max;
+* a probe asks ``/healthz`` (and ``/readyz``) back to back: p50 / p99 / max, on the
+  main port and on the probe listener's (``--probe-port``, off the event loop);
 * N daemons (default 20, each with its own daemon token) register and heartbeat
   every ``--heartbeat`` seconds through the daemon's own client, and a watcher
   reads the provider's claims: whether any live daemon was ever counted gone.
@@ -35,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from heartbeats import start_server
+from heartbeats import free_port, start_server
 from orphans import die_with_parent
 
 BODY_BYTES = 1024 * 1024
@@ -181,6 +182,15 @@ def _pct(values: list[float], q: float) -> float:
     return s[min(len(s) - 1, int(q * len(s)))]
 
 
+def _summary(values: list[float]) -> dict[str, Any]:
+    return {
+        "n": len(values),
+        "p50": round(statistics.median(values), 1) if values else None,
+        "p99": round(_pct(values, 0.99), 1),
+        "max": round(max(values), 1) if values else None,
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("-c", "--connections", type=int, default=200)
@@ -199,13 +209,17 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
-    proc, url, data = start_server(args.db, args.live_seconds)
+    probe_port = free_port()
+    proc, url, data = start_server(args.db, args.live_seconds, ["--probe-port", str(probe_port)])
     try:
         admin = (data / "admin.token").read_text().strip()
         port = int(url.rsplit(":", 1)[1])
+        probe_url = f"http://127.0.0.1:{probe_port}"
         stop = threading.Event()
         health: list[float] = []
         ready: list[float] = []
+        side_health: list[float] = []
+        side_ready: list[float] = []
         probe_errors: list[str] = []
         beat_errors: list[str] = []
         lows: list[int] = []
@@ -215,6 +229,12 @@ def main() -> None:
         threads = [
             threading.Thread(target=_probe, args=(url, "/healthz", stop, health, probe_errors)),
             threading.Thread(target=_probe, args=(url, "/readyz", stop, ready, probe_errors)),
+            threading.Thread(
+                target=_probe, args=(probe_url, "/healthz", stop, side_health, probe_errors)
+            ),
+            threading.Thread(
+                target=_probe, args=(probe_url, "/readyz", stop, side_ready, probe_errors)
+            ),
             threading.Thread(target=_watch, args=(url, admin, args.daemons, stop, lows, gone)),
         ]
         for t in threads:
@@ -240,18 +260,10 @@ def main() -> None:
             "seconds": round(wall, 1),
             "body_bytes": BODY_BYTES,
             "flood_responses": counts,
-            "healthz_ms": {
-                "n": len(health),
-                "p50": round(statistics.median(health), 1) if health else None,
-                "p99": round(_pct(health, 0.99), 1),
-                "max": round(max(health), 1) if health else None,
-            },
-            "readyz_ms": {
-                "n": len(ready),
-                "p50": round(statistics.median(ready), 1) if ready else None,
-                "p99": round(_pct(ready, 0.99), 1),
-                "max": round(max(ready), 1) if ready else None,
-            },
+            "healthz_ms": _summary(health),
+            "readyz_ms": _summary(ready),
+            "probe_port_healthz_ms": _summary(side_health),
+            "probe_port_readyz_ms": _summary(side_ready),
             "probe_errors": len(probe_errors),
             "daemons": args.daemons,
             "live_seconds": args.live_seconds,

@@ -28,6 +28,7 @@ import threading
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -40,7 +41,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_server(db: str | None, live_seconds: float) -> tuple[subprocess.Popen[bytes], str, Path]:
+def start_server(
+    db: str | None, live_seconds: float, extra: Sequence[str] = ()
+) -> tuple[subprocess.Popen[bytes], str, Path]:
     data = Path(tempfile.mkdtemp(prefix="lakeshore-bench-"))
     port = free_port()
     exe = Path(sys.executable).parent / "lakeshore"
@@ -56,6 +59,7 @@ def start_server(db: str | None, live_seconds: float) -> tuple[subprocess.Popen[
     ]
     if db:
         argv += ["--db", db]
+    argv += extra
     env = {k: v for k, v in os.environ.items() if not k.startswith("LAKESHORE_")}
     with open(data / "server.log", "wb") as log:  # the child keeps its own copy
         proc = subprocess.Popen(

@@ -137,6 +137,13 @@ def serve(
             "many connections plus 4 (default: LAKESHORE_POOL_SIZE, else 32)."
         ),
     ] = None,
+    probe_port: Annotated[
+        int | None,
+        typer.Option(
+            help="Also serve /healthz and /readyz on this port, off the event loop, so "
+            "probes answer under any load (default: LAKESHORE_PROBE_PORT, else none)."
+        ),
+    ] = None,
 ) -> None:
     """Run the control plane (FastAPI under uvicorn); migrate the database first."""
     from ..extras import install_line, missing
@@ -158,12 +165,15 @@ def serve(
         fail("--live-seconds must be positive")
     if pool_size is not None and pool_size < 1:
         fail("--pool-size must be at least 1")
+    if probe_port is not None and (not 0 < probe_port < 65536 or probe_port == port):
+        fail("--probe-port must be a free port from 1 to 65535, other than --port")
     settings = Settings.from_env(
         data_dir=data_dir,
         db_url=db,
         live_seconds=live_seconds,
         max_body_bytes=max_body_bytes,
         pool_size=pool_size,
+        probe_port=probe_port,
     )
     from dreamlake.controlplane.server.fleet.serving import prepare
 
@@ -194,17 +204,20 @@ def serve(
     )
     from dreamlake.controlplane.server.fleet import serving
 
-    serving.run(
-        application,
-        settings,
-        host=host,
-        port=port,
-        # uvicorn sets its access logger to this level: an access log needs info.
-        log_level="info"
-        if access_log and log_level.lower() in ("warning", "error")
-        else log_level.lower(),
-        access_log=access_log,
-    )
+    try:
+        serving.run(
+            application,
+            settings,
+            host=host,
+            port=port,
+            # uvicorn sets its access logger to this level: an access log needs info.
+            log_level="info"
+            if access_log and log_level.lower() in ("warning", "error")
+            else log_level.lower(),
+            access_log=access_log,
+        )
+    except serving.ProbePortError as exc:
+        fail(str(exc), "lakeshore serve --probe-port <a free port>")
 
 
 # -- namespaces and tokens -------------------------------------------------------

@@ -1,17 +1,33 @@
-"""The readiness probe's database check, on a thread of its own.
+"""The health probes: ``/healthz`` (the process answers) and ``/readyz`` (the
+database answers too), and the probe listener that serves both on a port of their own.
 
 ``/readyz`` must answer while the shared thread pool is busy (a flood, a slow
 query), so its ``SELECT 1`` runs on one dedicated thread, bounded in time: a
 database that does not answer within :data:`READY_TIMEOUT` seconds is not ready.
+
+On the main listener a probe's new connection queues behind every other one the
+event loop has to take first: under a flood of 200 unauthenticated clients that is
+a few hundred milliseconds however cheap each refusal is. ``lakeshore serve
+--probe-port`` therefore also serves the two probes from :class:`ProbeListener`, a
+plain HTTP server on threads of its own, outside the event loop, answering the same
+documents. Point an orchestrator's probes there.
 """
 
 from __future__ import annotations
 
 import asyncio
-from concurrent.futures import ThreadPoolExecutor
+import json
+import sys
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from .problem import PROBLEM_JSON, problem_bytes
+
 READY_TIMEOUT = 5.0
+PROBE_TIMEOUT = 5.0
+"""Seconds a probe connection may take to send its request line and headers."""
 
 
 def _executor(app: Any) -> ThreadPoolExecutor:
@@ -28,6 +44,10 @@ def _select_one(engine: Any) -> None:
         conn.execute(text("SELECT 1"))
 
 
+def _unreachable(exc: BaseException) -> str:
+    return f"database unreachable ({type(exc).__name__})"  # the type only: a driver's text may carry the URL
+
+
 async def database_ready(app: Any, timeout: float = READY_TIMEOUT) -> str | None:
     """None when the database answers ``SELECT 1`` in time, else why not."""
     loop = asyncio.get_running_loop()
@@ -36,6 +56,102 @@ async def database_ready(app: Any, timeout: float = READY_TIMEOUT) -> str | None
         await asyncio.wait_for(asyncio.shield(future), timeout)
     except TimeoutError:
         return f"the database did not answer within {timeout:g} s"
-    except Exception as exc:  # the type only: a driver's text may carry the URL
-        return f"database unreachable ({type(exc).__name__})"
+    except Exception as exc:
+        return _unreachable(exc)
     return None
+
+
+def database_ready_blocking(app: Any, timeout: float = READY_TIMEOUT) -> str | None:
+    """:func:`database_ready` for a thread that is not the event loop's."""
+    future: Future[None] = _executor(app).submit(_select_one, app.state.engine)
+    try:
+        future.result(timeout)
+    except TimeoutError:
+        return f"the database did not answer within {timeout:g} s"
+    except Exception as exc:
+        return _unreachable(exc)
+    return None
+
+
+def healthy(app: Any) -> dict[str, object]:
+    """The ``/healthz`` document."""
+    from dreamlake import __version__
+
+    return {"status": "ok", "version": __version__, "database": app.state.engine.dialect.name}
+
+
+def ready(app: Any) -> dict[str, object]:
+    """The ``/readyz`` document (when the database answered)."""
+    return {**healthy(app), "status": "ready"}
+
+
+class ProbeListener:
+    """``GET``/``HEAD`` ``/healthz`` and ``/readyz`` on ``host:port``, one thread per
+    probe; every other path is 404. Start with :meth:`start`, end with :meth:`stop`."""
+
+    def __init__(self, app: Any, host: str, port: int) -> None:
+        self.app = app
+        self.server = _Server((host, port), _handler(app))
+        self._thread = threading.Thread(
+            target=self.server.serve_forever, name="probe-listener", daemon=True
+        )
+
+    @property
+    def port(self) -> int:
+        return int(self.server.server_address[1])
+
+    def start(self) -> ProbeListener:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self._thread.join(5)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A probe that hung up or stalled is not worth a traceback on stderr."""
+        exc = sys.exc_info()[1]
+        if not isinstance(exc, OSError):
+            super().handle_error(request, client_address)
+
+
+def _handler(app: Any) -> type[BaseHTTPRequestHandler]:
+    class Probe(BaseHTTPRequestHandler):
+        timeout = PROBE_TIMEOUT
+        server_version = "lakeshore-probes"
+
+        def do_GET(self) -> None:
+            self._answer(body=True)
+
+        def do_HEAD(self) -> None:
+            self._answer(body=False)
+
+        def _answer(self, *, body: bool) -> None:
+            path = self.path.partition("?")[0]
+            if path == "/healthz":
+                status, data, kind = 200, json.dumps(healthy(app)).encode(), "application/json"
+            elif path == "/readyz":
+                why = database_ready_blocking(app)
+                if why is None:
+                    status, data, kind = 200, json.dumps(ready(app)).encode(), "application/json"
+                else:
+                    status, data, kind = 503, problem_bytes(503, "unavailable", why), PROBLEM_JSON
+            else:
+                detail = "the probe listener serves /healthz and /readyz only"
+                status, data, kind = 404, problem_bytes(404, "not_found", detail), PROBLEM_JSON
+            self.send_response(status)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            if body:
+                self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass  # probes every few seconds would drown the server's log
+
+    return Probe

@@ -84,6 +84,9 @@ class Settings:
     max_queue_seconds: float = DEFAULT_MAX_QUEUE_SECONDS
     # Retry-After of a 503 (None: drawn at random, see shedding.py)
     retry_after_seconds: int | None = None
+    # Also serve /healthz and /readyz on this port, off the event loop (see health.py);
+    # None: on the main port only.
+    probe_port: int | None = None
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
@@ -109,6 +112,7 @@ class Settings:
             "max_pending": ("LAKESHORE_MAX_PENDING", int),
             "max_queue_seconds": ("LAKESHORE_MAX_QUEUE_SECONDS", float),
             "retry_after_seconds": ("LAKESHORE_RETRY_AFTER_SECONDS", int),
+            "probe_port": ("LAKESHORE_PROBE_PORT", int),
         }
         for key, (env, cast) in env_map.items():
             if key not in values and os.environ.get(env, "").strip():

@@ -13,6 +13,9 @@
   connections are served before :class:`~.shedding.Shed` answers 503 with
   ``Retry-After``; uvicorn's live connection set is handed to it through
   ``app.state.connections``.
+* **Probes**: with ``Settings.probe_port``, ``/healthz`` and ``/readyz`` are
+  served on that port too, by a listener outside the event loop (see ``health.py``),
+  so a probe does not queue behind a flood of other connections.
 * **Shutdown**: before uvicorn's grace period, ``app.state.draining`` is set, so
   every held long-poll answers 503 with a spread ``Retry-After`` (see
   ``shedding.restarting``) and the fleet comes back over seconds, not at once.
@@ -30,6 +33,10 @@ from .shedding import connection_budget, open_files_limit
 
 SOMAXCONN = Path("/proc/sys/net/core/somaxconn")
 log = logging.getLogger("lakeshore.serve")
+
+
+class ProbePortError(OSError):
+    """The probe listener's port cannot be bound (the sentence says why)."""
 
 
 def somaxconn() -> int | None:
@@ -102,4 +109,19 @@ def run(
         settings.max_connections or "unbounded",
         settings.max_pending or "unbounded",
     )
-    server.run()
+    probes = None
+    if settings.probe_port is not None:
+        from ..health import ProbeListener
+
+        try:
+            probes = ProbeListener(application, host, settings.probe_port).start()
+        except OSError as exc:
+            raise ProbePortError(
+                f"cannot serve the probes on {host}:{settings.probe_port}: {exc.strerror or exc}"
+            ) from None
+        log.info("probes (/healthz, /readyz) also on port %d, off the event loop", probes.port)
+    try:
+        server.run()
+    finally:
+        if probes is not None:
+            probes.stop()

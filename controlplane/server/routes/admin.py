@@ -39,10 +39,9 @@ router = APIRouter(route_class=SessionRoute)
 @router.get("/healthz")
 async def healthz(request: Request) -> dict[str, object]:
     """The process answers: on the event loop, no thread, no database (see /readyz)."""
-    from dreamlake import __version__
+    from ..health import healthy
 
-    engine = request.app.state.engine
-    return {"status": "ok", "version": __version__, "database": engine.dialect.name}
+    return healthy(request.app)
 
 
 @router.get("/readyz")
@@ -50,15 +49,12 @@ async def readyz(request: Request) -> dict[str, object]:
     """The database answers too: ``SELECT 1`` on the readiness probe's own thread
     (never the shared pool, which a flood of requests may have busy), within
     :data:`~..health.READY_TIMEOUT` seconds, else 503."""
-    from dreamlake import __version__
+    from ..health import database_ready, ready
 
-    from ..health import database_ready
-
-    engine = request.app.state.engine
     why = await database_ready(request.app)
     if why is not None:
         raise ApiError(503, "unavailable", why)
-    return {"status": "ready", "version": __version__, "database": engine.dialect.name}
+    return ready(request.app)
 
 
 @router.get("/api/whoami", response_model=WhoAmI, response_model_exclude_unset=True)
