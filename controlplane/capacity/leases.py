@@ -33,6 +33,7 @@ from ..launch.models import Instance
 from ..registry import service as registry
 from ..registry.crypto import SecretBox
 from ..registry.service.common import RegistryError
+from ..server import store
 from ..server.json_guard import refuse_nul
 from . import backoff
 from .decide import MAX_TTL, Request, RequestError, decide
@@ -140,12 +141,21 @@ def decision(
     return decide(req, snap.offers(), snap.states(), snap.now)
 
 
-def _take(session: Session, row: CapacityLease, slot: str, **values: Any) -> bool:
-    """Write ``slot`` on the pending lease ``row``: False when another lease holds it."""
+def _take(
+    session: Session, row: CapacityLease, slot: str, worker_id: str | None = None, **values: Any
+) -> bool:
+    """Write ``slot`` on the pending lease ``row``: False when another lease holds it
+    or, for an idle worker's slot, when the worker took an item since the snapshot
+    (checked under its row lock, which a claim takes too: see ``store.lock_worker``)."""
+    where = [CapacityLease.id == row.id, CapacityLease.state == "pending"]
+    if worker_id is not None:
+        store.lock_worker(session, worker_id)
+        where.append(~store.running_on(worker_id))
+        values["worker_id"] = worker_id
     try:
         res = session.execute(
             update(CapacityLease)
-            .where(CapacityLease.id == row.id, CapacityLease.state == "pending")
+            .where(*where)
             .values(slot=slot, **values)
             .execution_options(synchronize_session=False)
         )

@@ -309,6 +309,20 @@ def _held(worker: Worker, now: datetime) -> ColumnElement[bool]:
     )
 
 
+def lock_worker(session: Session, worker_id: str) -> None:
+    """Take ``worker_id``'s row for the rest of the transaction (PostgreSQL's ``FOR
+    UPDATE``; SQLite serialises every write anyway). A claim and a lease grant on one
+    worker both take it before writing, so each one's check of the other (a lease in
+    force; work running) sees what the other committed: a worker is never both
+    leased and handed an item."""
+    session.execute(select(Worker.id).where(Worker.id == worker_id).with_for_update())
+
+
+def running_on(worker_id: str) -> ColumnElement[bool]:
+    """An item is running on ``worker_id``."""
+    return exists().where(WorkItem.worker_id == worker_id, WorkItem.state == "running")
+
+
 def leased(session: Session, worker: Worker, now: datetime | None = None) -> bool:
     """Whether a capacity lease in force holds ``worker`` (see ``_held``)."""
     return bool(session.scalar(select(_held(worker, now or utcnow()))))
@@ -320,7 +334,8 @@ def try_claim(session: Session, worker: Worker) -> WorkItem | None:
     A worker a capacity lease holds takes no queue work: the lease holder has it to
     themselves until the lease is released or runs out. The lease is looked up only
     once there is an item to hand out (a poll with nothing for it costs no query more),
-    and the claim's UPDATE checks it again, so a lease granted in between still wins."""
+    and the claim's UPDATE checks it again under the worker's row lock
+    (:func:`lock_worker`), so a lease granted in between still wins."""
     queues = set(worker.queues or [])
     for _attempt in range(5):
         candidates = session.scalars(
@@ -341,6 +356,7 @@ def try_claim(session: Session, worker: Worker) -> WorkItem | None:
         if leased(session, worker, now):
             session.rollback()
             return None
+        lock_worker(session, worker.id)
         result = session.execute(
             update(WorkItem)
             .where(WorkItem.id == pick.id, WorkItem.state == "queued", ~_held(worker, now))

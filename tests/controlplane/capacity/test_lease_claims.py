@@ -121,3 +121,50 @@ def test_a_lease_granted_after_the_look_up_still_wins_the_claim(
         assert worker is not None
         assert store.try_claim(session, worker) is None
     assert ok(client.get(P + f"/work/{item['id']}"))["state"] == "queued"
+
+
+def _race(client: Client, ns: str, k: int) -> str:
+    """One round: a worker, an item for it, then its claim and a lease on the same
+    provider sent together. Which won (or ``both``, the fault)."""
+    name = f"race-{k}"
+    kwargs = {
+        "region": "us-east-1",
+        "image_id": "ami-1",
+        "capacity": {"limit": 1, "offers": STD},  # the worker is the one unit: no launch
+    }
+    client.create_provider_row(
+        {"name": name, "launcher": "EC2", "kwargs": kwargs, "dispatch": "daemon"}
+    )
+    w = client.register(name, f"i-{k}", host=f"h{k}")["workerId"]
+    item = client.submit_work(name, "true")
+    start = threading.Barrier(2)
+    lease: list[dict[str, Any]] = []
+
+    def claim() -> None:
+        start.wait()
+        client.poll_work(w)
+
+    def take() -> None:
+        start.wait()
+        body = {"providers": [name], "ttlSeconds": 60}
+        lease.append(client.request("POST", f"/api/namespaces/{ns}/capacity/leases", body))
+
+    threads = [threading.Thread(target=claim), threading.Thread(target=take)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    running = client.get_work(item["id"])["state"] == "running"
+    granted = lease[0]["state"] == "granted" and lease[0].get("workerId") == w
+    return "both" if running and granted else "claim" if running else "lease" if granted else "-"
+
+
+def test_a_claim_and_a_lease_racing_for_one_idle_worker_never_both_win(
+    fresh_namespace: tuple[str, Client],
+) -> None:
+    """The claim and the grant each check the other under the worker's row lock
+    (``store.lock_worker``): sent at the same moment, round after round, the item is
+    running on the worker or the lease holds it, never both."""
+    ns, client = fresh_namespace
+    rounds = [_race(client, ns, k) for k in range(25)]
+    assert "both" not in rounds, rounds
