@@ -12,7 +12,9 @@ Work for the queue may be submitted to any of its providers. Each pass:
    the placement decision (``decide``, the queue's strategy, its providers in their
    order for ``priority``) picks the provider and offer; the launch goes there and
    the surplus moves to it. A launch refused for capacity or quota (``refusal``)
-   puts that provider in back-off and the next one is tried in the same pass.
+   puts that provider in back-off and the next one is tried in the same pass (a
+   SLURM job that would not start within ``SLURM_START_WITHIN`` seconds, a full
+   partition, counts as one).
 3. **Shrink** as a single-provider queue does: idle workers past ``idleSeconds``
    while above ``min`` are suspended or terminated; a launch that never claimed
    within the start timeout is terminated.
@@ -45,6 +47,9 @@ from .refusal import capacity_refusal
 from .service import held, snapshot
 
 ASLEEP = ("suspended", "stopped", "stopping")
+SLURM_START_WITHIN = 30.0
+"""Seconds a SLURM job of a queue over several providers may wait to start before
+its launch counts as refused for capacity (an offer's ``launch.start_within`` wins)."""
 
 
 def queued(s: Session, q: Queue, providers: Sequence[str]) -> list[WorkItem]:
@@ -236,6 +241,9 @@ def _grow(
             body["mode"] = q.mode
         if spec.launch:
             body["runConfig"] = dict(spec.launch)
+        if view.launcher == "SLURM" and len(providers) > 1:
+            # a full partition would queue the job: with somewhere else to go, go there
+            body.setdefault("runConfig", {}).setdefault("start_within", SLURM_START_WITHIN)
         if view.dispatch == dispatch.HYBRID:
             body["dispatch"] = dispatch.DAEMON  # the queue grows daemon workers
         try:

@@ -3,7 +3,9 @@ of a job script that runs the launch's command (``direct``) or fetches and runs 
 daemon in the foreground (``daemon``). Instances are job ids; live state comes from
 ``squeue`` (``scontrol show job`` once a job left the queue); terminate is
 ``scancel``. The job name carries the client token, so a retried launch finds the
-job it already submitted instead of submitting another.
+job it already submitted instead of submitting another. With ``start_within``
+(seconds) a job SLURM would not start that soon is refused before it is submitted
+(``sbatch --test-only``): a full partition says so instead of queueing it.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from . import bootstrap, sshconn
@@ -64,6 +67,40 @@ def _existing(shell: Any, name: str) -> str | None:
     return ids[0] if res.ok and ids else None
 
 
+_STARTS_AT = re.compile(r"to start at (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)")
+
+
+def start_delay(test_only: str, now: str) -> float | None:
+    """Seconds from ``now`` until the start ``sbatch --test-only`` predicts (both the
+    controller's local ``%Y-%m-%dT%H:%M:%S``), or None when it predicts none (pure)."""
+    m = _STARTS_AT.search(test_only)
+    if not m:
+        return None
+    try:
+        start = datetime.fromisoformat(m.group(1))
+        return (start - datetime.fromisoformat(now.strip())).total_seconds()
+    except ValueError:
+        return None
+
+
+def _starts_within(shell: Any, script: str, within: float) -> None:
+    """Refuse the job when SLURM would not start it within ``within`` seconds: a full
+    partition queues a job rather than turning it down, and a queue with another
+    provider to go to should go there (``capacity.refusal`` reads the sentence)."""
+    ask = "sbatch --test-only <<'LAKESHORE_JOB' 2>&1; date +%Y-%m-%dT%H:%M:%S\n"
+    res = shell.run(f"{ask}{script}LAKESHORE_JOB\n", timeout=60)
+    lines = res.stdout.strip().splitlines()
+    now, said = (lines[-1], "\n".join(lines[:-1])) if lines else ("", "")
+    delay = start_delay(said, now)
+    if delay is None:
+        raise LaunchRejected(f"sbatch refused the job: {said.strip()[-400:] or res.tail(4)}")
+    if delay > within:
+        raise LaunchRejected(
+            f"SLURM partition full: the job would start in {delay:.0f} s, more than "
+            f"start_within ({within:g} s)"
+        )
+
+
 def validate(order: LaunchOrder) -> None:
     """Offline: a login node, and a command for direct dispatch."""
     sshconn.hosts(order.kwargs)
@@ -80,6 +117,9 @@ def launch(order: LaunchOrder) -> dict[str, Any]:
             job_id = _existing(shell, name)
             if job_id is None:
                 script = job_script(order, i)
+                within = order.kwargs.get("start_within")
+                if within is not None:
+                    _starts_within(shell, script, float(within))
                 res = shell.run(
                     f"sbatch --parsable <<'LAKESHORE_JOB'\n{script}LAKESHORE_JOB\n", timeout=60
                 )

@@ -302,13 +302,19 @@ def test_queue_over_ec2_slurm_and_two_ssh_hosts_fails_over_to_slurm(
         sshd.stop()
 
 
-def test_a_drained_slurm_partition_refuses_too_and_the_work_goes_to_ssh(
-    slurm_cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("how", "reason"),
+    [("drained", "SLURM partition not available"), ("full", "SLURM partition full")],
+)
+def test_a_slurm_partition_that_cannot_start_the_job_refuses_and_the_work_goes_to_ssh(
+    slurm_cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str, reason: str
 ) -> None:
-    """EC2 (0.1/h) refuses and so does SLURM (0.3/h): its partition is drained, and the
-    real sbatch turns the job down. Both go into back-off; the first SSH host takes the
-    launch in the same pass, within 5 s of SLURM's refusal; every item runs once there
-    or on the second SSH host, none on EC2 or SLURM, and no job is left in SLURM."""
+    """EC2 (0.1/h) refuses and so does SLURM (0.3/h): its partition is drained (the
+    real sbatch turns the job down), or full (a job holds the whole node, so SLURM
+    would queue the job: ``sbatch --test-only`` says when it would start, past the
+    queue's bound). Both go into back-off; the first SSH host takes the launch in the
+    same pass, within 5 s of SLURM's refusal; every item runs once there or on the
+    second SSH host, none on EC2 or SLURM, and no job of the queue is left in SLURM."""
     double = RefusingCloudDouble(refuse={"aws": EC2_NO_CAPACITY})
     sshd = start_sshd(tmp_path / "sshd")
     suffix = secrets.token_hex(3)
@@ -321,7 +327,18 @@ def test_a_drained_slurm_partition_refuses_too_and_the_work_goes_to_ssh(
         _kill_tmux(names)
         _scancel(slurm_cluster, f"lakeshore-{hpc}-")
 
-    slurm_cluster.run("scontrol", "update", "PartitionName=debug", "State=DRAIN")
+    filler = f"filler-{suffix}"
+    if how == "drained":
+        slurm_cluster.run("scontrol", "update", "PartitionName=debug", "State=DRAIN")
+    else:
+        slurm_cluster.run(
+            "sbatch", "--exclusive", f"--job-name={filler}", "--output=/dev/null", "--wrap",
+            "sleep 300",
+        )  # fmt: skip
+        deadline = time.monotonic() + 30
+        while "RUNNING" not in slurm_cluster.run("squeue", "-h", "-n", filler, "-o", "%T"):
+            assert time.monotonic() < deadline, slurm_cluster.run("squeue")
+            time.sleep(0.2)
     try:
         with _control_plane(tmp_path, monkeypatch, double, stop) as (app, api):
             _add_aws(api)
@@ -348,12 +365,12 @@ def test_a_drained_slurm_partition_refuses_too_and_the_work_goes_to_ssh(
                 "aws refused the launch (InsufficientInstanceCapacity)"
             ), refusals
             slurm = next(e for e in refusals if e["detail"].startswith(hpc))
-            assert "(SLURM partition not available)" in slurm["detail"], slurm
+            assert f"({reason})" in slurm["detail"], slurm
             launch_events = [e for e in events if e["action"] == "launch"]
             assert names[0] in launch_events[0]["detail"], launch_events
             listing = {p["name"]: p for p in api.request("GET", P + "/capacity")["providers"]}
             assert listing["aws"]["backoff"]["reason"] == "InsufficientInstanceCapacity"
-            assert listing[hpc]["backoff"]["reason"] == "SLURM partition not available"
+            assert listing[hpc]["backoff"]["reason"] == reason
             assert listing[hpc]["workers"]["live"] == 0
 
             started = min(at for p, at in _launch_requests(app) if p == names[0])
@@ -362,6 +379,7 @@ def test_a_drained_slurm_partition_refuses_too_and_the_work_goes_to_ssh(
             assert f"lakeshore-{hpc}-" not in slurm_cluster.run("squeue", "-h", "-o", "%j")
     finally:
         slurm_cluster.run("scontrol", "update", "PartitionName=debug", "State=UP")
+        _scancel(slurm_cluster, filler)
         stop()
         sshd.stop()
 

@@ -141,3 +141,18 @@ def test_direct_jobs_record_their_outcome(
     # a direct launch without a command is refused before anything is submitted
     r = client.post(P + "/launch", json={"provider": "hpc-d"})
     assert r.status_code == 422 and "runs a command" in r.json()["detail"]
+
+
+def test_start_delay_reads_sbatch_test_only() -> None:
+    from dreamlake.controlplane.launchers.slurm import start_delay
+
+    said = (
+        "sbatch: Job 3 to start at 2026-12-02T02:40:10 using 1 processors on nodes n1 "
+        "in partition debug"
+    )
+    assert start_delay(said, "2026-12-02T02:40:00\n") == 10.0
+    assert start_delay(said.replace("02:40:10", "02:40:00"), "2026-12-02T02:40:00") == 0.0
+    never = "sbatch: Job 4 to start at 6110-12-25T04:36:13 using 1 processors on nodes n1"
+    assert start_delay(never, "2026-12-02T02:40:00") > 10**9  # a full node, no time limits
+    assert start_delay("sbatch: error: Batch job submission failed", "2026-12-02T02:40:00") is None
+    assert start_delay(said, "not a time") is None
