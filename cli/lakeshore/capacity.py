@@ -174,10 +174,18 @@ def capacity_prices(
     _emit(out, as_json, "\n".join(rows) or "no prices (offers show their own, or none)")
 
 
+SHOWN = 5
+"""Offers named per line of a decision in prose (the JSON names them all)."""
+
+
 def decision_prose(doc: dict[str, Any]) -> str:
     lines = [doc["summary"]]
     for r in doc["rejected"]:
-        lines.append(f"  {r['provider']}/{r['offer']}: {r['reason']} — {r['detail']}")
+        names = r["offers"]
+        shown = ", ".join(names[:SHOWN])
+        if len(names) > SHOWN:
+            shown += f" and {len(names) - SHOWN} more"
+        lines.append(f"  {r['provider']}/{shown}: {r['reason']} — {r['detail']}")
     return "\n".join(lines)
 
 

@@ -15,7 +15,9 @@ that fit, the request's strategy ranks:
 
 Ties go to an idle worker over a launch, then by provider and offer name. Every offer
 not chosen carries one reason: ``not-allowed``, ``back-off``, ``does-not-fit``,
-``price``, ``limit-reached`` (checked in that order) or ``outranked``.
+``price``, ``limit-reached`` (checked in that order) or ``outranked``; the document
+groups the offers that share a provider, a reason and its sentence into one entry,
+so a decision over a hundred thousand offers stays a document of a few hundred.
 """
 
 from __future__ import annotations
@@ -150,12 +152,51 @@ class ProviderState:
     can_launch: bool = True
 
 
-@dataclass(frozen=True, slots=True)
-class _Fit:
-    offer: Offer
-    via: str
-    key: tuple[Any, ...]
-    waste: float
+class Catalog:
+    """The offers grouped for deciding: by provider, and within a provider by
+    accelerator, in the order given. Build it once for as long as the offers stay
+    the same (a price table or a provider's ``capacity`` changes them); ``decide``
+    builds one itself from a plain list."""
+
+    __slots__ = ("count", "providers")
+
+    def __init__(self, offers: Iterable[Offer]) -> None:
+        self.providers: dict[str, _Offers] = {}
+        count = 0
+        mine: _Offers | None = None
+        for o in offers:
+            count += 1
+            if mine is None or mine.provider != o.provider:
+                mine = self.providers.get(o.provider)
+                if mine is None:
+                    mine = self.providers[o.provider] = _Offers(o.provider)
+            mine.names.append(o.name)
+            mine.offers.append(o)
+        self.count = count
+
+
+class _Offers:
+    """One provider's offers: all names, and (names, offers, spelling) per accelerator
+    (grouped the first time a request names an accelerator)."""
+
+    __slots__ = ("_by_accelerator", "names", "offers", "provider")
+
+    def __init__(self, provider: str) -> None:
+        self.provider = provider
+        self.names: list[str] = []
+        self.offers: list[Offer] = []
+        self._by_accelerator: dict[str | None, tuple[list[str], list[Offer], str | None]] = {}
+
+    def by_accelerator(self) -> dict[str | None, tuple[list[str], list[Offer], str | None]]:
+        if not self._by_accelerator and self.offers:
+            for o in self.offers:
+                key = o.accelerator.lower() if o.accelerator is not None else None
+                group = self._by_accelerator.get(key)
+                if group is None:
+                    group = self._by_accelerator[key] = ([], [], o.accelerator)
+                group[0].append(o.name)
+                group[1].append(o)
+        return self._by_accelerator
 
 
 def _waste(req: Request, o: Offer) -> float:
@@ -171,10 +212,8 @@ def _waste(req: Request, o: Offer) -> float:
 
 
 def _misfit(req: Request, o: Offer) -> str | None:
-    if req.accelerator is not None and (
-        o.accelerator is None or o.accelerator.lower() != req.accelerator.lower()
-    ):
-        return f"wants {req.accelerator}, offers {o.accelerator or 'no accelerator'}"
+    """Why ``o`` cannot serve ``req`` (its accelerator aside, which the catalog
+    groups by), the same sentence for every offer that fails the same way."""
     if req.accelerators > o.accelerators:
         return f"wants {req.accelerators} accelerator(s), offers {o.accelerators}"
     if req.cpus:
@@ -196,9 +235,12 @@ def _iso(dt: datetime) -> str:
     return dt.isoformat().replace("+00:00", "Z")
 
 
+_INF = float("inf")
+
+
 def decide(
     req: Request,
-    offers: Iterable[Offer],
+    offers: Iterable[Offer] | Catalog,
     states: Mapping[str, ProviderState],
     now: datetime,
     *,
@@ -207,112 +249,135 @@ def decide(
     """The decision document (see ``schema.DECISION_SCHEMA``).
 
     ``order`` is the provider order of the ``priority`` strategy when the request
-    names none (a queue's providers)."""
+    names none (a queue's providers). Offers not chosen are given in groups: one
+    entry per provider, reason and sentence, naming every offer it covers."""
+    catalog = offers if isinstance(offers, Catalog) else Catalog(offers)
     allowed = set(req.providers) if req.providers else None
     excluded = set(req.exclude)
     rank_order = {p: i for i, p in enumerate(req.providers or order)}
-    rejected: list[dict[str, Any]] = []
-    fits: list[_Fit] = []
-    cache: dict[str, tuple[str, str] | None] = {}
     strategy = req.strategy
     max_price = req.max_price
-    considered = 0
-    for o in offers:
-        considered += 1
-        p = o.provider
+    want = req.accelerator.lower() if req.accelerator is not None else None
+    checks = bool(req.accelerators or req.cpus or req.memory_gb or req.spot is not None)
+    n_acc, n_cpu, n_mem, spot = req.accelerators, req.cpus, req.memory_gb, req.spot
+    no_price = over_price = ""
+    if max_price is not None:
+        no_price = (
+            f"no price for this offer in any price table, and the request has a maximum "
+            f"of {max_price:g}/h"
+        )
+        over_price = f"over the request's maximum of {max_price:g}/h"
+    best_cost = _INF
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    fitting: dict[str, list[str]] = {}
+    best: tuple[Any, ...] | None = None
+    best_offer: Offer | None = None
+    best_via = ""
+    for p, mine in catalog.providers.items():
         st = states.get(p)
-        if p not in cache:
-            cache[p] = _provider_gate(p, st, allowed, excluded, now)
-        gate = cache[p]
+        gate = _provider_gate(p, st, allowed, excluded, now)
         if gate is not None:
-            rejected.append({"provider": p, "offer": o.name, "reason": gate[0], "detail": gate[1]})
+            groups.setdefault((p, *gate), []).extend(mine.names)
             continue
         assert st is not None
-        why = _misfit(req, o)
-        if why is not None:
-            rejected.append(
-                {"provider": p, "offer": o.name, "reason": "does-not-fit", "detail": why}
-            )
-            continue
-        if max_price is not None:
-            if o.price is None:
-                rejected.append(
-                    {
-                        "provider": p,
-                        "offer": o.name,
-                        "reason": "price",
-                        "detail": "no price for this offer in any price table, "
-                        f"and the request has a maximum of {max_price:g}/h",
-                    }
-                )
-                continue
-            if o.price > max_price:
-                rejected.append(
-                    {
-                        "provider": p,
-                        "offer": o.name,
-                        "reason": "price",
-                        "detail": f"{o.price:g}/h is over the maximum of {max_price:g}/h",
-                    }
-                )
-                continue
-        if st.idle.get(o.name, 0) > 0:
-            via = "idle"
-        elif not st.can_launch:
-            rejected.append(
-                {
-                    "provider": p,
-                    "offer": o.name,
-                    "reason": "limit-reached",
-                    "detail": "no idle worker of this offer, and this provider cannot launch one",
-                }
-            )
-            continue
+        if want is None:
+            candidates = mine.offers
+        else:
+            candidates = []
+            for acc, (names, of_acc, spelling) in mine.by_accelerator().items():
+                if acc == want:
+                    candidates = of_acc
+                else:
+                    why = f"wants {req.accelerator}, offers {spelling or 'no accelerator'}"
+                    groups.setdefault((p, "does-not-fit", why), []).extend(names)
+        idle = st.idle
+        launch_refusal: str | None = None
+        if not st.can_launch:
+            launch_refusal = "no idle worker of this offer, and this provider cannot launch one"
         elif st.limit is not None and st.instances >= st.limit:
-            rejected.append(
-                {
-                    "provider": p,
-                    "offer": o.name,
-                    "reason": "limit-reached",
-                    "detail": f"no idle worker of this offer, and {st.instances} of the "
-                    f"provider's limit of {st.limit} instance(s) are in use",
-                }
+            launch_refusal = (
+                f"no idle worker of this offer, and {st.instances} of the "
+                f"provider's limit of {st.limit} instance(s) are in use"
             )
-            continue
-        else:
-            via = "launch"
-        waste = _waste(req, o)
-        price = o.price if o.price is not None else float("inf")
-        if strategy == "cheapest":
-            primary: tuple[Any, ...] = (price, waste)
-        elif strategy == "priority":
-            primary = (rank_order.get(p, len(rank_order)), -st.priority, price)
+        if strategy == "priority":
+            head: tuple[Any, ...] = (rank_order.get(p, len(rank_order)), -st.priority)
         elif strategy == "spread":
-            primary = (st.load, price)
+            head = (st.load,)
         else:
-            primary = (round(waste, 9), price)
-        fits.append(_Fit(o, via, (*primary, via != "idle", p, o.name), waste))
+            head = ()
+        fits: list[str] = []
+        unpriced: list[str] = []
+        over: list[str] = []
+        full: list[str] = []
+        for o in candidates:
+            if checks and (
+                o.accelerators < n_acc
+                or (n_cpu and (o.cpus is None or o.cpus < n_cpu))
+                or (n_mem and (o.memory_gb is None or o.memory_gb < n_mem))
+                or (spot is not None and o.spot != spot)
+            ):
+                why = _misfit(req, o) or "does not fit"
+                groups.setdefault((p, "does-not-fit", why), []).append(o.name)
+                continue
+            price = o.price
+            if max_price is not None:
+                if price is None:
+                    unpriced.append(o.name)
+                    continue
+                if price > max_price:
+                    over.append(o.name)
+                    continue
+            if idle and idle.get(o.name, 0) > 0:
+                via = "idle"
+            elif launch_refusal is not None:
+                full.append(o.name)
+                continue
+            else:
+                via = "launch"
+            fits.append(o.name)
+            cost = price if price is not None else _INF
+            if strategy == "cheapest":
+                # the waste breaks a tie on price only: worked out only for a contender
+                if cost > best_cost:
+                    continue
+                key: tuple[Any, ...] = (cost, _waste(req, o))
+            elif strategy == "least-waste":
+                key = (round(_waste(req, o), 9), cost)
+            else:
+                key = (*head, cost)
+            key = (*key, via != "idle", p, o.name)
+            if best is None or key < best:
+                best, best_offer, best_via = key, o, via
+                best_cost = cost
+        for names, reason, said in (
+            (unpriced, "price", no_price),
+            (over, "price", over_price),
+            (full, "limit-reached", launch_refusal or ""),
+        ):
+            if names:
+                groups.setdefault((p, reason, said), []).extend(names)
+        if fits:
+            fitting[p] = fits
     chosen: dict[str, Any] | None = None
-    if fits:
-        best = min(fits, key=lambda f: f.key)
+    if best_offer is not None:
         chosen = {
-            **best.offer.wire(),
-            "via": best.via,
-            "waste": round(best.waste, 4),
+            **best_offer.wire(),
+            "via": best_via,
+            "waste": round(_waste(req, best_offer), 4),
         }
-        ranked = sorted((f for f in fits if f is not best), key=lambda f: f.key)
-        for n, f in enumerate(ranked, start=2):
-            rejected.append(
-                {
-                    "provider": f.offer.provider,
-                    "offer": f.offer.name,
-                    "reason": "outranked",
-                    "detail": f"fits, ranked {n} by {strategy}",
-                }
+        ahead = f"fits; {best_offer.provider}/{best_offer.name} ranks first by {strategy}"
+        for p, names in fitting.items():
+            others = (
+                [n for n in names if n != best_offer.name] if p == best_offer.provider else names
             )
+            if others:
+                groups.setdefault((p, "outranked", ahead), []).extend(others)
     counts = dict.fromkeys(REASONS, 0)
-    for r in rejected:
-        counts[r["reason"]] += 1
+    rejected = []
+    for (p, reason, detail), names in groups.items():
+        counts[reason] += len(names)
+        rejected.append({"provider": p, "offers": names, "reason": reason, "detail": detail})
+    considered = catalog.count
     return {
         "strategy": strategy,
         "request": req.wire(),

@@ -119,13 +119,15 @@ DECISION_SCHEMA: dict[str, Any] = {
         },
         "rejected": {
             "type": "array",
+            "description": "every offer not chosen, in groups that share a provider, a "
+            "reason and its sentence (an offer is in exactly one group)",
             "items": {
                 "type": "object",
-                "required": ["provider", "offer", "reason", "detail"],
+                "required": ["provider", "offers", "reason", "detail"],
                 "additionalProperties": False,
                 "properties": {
                     "provider": {"type": "string"},
-                    "offer": {"type": "string"},
+                    "offers": {"type": "array", "items": {"type": "string"}, "minItems": 1},
                     "reason": {"enum": list(REASONS)},
                     "detail": {"type": "string"},
                 },

@@ -8,6 +8,7 @@ import json
 import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -92,6 +93,16 @@ def test_offers_derived_without_a_capacity_kwarg() -> None:
         offers_of("a", "EC2", {"capacity": {"offers": [{"cpus": 2}]}})
 
 
+def _reasons(doc: dict[str, Any]) -> dict[tuple[str, str], str]:
+    """(provider, offer) → reason, each offer once (the document groups them)."""
+    out: dict[tuple[str, str], str] = {}
+    for r in doc["rejected"]:
+        for o in r["offers"]:
+            assert (r["provider"], o) not in out, (r, out)
+            out[(r["provider"], o)] = r["reason"]
+    return out
+
+
 @pytest.mark.parametrize(
     ("strategy", "provider", "offer", "via"),
     [
@@ -115,10 +126,10 @@ def test_strategies_on_the_worked_example(
         offer,
         via,
     )
-    reasons = {(r["provider"], r["offer"]): r["reason"] for r in doc["rejected"]}
+    reasons = _reasons(doc)
     assert reasons[("aws", "p4d.24xlarge")] == "does-not-fit"  # an A100, not an A10G
     assert reasons[("ssh-box", "box-1")] == "does-not-fit"  # no accelerator
-    assert len(doc["rejected"]) == doc["considered"] - 1
+    assert len(reasons) == doc["considered"] - 1  # every other offer, once
 
 
 def test_an_idle_worker_wins_when_it_fits_and_the_reasons_are_closed() -> None:
@@ -145,7 +156,9 @@ def test_every_reason_for_not_choosing() -> None:
     doc = decide(req, offers, states, NOW)
     jsonschema.validate(doc, decision_schema())
     assert doc["chosen"] is None
-    got = {(r["provider"], r["offer"]): (r["reason"], r["detail"]) for r in doc["rejected"]}
+    got = {
+        (r["provider"], o): (r["reason"], r["detail"]) for r in doc["rejected"] for o in r["offers"]
+    }
     assert got[("aws", "g5.xlarge")][0] == "back-off"
     assert "InsufficientInstanceCapacity" in got[("aws", "g5.xlarge")][1]
     assert got[("slurm-lab", "gpu")][0] == "limit-reached"
