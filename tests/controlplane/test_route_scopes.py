@@ -228,10 +228,10 @@ def test_no_way_into_another_provider(server: ServerProc, world: World) -> None:
     me = server.client(world.own, namespace=world.mine)
     assert any(w["workerId"] == world.w1 for w in me.workers("p1"))
     item = me.get_work(world.work)
-    # still p1's: nobody reported it (``lost`` is running on a worker that has not
-    # beaten within the module server's 2 s live bound, which a slow machine passes)
-    assert item["state"] in ("queued", "running", "lost"), item
-    assert item.get("workerId") in (None, world.w1), item
+    # p2's refused result left no trace (p1's own daemon token may have claimed the
+    # item in an earlier test of this module, and gone: the item is then lost, not done)
+    assert item["state"] != "succeeded" and item.get("exitCode") is None, item
+    assert not any(w["instanceId"] == "ghost" for w in me.workers("p1"))
 
 
 def test_hot_path_heartbeat_keeps_to_the_provider(server: ServerProc, world: World) -> None:

@@ -24,7 +24,18 @@ def agree(api: Any, data_dir: Path, provider: str, live_seconds: float) -> dict[
     """Read all three and assert they agree (a worker whose launch has not returned
     yet is starting: its row comes with the answer); returns what they said:
     ``{"instances": [live ids], "orphans": [ids], "claims": [worker instance ids],
-    "rows": {id: state}}``."""
+    "rows": {id: state}}``. The three are read one after the other, so while a queue
+    launches or reaps one may be a step ahead: they are read again, up to five
+    times, before a disagreement counts."""
+    for _ in range(4):
+        try:
+            return _agree_once(api, data_dir, provider)
+        except AssertionError:
+            time.sleep(0.2)
+    return _agree_once(api, data_dir, provider)
+
+
+def _agree_once(api: Any, data_dir: Path, provider: str) -> dict[str, Any]:
     listed = api.request("GET", P + "/instances", query={"provider": provider})["instances"]
     claims = api.request("GET", P + f"/providers/{provider}/claims")
     db = sqlite3.connect(data_dir / "lakeshore.db")
