@@ -102,8 +102,14 @@ def _starts_within(shell: Any, script: str, within: float) -> None:
 
 
 def validate(order: LaunchOrder) -> None:
-    """Offline: a login node, and a command for direct dispatch."""
+    """Offline: a login node, a command for direct dispatch, a number of seconds for
+    ``start_within``."""
     sshconn.hosts(order.kwargs)
+    within = order.kwargs.get("start_within")
+    if within is not None and (
+        isinstance(within, bool) or not isinstance(within, int | float) or within < 0
+    ):
+        raise LaunchRejected("start_within must be a number of seconds ≥ 0")
     if order.dispatch != "daemon" and not order.run.get("command"):
         raise LaunchRejected("a direct SLURM launch runs a command: pass command in the launch")
 

@@ -112,6 +112,13 @@ def test_slurm_job_script() -> None:
         slurm.job_script(order(launcher="SLURM", dispatch="direct", bootstrap=None), 0)
 
 
+def test_slurm_start_within_is_a_number_of_seconds() -> None:
+    slurm.validate(order(launcher="SLURM", kwargs={"host": "login", "start_within": 30}))
+    for bad in ("soon", -1, True):
+        with pytest.raises(LaunchRejected, match="start_within"):
+            slurm.validate(order(launcher="SLURM", kwargs={"host": "login", "start_within": bad}))
+
+
 def _pool(**over: Any) -> LaunchOrder:
     base: dict[str, Any] = {
         "launcher": "SSH",
