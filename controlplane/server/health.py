@@ -110,6 +110,11 @@ class ProbeListener:
         self._thread.join(5)
 
 
+def _json(doc: dict[str, object]) -> bytes:
+    """As the main port's JSON responses encode it (compact), byte for byte."""
+    return json.dumps(doc, separators=(",", ":")).encode()
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
@@ -134,11 +139,11 @@ def _handler(app: Any) -> type[BaseHTTPRequestHandler]:
         def _answer(self, *, body: bool) -> None:
             path = self.path.partition("?")[0]
             if path == "/healthz":
-                status, data, kind = 200, json.dumps(healthy(app)).encode(), "application/json"
+                status, data, kind = 200, _json(healthy(app)), "application/json"
             elif path == "/readyz":
                 why = database_ready_blocking(app)
                 if why is None:
-                    status, data, kind = 200, json.dumps(ready(app)).encode(), "application/json"
+                    status, data, kind = 200, _json(ready(app)), "application/json"
                 else:
                     status, data, kind = 503, problem_bytes(503, "unavailable", why), PROBLEM_JSON
             else:

@@ -87,7 +87,7 @@ def test_a_real_server_serves_the_probes_on_both_ports(
     s = start_server(extra=["--probe-port", str(probe)])
     main = _get(s.url + "/healthz")
     side = _get(f"http://127.0.0.1:{probe}/healthz")
-    assert main[0] == side[0] == 200 and json.loads(main[2]) == json.loads(side[2])
+    assert main[0] == side[0] == 200 and main[2] == side[2]  # the same bytes
     assert _get(f"http://127.0.0.1:{probe}/readyz")[0] == 200
 
 
