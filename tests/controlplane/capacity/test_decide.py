@@ -12,7 +12,13 @@ from typing import Any
 
 import jsonschema
 import pytest
-from dreamlake.controlplane.capacity.decide import ProviderState, Request, RequestError, decide
+from dreamlake.controlplane.capacity.decide import (
+    Catalog,
+    ProviderState,
+    Request,
+    RequestError,
+    decide,
+)
 from dreamlake.controlplane.capacity.offers import OfferError, limit_of, offers_of
 from dreamlake.controlplane.capacity.schema import decision_schema
 
@@ -212,3 +218,16 @@ def test_decision_schema_snapshot() -> None:
         SNAPSHOT.write_text(current)
     assert current == SNAPSHOT.read_text(), "the decision contract changed; see the snapshot diff"
     jsonschema.Draft202012Validator.check_schema(decision_schema())
+
+
+def test_a_kept_catalog_decides_as_the_list_does() -> None:
+    offers, states = _example()
+    catalog = Catalog(offers)
+    for body in (
+        {"accelerator": "a10g", "cpus": 4},
+        {"cpus": 8, "strategy": "spread"},
+        {"maxPricePerHour": 0.5, "strategy": "least-waste"},
+    ):
+        req = Request.from_wire(body)
+        assert decide(req, catalog, states, NOW) == decide(req, offers, states, NOW)
+        assert decide(req, catalog, states, NOW) == decide(req, catalog, states, NOW)
