@@ -259,7 +259,6 @@ def decide(
     max_price = req.max_price
     want = req.accelerator.lower() if req.accelerator is not None else None
     checks = bool(req.accelerators or req.cpus or req.memory_gb or req.spot is not None)
-    n_acc, n_cpu, n_mem, spot = req.accelerators, req.cpus, req.memory_gb, req.spot
     no_price = over_price = ""
     if max_price is not None:
         no_price = (
@@ -310,14 +309,9 @@ def decide(
         over: list[str] = []
         full: list[str] = []
         for o in candidates:
-            if checks and (
-                o.accelerators < n_acc
-                or (n_cpu and (o.cpus is None or o.cpus < n_cpu))
-                or (n_mem and (o.memory_gb is None or o.memory_gb < n_mem))
-                or (spot is not None and o.spot != spot)
-            ):
-                why = _misfit(req, o) or "does not fit"
-                groups.setdefault((p, "does-not-fit", why), []).append(o.name)
+            misfit = _misfit(req, o) if checks else None
+            if misfit is not None:
+                groups.setdefault((p, "does-not-fit", misfit), []).append(o.name)
                 continue
             price = o.price
             if max_price is not None:
