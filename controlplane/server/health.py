@@ -44,7 +44,9 @@ def _select_one(engine: Any) -> None:
         conn.execute(text("SELECT 1"))
 
 
-def _unreachable(exc: BaseException) -> str:
+def _not_ready(exc: BaseException, timeout: float) -> str:
+    if isinstance(exc, TimeoutError):
+        return f"the database did not answer within {timeout:g} s"
     return f"database unreachable ({type(exc).__name__})"  # the type only: a driver's text may carry the URL
 
 
@@ -54,10 +56,8 @@ async def database_ready(app: Any, timeout: float = READY_TIMEOUT) -> str | None
     future = loop.run_in_executor(_executor(app), _select_one, app.state.engine)
     try:
         await asyncio.wait_for(asyncio.shield(future), timeout)
-    except TimeoutError:
-        return f"the database did not answer within {timeout:g} s"
     except Exception as exc:
-        return _unreachable(exc)
+        return _not_ready(exc, timeout)
     return None
 
 
@@ -66,10 +66,8 @@ def database_ready_blocking(app: Any, timeout: float = READY_TIMEOUT) -> str | N
     future: Future[None] = _executor(app).submit(_select_one, app.state.engine)
     try:
         future.result(timeout)
-    except TimeoutError:
-        return f"the database did not answer within {timeout:g} s"
     except Exception as exc:
-        return _unreachable(exc)
+        return _not_ready(exc, timeout)
     return None
 
 

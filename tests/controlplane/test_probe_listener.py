@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import socket
 import subprocess
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -73,11 +74,14 @@ def test_readyz_is_503_when_the_database_does_not_answer(
 
 
 def test_a_probe_that_never_sends_its_request_does_not_hold_the_others(
-    listener: health.ProbeListener, monkeypatch: pytest.MonkeyPatch
+    listener: health.ProbeListener,
 ) -> None:
     with socket.create_connection(("127.0.0.1", listener.port)) as idle:
         idle.sendall(b"GET /hea")  # and nothing more
+        started = time.monotonic()
         assert _get(f"http://127.0.0.1:{listener.port}/healthz")[0] == 200
+        # answered beside the stalled one, not after its PROBE_TIMEOUT ran out
+        assert time.monotonic() - started < health.PROBE_TIMEOUT / 2
 
 
 def test_a_real_server_serves_the_probes_on_both_ports(
