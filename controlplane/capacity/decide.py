@@ -153,50 +153,136 @@ class ProviderState:
 
 
 class Catalog:
-    """The offers grouped for deciding: by provider, and within a provider by
-    accelerator, in the order given. Build it once for as long as the offers stay
-    the same (a price table or a provider's ``capacity`` changes them); ``decide``
-    builds one itself from a plain list."""
+    """The offers laid out for deciding: grouped by provider (in the order given) and,
+    within a provider, by accelerator, with the figures a request is checked against
+    as columns (``numpy`` arrays) so one request checks them all at once. Build it
+    once for as long as the offers stay the same (``kept_catalog`` does, per set of
+    offers); ``decide`` builds one itself from a plain list."""
 
-    __slots__ = ("count", "providers")
+    __slots__ = (
+        "accelerators",
+        "count",
+        "cpu_ids",
+        "cpus",
+        "memory",
+        "memory_ids",
+        "name_list",
+        "names",
+        "offers",
+        "price",
+        "providers",
+        "spot",
+    )
 
     def __init__(self, offers: Iterable[Offer]) -> None:
-        self.providers: dict[str, _Offers] = {}
-        count = 0
-        mine: _Offers | None = None
-        for o in offers:
-            count += 1
-            if mine is None or mine.provider != o.provider:
-                mine = self.providers.get(o.provider)
-                if mine is None:
-                    mine = self.providers[o.provider] = _Offers(o.provider)
-            mine.names.append(o.name)
-            mine.offers.append(o)
-        self.count = count
+        import numpy as np
+
+        given = list(offers)
+        self.count = len(given)
+        # one pass: the provider and the (provider, accelerator) group of each offer,
+        # both numbered in the order first met, and the columns in the order given
+        provider_of: dict[str, int] = {}
+        group_of: dict[tuple[int, str | None], int] = {}
+        spelled: list[str | None] = []
+        group_provider: list[int] = []
+        groups: list[int] = []
+        nan = float("nan")
+        accelerators, cpus, memory, spot, price = [], [], [], [], []
+        for o in given:
+            pid = provider_of.setdefault(o.provider, len(provider_of))
+            key = (pid, o.accelerator.lower() if o.accelerator is not None else None)
+            gid = group_of.get(key)
+            if gid is None:
+                gid = group_of[key] = len(spelled)
+                spelled.append(o.accelerator)
+                group_provider.append(pid)
+            groups.append(gid)
+            accelerators.append(o.accelerators)
+            cpus.append(nan if o.cpus is None else o.cpus)
+            memory.append(nan if o.memory_gb is None else o.memory_gb)
+            spot.append(o.spot)
+            price.append(nan if o.price is None else o.price)
+        # laid out by provider, then accelerator group, each in the order given
+        ordered = sorted(range(len(spelled)), key=lambda g: (group_provider[g], g))
+        rank = np.empty(len(spelled), dtype=np.int64)
+        rank[ordered] = np.arange(len(spelled))
+        group_ids = np.array(groups, dtype=np.int64)
+        laid = np.argsort(rank[group_ids], kind="stable")
+        self.offers = [given[i] for i in laid.tolist()]
+        self.name_list = names = [o.name for o in self.offers]
+        self.names = np.array(names, dtype=object)
+        self.accelerators = np.array(accelerators, dtype=np.int64)[laid]
+        self.cpus = np.array(cpus, dtype=float)[laid]
+        self.memory = np.array(memory, dtype=float)[laid]
+        self.spot = np.array(spot, dtype=bool)[laid]
+        self.price = np.array(price, dtype=float)[laid]
+        # each distinct CPU count and memory size numbered, so a does-not-fit sentence
+        # ("offers 8") is found once per value, not once per offer
+        self.cpu_ids = np.unique(self.cpus, return_inverse=True)[1].reshape(-1)
+        self.memory_ids = np.unique(self.memory, return_inverse=True)[1].reshape(-1)
+        self.providers: dict[str, _Slot] = {}
+        providers = list(provider_of)
+        sizes = np.bincount(group_ids, minlength=len(spelled)).tolist()
+        start = 0
+        for gid in ordered:
+            p = providers[group_provider[gid]]
+            slot = self.providers.get(p)
+            if slot is None:
+                slot = self.providers[p] = _Slot(p, start)
+            acc = _lower(spelled[gid])
+            slot.groups[acc] = (start, start + sizes[gid], spelled[gid])
+            slot.group_names[acc] = names[start : start + sizes[gid]]
+            start += sizes[gid]
+            slot.end = start
+        # each provider's positions in the order its offers were given
+        at = np.empty(len(given), dtype=np.intp)
+        at[laid] = np.arange(len(given))
+        pids = np.array([provider_of[o.provider] for o in given], dtype=np.int64)
+        by_provider = at[np.argsort(pids, kind="stable")]
+        cut = np.cumsum([slot.end - slot.start for slot in self.providers.values()])[:-1]
+        parts = np.split(by_provider, cut) if self.providers else []
+        for slot, mine in zip(self.providers.values(), parts, strict=True):
+            slot.given = mine
+            slot.names = [names[i] for i in mine.tolist()]
 
 
-class _Offers:
-    """One provider's offers: all names, and (names, offers, spelling) per accelerator
-    (grouped the first time a request names an accelerator)."""
+def _lower(acc: str | None) -> str | None:
+    return acc.lower() if acc is not None else None
 
-    __slots__ = ("_by_accelerator", "names", "offers", "provider")
 
-    def __init__(self, provider: str) -> None:
+class _Slot:
+    """One provider's stretch of a catalog, ``[start, end)``: its positions in the order
+    the offers were given, their names in that order, ``(a, b, spelling)`` per
+    accelerator, and the positions of each offer name."""
+
+    __slots__ = (
+        "_positions",
+        "end",
+        "given",
+        "group_names",
+        "groups",
+        "names",
+        "provider",
+        "start",
+    )
+
+    def __init__(self, provider: str, start: int) -> None:
         self.provider = provider
+        self.start = self.end = start
+        self.given: Any = None
         self.names: list[str] = []
-        self.offers: list[Offer] = []
-        self._by_accelerator: dict[str | None, tuple[list[str], list[Offer], str | None]] = {}
+        self.groups: dict[str | None, tuple[int, int, str | None]] = {}
+        self.group_names: dict[str | None, list[str]] = {}
+        self._positions: dict[str, list[int]] | None = None
 
-    def by_accelerator(self) -> dict[str | None, tuple[list[str], list[Offer], str | None]]:
-        if not self._by_accelerator and self.offers:
-            for o in self.offers:
-                key = o.accelerator.lower() if o.accelerator is not None else None
-                group = self._by_accelerator.get(key)
-                if group is None:
-                    group = self._by_accelerator[key] = ([], [], o.accelerator)
-                group[0].append(o.name)
-                group[1].append(o)
-        return self._by_accelerator
+    def positions(self, catalog: Catalog) -> dict[str, list[int]]:
+        """Where each offer name of this provider is laid out (found the first time
+        a provider has an idle worker)."""
+        if self._positions is None:
+            self._positions = {}
+            for i in range(self.start, self.end):
+                self._positions.setdefault(catalog.name_list[i], []).append(i)
+        return self._positions
 
 
 def _waste(req: Request, o: Offer) -> float:
@@ -236,6 +322,10 @@ def _iso(dt: datetime) -> str:
 
 
 _INF = float("inf")
+# What a candidate offer comes to, in the order the checks run (the first that applies
+# is its reason). ``_MISFIT`` is ``does-not-fit``, one sentence per failing value.
+_MISFIT, _UNPRICED, _OVER, _FULL, _FITS = 1, 2, 3, 4, 5
+_REASON_OF = {_MISFIT: "does-not-fit", _UNPRICED: "price", _OVER: "price", _FULL: "limit-reached"}
 
 
 def decide(
@@ -249,131 +339,86 @@ def decide(
     """The decision document (see ``schema.DECISION_SCHEMA``).
 
     ``order`` is the provider order of the ``priority`` strategy when the request
-    names none (a queue's providers). Offers not chosen are given in groups: one
-    entry per provider, reason and sentence, naming every offer it covers."""
+    names none (a queue's providers). Offers not chosen are given in groups: one entry
+    per provider, reason and sentence, naming its offers in the order they were given.
+    A provider's entries follow the checks' order (its ``does-not-fit`` ones in the
+    order first met); the ``outranked`` come after every provider's."""
+    import numpy as np
+
     catalog = offers if isinstance(offers, Catalog) else Catalog(offers)
     allowed = set(req.providers) if req.providers else None
     excluded = set(req.exclude)
-    rank_order = {p: i for i, p in enumerate(req.providers or order)}
-    strategy = req.strategy
-    max_price = req.max_price
     want = req.accelerator.lower() if req.accelerator is not None else None
-    checks = bool(req.accelerators or req.cpus or req.memory_gb or req.spot is not None)
-    no_price = over_price = ""
-    if max_price is not None:
-        no_price = (
-            f"no price for this offer in any price table, and the request has a maximum "
-            f"of {max_price:g}/h"
-        )
-        over_price = f"over the request's maximum of {max_price:g}/h"
-    best_cost = _INF
-    groups: dict[tuple[str, str, str], list[str]] = {}
-    fitting: dict[str, list[str]] = {}
-    best: tuple[Any, ...] | None = None
-    best_offer: Offer | None = None
-    best_via = ""
-    for p, mine in catalog.providers.items():
+    # per provider: its entries decided whole (a gate, other accelerators); for those
+    # with candidates, the state, the launch refusal and the candidates' positions
+    whole: dict[str, list[tuple[str, str, list[str]]]] = {}
+    open_states: list[ProviderState] = []
+    refusals: list[str | None] = []
+    runs: list[Any] = []
+    for p, slot in catalog.providers.items():
         st = states.get(p)
         gate = _provider_gate(p, st, allowed, excluded, now)
         if gate is not None:
-            groups.setdefault((p, *gate), []).extend(mine.names)
+            whole[p] = [(*gate, slot.names)]
             continue
         assert st is not None
-        if want is None:
-            candidates = mine.offers
-        else:
-            candidates = []
-            for acc, (names, of_acc, spelling) in mine.by_accelerator().items():
+        mine = whole[p] = []
+        run = slot.given if want is None else None
+        if want is not None:
+            for acc, (a, b, spelling) in slot.groups.items():
                 if acc == want:
-                    candidates = of_acc
+                    run = np.arange(a, b)
                 else:
                     why = f"wants {req.accelerator}, offers {spelling or 'no accelerator'}"
-                    groups.setdefault((p, "does-not-fit", why), []).extend(names)
-        idle = st.idle
-        launch_refusal: str | None = None
-        if not st.can_launch:
-            launch_refusal = "no idle worker of this offer, and this provider cannot launch one"
-        elif st.limit is not None and st.instances >= st.limit:
-            launch_refusal = (
-                f"no idle worker of this offer, and {st.instances} of the "
-                f"provider's limit of {st.limit} instance(s) are in use"
-            )
-        if strategy == "priority":
-            head: tuple[Any, ...] = (rank_order.get(p, len(rank_order)), -st.priority)
-        elif strategy == "spread":
-            head = (st.load,)
-        else:
-            head = ()
-        fits: list[str] = []
-        unpriced: list[str] = []
-        over: list[str] = []
-        full: list[str] = []
-        for o in candidates:
-            misfit = _misfit(req, o) if checks else None
-            if misfit is not None:
-                groups.setdefault((p, "does-not-fit", misfit), []).append(o.name)
-                continue
-            price = o.price
-            if max_price is not None:
-                if price is None:
-                    unpriced.append(o.name)
-                    continue
-                if price > max_price:
-                    over.append(o.name)
-                    continue
-            if idle and idle.get(o.name, 0) > 0:
-                via = "idle"
-            elif launch_refusal is not None:
-                full.append(o.name)
-                continue
-            else:
-                via = "launch"
-            fits.append(o.name)
-            cost = price if price is not None else _INF
-            if strategy == "cheapest":
-                # the waste breaks a tie on price only: worked out only for a contender
-                if cost > best_cost:
-                    continue
-                key: tuple[Any, ...] = (cost, _waste(req, o))
-            elif strategy == "least-waste":
-                key = (round(_waste(req, o), 9), cost)
-            else:
-                key = (*head, cost)
-            key = (*key, via != "idle", p, o.name)
-            if best is None or key < best:
-                best, best_offer, best_via = key, o, via
-                best_cost = cost
-        for names, reason, said in (
-            (unpriced, "price", no_price),
-            (over, "price", over_price),
-            (full, "limit-reached", launch_refusal or ""),
-        ):
-            if names:
-                groups.setdefault((p, reason, said), []).extend(names)
-        if fits:
-            fitting[p] = fits
-    chosen: dict[str, Any] | None = None
-    if best_offer is not None:
-        chosen = {
-            **best_offer.wire(),
-            "via": best_via,
-            "waste": round(_waste(req, best_offer), 4),
-        }
-        ahead = f"fits; {best_offer.provider}/{best_offer.name} ranks first by {strategy}"
-        for p, names in fitting.items():
-            others = (
-                [n for n in names if n != best_offer.name] if p == best_offer.provider else names
-            )
-            if others:
-                groups.setdefault((p, "outranked", ahead), []).extend(others)
+                    mine.append(("does-not-fit", why, slot.group_names[acc]))
+        if run is not None:
+            open_states.append(st)
+            refusals.append(_launch_refusal(st))
+            runs.append(run)
+    cand = np.concatenate(runs) if runs else np.zeros(0, dtype=np.intp)
+    owner = np.repeat(np.arange(len(runs)), [len(r) for r in runs])
+    code, sentence_of, misfit_ids = _checked(req, catalog, cand)
+    idle = _idle(catalog, cand, open_states)
+    refused = np.array([r is not None for r in refusals], dtype=bool)
+    if refused.any():
+        code[(code == _FITS) & refused[owner] & ~idle] = _FULL
+    best, best_via = _best(req, catalog, cand, owner, code, idle, open_states, order)
+    price_said = _price_sentences(req.max_price)
     counts = dict.fromkeys(REASONS, 0)
-    rejected = []
-    for (p, reason, detail), names in groups.items():
+    rejected: list[dict[str, Any]] = []
+
+    def entry(p: str, reason: str, detail: str, names: list[str]) -> None:
         counts[reason] += len(names)
         rejected.append({"provider": p, "offers": names, "reason": reason, "detail": detail})
+
+    grouped = _grouped(catalog, cand, owner, code, misfit_ids)
+    fitting: list[tuple[str, list[str]]] = []
+    at = 0
+    for p, mine in whole.items():
+        for reason, detail, names in mine:
+            entry(p, reason, detail, names)
+        if at < len(open_states) and open_states[at].name == p:
+            for c, sid, names in grouped.get(at, ()):
+                if c == _FITS:
+                    fitting.append((p, names))
+                elif c == _MISFIT:
+                    entry(p, "does-not-fit", sentence_of[sid], names)
+                elif c == _FULL:
+                    entry(p, "limit-reached", refusals[at] or "", names)
+                else:
+                    entry(p, "price", price_said[c], names)
+            at += 1
+    chosen: dict[str, Any] | None = None
+    if best is not None:
+        chosen = {**best.wire(), "via": best_via, "waste": round(_waste(req, best), 4)}
+        ahead = f"fits; {best.provider}/{best.name} ranks first by {req.strategy}"
+        for p, names in fitting:
+            others = [n for n in names if n != best.name] if p == best.provider else names
+            if others:
+                entry(p, "outranked", ahead, others)
     considered = catalog.count
     return {
-        "strategy": strategy,
+        "strategy": req.strategy,
         "request": req.wire(),
         "decidedAt": _iso(now),
         "considered": considered,
@@ -382,6 +427,212 @@ def decide(
         "rejectedBy": {k: v for k, v in counts.items() if v},
         "rejected": rejected,
     }
+
+
+def _launch_refusal(st: ProviderState) -> str | None:
+    """Why an offer of ``st`` with no idle worker cannot be launched now, if it cannot."""
+    if not st.can_launch:
+        return "no idle worker of this offer, and this provider cannot launch one"
+    if st.limit is not None and st.instances >= st.limit:
+        return (
+            f"no idle worker of this offer, and {st.instances} of the "
+            f"provider's limit of {st.limit} instance(s) are in use"
+        )
+    return None
+
+
+def _price_sentences(max_price: float | None) -> dict[int, str]:
+    if max_price is None:
+        return {}
+    return {
+        _UNPRICED: (
+            f"no price for this offer in any price table, and the request has a maximum "
+            f"of {max_price:g}/h"
+        ),
+        _OVER: f"over the request's maximum of {max_price:g}/h",
+    }
+
+
+def _checked(req: Request, catalog: Catalog, cand: Any) -> tuple[Any, list[str], Any]:
+    """Each candidate's code after the fit and price checks; the does-not-fit
+    sentences, and each candidate's index into them (-1 where it fits)."""
+    import numpy as np
+
+    n = len(cand)
+    code = np.full(n, _FITS, dtype=np.int8)
+    misfit_ids = np.full(n, -1, dtype=np.int64)
+    sentences: list[str] = []
+    conds: list[tuple[int, Any, Any]] = []  # (kind, failing, the value said)
+    if req.accelerators:
+        have = catalog.accelerators[cand]
+        conds.append((1, have < req.accelerators, have))
+    if req.cpus:
+        cpus = catalog.cpus[cand]
+        conds.append((2, np.isnan(cpus), None))
+        conds.append((3, cpus < req.cpus, catalog.cpu_ids[cand]))
+    if req.memory_gb:
+        mem = catalog.memory[cand]
+        conds.append((4, np.isnan(mem), None))
+        conds.append((5, mem < req.memory_gb, catalog.memory_ids[cand]))
+    if req.spot is not None:
+        conds.append((6, catalog.spot[cand] != req.spot, None))
+    if conds:
+        kind = np.select([c for _, c, _ in conds], [k for k, _, _ in conds], 0)
+        failing = np.flatnonzero(kind)
+        if failing.size:
+            value = np.zeros(n, dtype=np.int64)
+            for k, _, said in conds:
+                if said is not None:
+                    here = kind == k
+                    value[here] = said[here]
+            span = int(value.max()) + 1
+            combined = kind[failing].astype(np.int64) * span + value[failing]
+            uniq, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
+            ids: dict[str, int] = {}
+            sid = np.empty(len(uniq), dtype=np.int64)
+            for u, f in enumerate(first.tolist()):
+                said_ = _misfit(req, catalog.offers[int(cand[failing[f]])]) or ""
+                sid[u] = ids.setdefault(said_, len(ids))
+            sentences = list(ids)
+            code[failing] = _MISFIT
+            misfit_ids[failing] = sid[inverse.reshape(-1)]
+    if req.max_price is not None:
+        price = catalog.price[cand]
+        fits = code == _FITS
+        code[fits & np.isnan(price)] = _UNPRICED
+        code[fits & (price > req.max_price)] = _OVER
+    return code, sentences, misfit_ids
+
+
+def _idle(catalog: Catalog, cand: Any, open_states: Sequence[ProviderState]) -> Any:
+    """Which candidates have an idle worker of their offer."""
+    import numpy as np
+
+    idle = np.zeros(len(cand), dtype=bool)
+    marked = [
+        pos
+        for st in open_states
+        for name, n in st.idle.items()
+        if n > 0
+        for pos in catalog.providers[st.name].positions(catalog).get(name, ())
+    ]
+    if marked:
+        idle[np.isin(cand, np.array(marked, dtype=np.intp))] = True
+    return idle
+
+
+def _grouped(
+    catalog: Catalog, cand: Any, owner: Any, code: Any, misfit_ids: Any
+) -> dict[int, list[tuple[int, int, list[str]]]]:
+    """The candidates in groups of one provider, code and sentence, each naming its
+    offers in candidate order: per provider (by its index among the open ones), the
+    does-not-fit groups in the order first met, then price, limit and fitting."""
+    import numpy as np
+
+    out: dict[int, list[tuple[int, int, list[str]]]] = {}
+    if not len(cand):
+        return out
+    span = int(misfit_ids.max()) + 2
+    key = (owner.astype(np.int64) * 8 + code) * span + (misfit_ids + 1)
+    perm = np.argsort(key, kind="stable")
+    sorted_key = key[perm]
+    starts = np.flatnonzero(np.r_[True, sorted_key[1:] != sorted_key[:-1]])
+    ends = np.r_[starts[1:], len(perm)]
+    names = catalog.names[cand[perm]]
+    rows = []
+    bounds = zip(
+        sorted_key[starts].tolist(), perm[starts].tolist(), starts.tolist(), ends.tolist(),
+        strict=True,
+    )  # fmt: skip
+    for k, first, s, e in bounds:
+        rest = k // span
+        rows.append((rest // 8, rest % 8, first, k % span - 1, s, e))
+    rows.sort(key=lambda r: (r[0], r[1], r[2]))
+    for own, c, _first, sid, s, e in rows:
+        out.setdefault(own, []).append((c, sid, names[s:e].tolist()))
+    return out
+
+
+def _best(
+    req: Request,
+    catalog: Catalog,
+    cand: Any,
+    owner: Any,
+    code: Any,
+    idle: Any,
+    open_states: Sequence[ProviderState],
+    order: Sequence[str],
+) -> tuple[Offer | None, str]:
+    """The offer the strategy ranks first among those that fit, and how it is served.
+    The columns narrow the field to the offers tied on the strategy's first measures;
+    the ranking itself is the one key below, over what is left."""
+    import numpy as np
+
+    fits = np.flatnonzero(code == _FITS)
+    if not fits.size:
+        return None, ""
+    pos = cand[fits]
+    own = owner[fits]
+    price = catalog.price[pos]
+    cost = np.where(np.isnan(price), _INF, price)
+    rank_order = {p: i for i, p in enumerate(req.providers or order)}
+    strategy = req.strategy
+    keep = np.ones(len(fits), dtype=bool)
+
+    def narrow(measure: Any) -> None:
+        nonlocal keep
+        keep &= measure == measure[keep].min()
+
+    if strategy == "priority":
+        narrow(np.array([rank_order.get(s.name, len(rank_order)) for s in open_states])[own])
+        narrow(np.array([-s.priority for s in open_states])[own])
+    elif strategy == "spread":
+        narrow(np.array([s.load for s in open_states])[own])
+    if strategy == "least-waste":
+        waste = _waste_column(req, catalog, pos)
+        keep &= waste <= waste.min() + 2e-9  # every offer whose waste rounds as the least
+    else:
+        narrow(cost)
+        if strategy == "cheapest":
+            waste = _waste_column(req, catalog, pos)
+            keep &= waste <= waste[keep].min() + 1e-12
+    best: tuple[Any, ...] | None = None
+    best_offer: Offer | None = None
+    best_via = ""
+    for i in np.flatnonzero(keep).tolist():
+        o = catalog.offers[int(pos[i])]
+        st = open_states[int(own[i])]
+        via = "idle" if idle[fits[i]] else "launch"
+        c = float(cost[i])
+        if strategy == "cheapest":
+            head: tuple[Any, ...] = (c, _waste(req, o))
+        elif strategy == "least-waste":
+            head = (round(_waste(req, o), 9), c)
+        elif strategy == "priority":
+            head = (rank_order.get(st.name, len(rank_order)), -st.priority, c)
+        else:
+            head = (st.load, c)
+        key = (*head, via != "idle", st.name, o.name)
+        if best is None or key < best:
+            best, best_offer, best_via = key, o, via
+    return best_offer, best_via
+
+
+def _waste_column(req: Request, catalog: Catalog, pos: Any) -> Any:
+    """``_waste`` of every offer at ``pos`` at once (the same sums, in the same order)."""
+    import numpy as np
+
+    total = np.zeros(len(pos))
+    parts = np.zeros(len(pos))
+    for want, have in (
+        (req.cpus, catalog.cpus[pos]),
+        (req.memory_gb, catalog.memory[pos]),
+        (float(req.accelerators), catalog.accelerators[pos].astype(float)),
+    ):
+        said = have > 0  # NaN (not said) and 0 count as not said, as in ``_waste``
+        total += np.where(said, (have - want) / np.where(said, have, 1.0), 0.0)
+        parts += said
+    return np.where(parts > 0, total / np.maximum(parts, 1), 0.0)
 
 
 def _provider_gate(

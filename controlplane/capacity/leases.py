@@ -138,7 +138,7 @@ def decision(
     req, _ = parse(body)
     expire(session, scope.namespace.id)
     snap = snapshot(session, scope, ctx.live_seconds, ctx.overlay)
-    return decide(req, snap.offers(), snap.states(), snap.now)
+    return decide(req, snap.catalog(), snap.states(), snap.now)
 
 
 def _take(
@@ -208,7 +208,7 @@ def grant(
         if n:
             expire(session, row.namespace_id)  # a unit whose lease just ran out is free
         snap = snapshot(session, scope, ctx.live_seconds, ctx.overlay)
-        doc = decide(req, snap.offers(), snap.states(), snap.now)
+        doc = decide(req, snap.catalog(), snap.states(), snap.now)
         chosen = doc["chosen"]
         if chosen is None:
             break

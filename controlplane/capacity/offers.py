@@ -73,8 +73,8 @@ class OfferError(ValueError):
 def _num(v: Any, what: str) -> float | None:
     if v is None:
         return None
-    if isinstance(v, bool) or not isinstance(v, int | float) or v < 0:
-        raise OfferError(f"{what} must be a number ≥ 0")
+    if isinstance(v, bool) or not isinstance(v, int | float) or not v >= 0:
+        raise OfferError(f"{what} must be a number ≥ 0")  # NaN is not ≥ 0 either
     return float(v)
 
 

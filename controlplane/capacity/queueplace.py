@@ -215,7 +215,7 @@ def _grow(
         )
         # a queue grows by launching: idle workers of another queue are not its own
         states = {k: ProviderState(**{**_fields(v), "idle": {}}) for k, v in snap.states().items()}
-        doc = decide(req, snap.offers(), states, snap.now, order=providers)
+        doc = decide(req, snap.catalog(), states, snap.now, order=providers)
         chosen = doc["chosen"]
         if chosen is None:
             loop.event(

@@ -142,3 +142,36 @@ def test_launch_for_a_lease_fails_over_from_a_capacity_refusal(app_client: tuple
     doc = ok(client.post(C + "/decisions", json={"accelerator": "A10G", "maxPricePerHour": 1}))
     assert doc["chosen"] is None
     assert {r["reason"] for r in doc["rejected"]} == {"back-off", "price"}
+
+
+def test_the_catalog_is_kept_until_a_row_or_a_price_changes(app_client: tuple[Any, Any]) -> None:
+    from dreamlake.controlplane.capacity import service
+
+    client, app = app_client
+    app.state.queue_loop.stop()
+    # a limit of 0: every request stays pending (no launch), and its decision says why
+    _provider(client, "kept", [{"name": "small", "cpus": 2}], 0, prices={"small": 0.1})
+    body = {"cpus": 2, "providers": ["kept"], "maxPricePerHour": 0.3, "ttlSeconds": 60}
+
+    def decided() -> tuple[Any, list[tuple[str, list[str]]]]:
+        doc = ok(client.post(C + "/leases", json=body), 202)["decision"]
+        rejected = [(r["reason"], r["offers"]) for r in doc["rejected"]]
+        return next(reversed(service._CATALOGS.values())), rejected
+
+    first, why = decided()
+    assert why == [("limit-reached", ["small"])]
+    again, _ = decided()
+    assert again is first  # the same row and prices: laid out once
+    kwargs: dict[str, Any] = {"region": "us-east-1", "image_id": "ami-1"}
+    offers = [{"name": "big", "cpus": 8}]
+    kwargs["capacity"] = {"limit": 0, "offers": offers, "prices": {"big": 0.5}}
+    ok(client.patch(P + "/providers/kept", json={"kwargs": kwargs}))
+    changed, why = decided()
+    assert changed is not first and why == [("price", ["big"])]
+    ok(client.put(C + "/prices", json={"prices": {"*": {"big": 0.2}}}))
+    priced, why = decided()
+    assert priced is not changed and why == [("price", ["big"])]  # the row's own price wins
+    kwargs["capacity"] = {"limit": 0, "offers": offers}
+    ok(client.patch(P + "/providers/kept", json={"kwargs": kwargs}))
+    _, why = decided()
+    assert why == [("limit-reached", ["big"])]  # now the table's 0.2/h
