@@ -10,9 +10,10 @@ for every other one (grouped by provider, reason and sentence, as the document
 gives them). Mixed states: some providers in back-off, some at their limit, some
 with idle workers, a third of the offers priced over the maximum.
 
-Timed three ways: the decision over a ``Catalog`` built once (the offers grouped by
-provider and accelerator, kept while the offers stay the same); building that
-catalog; and ``decide`` handed the plain list, which builds one each time.
+Timed three ways: the decision over a ``Catalog`` built once (the offers laid out by
+provider and accelerator as columns, which the server keeps while the provider rows
+and prices stay the same: ``service.Snapshot.catalog``); building that catalog; and
+``decide`` handed the plain list, which builds one each time.
 """
 
 from __future__ import annotations

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import numpy as np
+
 from .offers import Offer
 
 STRATEGIES = ("cheapest", "priority", "spread", "least-waste")
@@ -175,8 +177,6 @@ class Catalog:
     )
 
     def __init__(self, offers: Iterable[Offer]) -> None:
-        import numpy as np
-
         given = list(offers)
         self.count = len(given)
         # one pass: the provider and the (provider, accelerator) group of each offer,
@@ -257,6 +257,7 @@ class _Slot:
 
     __slots__ = (
         "_positions",
+        "_split",
         "end",
         "given",
         "group_names",
@@ -274,6 +275,27 @@ class _Slot:
         self.groups: dict[str | None, tuple[int, int, str | None]] = {}
         self.group_names: dict[str | None, list[str]] = {}
         self._positions: dict[str, list[int]] | None = None
+        self._split: dict[str, tuple[list[tuple[str, str, list[str]]], Any]] = {}
+
+    def split(self, accelerator: str) -> tuple[list[tuple[str, str, list[str]]], Any]:
+        """For a request naming ``accelerator`` (as it spells it): the does-not-fit
+        entries of this provider's other accelerators, and the positions of the asked
+        one's offers (None when it has none). Worked out once per spelling asked."""
+        got = self._split.get(accelerator)
+        if got is None:
+            if len(self._split) >= 64:  # bounded, whatever requests name
+                self._split.clear()
+            want = accelerator.lower()
+            others: list[tuple[str, str, list[str]]] = []
+            run = None
+            for acc, (a, b, spelling) in self.groups.items():
+                if acc == want:
+                    run = np.arange(a, b)
+                else:
+                    why = f"wants {accelerator}, offers {spelling or 'no accelerator'}"
+                    others.append(("does-not-fit", why, self.group_names[acc]))
+            got = self._split[accelerator] = (others, run)
+        return got
 
     def positions(self, catalog: Catalog) -> dict[str, list[int]]:
         """Where each offer name of this provider is laid out (found the first time
@@ -343,12 +365,9 @@ def decide(
     per provider, reason and sentence, naming its offers in the order they were given.
     A provider's entries follow the checks' order (its ``does-not-fit`` ones in the
     order first met); the ``outranked`` come after every provider's."""
-    import numpy as np
-
     catalog = offers if isinstance(offers, Catalog) else Catalog(offers)
     allowed = set(req.providers) if req.providers else None
     excluded = set(req.exclude)
-    want = req.accelerator.lower() if req.accelerator is not None else None
     # per provider: its entries decided whole (a gate, other accelerators); for those
     # with candidates, the state, the launch refusal and the candidates' positions
     whole: dict[str, list[tuple[str, str, list[str]]]] = {}
@@ -362,15 +381,11 @@ def decide(
             whole[p] = [(*gate, slot.names)]
             continue
         assert st is not None
-        mine = whole[p] = []
-        run = slot.given if want is None else None
-        if want is not None:
-            for acc, (a, b, spelling) in slot.groups.items():
-                if acc == want:
-                    run = np.arange(a, b)
-                else:
-                    why = f"wants {req.accelerator}, offers {spelling or 'no accelerator'}"
-                    mine.append(("does-not-fit", why, slot.group_names[acc]))
+        if req.accelerator is None:
+            whole[p], run = [], slot.given
+        else:
+            elsewhere, run = slot.split(req.accelerator)
+            whole[p] = list(elsewhere)
         if run is not None:
             open_states.append(st)
             refusals.append(_launch_refusal(st))
@@ -456,8 +471,6 @@ def _price_sentences(max_price: float | None) -> dict[int, str]:
 def _checked(req: Request, catalog: Catalog, cand: Any) -> tuple[Any, list[str], Any]:
     """Each candidate's code after the fit and price checks; the does-not-fit
     sentences, and each candidate's index into them (-1 where it fits)."""
-    import numpy as np
-
     n = len(cand)
     code = np.full(n, _FITS, dtype=np.int8)
     misfit_ids = np.full(n, -1, dtype=np.int64)
@@ -485,17 +498,20 @@ def _checked(req: Request, catalog: Catalog, cand: Any) -> tuple[Any, list[str],
                 if said is not None:
                     here = kind == k
                     value[here] = said[here]
+            # (check, value) numbered in a small range; any one offer of each says
+            # the sentence for all (the same check failing on the same value)
             span = int(value.max()) + 1
             combined = kind[failing].astype(np.int64) * span + value[failing]
-            uniq, first, inverse = np.unique(combined, return_index=True, return_inverse=True)
+            one_of = np.full(7 * span, -1, dtype=np.intp)
+            one_of[combined] = failing
             ids: dict[str, int] = {}
-            sid = np.empty(len(uniq), dtype=np.int64)
-            for u, f in enumerate(first.tolist()):
-                said_ = _misfit(req, catalog.offers[int(cand[failing[f]])]) or ""
-                sid[u] = ids.setdefault(said_, len(ids))
+            sid_of = np.zeros(7 * span, dtype=np.int64)
+            for c in np.flatnonzero(one_of >= 0).tolist():
+                said_ = _misfit(req, catalog.offers[int(cand[one_of[c]])]) or ""
+                sid_of[c] = ids.setdefault(said_, len(ids))
             sentences = list(ids)
             code[failing] = _MISFIT
-            misfit_ids[failing] = sid[inverse.reshape(-1)]
+            misfit_ids[failing] = sid_of[combined]
     if req.max_price is not None:
         price = catalog.price[cand]
         fits = code == _FITS
@@ -506,9 +522,6 @@ def _checked(req: Request, catalog: Catalog, cand: Any) -> tuple[Any, list[str],
 
 def _idle(catalog: Catalog, cand: Any, open_states: Sequence[ProviderState]) -> Any:
     """Which candidates have an idle worker of their offer."""
-    import numpy as np
-
-    idle = np.zeros(len(cand), dtype=bool)
     marked = [
         pos
         for st in open_states
@@ -516,9 +529,11 @@ def _idle(catalog: Catalog, cand: Any, open_states: Sequence[ProviderState]) -> 
         if n > 0
         for pos in catalog.providers[st.name].positions(catalog).get(name, ())
     ]
-    if marked:
-        idle[np.isin(cand, np.array(marked, dtype=np.intp))] = True
-    return idle
+    if not marked:
+        return np.zeros(len(cand), dtype=bool)
+    mark = np.zeros(catalog.count, dtype=bool)
+    mark[marked] = True
+    return mark[cand]
 
 
 def _grouped(
@@ -527,8 +542,6 @@ def _grouped(
     """The candidates in groups of one provider, code and sentence, each naming its
     offers in candidate order: per provider (by its index among the open ones), the
     does-not-fit groups in the order first met, then price, limit and fitting."""
-    import numpy as np
-
     out: dict[int, list[tuple[int, int, list[str]]]] = {}
     if not len(cand):
         return out
@@ -536,8 +549,8 @@ def _grouped(
     key = (owner.astype(np.int64) * 8 + code) * span + (misfit_ids + 1)
     perm = np.argsort(key, kind="stable")
     sorted_key = key[perm]
-    starts = np.flatnonzero(np.r_[True, sorted_key[1:] != sorted_key[:-1]])
-    ends = np.r_[starts[1:], len(perm)]
+    starts = np.flatnonzero(np.concatenate(([True], sorted_key[1:] != sorted_key[:-1])))
+    ends = np.append(starts[1:], len(perm))
     names = catalog.names[cand[perm]]
     rows = []
     bounds = zip(
@@ -566,8 +579,6 @@ def _best(
     """The offer the strategy ranks first among those that fit, and how it is served.
     The columns narrow the field to the offers tied on the strategy's first measures;
     the ranking itself is the one key below, over what is left."""
-    import numpy as np
-
     fits = np.flatnonzero(code == _FITS)
     if not fits.size:
         return None, ""
@@ -593,9 +604,10 @@ def _best(
         keep &= waste <= waste.min() + 2e-9  # every offer whose waste rounds as the least
     else:
         narrow(cost)
-        if strategy == "cheapest":
-            waste = _waste_column(req, catalog, pos)
-            keep &= waste <= waste[keep].min() + 1e-12
+        tied = np.flatnonzero(keep)
+        if strategy == "cheapest" and len(tied) > 1:
+            waste = _waste_column(req, catalog, pos[tied])
+            keep[tied[waste > waste.min() + 1e-12]] = False
     best: tuple[Any, ...] | None = None
     best_offer: Offer | None = None
     best_via = ""
@@ -620,8 +632,6 @@ def _best(
 
 def _waste_column(req: Request, catalog: Catalog, pos: Any) -> Any:
     """``_waste`` of every offer at ``pos`` at once (the same sums, in the same order)."""
-    import numpy as np
-
     total = np.zeros(len(pos))
     parts = np.zeros(len(pos))
     for want, have in (
