@@ -308,15 +308,18 @@ class _Slot:
 
 
 def _waste(req: Request, o: Offer) -> float:
-    parts = []
+    """The mean share left unused over the dimensions the offer states, added left to
+    right (as ``_waste_column`` adds them, so both give the same bits)."""
+    total, parts = 0.0, 0
     for want, have in (
         (req.cpus, o.cpus),
         (req.memory_gb, o.memory_gb),
         (float(req.accelerators), float(o.accelerators)),
     ):
         if have:
-            parts.append((have - want) / have)
-    return sum(parts) / len(parts) if parts else 0.0
+            total += (have - want) / have
+            parts += 1
+    return total / parts if parts else 0.0
 
 
 def _misfit(req: Request, o: Offer) -> str | None:
@@ -547,6 +550,8 @@ def _grouped(
         return out
     span = int(misfit_ids.max()) + 2
     key = (owner.astype(np.int64) * 8 + code) * span + (misfit_ids + 1)
+    if key.max() < 1 << 16:
+        key = key.astype(np.uint16)  # numpy sorts 16-bit keys stably by radix: faster
     perm = np.argsort(key, kind="stable")
     sorted_key = key[perm]
     starts = np.flatnonzero(np.concatenate(([True], sorted_key[1:] != sorted_key[:-1])))
@@ -601,7 +606,12 @@ def _best(
         narrow(np.array([s.load for s in open_states])[own])
     if strategy == "least-waste":
         waste = _waste_column(req, catalog, pos)
-        keep &= waste <= waste.min() + 2e-9  # every offer whose waste rounds as the least
+        keep &= waste <= waste.min() + 2e-9  # every offer whose waste may round as the least
+        near = np.flatnonzero(keep)
+        if len(near) > 1:  # the ranking's own rounding, then the cheapest of those
+            rounded = np.array([round(w, 9) for w in waste[near].tolist()])
+            keep[near[rounded != rounded.min()]] = False
+            narrow(cost)
     else:
         narrow(cost)
         tied = np.flatnonzero(keep)
