@@ -318,6 +318,27 @@ def wait_until(when: float) -> None:
 # -- the orchestrator -----------------------------------------------------------------
 
 
+class Census:
+    """How many daemons are registered, counted in the database itself (SQLite read
+    beside the server, or the PostgreSQL it uses). Asking the server instead, the
+    benchmark's own listing of every worker every 2 s loaded the server it measures:
+    each listing reads and renders every row (see benchmarks/README.md)."""
+
+    def __init__(self, db: str | None, data: Path) -> None:
+        from sqlalchemy import create_engine
+        from sqlalchemy.pool import NullPool
+
+        url = db or f"sqlite:///{(data / 'lakeshore.db').as_posix()}"
+        self.engine = create_engine(url, poolclass=NullPool)
+
+    def registered(self) -> int:
+        from sqlalchemy import text
+
+        with self.engine.connect() as conn:
+            sql = "SELECT count(*) FROM workers WHERE deregistered_at IS NULL"
+            return int(conn.execute(text(sql)).scalar_one())
+
+
 def _parse_time(value: str) -> float:
     return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(UTC).timestamp()
 
@@ -465,11 +486,12 @@ def main() -> None:
 
         # the ramp: every daemon starts, registers and holds its first poll
         registered = 0
+        census = Census(db, base / "s0")
         while time.time() < start_at + ramp + 300:
             try:
-                registered = len(admin.workers())
+                registered = census.registered()
             except Exception as exc:
-                print(f"listing workers: {exc}", file=sys.stderr)
+                print(f"counting workers: {exc}", file=sys.stderr)
             if registered >= args.daemons:
                 break
             print(f"{registered} of {args.daemons} daemons registered", file=sys.stderr)

@@ -158,8 +158,10 @@ class Catalog:
     """The offers laid out for deciding: grouped by provider (in the order given) and,
     within a provider, by accelerator, with the figures a request is checked against
     as columns (``numpy`` arrays) so one request checks them all at once. Build it
-    once for as long as the offers stay the same (``kept_catalog`` does, per set of
-    offers); ``decide`` builds one itself from a plain list."""
+    once for as long as the offers stay the same (the server keeps one per set of
+    provider rows and prices: ``service.Snapshot.catalog``); ``decide`` builds one
+    itself from a plain list. Threads may share one: deciding reads it, and fills its
+    memos whole."""
 
     __slots__ = (
         "accelerators",
@@ -190,7 +192,7 @@ class Catalog:
         accelerators, cpus, memory, spot, price = [], [], [], [], []
         for o in given:
             pid = provider_of.setdefault(o.provider, len(provider_of))
-            key = (pid, o.accelerator.lower() if o.accelerator is not None else None)
+            key = (pid, _lower(o.accelerator))
             gid = group_of.get(key)
             if gid is None:
                 gid = group_of[key] = len(spelled)
@@ -301,9 +303,10 @@ class _Slot:
         """Where each offer name of this provider is laid out (found the first time
         a provider has an idle worker)."""
         if self._positions is None:
-            self._positions = {}
+            found: dict[str, list[int]] = {}
             for i in range(self.start, self.end):
-                self._positions.setdefault(catalog.name_list[i], []).append(i)
+                found.setdefault(catalog.name_list[i], []).append(i)
+            self._positions = found  # whole, for a thread deciding beside this one
         return self._positions
 
 
@@ -367,7 +370,8 @@ def decide(
     names none (a queue's providers). Offers not chosen are given in groups: one entry
     per provider, reason and sentence, naming its offers in the order they were given.
     A provider's entries follow the checks' order (its ``does-not-fit`` ones in the
-    order first met); the ``outranked`` come after every provider's."""
+    order first met); the ``outranked`` come after every provider's. An entry's
+    ``offers`` list may be the catalog's own: read the document, do not change it."""
     catalog = offers if isinstance(offers, Catalog) else Catalog(offers)
     allowed = set(req.providers) if req.providers else None
     excluded = set(req.exclude)
