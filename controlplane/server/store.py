@@ -66,13 +66,21 @@ def _register(
         session.add(row)
     else:
         # A fresh process took over this instance id: its predecessor's runs are lost.
-        session.execute(
-            update(WorkItem)
-            .where(WorkItem.worker_id == row.id, WorkItem.state == "running")
-            .values(
-                state="lost", error="the worker re-registered; the run was lost", finished_at=now
-            )
+        # Asked first, because an UPDATE takes SQLite's one write lock even when it
+        # matches nothing, and a fleet retrying its registrations has none to lose.
+        running = select(WorkItem.id).where(
+            WorkItem.worker_id == row.id, WorkItem.state == "running"
         )
+        if session.scalar(running.limit(1)) is not None:
+            session.execute(
+                update(WorkItem)
+                .where(WorkItem.worker_id == row.id, WorkItem.state == "running")
+                .values(
+                    state="lost",
+                    error="the worker re-registered; the run was lost",
+                    finished_at=now,
+                )
+            )
         row.registered_at = now
     row.host = body.host
     row.queues = list(dict.fromkeys(body.queues))
