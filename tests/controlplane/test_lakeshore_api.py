@@ -466,3 +466,17 @@ def test_an_unexpected_error_names_its_type_not_its_text(tmp_path: Any) -> None:
         assert "value-from-the-request" not in r.text
     finally:
         app.state.engine.dispose()
+
+
+def test_registering_again_loses_only_a_run_that_was_running(
+    fresh_namespace: tuple[str, Client],
+) -> None:
+    _ns, c = fresh_namespace
+    wid = c.register("again", "i-1")["workerId"]
+    assert c.register("again", "i-1")["workerId"] == wid  # nothing running: nothing lost
+    item = c.submit_work("again", "sleep 100")
+    assert c.poll_work(wid, wait=1) is not None
+    assert c.get_work(item["id"])["state"] == "running"
+    c.register("again", "i-1")  # a fresh process took the instance over
+    out = c.get_work(item["id"])
+    assert out["state"] == "lost" and "re-registered" in out["error"]
