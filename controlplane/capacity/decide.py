@@ -353,7 +353,6 @@ _INF = float("inf")
 # What a candidate offer comes to, in the order the checks run (the first that applies
 # is its reason). ``_MISFIT`` is ``does-not-fit``, one sentence per failing value.
 _MISFIT, _UNPRICED, _OVER, _FULL, _FITS = 1, 2, 3, 4, 5
-_REASON_OF = {_MISFIT: "does-not-fit", _UNPRICED: "price", _OVER: "price", _FULL: "limit-reached"}
 
 
 def decide(
@@ -438,7 +437,18 @@ def decide(
             others = [n for n in names if n != best.name] if p == best.provider else names
             if others:
                 entry(p, "outranked", ahead, others)
-    considered = catalog.count
+    return _document(req, now, catalog.count, chosen, counts, rejected)
+
+
+def _document(
+    req: Request,
+    now: datetime,
+    considered: int,
+    chosen: dict[str, Any] | None,
+    counts: Mapping[str, int],
+    rejected: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """The decision document around its parts (``schema.DECISION_SCHEMA``)."""
     return {
         "strategy": req.strategy,
         "request": req.wire(),

@@ -104,7 +104,7 @@ def _retry(
     for at most ``budget`` seconds."""
     deadline = time.monotonic() + budget
     snap = snapshot(s, sc, ctx.live_seconds, ctx.overlay)
-    offers, states = snap.catalog(), snap.states()
+    catalog, states = snap.catalog(), snap.states()
     granted = 0
     for row in rows:
         stored = dict(row.request or {})
@@ -114,7 +114,7 @@ def _retry(
             req = Request.from_wire(stored)
         except RequestError:
             continue
-        doc = decide(req, offers, states, snap.now)
+        doc = decide(req, catalog, states, snap.now)
         if doc["chosen"] is None:
             continue
         try:
@@ -126,5 +126,5 @@ def _retry(
         if granted >= PENDING_PER_TICK or time.monotonic() > deadline:
             break  # the rest next pass: expiry must not wait behind a long list
         snap = snapshot(s, sc, ctx.live_seconds, ctx.overlay)
-        offers, states = snap.catalog(), snap.states()
+        catalog, states = snap.catalog(), snap.states()
     return granted

@@ -12,10 +12,9 @@ from dreamlake.controlplane.capacity.decide import (
     REASONS,
     ProviderState,
     Request,
-    _iso,
+    _document,
     _misfit,
     _provider_gate,
-    _summary,
     _waste,
 )
 from dreamlake.controlplane.capacity.offers import Offer
@@ -187,14 +186,4 @@ def reference_decide(
     for (p, reason, detail), names in groups.items():
         counts[reason] += len(names)
         rejected.append({"provider": p, "offers": names, "reason": reason, "detail": detail})
-    considered = catalog.count
-    return {
-        "strategy": strategy,
-        "request": req.wire(),
-        "decidedAt": _iso(now),
-        "considered": considered,
-        "chosen": chosen,
-        "summary": _summary(chosen, counts, considered),
-        "rejectedBy": {k: v for k, v in counts.items() if v},
-        "rejected": rejected,
-    }
+    return _document(req, now, catalog.count, chosen, counts, rejected)
