@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 
 from fastapi import FastAPI
@@ -17,6 +16,7 @@ from .fleet import presence
 from .fleet.hotpath import HotPath
 from .fleet.notify import Notifier
 from .fleet.shedding import Shed
+from .fleet.wakeup import Wakeup
 from .json_guard import JsonGuard
 from .limits import BodySizeLimit
 from .runtime import add_service, lifespan, load_secret_box, unscoped_listings
@@ -90,7 +90,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.notifier = Notifier()
     # set when the server starts shutting down: held polls answer 503 + Retry-After
-    app.state.draining = asyncio.Event()
+    app.state.draining = Wakeup()
     app.state.token_cache = TokenCache()
     app.state.admin_token_file = admin_file
     app.state.registry_secret_box = box

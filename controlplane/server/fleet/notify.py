@@ -25,6 +25,8 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
+from .wakeup import Wakeup
+
 CHANNEL = "lakeshore"
 log = logging.getLogger("lakeshore.notify")
 
@@ -32,7 +34,7 @@ log = logging.getLogger("lakeshore.notify")
 class Notifier:
     def __init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._events: dict[str, asyncio.Event] = {}
+        self._events: dict[str, Wakeup] = {}
         self._handlers: list[Callable[[str], None]] = []
 
     def bind(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -42,13 +44,13 @@ class Notifier:
         """Call ``handler(key)`` on the event loop for every key fired here."""
         self._handlers.append(handler)
 
-    def event(self, key: str) -> asyncio.Event:
+    def event(self, key: str) -> Wakeup:
         """The event the next :meth:`fire` of ``key`` sets (take it before looking)."""
         if self._loop is None:
             self._loop = asyncio.get_running_loop()
         ev = self._events.get(key)
         if ev is None:
-            ev = self._events[key] = asyncio.Event()
+            ev = self._events[key] = Wakeup()
         return ev
 
     def fire(self, key: str) -> None:
@@ -83,7 +85,7 @@ class Notifier:
             session.execute(text("SELECT pg_notify(:c, :k)"), {"c": CHANNEL, "k": key})
 
     @staticmethod
-    async def wait(event: asyncio.Event, timeout: float) -> bool:
+    async def wait(event: Wakeup, timeout: float) -> bool:
         """Wait for ``event`` at most ``timeout`` seconds; True when it fired."""
         if timeout <= 0:
             return event.is_set()

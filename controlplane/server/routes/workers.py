@@ -20,6 +20,7 @@ from ..deps import Access, SessionRoute, get_session, require_namespace
 from ..errors import ApiError
 from ..fleet import claimsread
 from ..fleet.shedding import restarting
+from ..fleet.wakeup import Wakeup
 from ..runtime import heartbeats_of, queue_hints_of
 from ..schemas import (
     Claims,
@@ -272,7 +273,7 @@ async def poll_work(
     provider = hb.provider_of(worker_id) if polled else None
     held = False
     gone: asyncio.Future[None] | None = None
-    draining: asyncio.Event | None = getattr(request.app.state, "draining", None)
+    draining: Wakeup | None = getattr(request.app.state, "draining", None)
     try:
         while True:
             key = f"work:{ns_id}:{provider}" if provider else ""

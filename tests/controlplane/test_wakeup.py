@@ -1,0 +1,85 @@
+"""The event held long-polls wait on (controlplane/server/fleet/wakeup.py): it
+behaves as ``asyncio.Event`` does where the server uses one, and a waiter that
+stops waiting leaves without scanning the others."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from dreamlake.controlplane.server.fleet.notify import Notifier
+from dreamlake.controlplane.server.fleet.wakeup import Wakeup
+
+
+def test_set_wakes_every_waiter_and_later_waits_return_at_once() -> None:
+    async def run() -> None:
+        ev = Wakeup()
+        waiters = [asyncio.ensure_future(ev.wait()) for _ in range(50)]
+        await asyncio.sleep(0)
+        assert ev.waiting() == 50 and not ev.is_set()
+        ev.set()
+        assert await asyncio.gather(*waiters) == [True] * 50
+        assert ev.is_set() and ev.waiting() == 0
+        assert await asyncio.wait_for(ev.wait(), 1) is True
+        ev.set()  # twice is harmless
+
+    asyncio.run(run())
+
+
+def test_a_cancelled_or_timed_out_waiter_leaves_and_the_rest_still_wake() -> None:
+    async def run() -> None:
+        ev = Wakeup()
+        stay = asyncio.ensure_future(ev.wait())
+        leave = asyncio.ensure_future(ev.wait())
+        await asyncio.sleep(0)
+        leave.cancel()
+        await asyncio.sleep(0)
+        assert leave.cancelled() and ev.waiting() == 1
+        assert await Notifier.wait(ev, 0.01) is False  # timed out: gone from the set too
+        assert ev.waiting() == 1
+        ev.set()
+        assert await stay is True
+
+    asyncio.run(run())
+
+
+def test_ten_thousand_waiters_leave_one_by_one() -> None:
+    """The reason for the class: 10,000 held polls, each ending on its own (what it
+    costs is in benchmarks/README.md, not asserted here)."""
+
+    async def run() -> None:
+        ev = Wakeup()
+        waiters = [asyncio.ensure_future(ev.wait()) for _ in range(10_000)]
+        await asyncio.sleep(0)
+        assert ev.waiting() == 10_000
+        for k, w in enumerate(waiters):
+            w.cancel()
+            if k % 2500 == 0:
+                await asyncio.sleep(0)
+        await asyncio.gather(*waiters, return_exceptions=True)
+        assert ev.waiting() == 0
+        ev.set()  # nobody left to wake
+
+    asyncio.run(run())
+
+
+def test_the_server_waits_for_shutdown_on_a_wakeup(tmp_path: Path) -> None:
+    from dreamlake.controlplane.server.app import create_app
+    from dreamlake.controlplane.server.settings import Settings
+
+    app = create_app(Settings(data_dir=tmp_path / "data"))
+    assert isinstance(app.state.draining, Wakeup)
+
+
+def test_the_notifier_hands_out_wakeups() -> None:
+    async def run() -> None:
+        n = Notifier()
+        ev = n.event("work:1:p")
+        assert isinstance(ev, Wakeup)
+        waiter = asyncio.ensure_future(Notifier.wait(ev, 5))
+        await asyncio.sleep(0)
+        n.fire("work:1:p")
+        assert await waiter is True
+        assert n.event("work:1:p") is not ev  # a fire is once: the next waits afresh
+
+    asyncio.run(run())
