@@ -196,3 +196,28 @@ def test_one_slow_request_does_not_shed_the_others_while_threads_are_free() -> N
 
     alone, full, stuck = asyncio.run(run())
     assert (alone, full, stuck) == (200, 503, [200, 200, 200, 200])
+
+
+def test_serving_gives_the_event_loop_the_gil_back_within_a_millisecond(
+    monkeypatch: Any,
+) -> None:
+    """``lakeshore serve`` sets a 1 ms thread switch interval before uvicorn starts
+    (a pool thread holding the GIL otherwise keeps it up to 5 ms per turn)."""
+    import sys
+
+    import uvicorn
+    from dreamlake.controlplane.server.fleet import serving
+
+    seen: list[float] = []
+    monkeypatch.setattr(
+        uvicorn.Server, "run", lambda self, *a, **k: seen.append(sys.getswitchinterval())
+    )
+    before = sys.getswitchinterval()
+    try:
+        app = SimpleNamespace(state=SimpleNamespace())
+        serving.run(
+            app, Settings(), host="127.0.0.1", port=0, log_level="warning", access_log=False
+        )
+    finally:
+        sys.setswitchinterval(before)
+    assert seen == [serving.SWITCH_INTERVAL] and serving.SWITCH_INTERVAL <= 0.001

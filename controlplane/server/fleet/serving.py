@@ -16,6 +16,10 @@
 * **Probes**: with ``Settings.probe_port``, ``/healthz`` and ``/readyz`` are
   served on that port too, by a listener outside the event loop (see ``health.py``),
   so a probe does not queue behind a flood of other connections.
+* **The event loop first**: the interpreter's thread switch interval is 1 ms, not
+  5 ms. The loop gives up the GIL at every wait for sockets, and a thread of the
+  pool that holds it (a listing, a claim) keeps it until the interval runs out: at
+  5 ms each of a request's turns of the loop could wait that long.
 * **Shutdown**: before uvicorn's grace period, ``app.state.draining`` is set, so
   every held long-poll answers 503 with a spread ``Retry-After`` (see
   ``shedding.restarting``) and the fleet comes back over seconds, not at once.
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import logging
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +37,7 @@ from ..settings import Settings
 from .shedding import connection_budget, open_files_limit
 
 SOMAXCONN = Path("/proc/sys/net/core/somaxconn")
+SWITCH_INTERVAL = 0.001  # seconds; Python's default is 0.005
 log = logging.getLogger("lakeshore.serve")
 
 
@@ -71,6 +77,7 @@ def run(
 ) -> None:
     import uvicorn
 
+    sys.setswitchinterval(SWITCH_INTERVAL)
     config = uvicorn.Config(
         application,
         host=host,
