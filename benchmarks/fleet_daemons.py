@@ -61,7 +61,6 @@ import tempfile
 import threading
 import time
 import urllib.request
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -319,10 +318,13 @@ def wait_until(when: float) -> None:
 
 
 class Census:
-    """How many daemons are registered, counted in the database itself (SQLite read
-    beside the server, or the PostgreSQL it uses). Asking the server instead, the
-    benchmark's own listing of every worker every 2 s loaded the server it measures:
-    each listing reads and renders every row (see benchmarks/README.md)."""
+    """How many daemons are registered, and when each was last seen, read in the
+    database itself (SQLite beside the server, or the PostgreSQL it uses). Asking the
+    server instead, the benchmark's own listings loaded the server it measures: a
+    listing of 10,000 workers costs the server about 0.35 s of CPU (see
+    benchmarks/README.md). A beat reaches the database within the server's flush
+    interval, so a worker is counted seen (or live) here at most that much later
+    than the server itself would say."""
 
     def __init__(self, db: str | None, data: Path) -> None:
         from sqlalchemy import create_engine
@@ -338,16 +340,26 @@ class Census:
             sql = "SELECT count(*) FROM workers WHERE deregistered_at IS NULL"
             return int(conn.execute(text(sql)).scalar_one())
 
+    def last_seen(self) -> dict[str, float]:
+        """Each registered daemon's instance id: when the database last saw it."""
+        from dreamlake.controlplane.models import Worker
+        from sqlalchemy import select
 
-def _parse_time(value: str) -> float:
-    return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(UTC).timestamp()
+        q = select(Worker.instance_id, Worker.last_seen).where(Worker.deregistered_at.is_(None))
+        with self.engine.connect() as conn:
+            return {i: t.timestamp() for i, t in conn.execute(q)}
+
+    def not_live(self, live_seconds: float) -> int:
+        bound = time.time() - live_seconds
+        return sum(1 for t in self.last_seen().values() if t < bound)
 
 
-def seen_since(admin: Any, since: float, instances: set[str] | None = None) -> tuple[int, int]:
+def seen_since(census: Census, since: float, instances: set[str] | None = None) -> tuple[int, int]:
     """(workers seen at or after ``since``, workers asked about)."""
-    rows = admin.workers()
-    rows = [r for r in rows if instances is None or r["instanceId"] in instances]
-    return sum(1 for r in rows if _parse_time(r["lastSeen"]) >= since), len(rows)
+    seen = census.last_seen()
+    if instances is not None:
+        seen = {i: t for i, t in seen.items() if i in instances}
+    return sum(1 for t in seen.values() if t >= since), len(seen)
 
 
 def main() -> None:
@@ -465,8 +477,7 @@ def main() -> None:
                         peaks["rss_mib"][j] = max(peaks["rss_mib"][j], rss_mib(s.proc.pid))
                 if time.time() >= next_live and not events.get("down"):
                     with contextlib.suppress(Exception):
-                        rows = admin.workers()
-                        not_live.append(sum(1 for r in rows if r["state"] == "gone"))
+                        not_live.append(census.not_live(LIVE_SECONDS))
                     next_live = time.time() + 10
 
         healthz: list[tuple[float, float]] = []
@@ -480,13 +491,13 @@ def main() -> None:
                     probe.healthz()
                     healthz.append((time.time(), time.perf_counter() - t))
 
+        census = Census(db, base / "s0")
         threads = [threading.Thread(target=f) for f in (submitter, sampler, prober)]
         for t in threads:
             t.start()
 
         # the ramp: every daemon starts, registers and holds its first poll
         registered = 0
-        census = Census(db, base / "s0")
         while time.time() < start_at + ramp + 300:
             try:
                 registered = census.registered()
@@ -519,7 +530,7 @@ def main() -> None:
             seen = (0, args.daemons)
             while time.time() < deadline:
                 with contextlib.suppress(Exception):
-                    seen = seen_since(admin, up)
+                    seen = seen_since(census, up)
                     if seen[0] >= args.daemons:
                         break
                 time.sleep(1.0)
@@ -542,7 +553,7 @@ def main() -> None:
             seen = (0, len(moved))
             while time.time() < killed + 120:
                 with contextlib.suppress(Exception):
-                    seen = seen_since(admin, killed, moved)
+                    seen = seen_since(census, killed, moved)
                     if seen[0] >= len(moved):
                         break
                 time.sleep(1.0)
