@@ -1,6 +1,7 @@
 """What runs beside the routes for the server's lifetime: the thread pool sized from
-``Settings.pool_size``, the coalesced-heartbeat writer, and (over PostgreSQL) the
-``LISTEN`` thread that carries wake-ups and cache drops between replicas."""
+``Settings.pool_size``, the coalesced-heartbeat writer, (over PostgreSQL) the
+``LISTEN`` thread that carries wake-ups and cache drops between replicas, and the
+caches of the fleet, filled at start-up (``fleet/warmup.py``)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from ..registry.crypto import SecretBox
 from .access.keys import check_key, key_source, load_key
-from .fleet import claimsread, gcpolicy
+from .fleet import claimsread, gcpolicy, warmup
 from .fleet.heartbeats import Heartbeats
 from .fleet.queued import QueueHints
 from .settings import Settings
@@ -65,6 +66,18 @@ def queue_hints_of(app: Any) -> QueueHints:
     return hints
 
 
+OWNERS_MAX = 200_000
+
+
+def owners_of(app: Any) -> dict[str, tuple[str, str]]:
+    """worker id -> (provider, instance), as the database said: what lets a daemon
+    token's heartbeat be checked without a look-up (the hot path reads it too)."""
+    owners: dict[str, tuple[str, str]] | None = getattr(app.state, "worker_owners", None)
+    if owners is None or len(owners) > OWNERS_MAX:
+        owners = app.state.worker_owners = {}
+    return owners
+
+
 def _on_cache_keys(app: Any) -> None:
     def drop(key: str) -> None:
         if key in ("forget:tokens", "forget:all"):
@@ -102,6 +115,12 @@ async def lifespan(app: Any) -> AsyncIterator[None]:
         listener = PgListener(url, app.state.notifier)
         await to_thread.run_sync(listener.start)
     app.state.listener = listener
+    # what the fleet's first requests would teach it, read before serving them
+    # (after LISTEN starts, so a submit elsewhere meanwhile still bumps its key)
+    hints = queue_hints_of(app)
+    generations = hints.generations()
+    fleet = await to_thread.run_sync(warmup.read, app.state.sessionmaker)
+    warmup.apply(fleet, hb, hints, owners_of(app), generations)
     services = list(getattr(app.state, "services", []))
     for start, _stop in services:
         start()

@@ -28,6 +28,10 @@ class QueueHints:
         elif key == "forget:all":
             self._empty.clear()
 
+    def generations(self) -> dict[str, int]:
+        """Every key's generation now (a copy), to mark empty under later."""
+        return dict(self._gen)
+
     def mark_empty(self, key: str, generation: int) -> None:
         if self._gen.get(key, 0) == generation:
             self._empty[key] = generation

@@ -21,7 +21,7 @@ from ..errors import ApiError
 from ..fleet import claimsread
 from ..fleet.shedding import restarting
 from ..fleet.wakeup import Wakeup
-from ..runtime import heartbeats_of, queue_hints_of
+from ..runtime import heartbeats_of, owners_of, queue_hints_of
 from ..schemas import (
     Claims,
     ClaimsMany,
@@ -66,18 +66,6 @@ def _not_yours(what: str) -> ApiError:
         "forbidden",
         f"this daemon token works for its own provider (and instance) only, not {what}",
     )
-
-
-OWNERS_MAX = 200_000
-
-
-def owners_of(app: Any) -> dict[str, tuple[str, str]]:
-    """worker id -> (provider, instance), as the database said: what lets a daemon
-    token's heartbeat be checked without a look-up (the hot path reads it too)."""
-    owners: dict[str, tuple[str, str]] | None = getattr(app.state, "worker_owners", None)
-    if owners is None or len(owners) > OWNERS_MAX:
-        owners = app.state.worker_owners = {}
-    return owners
 
 
 def _own(access: Access, row: Worker, app: Any = None) -> Worker:

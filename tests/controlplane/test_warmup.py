@@ -1,0 +1,74 @@
+"""A server that starts under a fleet (controlplane/server/fleet/warmup.py) knows its
+registered workers, their owners and the providers with nothing queued before the
+first request, so the fleet's polls after a restart take the hot path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dreamlake.controlplane.server.app import create_app
+from dreamlake.controlplane.server.fleet import warmup
+from dreamlake.controlplane.server.fleet.queued import QueueHints
+from dreamlake.controlplane.server.settings import Settings
+from fastapi.testclient import TestClient
+
+NS = "/api/namespaces/default"
+
+
+def _register(tc: TestClient, headers: dict[str, str], provider: str, instance: str) -> str:
+    body = {"providerName": provider, "instanceId": instance, "host": "h", "queues": []}
+    out = tc.post(f"{NS}/workers", json=body, headers=headers)
+    assert out.status_code == 201, out.text
+    return str(out.json()["workerId"])
+
+
+def test_a_restarted_server_knows_its_fleet_before_the_first_request(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    first = create_app(Settings.from_env(data_dir=data))
+    with TestClient(first) as tc:
+        headers = {"Authorization": f"Bearer {(data / 'admin.token').read_text().strip()}"}
+        idle = _register(tc, headers, "idle", "i-1")
+        busy = _register(tc, headers, "busy", "i-2")
+        gone = _register(tc, headers, "idle", "i-3")
+        assert tc.delete(f"{NS}/workers/{gone}", headers=headers).status_code in (200, 204)
+        out = tc.post(f"{NS}/providers/busy/work", json={"command": "true"}, headers=headers)
+        assert out.status_code == 201, out.text
+    first.state.engine.dispose()
+
+    again = create_app(Settings.from_env(data_dir=data))
+    with TestClient(again):
+        hb, hints = again.state.heartbeats, again.state.queue_hints
+        ns_id = hb._known[idle].namespace_id
+        assert (hb.provider_of(idle), hb.provider_of(busy), hb.provider_of(gone)) == (
+            "idle",
+            "busy",
+            None,
+        )
+        assert again.state.worker_owners[idle] == ("idle", "i-1")
+        assert gone not in again.state.worker_owners
+        assert hints.known_empty(f"work:{ns_id}:idle")
+        assert not hints.known_empty(f"work:{ns_id}:busy")  # its item waits: the route claims
+    again.state.engine.dispose()
+
+
+def test_a_submit_between_the_read_and_the_marks_wins() -> None:
+    hints = QueueHints()
+
+    class Known:
+        def __init__(self) -> None:
+            self.known: dict[str, str] = {}
+
+        def provider_of(self, worker_id: str) -> str | None:
+            return self.known.get(worker_id)
+
+        def know(self, worker_id: str, ns: int, provider: str) -> None:
+            self.known[worker_id] = provider
+
+    generations = hints.generations()  # before the read
+    fleet = warmup.Fleet([("w1", 1, "p", "i-1"), ("w2", 1, "q", "i-2")], set())
+    hints.on_key("work:1:p")  # a submit for p lands while the read runs
+    owners: dict[str, tuple[str, str]] = {"w2": ("q", "i-2")}
+    assert warmup.apply(fleet, Known(), hints, owners, generations) == 2
+    assert not hints.known_empty("work:1:p")  # the submit wins: the next poll looks
+    assert hints.known_empty("work:1:q")
+    assert owners == {"w1": ("p", "i-1"), "w2": ("q", "i-2")}
