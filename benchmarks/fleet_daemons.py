@@ -52,6 +52,7 @@ import json
 import math
 import multiprocessing as mp
 import os
+import queue
 import resource
 import shutil
 import signal
@@ -327,10 +328,11 @@ class Census:
     than the server itself would say."""
 
     def __init__(self, db: str | None, data: Path) -> None:
+        from dreamlake.controlplane.db import normalize_url, sqlite_url
         from sqlalchemy import create_engine
         from sqlalchemy.pool import NullPool
 
-        url = db or f"sqlite:///{(data / 'lakeshore.db').as_posix()}"
+        url = normalize_url(db) if db else sqlite_url(data)  # the driver the server uses
         self.engine = create_engine(url, poolclass=NullPool)
 
     def registered(self) -> int:
@@ -409,6 +411,7 @@ def main() -> None:
         "loadavg_before": os.getloadavg(),
     }
     counters_before = listen_counters()
+    workers: list[Any] = []  # the load processes
     try:
         token = (base / "s0" / "admin.token").read_text().strip()
         admin = Client(servers[0].url, token, keep_alive=True, timeout=30)
@@ -428,7 +431,6 @@ def main() -> None:
         q = ctx.Queue()
         end = ctx.Value("d", 0.0)
         share = math.ceil(args.daemons / procs)
-        workers = []
         for p in range(procs):
             first, count = p * share, min(share, args.daemons - p * share)
             if count > 0:
@@ -473,8 +475,9 @@ def main() -> None:
                     next_live = clock["steady_from"]
                 for j, s in enumerate(servers):
                     if s.proc is not None and s.proc.poll() is None:
-                        peaks["open_files"][j] = max(peaks["open_files"][j], s.open_files())
-                        peaks["rss_mib"][j] = max(peaks["rss_mib"][j], rss_mib(s.proc.pid))
+                        with contextlib.suppress(OSError):  # killed between the two looks
+                            peaks["open_files"][j] = max(peaks["open_files"][j], s.open_files())
+                            peaks["rss_mib"][j] = max(peaks["rss_mib"][j], rss_mib(s.proc.pid))
                 if time.time() >= next_live and not events.get("down"):
                     with contextlib.suppress(Exception):
                         not_live.append(census.not_live(LIVE_SECONDS))
@@ -492,7 +495,7 @@ def main() -> None:
                     healthz.append((time.time(), time.perf_counter() - t))
 
         census = Census(db, base / "s0")
-        threads = [threading.Thread(target=f) for f in (submitter, sampler, prober)]
+        threads = [threading.Thread(target=f, daemon=True) for f in (submitter, sampler, prober)]
         for t in threads:
             t.start()
 
@@ -565,9 +568,20 @@ def main() -> None:
                 "moved": seen[0],
             }
 
-        results = [q.get(timeout=end_at - time.time() + 300) for _ in workers]
+        results = []
+        deadline = max(end_at, time.time()) + 300
+        for _ in workers:  # a load process that died reports nothing: say so, go on
+            try:
+                results.append(q.get(timeout=max(1.0, deadline - time.time())))
+            except queue.Empty:
+                break
         for w in workers:
             w.join(30)
+        if len(results) < len(workers):
+            out["load_processes_without_results"] = {
+                "count": len(workers) - len(results),
+                "exit_codes": [w.exitcode for w in workers],
+            }
         stop.set()
         for t in threads:
             t.join(30)
@@ -621,6 +635,9 @@ def main() -> None:
             k: {"before": counters_before.get(k), "after": v} for k, v in counters_after.items()
         }
         out["loadavg_after"] = os.getloadavg()
+        for w in workers:  # still running only when the orchestrator failed
+            if w.is_alive():
+                w.terminate()
         for s in servers:
             s.stop()
         if pg:
