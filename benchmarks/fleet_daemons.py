@@ -570,13 +570,15 @@ def main() -> None:
 
         results = []
         deadline = max(end_at, time.time()) + 300
-        for _ in workers:  # a load process that died reports nothing: say so, go on
-            try:
+        # a load process that died reports nothing: say so and go on; read every
+        # result before joining (a process writing to the queue waits for its reader)
+        for _ in workers:
+            with contextlib.suppress(queue.Empty):
                 results.append(q.get(timeout=max(1.0, deadline - time.time())))
-            except queue.Empty:
-                break
         for w in workers:
-            w.join(30)
+            w.join(10)
+            if w.is_alive():
+                w.terminate()
         if len(results) < len(workers):
             out["load_processes_without_results"] = {
                 "count": len(workers) - len(results),
