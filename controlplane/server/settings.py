@@ -13,6 +13,7 @@ DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 MAX_WAIT_SECONDS = 60.0
 ADMIN_TOKEN_FILE = "admin.token"
 DEFAULT_POOL_SIZE = 32
+DEFAULT_SHUTDOWN_GRACE_SECONDS = 10.0
 DEFAULT_MAX_ROWS = 10_000
 DEFAULT_MAX_SECRETS = 1_000
 DEFAULT_MAX_KWARGS_BYTES = 64 * 1024
@@ -87,6 +88,10 @@ class Settings:
     # Also serve /healthz and /readyz on this port, off the event loop (see health.py);
     # None: on the main port only.
     probe_port: int | None = None
+    # On SIGTERM, how long requests in flight get to finish (held polls are answered
+    # 503 at once) before uvicorn cancels them, which answers 500: answering 10,000
+    # held polls takes the event loop seconds.
+    shutdown_grace_seconds: float = DEFAULT_SHUTDOWN_GRACE_SECONDS
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
@@ -113,6 +118,7 @@ class Settings:
             "max_queue_seconds": ("LAKESHORE_MAX_QUEUE_SECONDS", float),
             "retry_after_seconds": ("LAKESHORE_RETRY_AFTER_SECONDS", int),
             "probe_port": ("LAKESHORE_PROBE_PORT", int),
+            "shutdown_grace_seconds": ("LAKESHORE_SHUTDOWN_GRACE_SECONDS", float),
         }
         for key, (env, cast) in env_map.items():
             if key not in values and os.environ.get(env, "").strip():

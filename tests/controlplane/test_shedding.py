@@ -221,3 +221,30 @@ def test_serving_gives_the_event_loop_the_gil_back_within_a_millisecond(
     finally:
         sys.setswitchinterval(before)
     assert seen == [serving.SWITCH_INTERVAL] and serving.SWITCH_INTERVAL <= 0.001
+
+
+def test_shutdown_leaves_time_to_answer_every_held_poll(monkeypatch: Any) -> None:
+    """Held polls are answered 503 when shutdown starts; the grace before uvicorn
+    cancels what still runs (a 500 each) is ``LAKESHORE_SHUTDOWN_GRACE_SECONDS``."""
+    import sys
+
+    import uvicorn
+    from dreamlake.controlplane.server.fleet import serving
+
+    graces: list[int] = []
+    monkeypatch.setattr(
+        uvicorn.Server,
+        "run",
+        lambda self, *a, **k: graces.append(self.config.timeout_graceful_shutdown),
+    )
+    before = sys.getswitchinterval()
+    monkeypatch.setenv("LAKESHORE_SHUTDOWN_GRACE_SECONDS", "2.5")
+    try:
+        for settings in (Settings(), Settings.from_env()):
+            app = SimpleNamespace(state=SimpleNamespace())
+            serving.run(
+                app, settings, host="127.0.0.1", port=0, log_level="warning", access_log=False
+            )
+    finally:
+        sys.setswitchinterval(before)
+    assert graces == [10, 3]
