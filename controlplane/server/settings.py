@@ -13,7 +13,7 @@ DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 MAX_WAIT_SECONDS = 60.0
 ADMIN_TOKEN_FILE = "admin.token"
 DEFAULT_POOL_SIZE = 32
-DEFAULT_SHUTDOWN_GRACE_SECONDS = 10.0
+DEFAULT_SHUTDOWN_GRACE_SECONDS = 2.0
 DEFAULT_MAX_ROWS = 10_000
 DEFAULT_MAX_SECRETS = 1_000
 DEFAULT_MAX_KWARGS_BYTES = 64 * 1024
@@ -89,8 +89,9 @@ class Settings:
     # None: on the main port only.
     probe_port: int | None = None
     # On SIGTERM, how long requests in flight get to finish (held polls are answered
-    # 503 at once) before uvicorn cancels them, which answers 500: answering 10,000
-    # held polls takes the event loop seconds.
+    # 503 at once) before uvicorn cancels them, which answers 500. Answering 10,000
+    # held polls takes the event loop seconds: a server with such a fleet wants more,
+    # but uvicorn waits the whole grace for any request still in flight.
     shutdown_grace_seconds: float = DEFAULT_SHUTDOWN_GRACE_SECONDS
 
     @classmethod

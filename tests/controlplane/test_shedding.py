@@ -247,4 +247,4 @@ def test_shutdown_leaves_time_to_answer_every_held_poll(monkeypatch: Any) -> Non
             )
     finally:
         sys.setswitchinterval(before)
-    assert graces == [10, 3]
+    assert graces == [2, 3]

@@ -23,8 +23,8 @@
 * **Shutdown**: before uvicorn's grace period, ``app.state.draining`` is set, so
   every held long-poll answers 503 with a spread ``Retry-After`` (see
   ``shedding.restarting``) and the fleet comes back over seconds, not at once.
-  The grace is ``Settings.shutdown_grace_seconds`` (10 s; uvicorn cancels what is
-  still running then, answering 500): answering 10,000 held polls takes seconds.
+  The grace is ``Settings.shutdown_grace_seconds`` (2 s; uvicorn cancels what is
+  still running then, answering 500); answering 10,000 held polls takes seconds.
 """
 
 from __future__ import annotations
