@@ -223,9 +223,10 @@ def test_serving_gives_the_event_loop_the_gil_back_within_a_millisecond(
     assert seen == [serving.SWITCH_INTERVAL] and serving.SWITCH_INTERVAL <= 0.001
 
 
-def test_shutdown_leaves_time_to_answer_every_held_poll(monkeypatch: Any) -> None:
+def test_the_shutdown_grace_is_the_setting(monkeypatch: Any) -> None:
     """Held polls are answered 503 when shutdown starts; the grace before uvicorn
-    cancels what still runs (a 500 each) is ``LAKESHORE_SHUTDOWN_GRACE_SECONDS``."""
+    cancels what still runs (a 500 each) is ``LAKESHORE_SHUTDOWN_GRACE_SECONDS``,
+    2 s unless set (whole seconds, rounded up)."""
     import sys
 
     import uvicorn
