@@ -7,6 +7,7 @@ from __future__ import annotations
 import concurrent.futures
 import json
 import os
+import signal
 import stat
 import subprocess
 import threading
@@ -248,3 +249,36 @@ def test_set_org_on_default_from_the_cli(start_server: Callable[..., ServerProc]
     assert (
         out.returncode == 0 and s.admin.request("GET", "/api/namespaces/default")["orgId"] is None
     )
+
+
+def test_a_result_awaited_with_wait_is_answered_as_it_stands_on_shutdown(
+    start_server: Callable[..., ServerProc],
+) -> None:
+    """SIGTERM ends ``GET …/work/{id}?wait=`` at once with the item as it stands, as
+    held polls are answered at once: the shutdown does not wait out its grace."""
+    import time
+
+    s = start_server(env={"LAKESHORE_SHUTDOWN_GRACE_SECONDS": "20"})
+    item = s.admin.submit_work("nobody-runs-it", "true")
+    answers: list[Any] = []
+
+    def waiter() -> None:
+        try:
+            answers.append(s.admin.get_work(item["id"], wait=50))
+        except Exception as exc:
+            answers.append(exc)
+
+    t = threading.Thread(target=waiter, daemon=True)
+    t.start()
+    time.sleep(1.0)  # the wait is held by now
+    assert not answers
+    assert s.proc is not None
+    started = time.monotonic()
+    s.proc.send_signal(signal.SIGTERM)
+    # uvicorn shuts down, then raises the signal again: the exit says SIGTERM
+    assert s.proc.wait(timeout=30) in (0, -signal.SIGTERM)
+    took = time.monotonic() - started
+    t.join(10)
+    assert len(answers) == 1 and isinstance(answers[0], dict), answers
+    assert (answers[0]["id"], answers[0]["state"]) == (item["id"], "queued")
+    assert took < 15, f"the shutdown waited {took:.1f}s: out the 20 s grace"

@@ -13,6 +13,7 @@ from ...names import is_name
 from .. import store
 from ..deps import Access, SessionRoute, get_session, require_namespace
 from ..errors import ApiError
+from ..fleet.wakeup import Wakeup
 from ..runtime import heartbeats_of
 from ..schemas import WorkIn, WorkOut
 from ..settings import MAX_WAIT_SECONDS
@@ -62,15 +63,28 @@ async def get_work(
             return store.work_out(session, item, live, hb.overlay)
 
     notifier = request.app.state.notifier
+    # shutting down: answer the item as it stands rather than hold the shutdown
+    draining: Wakeup | None = getattr(request.app.state, "draining", None)
     while True:
         event = notifier.event(f"done:{work_id}")
         out = await run_in_threadpool(read)
         remaining = deadline - time.monotonic()
-        if out.state in store.FINISHED or remaining <= 0 or await request.is_disconnected():
+        if (
+            out.state in store.FINISHED
+            or remaining <= 0
+            or (draining is not None and draining.is_set())
+            or await request.is_disconnected()
+        ):
             return out
         # a worker that goes away turns its run "lost" without a report: recheck at
         # the live bound too
+        waits = [asyncio.ensure_future(notifier.wait(event, min(remaining, RECHECK_SECONDS, live)))]
+        if draining is not None:
+            waits.append(asyncio.ensure_future(draining.wait()))
         try:
-            await notifier.wait(event, min(remaining, RECHECK_SECONDS, live))
-        except asyncio.CancelledError:  # the server is shutting down: answer as it stands
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:  # cancelled at the grace's end: as it stands
             return out
+        finally:
+            for w in waits:
+                w.cancel()
