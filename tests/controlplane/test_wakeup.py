@@ -83,3 +83,19 @@ def test_the_notifier_hands_out_wakeups() -> None:
         assert n.event("work:1:p") is not ev  # a fire is once: the next waits afresh
 
     asyncio.run(run())
+
+
+def test_a_wait_ends_when_the_server_starts_shutting_down() -> None:
+    """``Notifier.wait(..., until=draining)``: the shutdown ends it at once (False:
+    the event did not fire), and a wait begun after it returns at once."""
+
+    async def run() -> None:
+        event, draining = Wakeup(), Wakeup()
+        waiter = asyncio.ensure_future(Notifier.wait(event, 30, until=draining))
+        await asyncio.sleep(0)
+        draining.set()
+        assert await asyncio.wait_for(waiter, 1) is False
+        assert await asyncio.wait_for(Notifier.wait(event, 30, until=draining), 1) is False
+        assert event.waiting() == 0 and draining.waiting() == 0
+
+    asyncio.run(run())

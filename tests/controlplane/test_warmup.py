@@ -8,9 +8,11 @@ from pathlib import Path
 
 from dreamlake.controlplane.server.app import create_app
 from dreamlake.controlplane.server.fleet import warmup
+from dreamlake.controlplane.server.fleet.heartbeats import Heartbeats
 from dreamlake.controlplane.server.fleet.queued import QueueHints
 from dreamlake.controlplane.server.settings import Settings
 from fastapi.testclient import TestClient
+from sqlalchemy.orm import sessionmaker
 
 NS = "/api/namespaces/default"
 
@@ -53,22 +55,14 @@ def test_a_restarted_server_knows_its_fleet_before_the_first_request(tmp_path: P
 
 def test_a_submit_between_the_read_and_the_marks_wins() -> None:
     hints = QueueHints()
-
-    class Known:
-        def __init__(self) -> None:
-            self.known: dict[str, str] = {}
-
-        def provider_of(self, worker_id: str) -> str | None:
-            return self.known.get(worker_id)
-
-        def know(self, worker_id: str, ns: int, provider: str) -> None:
-            self.known[worker_id] = provider
-
+    hb = Heartbeats(sessionmaker(), 1.0)  # only its memory is used: no database
+    hb.know("w2", 1, "q-as-a-request-saw-it")
     generations = hints.generations()  # before the read
     fleet = warmup.Fleet([("w1", 1, "p", "i-1"), ("w2", 1, "q", "i-2")], set())
     hints.on_key("work:1:p")  # a submit for p lands while the read runs
     owners: dict[str, tuple[str, str]] = {"w2": ("q", "i-2")}
-    assert warmup.apply(fleet, Known(), hints, owners, generations) == 2
+    assert warmup.apply(fleet, hb, hints, owners, generations) == 2
+    assert (hb.provider_of("w1"), hb.provider_of("w2")) == ("p", "q-as-a-request-saw-it")
     assert not hints.known_empty("work:1:p")  # the submit wins: the next poll looks
     assert hints.known_empty("work:1:q")
     assert owners == {"w1": ("p", "i-1"), "w2": ("q", "i-2")}

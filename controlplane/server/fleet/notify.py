@@ -85,12 +85,20 @@ class Notifier:
             session.execute(text("SELECT pg_notify(:c, :k)"), {"c": CHANNEL, "k": key})
 
     @staticmethod
-    async def wait(event: Wakeup, timeout: float) -> bool:
-        """Wait for ``event`` at most ``timeout`` seconds; True when it fired."""
-        if timeout <= 0:
+    async def wait(event: Wakeup, timeout: float, until: Wakeup | None = None) -> bool:
+        """Wait for ``event`` at most ``timeout`` seconds, and no longer than until
+        ``until`` is set (the server's shutdown); True when ``event`` fired."""
+        if timeout <= 0 or (until is not None and until.is_set()):
             return event.is_set()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(event.wait(), timeout)
+        waits = [asyncio.ensure_future(event.wait())]
+        if until is not None:
+            waits.append(asyncio.ensure_future(until.wait()))
+        try:
+            await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in waits:
+                w.cancel()
+            await asyncio.wait(waits)  # gone from the events' waiters when this returns
         return event.is_set()
 
 

@@ -19,13 +19,15 @@ not read ahead: each daemon's first request still looks its token up once.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from ...models import Worker, WorkItem
+from .heartbeats import Heartbeats
+from .queued import QueueHints
 
 MAX_WORKERS = 200_000  # beyond this the caches are left to fill as requests come
 
@@ -58,11 +60,15 @@ def read(make_session: sessionmaker[Session], limit: int = MAX_WORKERS) -> Fleet
 
 
 def apply(
-    fleet: Fleet, hb: Any, hints: Any, owners: dict[str, tuple[str, str]], generations: Any
+    fleet: Fleet,
+    hb: Heartbeats,
+    hints: QueueHints,
+    owners: dict[str, tuple[str, str]],
+    generations: Mapping[str, int],
 ) -> int:
     """Hand ``fleet`` to the caches (on the event loop); ``generations`` is what
-    ``hints.generation`` gave for each key before :func:`read` ran (a mapping).
-    Returns how many workers are known now."""
+    ``hints.generations()`` gave before :func:`read` ran. Returns how many workers
+    were read."""
     empty: set[str] = set()
     for worker_id, ns, provider, instance in fleet.workers:
         if hb.provider_of(worker_id) is None:  # a request already taught it: keep that

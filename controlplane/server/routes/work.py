@@ -78,13 +78,7 @@ async def get_work(
             return out
         # a worker that goes away turns its run "lost" without a report: recheck at
         # the live bound too
-        waits = [asyncio.ensure_future(notifier.wait(event, min(remaining, RECHECK_SECONDS, live)))]
-        if draining is not None:
-            waits.append(asyncio.ensure_future(draining.wait()))
         try:
-            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            await notifier.wait(event, min(remaining, RECHECK_SECONDS, live), until=draining)
         except asyncio.CancelledError:  # cancelled at the grace's end: as it stands
             return out
-        finally:
-            for w in waits:
-                w.cancel()

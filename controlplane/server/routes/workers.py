@@ -296,14 +296,10 @@ async def poll_work(
                 held = True
             try:
                 woke = asyncio.ensure_future(
-                    notifier.wait(event, min(remaining, POLL_RECHECK_SECONDS))
+                    notifier.wait(event, min(remaining, POLL_RECHECK_SECONDS), until=draining)
                 )
-                waits = [woke, gone]
-                if draining is not None:
-                    waits.append(asyncio.ensure_future(draining.wait()))
-                await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-                for w in waits[::2]:
-                    w.cancel()
+                await asyncio.wait([woke, gone], return_when=asyncio.FIRST_COMPLETED)
+                woke.cancel()
             except asyncio.CancelledError:  # the server is shutting down: no work, not a 500
                 return Response(status_code=204)
     finally:
