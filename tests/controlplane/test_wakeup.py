@@ -99,3 +99,35 @@ def test_a_wait_ends_when_the_server_starts_shutting_down() -> None:
         assert event.waiting() == 0 and draining.waiting() == 0
 
     asyncio.run(run())
+
+
+def test_a_wait_ends_when_its_client_goes_and_leaves_nothing_behind() -> None:
+    """``gone=``: the client's disconnect ends the wait (False), and the one future
+    it waited on is gone from every event and callback when it returns."""
+
+    async def run() -> None:
+        loop = asyncio.get_running_loop()
+        event, draining = Wakeup(), Wakeup()
+        gone: asyncio.Future[None] = loop.create_future()
+        waiter = asyncio.ensure_future(Notifier.wait(event, 30, until=draining, gone=gone))
+        await asyncio.sleep(0)
+        assert event.waiting() == 1 and draining.waiting() == 1
+        gone.set_result(None)
+        assert await asyncio.wait_for(waiter, 1) is False
+        assert event.waiting() == 0 and draining.waiting() == 0
+        assert await Notifier.wait(event, 30, gone=gone) is False  # gone already: at once
+
+    asyncio.run(run())
+
+
+def test_a_cancelled_wait_leaves_nothing_behind() -> None:
+    async def run() -> None:
+        event, draining = Wakeup(), Wakeup()
+        waiter = asyncio.ensure_future(Notifier.wait(event, 30, until=draining))
+        await asyncio.sleep(0)
+        waiter.cancel()
+        await asyncio.gather(waiter, return_exceptions=True)
+        assert event.waiting() == 0 and draining.waiting() == 0
+        event.set()  # after the wait: nothing to wake, nothing raised
+
+    asyncio.run(run())

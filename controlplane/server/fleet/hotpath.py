@@ -243,21 +243,15 @@ class HotPath:
                 if draining is not None and draining.is_set():
                     await send_503(send, restarting(self.state.settings.retry_after_seconds))
                     return
-                woke = asyncio.ensure_future(notifier.event(key).wait())
-                ending = asyncio.ensure_future(draining.wait()) if draining is not None else None
-                try:
-                    await asyncio.wait(
-                        [f for f in (woke, gone, ending) if f is not None],
-                        timeout=min(remaining, POLL_RECHECK_SECONDS),
-                        return_when=asyncio.FIRST_COMPLETED,
-                    )
-                finally:
-                    woke.cancel()
-                    if ending is not None:
-                        ending.cancel()
+                woke = await notifier.wait(
+                    notifier.event(key),
+                    min(remaining, POLL_RECHECK_SECONDS),
+                    until=draining,
+                    gone=gone,
+                )
                 if draining is not None and draining.is_set():
                     continue  # answered at the top of the loop
-                if woke.done() and not woke.cancelled():
+                if woke:
                     break  # a wake-up: the route looks
                 if gone.done():
                     if gone.result()["type"] == "http.disconnect":

@@ -34,6 +34,18 @@ class Wakeup:
             if not fut.done():
                 fut.set_result(None)
 
+    def enlist(self, fut: asyncio.Future[None]) -> None:
+        """Have :meth:`set` end ``fut`` too (at once when it has been set), so one
+        future can wait on several events; :meth:`leave` takes it out again."""
+        if self._set:
+            if not fut.done():
+                fut.set_result(None)
+            return
+        self._waiters.add(fut)
+
+    def leave(self, fut: asyncio.Future[None]) -> None:
+        self._waiters.discard(fut)
+
     def waiting(self) -> int:
         """How many wait now."""
         return len(self._waiters)

@@ -295,11 +295,9 @@ async def poll_work(
                 hb.hold(worker_id)
                 held = True
             try:
-                woke = asyncio.ensure_future(
-                    notifier.wait(event, min(remaining, POLL_RECHECK_SECONDS), until=draining)
+                await notifier.wait(
+                    event, min(remaining, POLL_RECHECK_SECONDS), until=draining, gone=gone
                 )
-                await asyncio.wait([woke, gone], return_when=asyncio.FIRST_COMPLETED)
-                woke.cancel()
             except asyncio.CancelledError:  # the server is shutting down: no work, not a 500
                 return Response(status_code=204)
     finally:
