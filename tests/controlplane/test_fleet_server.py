@@ -11,6 +11,7 @@ import signal
 import stat
 import subprocess
 import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -256,7 +257,6 @@ def test_a_result_awaited_with_wait_is_answered_as_it_stands_on_shutdown(
 ) -> None:
     """SIGTERM ends ``GET …/work/{id}?wait=`` at once with the item as it stands, as
     held polls are answered at once: the shutdown does not wait out its grace."""
-    import time
 
     s = start_server(env={"LAKESHORE_SHUTDOWN_GRACE_SECONDS": "20"})
     item = s.admin.submit_work("nobody-runs-it", "true")
@@ -282,3 +282,84 @@ def test_a_result_awaited_with_wait_is_answered_as_it_stands_on_shutdown(
     assert len(answers) == 1 and isinstance(answers[0], dict), answers
     assert (answers[0]["id"], answers[0]["state"]) == (item["id"], "queued")
     assert took < 15, f"the shutdown waited {took:.1f}s: out the 20 s grace"
+
+
+def _raw(url: str, request: bytes, n: int, during: Callable[[], None]) -> list[str]:
+    """``n`` connections each sending ``request`` at once, ``during()`` once they are
+    all written; the status of each answer ("cut off": closed before an answer,
+    "reset": never accepted)."""
+    import asyncio
+
+    host, port = url.removeprefix("http://").split(":")
+
+    async def crowd() -> list[str]:
+        conns = [await asyncio.open_connection(host, int(port)) for _ in range(n)]
+        for _reader, writer in conns:
+            writer.write(request)
+        for _reader, writer in conns:
+            await writer.drain()
+        during()
+
+        async def status(reader: asyncio.StreamReader) -> str:
+            try:
+                line = await asyncio.wait_for(reader.readline(), 60)
+            except ConnectionResetError:  # never accepted: the listener closed first
+                return "reset"
+            return line.decode().split(" ")[1] if line else "cut off"
+
+        got = await asyncio.gather(*(status(r) for r, _w in conns))
+        for _r, w in conns:
+            w.close()
+        return list(got)
+
+    return asyncio.run(crowd())
+
+
+def test_a_shutdown_answers_every_request_in_flight_before_its_grace_starts(
+    start_server: Callable[..., ServerProc],
+) -> None:
+    """300 registrations queued for a one-thread pool when SIGTERM comes, with a
+    shutdown grace of 0 s: what the server has read it answers before the grace
+    starts (uvicorn cancels what is left when it ends, and a cancelled request is a
+    500); a connection it had not yet read from is closed unanswered, for its client
+    to try again."""
+    s = start_server(env={"LAKESHORE_SHUTDOWN_GRACE_SECONDS": "0", "LAKESHORE_POOL_SIZE": "1"})
+    body = json.dumps({"providerName": "drain", "instanceId": "i-1"}).encode()
+    request = (
+        b"POST /api/namespaces/default/workers HTTP/1.1\r\nHost: x\r\n"
+        + f"Authorization: Bearer {s.admin_token}\r\n".encode()
+        + f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+        + body
+    )
+    assert s.proc is not None
+    proc = s.proc
+    started = time.monotonic()
+    statuses = _raw(s.url, request, 300, lambda: proc.send_signal(signal.SIGTERM))
+    assert proc.wait(timeout=30) in (0, -signal.SIGTERM)
+    counts = {st: statuses.count(st) for st in set(statuses)}
+    assert "500" not in counts and counts.get("201", 0) > 0, counts
+    assert time.monotonic() - started < 30
+
+
+def test_every_held_poll_is_answered_503_on_shutdown(
+    start_server: Callable[..., ServerProc],
+) -> None:
+    """2,000 polls held on one server, a shutdown grace of 0 s: each is answered
+    503 (its daemon comes back after the Retry-After), none 500, none cut off."""
+    s = start_server(env={"LAKESHORE_SHUTDOWN_GRACE_SECONDS": "0"})
+    worker = s.admin.register("drain", "i-1")["workerId"]
+    assert s.admin.poll_work(worker, wait=0.5) is None  # known empty: the hot path holds
+    request = (
+        f"GET /api/namespaces/default/workers/{worker}/work?wait=50 HTTP/1.1\r\n"
+        f"Host: x\r\nAuthorization: Bearer {s.admin_token}\r\n\r\n"
+    ).encode()
+    assert s.proc is not None
+    proc = s.proc
+
+    def stop() -> None:
+        time.sleep(2.0)  # every poll is held by now
+        proc.send_signal(signal.SIGTERM)
+
+    statuses = _raw(s.url, request, 2000, stop)
+    assert proc.wait(timeout=30) in (0, -signal.SIGTERM)
+    assert {st: statuses.count(st) for st in set(statuses)} == {"503": 2000}

@@ -20,15 +20,18 @@
   5 ms. The loop gives up the GIL at every wait for sockets, and a thread of the
   pool that holds it (a listing, a claim) keeps it until the interval runs out: at
   5 ms each of a request's turns of the loop could wait that long.
-* **Shutdown**: before uvicorn's grace period, ``app.state.draining`` is set, so
-  every held long-poll answers 503 with a spread ``Retry-After`` (see
-  ``shedding.restarting``) and the fleet comes back over seconds, not at once.
-  The grace is ``Settings.shutdown_grace_seconds`` (2 s; uvicorn cancels what is
-  still running then, answering 500); answering 10,000 held polls takes seconds.
+* **Shutdown**: the listener closes, ``app.state.draining`` is set, so every held
+  long-poll answers 503 with a spread ``Retry-After`` (see
+  ``shedding.restarting``) and the fleet comes back over seconds, not at once,
+  and each connection closes after its answer. Answering 10,000 held polls takes
+  the loop seconds, so they get up to :data:`DRAIN_SECONDS` before uvicorn's
+  grace (``Settings.shutdown_grace_seconds``, 2 s) begins for anything still in
+  flight; what still runs when the grace ends is cancelled and answered 500.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import sys
@@ -40,6 +43,9 @@ from .shedding import connection_budget, open_files_limit
 
 SOMAXCONN = Path("/proc/sys/net/core/somaxconn")
 SWITCH_INTERVAL = 0.001  # seconds; Python's default is 0.005
+# On shutdown, held polls get this long to be answered 503 before uvicorn's grace
+# (``shutdown_grace_seconds``) starts: 10,000 of them take the loop seconds.
+DRAIN_SECONDS = 20.0
 log = logging.getLogger("lakeshore.serve")
 
 
@@ -58,6 +64,16 @@ def somaxconn() -> int | None:
 def effective_backlog(asked: int) -> int:
     cap = somaxconn()
     return asked if cap is None else min(asked, cap)
+
+
+async def drained(tasks: Any, bound: float) -> bool:
+    """Wait until ``tasks`` (uvicorn's requests in flight) is empty, at most
+    ``bound`` seconds; whether it emptied."""
+    loop = asyncio.get_running_loop()
+    ends = loop.time() + bound
+    while tasks and loop.time() < ends:
+        await asyncio.sleep(0.05)
+    return not tasks
 
 
 def prepare(settings: Settings) -> Settings:
@@ -96,7 +112,15 @@ def run(
     class FleetServer(uvicorn.Server):
         async def shutdown(self, sockets: Any = None) -> None:
             if draining is not None:
-                draining.set()  # held polls answer 503 + Retry-After before the grace ends
+                # Stop accepting, have every held poll answer 503 + Retry-After, close
+                # each connection after its answer, and let them all be answered
+                # before uvicorn's grace begins: a grace that ends first answers 500.
+                for listener in self.servers:
+                    listener.close()
+                draining.set()
+                for connection in list(self.server_state.connections):
+                    connection.shutdown()
+                await drained(self.server_state.tasks, DRAIN_SECONDS)
             await super().shutdown(sockets)
 
     server = FleetServer(config)
