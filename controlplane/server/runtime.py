@@ -121,6 +121,7 @@ async def lifespan(app: Any) -> AsyncIterator[None]:
     generations = hints.generations()
     fleet = await to_thread.run_sync(warmup.read, app.state.sessionmaker)
     warmup.apply(fleet, hb, hints, owners_of(app), generations)
+    app.state.relearn = warmup.Relearn(app.state.sessionmaker, hb, hints, lambda: owners_of(app))
     services = list(getattr(app.state, "services", []))
     for start, _stop in services:
         start()

@@ -66,3 +66,40 @@ def test_a_submit_between_the_read_and_the_marks_wins() -> None:
     assert not hints.known_empty("work:1:p")  # the submit wins: the next poll looks
     assert hints.known_empty("work:1:q")
     assert owners == {"w1": ("p", "i-1"), "w2": ("q", "i-2")}
+
+
+def test_a_worker_this_server_never_saw_makes_it_read_the_fleet_once(tmp_path: Path) -> None:
+    """The daemons of a replica that died move here: the first request about a worker
+    this server does not know reads the fleet again, which teaches it every worker
+    registered elsewhere; requests that miss together share that one read, and a
+    worker that is nowhere does not read it again before ``RELEARN_SECONDS``."""
+    import asyncio
+    import uuid
+
+    data = tmp_path / "data"
+    here = create_app(Settings.from_env(data_dir=data))
+    elsewhere = create_app(Settings.from_env(data_dir=data))  # the other replica
+    with TestClient(here) as tc, TestClient(elsewhere) as other:
+        headers = {"Authorization": f"Bearer {(data / 'admin.token').read_text().strip()}"}
+        moved = [_register(other, headers, f"p{k}", f"i-{k}") for k in range(30)]
+        hb, relearn = here.state.heartbeats, here.state.relearn
+        # the token is known here already (the hot path answers only cached tokens)
+        assert tc.get(f"{NS}/providers/p0/claims", headers=headers).status_code == 200
+        assert all(hb.provider_of(w) is None for w in moved) and relearn.reads == 0
+        out = tc.post(f"{NS}/workers/{moved[0]}/heartbeat", headers=headers)
+        assert out.status_code == 200, out.text
+        assert relearn.reads == 1
+        assert all(hb.provider_of(w) == f"p{k}" for k, w in enumerate(moved))
+        assert here.state.worker_owners[moved[7]] == ("p7", "i-7")
+        nowhere = str(uuid.uuid4())
+        assert tc.post(f"{NS}/workers/{nowhere}/heartbeat", headers=headers).status_code == 404
+        assert relearn.reads == 1  # read under RELEARN_SECONDS ago: the route answered
+
+        async def together() -> None:
+            relearn._next = 0.0  # as if the last read were old
+            await asyncio.gather(*(relearn() for _ in range(20)))
+
+        tc.portal.call(together)  # type: ignore[union-attr]
+        assert relearn.reads == 2
+    here.state.engine.dispose()
+    elsewhere.state.engine.dispose()

@@ -19,7 +19,9 @@ outermost middleware) answers:
   route would (``poll_deadline``). A wake-up, or anything queued, hands the poll
   to the route with the wait that is left, which looks in the database and claims.
 
-A cache miss, an unknown worker, a body, an unexpected query parameter or a path
+A worker this server has not seen makes it read the fleet again first
+(``warmup.Relearn``: one read for all that miss together, as when a replica dies
+and its daemons move here). A cache miss, a worker still unknown, a body, an unexpected query parameter or a path
 that does not match exactly falls through to the route, which answers (and fills
 the caches for the next time). Every response also carries ``Server-Timing:
 app;dur=<ms>``: the time the server spent on the request (for a long-poll, its wait
@@ -152,6 +154,17 @@ class HotPath:
             return False
         return not caller.instance or known[1] == caller.instance
 
+    async def _knows(self, hb: Any, worker_id: str) -> bool:
+        """Whether this server knows ``worker_id``, reading the fleet again first
+        when it does not (``warmup.Relearn``: one read for every miss at once)."""
+        if hb.provider_of(worker_id) is not None:
+            return True
+        relearn = getattr(self.state, "relearn", None)
+        if relearn is None:
+            return False
+        await relearn()
+        return hb.provider_of(worker_id) is not None
+
     def _services(self) -> tuple[Any, Any] | None:
         hb = getattr(self.state, "heartbeats", None)
         hints = getattr(self.state, "queue_hints", None)
@@ -173,7 +186,7 @@ class HotPath:
         if access is None or services is None or scope.get("query_string"):
             return False
         hb, _hints = services
-        if not self._owns(access, hb, worker_id):
+        if not await self._knows(hb, worker_id) or not self._owns(access, hb, worker_id):
             return False
         seen = hb.beat_known(access.namespace.id, worker_id)
         if seen is None:
@@ -206,19 +219,19 @@ class HotPath:
         services = self._services()
         access = self._access(scope, ns) if services is not None else None
         wait = self._wait_of(scope) if access is not None else None
-        provider = services[0].provider_of(worker_id) if services is not None else None
         if (
             services is None
             or access is None
             or wait is None
-            or provider is None
+            or not await self._knows(services[0], worker_id)
             or not self._owns(access, services[0], worker_id)
         ):
             await self.app(scope, receive, send)
             return
         hb, hints = services
+        provider = hb.provider_of(worker_id)
         key = f"work:{access.namespace.id}:{provider}"
-        if not hints.known_empty(key):
+        if provider is None or not hints.known_empty(key):
             await self.app(scope, receive, send)
             return
         if hb.beat_known(access.namespace.id, worker_id, polled=True) is None:

@@ -15,11 +15,20 @@ namespace, provider, instance) and the providers with work queued, and
 queued (``QueueHints.mark_empty`` under the generation read before the look, so a
 submit that lands meanwhile, here or on another replica, still wins). Tokens are
 not read ahead: each daemon's first request still looks its token up once.
+
+The same read serves a server that is already up when requests for workers it has
+never seen arrive together: the daemons of a replica that died, moving to this one
+(:class:`Relearn`). The first such request reads the fleet again, the others that
+miss meanwhile wait for that one read instead of each looking itself up in a pool
+thread, and the read is repeated at most every :data:`RELEARN_SECONDS`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from sqlalchemy import select
@@ -30,6 +39,8 @@ from .heartbeats import Heartbeats
 from .queued import QueueHints
 
 MAX_WORKERS = 200_000  # beyond this the caches are left to fill as requests come
+RELEARN_SECONDS = 5.0  # at most one read of the fleet this often on cache misses
+log = logging.getLogger("lakeshore.warmup")
 
 
 @dataclass
@@ -79,3 +90,48 @@ def apply(
     for key in empty:
         hints.mark_empty(key, generations.get(key, 0))
     return len(fleet.workers)
+
+
+class Relearn:
+    """Read the fleet again for requests about workers this server does not know
+    (see the module's docstring). Call it on the event loop; it returns once the
+    read that was running, or the one it started, has been applied, or at once when
+    the last read is under ``every`` seconds old."""
+
+    def __init__(
+        self,
+        make_session: sessionmaker[Session],
+        hb: Heartbeats,
+        hints: QueueHints,
+        owners: Callable[[], dict[str, tuple[str, str]]],
+        every: float = RELEARN_SECONDS,
+    ) -> None:
+        self.make_session = make_session
+        self.hb = hb
+        self.hints = hints
+        self.owners = owners
+        self.every = every
+        self.reads = 0
+        self._task: asyncio.Future[None] | None = None
+        self._next = 0.0
+
+    async def __call__(self) -> None:
+        if self._task is None:
+            if time.monotonic() < self._next:
+                return
+            self._task = asyncio.ensure_future(self._read())
+        await asyncio.shield(self._task)
+
+    async def _read(self) -> None:
+        from anyio import to_thread
+
+        try:
+            generations = self.hints.generations()
+            fleet = await to_thread.run_sync(read, self.make_session)
+            apply(fleet, self.hb, self.hints, self.owners(), generations)
+            self.reads += 1
+        except Exception:  # the database is away: each request's route answers
+            log.warning("reading the fleet again failed", exc_info=True)
+        finally:
+            self._next = time.monotonic() + self.every
+            self._task = None
