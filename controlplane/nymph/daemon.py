@@ -11,7 +11,9 @@ Every failure to reach the control plane is transient: it retries with capped
 exponential backoff and full jitter (a random wait between 0 and the cap of the
 attempt, so a fleet whose server restarts comes back spread over the window, not
 in one second), waits at least what a 503's ``Retry-After`` asks, and never exits
-on one. Given several servers (replicas over one database) it moves to the next
+on one. A server that goes away under its held poll (killed, crashed: no 503 to
+spread its fleet) makes it wait over :data:`LOST_SPREAD` before its first try again,
+so the fleet does not come back within one backoff window of half a second. Given several servers (replicas over one database) it moves to the next
 after a failure to reach one. A 404 for its worker (the server forgot it) means
 register again. On stop (SIGTERM/SIGINT) it kills a running command, deregisters
 and returns 0.
@@ -40,6 +42,10 @@ IDLE_WAKE_SECONDS = 30.0  # an idle heartbeat thread looks at stop this often
 NOT_STARTED = "the daemon was stopping and did not start the command"
 MAX_REJECTED_REPORTS = 5  # consecutive 5xx answers to one result before it is dropped
 SUSPENDED_EXIT = 75  # exit status after a suspend; systemd units do not restart on it
+# A server that went away under a held poll (killed, crashed): the first try again is
+# drawn over this window, so its whole fleet comes back over seconds, as a restart's
+# Retry-After (1-10 s) spreads it, instead of every daemon within half a second.
+LOST_SPREAD = 10.0
 
 
 _LOG = logging.getLogger("nymph")
@@ -63,8 +69,12 @@ class Backoff:
         """The longest the next wait can be."""
         return min(self.cap, self.base * (2 ** min(self.failures, 16)))
 
-    def next_delay(self) -> float:
+    def next_delay(self, lost: bool = False) -> float:
+        """The next wait; ``lost``: a working connection was just lost, so a first
+        failure waits over ``LOST_SPREAD`` (capped) rather than the base window."""
         delay = self.window()
+        if lost and self.failures == 0:
+            delay = min(self.cap, max(delay, LOST_SPREAD))
         self.failures += 1
         return random.uniform(0.0, delay)
 
@@ -173,8 +183,11 @@ class Daemon:
             self.client.url = url
             self.poller.url = url
 
-    def _failed(self, exc: Exception, backoff: Backoff, worker_id: str | None) -> float:
-        """Handle one failed call; returns how long to wait before the next."""
+    def _failed(
+        self, exc: Exception, backoff: Backoff, worker_id: str | None, *, lost: bool = False
+    ) -> float:
+        """Handle one failed call; returns how long to wait before the next
+        (``lost``: it cut a held poll, see :data:`LOST_SPREAD`)."""
         if isinstance(exc, Unreachable):
             self._mark(False, exc.message)
             self._move_on(getattr(exc, "url", None))
@@ -200,7 +213,7 @@ class Daemon:
                 log(f"control plane answered {exc.status} {exc.error}: {exc.detail}")
         else:
             log(f"unexpected error: {type(exc).__name__}: {exc}", logging.ERROR)
-        return backoff.next_delay()
+        return backoff.next_delay(lost=lost and isinstance(exc, Unreachable))
 
     # -- loops ------------------------------------------------------------------------
 
@@ -247,7 +260,9 @@ class Daemon:
                 # never spin: a short (or zero) long-poll still paces itself
                 delay = max(0.0, MIN_POLL_INTERVAL - (time.monotonic() - asked))
             except Exception as exc:
-                delay = self._failed(exc, backoff, worker_id)
+                # a poll of a server this daemon was reaching: the server went away
+                lost = self._reachable is True and worker_id is not None
+                delay = self._failed(exc, backoff, worker_id, lost=lost)
             self.stop.wait(delay)
 
     def execute(self, worker_id: str, item: dict[str, Any]) -> None:

@@ -73,3 +73,23 @@ def test_full_jitter_spreads_a_fleet_over_the_window() -> None:
     assert min(delays) < 0.5 and max(delays) > 7.5
     per_tenth = [sum(1 for d in delays if k * 0.8 <= d < (k + 1) * 0.8) for k in range(10)]
     assert max(per_tenth) < 200, per_tenth  # ~100 each; one second of them all is a herd
+
+
+def test_a_lost_server_spreads_the_first_try_again_over_seconds() -> None:
+    """5,000 daemons whose replica was killed under their held polls: the first wait
+    of each is drawn over LOST_SPREAD (capped), not the half-second base window,
+    then the backoff goes on as usual."""
+    from dreamlake.controlplane.nymph.daemon import LOST_SPREAD
+
+    delays = []
+    for _ in range(5000):
+        b = Backoff(base=0.5, cap=15.0)
+        delays.append(b.next_delay(lost=True))
+        assert b.failures == 1 and b.window() == 1.0
+    assert max(delays) <= LOST_SPREAD and max(delays) > 0.9 * LOST_SPREAD
+    per_second = [sum(1 for d in delays if k <= d < k + 1) for k in range(int(LOST_SPREAD))]
+    assert max(per_second) < 700, per_second  # ~500 a second, not 5,000 in one
+    capped = Backoff(base=0.5, cap=2.0)
+    assert capped.next_delay(lost=True) <= 2.0  # a small --max-backoff still bounds it
+    for _ in range(100):  # not the first failure: the usual window (1 s)
+        assert Backoff(base=0.5, cap=15.0, failures=1).next_delay(lost=True) <= 1.0
