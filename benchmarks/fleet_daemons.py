@@ -674,6 +674,7 @@ def summarize(
     shed = 0
     new_conns = 0
     connects: list[float] = []
+    slowest: dict[str, list[tuple[float, float, float, bool]]] = {}
     for at, kind, status, seconds, new, server_ms, connect in records:
         if at > end_at:  # the daemons stopped: their held polls were cut
             continue
@@ -694,6 +695,7 @@ def summarize(
                 overhead.append(seconds - connect - server_ms / 1000)
         else:
             by_kind.setdefault(kind, []).append(seconds)
+            slowest.setdefault(kind, []).append((seconds, server_ms / 1000, connect, bool(new)))
 
     def figures(values: list[float]) -> dict[str, float]:
         return {
@@ -711,6 +713,16 @@ def summarize(
         "failed_during_restart_or_kill": during,
         "deliberate_503": shed,
         "steady": {k: figures(v) for k, v in sorted(by_kind.items())},
+        # where each kind's slowest answers spent their time: in the server's own
+        # handling (Server-Timing), opening the connection, or neither (the request
+        # waiting to be read, or the answer to be taken, on a busy loop or client)
+        "steady_slowest": {
+            k: [
+                {"ms": s * 1000, "server_ms": srv * 1000, "connect_ms": c * 1000, "new": n}
+                for s, srv, c, n in sorted(v, reverse=True)[:5]
+            ]
+            for k, v in sorted(slowest.items())
+        },
         "poll_overhead": figures(overhead),
         "connect": figures(connects),
     }
