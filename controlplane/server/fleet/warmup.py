@@ -128,8 +128,9 @@ class Relearn:
         try:
             generations = self.hints.generations()
             fleet = await to_thread.run_sync(read, self.make_session)
-            apply(fleet, self.hb, self.hints, self.owners(), generations)
+            known = apply(fleet, self.hb, self.hints, self.owners(), generations)
             self.reads += 1
+            log.info("read the fleet again for a worker not known here: %d workers", known)
         except Exception:  # the database is away: each request's route answers
             log.warning("reading the fleet again failed", exc_info=True)
         finally:
