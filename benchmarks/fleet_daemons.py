@@ -102,6 +102,8 @@ class Server:
             argv += ["--db", self.db]
         env = {k: v for k, v in os.environ.items() if not k.startswith("LAKESHORE_")}
         env.update(self.env)
+        if "STALLWATCH" in env:  # --watch-stalls: where this server writes them
+            env["STALLWATCH"] = str(self.data / "stalls.json")
         self.data.mkdir(parents=True, exist_ok=True)
         with open(self.data / "server.log", "ab") as log:
             self.proc = subprocess.Popen(
@@ -388,6 +390,11 @@ def main() -> None:
     ap.add_argument("--restart-at", type=float, default=None)
     ap.add_argument("--kill-replica-at", type=float, default=None)
     ap.add_argument("--keep", action="store_true", help="keep the servers' data and logs")
+    ap.add_argument(
+        "--watch-stalls",
+        action="store_true",
+        help="watch each server's event loop for stalls over 30 ms (stallwatch/)",
+    )
     args = ap.parse_args()
     if args.daemons > 20_000 or args.duration > 600:
         raise SystemExit("bounded: at most 20,000 daemons and 600 s")
@@ -406,6 +413,10 @@ def main() -> None:
 
     env = {"LAKESHORE_SECRET_KEY": Fernet.generate_key().decode()}
     base = Path(tempfile.mkdtemp(prefix="lakeshore-daemons-"))
+    if args.watch_stalls:  # each server writes its event loop's stalls (stallwatch/)
+        watch = str(Path(__file__).resolve().parent / "stallwatch")
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [watch, os.environ.get("PYTHONPATH")]))
+        env["STALLWATCH"] = "on"
     servers = [Server(db, base / f"s{i}", env).start() for i in range(args.replicas)]
     out: dict[str, Any] = {
         "daemons": args.daemons,
@@ -651,11 +662,31 @@ def main() -> None:
             s.stop()
         if pg:
             pg.stop()
+        if args.watch_stalls:
+            out["stalls"] = [stall_summary(s.data / "stalls.json", clock) for s in servers]
         if args.keep:
             out["kept"] = str(base)
         else:
             shutil.rmtree(base, ignore_errors=True)
     print(json.dumps(out, indent=2, default=lambda x: round(x, 2)))
+
+
+def stall_summary(path: Path, clock: dict[str, float]) -> dict[str, Any]:
+    """What ``stallwatch`` saw of one server's event loop, the steady window apart."""
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    start, end = clock.get("steady_from", 0.0), clock.get("end_at", float("inf"))
+    steady = [s for s in doc["stalls"] if start <= s["at"] <= end]
+    return {
+        "stalls": len(doc["stalls"]),
+        "steady_stalls_ms": sorted((s["ms"] for s in steady), reverse=True),
+        "steady_ran_ms": sum(s["ran_ms"] for s in steady),
+        "steady_runq_wait_ms": sum(s["runq_wait_ms"] for s in steady),
+        "loop_thread_in": doc["loop_thread_in"][:5],
+        "other_threads": doc["other_threads"][:5],
+    }
 
 
 def summarize(
@@ -674,7 +705,7 @@ def summarize(
     shed = 0
     new_conns = 0
     connects: list[float] = []
-    slowest: dict[str, list[tuple[float, float, float, bool]]] = {}
+    slowest: dict[str, list[tuple[float, float, float, bool, float]]] = {}
     for at, kind, status, seconds, new, server_ms, connect in records:
         if at > end_at:  # the daemons stopped: their held polls were cut
             continue
@@ -695,7 +726,7 @@ def summarize(
                 overhead.append(seconds - connect - server_ms / 1000)
         else:
             by_kind.setdefault(kind, []).append(seconds)
-            slowest.setdefault(kind, []).append((seconds, server_ms / 1000, connect, bool(new)))
+            slowest.setdefault(kind, []).append((seconds, server_ms / 1000, connect, bool(new), at))
 
     def figures(values: list[float]) -> dict[str, float]:
         return {
@@ -718,8 +749,14 @@ def summarize(
         # waiting to be read, or the answer to be taken, on a busy loop or client)
         "steady_slowest": {
             k: [
-                {"ms": s * 1000, "server_ms": srv * 1000, "connect_ms": c * 1000, "new": n}
-                for s, srv, c, n in sorted(v, reverse=True)[:5]
+                {
+                    "ms": s * 1000,
+                    "server_ms": srv * 1000,
+                    "connect_ms": c * 1000,
+                    "new": n,
+                    "at": round(t, 3),
+                }
+                for s, srv, c, n, t in sorted(v, reverse=True)[:5]
             ]
             for k, v in sorted(slowest.items())
         },
