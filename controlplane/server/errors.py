@@ -6,14 +6,26 @@ also as ``error``, which clients read. Routes raise :class:`ApiError`."""
 
 from __future__ import annotations
 
+import logging
+import random
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .problem import PROBLEM_JSON, problem
+
+RETRY_LOCKED = (1, 4)  # seconds: a write SQLite refused goes through a moment later
+log = logging.getLogger("lakeshore.errors")
+
+
+def database_locked(exc: BaseException) -> bool:
+    """SQLite's "database is locked" (PostgreSQL never says it)."""
+    return isinstance(exc, OperationalError) and "database is locked" in str(exc)
+
 
 _CODES = {
     400: "bad_request",
@@ -73,6 +85,22 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = _CODES.get(exc.status_code, "error")
         return error_response(exc.status_code, code, exc.detail, getattr(exc, "headers", None))
+
+    @app.exception_handler(OperationalError)
+    async def _database(request: Request, exc: OperationalError) -> JSONResponse:
+        if not database_locked(exc):
+            raise exc  # the catch-all below answers it (500) and logs it
+        # SQLite refused a write that lost a race with another connection's commit,
+        # within a second (not after its busy timeout): nothing was written, and the
+        # same request a moment later goes through. A 503 the client retries.
+        seconds = random.randint(*RETRY_LOCKED)
+        log.warning("database is locked: %s %s answered 503", request.method, request.url.path)
+        return error_response(
+            503,
+            "overloaded",
+            f"the database is busy; retry after {seconds}s",
+            {"Retry-After": str(seconds)},
+        )
 
     @app.exception_handler(Exception)
     async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 from ..capacity.models import ACTIVE, CapacityLease
 from ..db import utcnow
 from ..models import Worker, WorkItem
+from .errors import database_locked
 from .schemas import ClaimInstance, Claims, WorkerIn, WorkerOut, WorkIn, WorkOut, WorkResultIn
 
 FINISHED = ("succeeded", "failed", "lost")
@@ -361,8 +362,9 @@ def sqlite_refused(session: Session, exc: OperationalError) -> bool:
     """SQLite's "database is locked": under 10,000 daemons it came within a second of
     a claim starting, inside the 30 s busy timeout (a write that lost a race with
     another connection's commit). The transaction is whole and rolled back, so it is
-    tried again, as a claim another worker won is."""
-    return session.get_bind().dialect.name == "sqlite" and "database is locked" in str(exc)
+    tried again, as a claim another worker won is. (Elsewhere it is a 503:
+    ``errors.database_locked``.)"""
+    return session.get_bind().dialect.name == "sqlite" and database_locked(exc)
 
 
 def _claim_once(session: Session, worker: Worker) -> tuple[WorkItem | None, bool]:

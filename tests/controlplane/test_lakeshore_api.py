@@ -480,3 +480,44 @@ def test_registering_again_loses_only_a_run_that_was_running(
     c.register("again", "i-1")  # a fresh process took the instance over
     out = c.get_work(item["id"])
     assert out["state"] == "lost" and "re-registered" in out["error"]
+
+
+def test_a_write_sqlite_refuses_as_locked_is_a_503_to_retry_not_a_500(tmp_path: Any) -> None:
+    """Under 10,000 daemons SQLite refused a few writes with "database is locked"
+    within a second (inside its 30 s busy timeout), and they were answered 500. A
+    submit refused so (raised here once, where SQLite raised it then) is a 503 with a
+    Retry-After, and the same submit again goes through; another database error is
+    still a 500."""
+    import sqlite3
+
+    from dreamlake.controlplane.server.app import create_app
+    from dreamlake.controlplane.server.settings import Settings
+    from fastapi.testclient import TestClient
+    from sqlalchemy import event
+    from sqlalchemy.exc import OperationalError
+
+    app = create_app(Settings(data_dir=tmp_path))
+    refused: list[str] = []
+
+    @event.listens_for(app.state.engine, "before_cursor_execute")
+    def locked_once(conn, cursor, statement, params, context, executemany):  # type: ignore[no-untyped-def]
+        if statement.startswith("INSERT INTO work_items") and not refused:
+            refused.append(statement)
+            raise sqlite3.OperationalError("database is locked")
+
+    def other() -> None:
+        raise OperationalError("SELECT 1", {}, sqlite3.OperationalError("disk I/O error"))
+
+    app.add_api_route("/other", other)
+    try:
+        with TestClient(app, raise_server_exceptions=False) as client:
+            headers = {"Authorization": f"Bearer {(tmp_path / 'admin.token').read_text().strip()}"}
+            url = "/api/namespaces/default/providers/p/work"
+            r = client.post(url, json={"command": "true"}, headers=headers)
+            assert r.status_code == 503, r.text
+            assert r.json()["error"] == "overloaded" and 1 <= int(r.headers["retry-after"]) <= 4
+            assert refused
+            assert client.post(url, json={"command": "true"}, headers=headers).status_code == 201
+            assert client.get("/other").status_code == 500
+    finally:
+        app.state.engine.dispose()
