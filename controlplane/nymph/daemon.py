@@ -13,8 +13,9 @@ attempt, so a fleet whose server restarts comes back spread over the window, not
 in one second), waits at least what a 503's ``Retry-After`` asks, and never exits
 on one. A server that goes away under its held poll (killed, crashed: no 503 to
 spread its fleet) makes it wait over :data:`LOST_SPREAD` before its first try again,
-so the fleet does not come back within one backoff window of half a second. Given several servers (replicas over one database) it moves to the next
-after a failure to reach one. A 404 for its worker (the server forgot it) means
+so the fleet does not come back within one backoff window of half a second. Given
+several servers (replicas over one database) it moves to the next after a failure
+to reach one. A 404 for its worker (the server forgot it) means
 register again. On stop (SIGTERM/SIGINT) it kills a running command, deregisters
 and returns 0.
 

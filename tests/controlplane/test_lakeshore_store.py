@@ -83,7 +83,8 @@ def test_a_claim_sqlite_refuses_as_locked_tries_again_instead_of_failing(
     refused: list[str] = []
 
     @event.listens_for(engine, "before_cursor_execute")
-    def locked_once(conn, cursor, statement, params, context, executemany):  # type: ignore[no-untyped-def]
+    def locked_once(*args: object) -> None:  # conn, cursor, statement, ...
+        statement = str(args[2])
         if statement.startswith("UPDATE work_items") and not refused:
             refused.append(statement)
             raise sqlite3.OperationalError("database is locked")

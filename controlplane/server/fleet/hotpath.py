@@ -21,11 +21,12 @@ outermost middleware) answers:
 
 A worker this server has not seen makes it read the fleet again first
 (``warmup.Relearn``: one read for all that miss together, as when a replica dies
-and its daemons move here). A cache miss, a worker still unknown, a body, an unexpected query parameter or a path
-that does not match exactly falls through to the route, which answers (and fills
-the caches for the next time). Every response also carries ``Server-Timing:
-app;dur=<ms>``: the time the server spent on the request (for a long-poll, its wait
-included), which is what the fleet benchmark reports as server time.
+and its daemons move here). A cache miss, a worker still unknown, a body, an
+unexpected query parameter or a path that does not match exactly falls through to
+the route, which answers (and fills the caches for the next time). Every response
+also carries ``Server-Timing: app;dur=<ms>``: the time the server spent on the
+request (for a long-poll, its wait included), which is what the fleet benchmark
+reports as server time.
 """
 
 from __future__ import annotations

@@ -43,8 +43,9 @@ from .shedding import connection_budget, open_files_limit
 
 SOMAXCONN = Path("/proc/sys/net/core/somaxconn")
 SWITCH_INTERVAL = 0.001  # seconds; Python's default is 0.005
-# On shutdown, held polls get this long to be answered 503 before uvicorn's grace
-# (``shutdown_grace_seconds``) starts: 10,000 of them take the loop seconds.
+# On shutdown, the requests already read (held polls answered 503, the rest as
+# usual) get this long to be answered before uvicorn's grace
+# (``shutdown_grace_seconds``) starts: 10,000 held polls take the loop seconds.
 DRAIN_SECONDS = 20.0
 log = logging.getLogger("lakeshore.serve")
 
