@@ -7,13 +7,12 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
 from sqlalchemy import ColumnElement, and_, exists, or_, select, update
-from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ..capacity.models import ACTIVE, CapacityLease
 from ..db import utcnow
 from ..models import Worker, WorkItem
-from .errors import database_locked
 from .schemas import ClaimInstance, Claims, WorkerIn, WorkerOut, WorkIn, WorkOut, WorkResultIn
 
 FINISHED = ("succeeded", "failed", "lost")
@@ -345,69 +344,46 @@ def try_claim(session: Session, worker: Worker) -> WorkItem | None:
     once there is an item to hand out (a poll with nothing for it costs no query more),
     and the claim's UPDATE checks it again under the worker's row lock
     (:func:`lock_worker`), so a lease granted in between still wins."""
-    for _attempt in range(5):
-        try:
-            claimed, done = _claim_once(session, worker)
-        except OperationalError as exc:
-            if not sqlite_refused(session, exc):
-                raise
-            session.rollback()
-            continue
-        if done:
-            return claimed
-    return None
-
-
-def sqlite_refused(session: Session, exc: OperationalError) -> bool:
-    """SQLite's "database is locked": under 10,000 daemons it came within a second of
-    a claim starting, inside the 30 s busy timeout (a write that lost a race with
-    another connection's commit). The transaction is whole and rolled back, so it is
-    tried again, as a claim another worker won is. (Elsewhere it is a 503:
-    ``errors.database_locked``.)"""
-    return session.get_bind().dialect.name == "sqlite" and database_locked(exc)
-
-
-def _claim_once(session: Session, worker: Worker) -> tuple[WorkItem | None, bool]:
-    """One try of :func:`try_claim`: (the item claimed, whether to stop trying)."""
     queues = set(worker.queues or [])
-    candidates = session.scalars(
-        select(WorkItem)
-        .where(
-            WorkItem.namespace_id == worker.namespace_id,
-            WorkItem.provider_name == worker.provider_name,
-            WorkItem.state == "queued",
-        )
-        .order_by(WorkItem.created_at, WorkItem.id)
-        .limit(50)
-    ).all()
-    pick = next((c for c in candidates if c.queue is None or c.queue in queues), None)
-    if pick is None:
-        session.rollback()
-        return None, True
-    now = utcnow()
-    if leased(session, worker, now):
-        session.rollback()
-        return None, True
-    lock_worker(session, worker.id)
-    result = session.execute(
-        update(WorkItem)
-        .where(WorkItem.id == pick.id, WorkItem.state == "queued", ~_held(worker, now))
-        .values(state="running", worker_id=worker.id, started_at=now)
-        .execution_options(synchronize_session=False)
-    )
-    if result.rowcount == 1:  # type: ignore[attr-defined]
-        # taking work is a sign of life, written with the claim itself
-        session.execute(
-            update(Worker)
-            .where(Worker.id == worker.id)
-            .values(last_seen=now, polled_at=now)
+    for _attempt in range(5):
+        candidates = session.scalars(
+            select(WorkItem)
+            .where(
+                WorkItem.namespace_id == worker.namespace_id,
+                WorkItem.provider_name == worker.provider_name,
+                WorkItem.state == "queued",
+            )
+            .order_by(WorkItem.created_at, WorkItem.id)
+            .limit(50)
+        ).all()
+        pick = next((c for c in candidates if c.queue is None or c.queue in queues), None)
+        if pick is None:
+            session.rollback()
+            return None
+        now = utcnow()
+        if leased(session, worker, now):
+            session.rollback()
+            return None
+        lock_worker(session, worker.id)
+        result = session.execute(
+            update(WorkItem)
+            .where(WorkItem.id == pick.id, WorkItem.state == "queued", ~_held(worker, now))
+            .values(state="running", worker_id=worker.id, started_at=now)
             .execution_options(synchronize_session=False)
         )
-    session.commit()
-    if result.rowcount == 1:  # type: ignore[attr-defined]
-        session.refresh(pick)
-        return pick, True
-    return None, False  # another worker took it first: look again
+        if result.rowcount == 1:  # type: ignore[attr-defined]
+            # taking work is a sign of life, written with the claim itself
+            session.execute(
+                update(Worker)
+                .where(Worker.id == worker.id)
+                .values(last_seen=now, polled_at=now)
+                .execution_options(synchronize_session=False)
+            )
+        session.commit()
+        if result.rowcount == 1:  # type: ignore[attr-defined]
+            session.refresh(pick)
+            return pick
+    return None
 
 
 def find_work(session: Session, namespace_id: int, work_id: str) -> WorkItem | None:

@@ -522,3 +522,46 @@ def test_a_write_sqlite_refuses_as_locked_is_a_503_to_retry_not_a_500(tmp_path: 
             assert client.get("/other").status_code == 500
     finally:
         app.state.engine.dispose()
+
+
+def test_a_claim_sqlite_refuses_as_locked_is_a_503_and_the_item_stays_queued(
+    tmp_path: Any,
+) -> None:
+    """The poll whose claim SQLite refused (raised here once, where SQLite raised it
+    under 10,000 daemons) is a 503 the daemon retries after Retry-After; the claim's
+    transaction is rolled back whole, so the item is still queued and the next poll
+    gets it: nothing is claimed without its daemon being told."""
+    import sqlite3
+
+    from dreamlake.controlplane.server.app import create_app
+    from dreamlake.controlplane.server.settings import Settings
+    from fastapi.testclient import TestClient
+    from sqlalchemy import event
+
+    app = create_app(Settings(data_dir=tmp_path))
+    refused: list[str] = []
+
+    @event.listens_for(app.state.engine, "before_cursor_execute")
+    def locked_once(*args: object) -> None:  # conn, cursor, statement, ...
+        statement = str(args[2])
+        if statement.startswith("UPDATE work_items") and not refused:
+            refused.append(statement)
+            raise sqlite3.OperationalError("database is locked")
+
+    try:
+        with TestClient(app, raise_server_exceptions=False) as client:
+            headers = {"Authorization": f"Bearer {(tmp_path / 'admin.token').read_text().strip()}"}
+            ns = "/api/namespaces/default"
+            body = {"providerName": "p", "instanceId": "i-1"}
+            worker = client.post(f"{ns}/workers", json=body, headers=headers).json()["workerId"]
+            item = client.post(f"{ns}/providers/p/work", json={"command": "true"}, headers=headers)
+            assert item.status_code == 201
+            r = client.get(f"{ns}/workers/{worker}/work", params={"wait": 1}, headers=headers)
+            assert r.status_code == 503 and refused, r.text
+            assert 1 <= int(r.headers["retry-after"]) <= 4
+            again = client.get(f"{ns}/work/{item.json()['id']}", headers=headers).json()
+            assert again["state"] == "queued"
+            r = client.get(f"{ns}/workers/{worker}/work", params={"wait": 1}, headers=headers)
+            assert r.status_code == 200 and r.json()["id"] == item.json()["id"]
+    finally:
+        app.state.engine.dispose()
