@@ -430,6 +430,7 @@ def main() -> None:
     }
     counters_before = listen_counters()
     workers: list[Any] = []  # the load processes
+    clock = {"steady_from": float("inf"), "end_at": float("inf")}
     try:
         token = (base / "s0" / "admin.token").read_text().strip()
         admin = Client(servers[0].url, token, keep_alive=True, timeout=30)
@@ -466,7 +467,6 @@ def main() -> None:
         not_live: list[int] = []
         events: dict[str, Any] = {}
         stop = threading.Event()
-        clock = {"steady_from": float("inf"), "end_at": float("inf")}
 
         def submitter() -> None:
             while clock["steady_from"] == float("inf") and not stop.wait(0.5):
