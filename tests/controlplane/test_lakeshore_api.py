@@ -482,6 +482,27 @@ def test_registering_again_loses_only_a_run_that_was_running(
     assert out["state"] == "lost" and "re-registered" in out["error"]
 
 
+def _locked_once(engine: Any, prefix: str) -> list[str]:
+    """Have SQLite's refusal, "database is locked", raised once for the first
+    statement on ``engine`` that starts with ``prefix`` (where SQLite raised it under
+    10,000 daemons; it gives it only under a race no test can set up on demand).
+    Returns the list the refused statement is put in."""
+    import sqlite3
+
+    from sqlalchemy import event
+
+    refused: list[str] = []
+
+    @event.listens_for(engine, "before_cursor_execute")
+    def locked_once(*args: object) -> None:  # conn, cursor, statement, ...
+        statement = str(args[2])
+        if statement.startswith(prefix) and not refused:
+            refused.append(statement)
+            raise sqlite3.OperationalError("database is locked")
+
+    return refused
+
+
 def test_a_write_sqlite_refuses_as_locked_is_a_503_to_retry_not_a_500(tmp_path: Any) -> None:
     """Under 10,000 daemons SQLite refused a few writes with "database is locked"
     within a second (inside its 30 s busy timeout), and they were answered 500. A
@@ -493,18 +514,10 @@ def test_a_write_sqlite_refuses_as_locked_is_a_503_to_retry_not_a_500(tmp_path: 
     from dreamlake.controlplane.server.app import create_app
     from dreamlake.controlplane.server.settings import Settings
     from fastapi.testclient import TestClient
-    from sqlalchemy import event
     from sqlalchemy.exc import OperationalError
 
     app = create_app(Settings(data_dir=tmp_path))
-    refused: list[str] = []
-
-    @event.listens_for(app.state.engine, "before_cursor_execute")
-    def locked_once(*args: object) -> None:  # conn, cursor, statement, ...
-        statement = str(args[2])
-        if statement.startswith("INSERT INTO work_items") and not refused:
-            refused.append(statement)
-            raise sqlite3.OperationalError("database is locked")
+    refused = _locked_once(app.state.engine, "INSERT INTO work_items")
 
     def other() -> None:
         raise OperationalError("SELECT 1", {}, sqlite3.OperationalError("disk I/O error"))
@@ -531,22 +544,12 @@ def test_a_claim_sqlite_refuses_as_locked_is_a_503_and_the_item_stays_queued(
     under 10,000 daemons) is a 503 the daemon retries after Retry-After; the claim's
     transaction is rolled back whole, so the item is still queued and the next poll
     gets it: nothing is claimed without its daemon being told."""
-    import sqlite3
-
     from dreamlake.controlplane.server.app import create_app
     from dreamlake.controlplane.server.settings import Settings
     from fastapi.testclient import TestClient
-    from sqlalchemy import event
 
     app = create_app(Settings(data_dir=tmp_path))
-    refused: list[str] = []
-
-    @event.listens_for(app.state.engine, "before_cursor_execute")
-    def locked_once(*args: object) -> None:  # conn, cursor, statement, ...
-        statement = str(args[2])
-        if statement.startswith("UPDATE work_items") and not refused:
-            refused.append(statement)
-            raise sqlite3.OperationalError("database is locked")
+    refused = _locked_once(app.state.engine, "UPDATE work_items")
 
     try:
         with TestClient(app, raise_server_exceptions=False) as client:
