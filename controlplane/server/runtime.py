@@ -117,11 +117,11 @@ async def lifespan(app: Any) -> AsyncIterator[None]:
     app.state.listener = listener
     # what the fleet's first requests would teach it, read before serving them
     # (after LISTEN starts, so a submit elsewhere meanwhile still bumps its key)
-    hints = queue_hints_of(app)
-    generations = hints.generations()
-    fleet = await to_thread.run_sync(warmup.read, app.state.sessionmaker)
-    warmup.apply(fleet, hb, hints, owners_of(app), generations)
-    app.state.relearn = warmup.Relearn(app.state.sessionmaker, hb, hints, lambda: owners_of(app))
+    relearn = warmup.Relearn(
+        app.state.sessionmaker, hb, queue_hints_of(app), lambda: owners_of(app)
+    )
+    await relearn.load()
+    app.state.relearn = relearn
     services = list(getattr(app.state, "services", []))
     for start, _stop in services:
         start()

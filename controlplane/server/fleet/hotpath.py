@@ -230,7 +230,7 @@ class HotPath:
             await self.app(scope, receive, send)
             return
         hb, hints = services
-        provider = hb.provider_of(worker_id)
+        provider = hb.provider_of(worker_id)  # forgotten since _knows: the route answers
         key = f"work:{access.namespace.id}:{provider}"
         if provider is None or not hints.known_empty(key):
             await self.app(scope, receive, send)

@@ -52,12 +52,10 @@ class Wakeup:
 
     async def wait(self) -> bool:
         """Until :meth:`set` (at once when it has been); True, as ``asyncio.Event``."""
-        if self._set:
-            return True
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiters.add(fut)
+        self.enlist(fut)
         try:
             await fut
             return True
         finally:
-            self._waiters.discard(fut)
+            self.leave(fut)

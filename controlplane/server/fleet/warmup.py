@@ -122,13 +122,18 @@ class Relearn:
             self._task = asyncio.ensure_future(self._read())
         await asyncio.shield(self._task)
 
-    async def _read(self) -> None:
+    async def load(self) -> int:
+        """Read the fleet and hand it to the caches (the start-up read, and each read
+        again); how many workers were read. Raises what the database raises."""
         from anyio import to_thread
 
+        generations = self.hints.generations()  # before the read: a submit meanwhile wins
+        fleet = await to_thread.run_sync(read, self.make_session)
+        return apply(fleet, self.hb, self.hints, self.owners(), generations)
+
+    async def _read(self) -> None:
         try:
-            generations = self.hints.generations()
-            fleet = await to_thread.run_sync(read, self.make_session)
-            known = apply(fleet, self.hb, self.hints, self.owners(), generations)
+            known = await self.load()
             self.reads += 1
             log.info("read the fleet again for a worker not known here: %d workers", known)
         except Exception:  # the database is away: each request's route answers
