@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import ColumnElement, and_, exists, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.attributes import set_committed_value
 
 from ..capacity.models import ACTIVE, CapacityLease
 from ..db import utcnow
@@ -381,7 +382,11 @@ def try_claim(session: Session, worker: Worker) -> WorkItem | None:
             )
         session.commit()
         if result.rowcount == 1:  # type: ignore[attr-defined]
-            session.refresh(pick)
+            # what the UPDATE wrote, set without reading the row back: a read after
+            # the commit may take another pooled connection, and a worker is answered
+            # from what this transaction did, whatever anyone committed since
+            for key, value in (("state", "running"), ("worker_id", worker.id), ("started_at", now)):
+                set_committed_value(pick, key, value)
             return pick
     return None
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from capacity_doubles import RefusingCloudDouble
 from dreamlake.controlplane.client import Client
-from dreamlake.controlplane.models import Worker
+from dreamlake.controlplane.models import Worker, WorkItem
 from dreamlake.controlplane.server import store
 from launch_harness import P, ok
 
@@ -168,3 +168,49 @@ def test_a_claim_and_a_lease_racing_for_one_idle_worker_never_both_win(
     ns, client = fresh_namespace
     rounds = [_race(client, ns, k) for k in range(25)]
     assert "both" not in rounds, rounds
+
+
+def test_a_claim_answers_from_what_it_wrote_with_no_read_after_its_commit(
+    app_client: tuple[Any, Any],
+) -> None:
+    """The item a claim hands out carries the state, worker and start time its UPDATE
+    wrote, set without a read after the commit: such a read may take another pooled
+    connection, which over SQLite may still hold a snapshot older than the item."""
+    from sqlalchemy import event
+
+    client, app = app_client
+    app.state.queue_loop.stop()
+    body = {"name": "aws", "launcher": "EC2", "kwargs": {"region": "us-east-1"}}
+    ok(client.post(P + "/providers", json={**body, "dispatch": "daemon"}), 201)
+    reg = {"providerName": "aws", "instanceId": "i-1", "host": "h", "queues": []}
+    wid = ok(client.post(P + "/workers", json=reg), 201)["workerId"]
+    item = ok(client.post(P + "/providers/aws/work", json={"command": "true"}), 201)
+
+    statements: list[str] = []
+
+    def executed(_conn: Any, _cursor: Any, statement: str, *_rest: Any) -> None:
+        statements.append(statement)
+
+    def committed(_conn: Any) -> None:
+        statements.append("COMMIT")
+
+    engine = app.state.engine
+    event.listen(engine, "before_cursor_execute", executed)
+    event.listen(engine, "commit", committed)
+    try:
+        with app.state.sessionmaker() as session:
+            worker = session.get(Worker, wid)
+            assert worker is not None
+            statements.clear()
+            picked = store.try_claim(session, worker)
+            assert picked is not None
+            handed = (picked.id, picked.state, picked.worker_id, picked.started_at)
+    finally:
+        event.remove(engine, "before_cursor_execute", executed)
+        event.remove(engine, "commit", committed)
+    assert statements[-1] == "COMMIT", statements
+    assert handed[:3] == (item["id"], "running", wid)
+    with app.state.sessionmaker() as session:
+        row = session.get(WorkItem, item["id"])
+        assert row is not None
+        assert (row.id, row.state, row.worker_id, row.started_at) == handed
