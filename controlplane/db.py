@@ -103,6 +103,29 @@ POOL_SPARE = 4
 """Connections beyond the thread count: the heartbeat writer and start-up work."""
 
 
+def _sqlite_connection() -> type:
+    """An ``sqlite3.Connection`` that knows which of its cursors are still alive."""
+    import sqlite3
+    import weakref
+
+    class Connection(sqlite3.Connection):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.cursors: weakref.WeakSet[sqlite3.Cursor] = weakref.WeakSet()
+
+        def cursor(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+            made = super().cursor(*args, **kwargs)
+            self.cursors.add(made)
+            return made
+
+        def close_cursors(self) -> None:
+            for cursor in list(self.cursors):
+                cursor.close()
+            self.cursors.clear()
+
+    return Connection
+
+
 def make_engine(url: str, pool_size: int = 8, *, busy_seconds: int = 30) -> Engine:
     """An engine whose pool holds ``pool_size + POOL_SPARE`` connections and never
     overflows (the server sizes its thread pool to ``pool_size``)."""
@@ -111,11 +134,25 @@ def make_engine(url: str, pool_size: int = 8, *, busy_seconds: int = 30) -> Engi
     if url.startswith("sqlite"):
         engine = create_engine(
             url,
-            connect_args={"check_same_thread": False, "timeout": busy_seconds},
+            connect_args={
+                "check_same_thread": False,
+                "timeout": busy_seconds,
+                "factory": _sqlite_connection(),
+            },
             pool_size=size,
             max_overflow=0,
             json_deserializer=safe_json_loads,
         )
+
+        @event.listens_for(engine, "checkin")
+        def _close_cursors(dbapi_conn: Any, _record: Any) -> None:
+            # A result read part-way and still alive (a traceback holding its frame
+            # is enough) keeps its statement open, and with it the snapshot it read
+            # from: Python's sqlite3 does not reset statements on rollback. Carried to
+            # the next session, that snapshot hides every later commit from its reads
+            # and gets its writes refused as "database is locked" at once.
+            if dbapi_conn is not None:
+                dbapi_conn.close_cursors()
 
         @event.listens_for(engine, "connect")
         def _pragmas(dbapi_conn: Any, _record: Any) -> None:

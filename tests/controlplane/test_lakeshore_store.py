@@ -53,3 +53,38 @@ def test_alembic_config_keeps_percent_in_urls() -> None:
     engine = create_engine("postgresql+psycopg2://u:p%40ss@127.0.0.1:1/db")
     cfg = alembic_config(engine)
     assert cfg.get_main_option("sqlalchemy.url") == "postgresql+psycopg2://u:p%40ss@127.0.0.1:1/db"
+
+
+def test_a_result_still_open_does_not_go_back_to_the_pool_with_its_snapshot(
+    tmp_path: Path,
+) -> None:
+    """A result read part-way and kept alive past its session (a traceback holding the
+    frame does that) leaves its SQLite statement open, and with it the snapshot it read
+    from: Python 3.11's ``sqlite3`` does not reset statements on rollback. The pool
+    closes the connection's cursors when it takes the connection back, so the next
+    session sees what was committed since and can write at once."""
+    engine = make_engine(sqlite_url(tmp_path), 1, busy_seconds=5)
+    run_migrations(engine)
+    with engine.begin() as conn:
+        conn.execute(text("CREATE TABLE t (n INTEGER)"))
+        conn.execute(text("INSERT INTO t VALUES (1), (2), (3)"))
+    sessions = make_sessionmaker(engine)
+    held = []
+    for _ in range(engine.pool.size()):  # every pooled connection keeps a result open
+        session = sessions()
+        result = session.execute(text("SELECT n FROM t"))
+        assert next(iter(result))[0] == 1
+        held.append((session, result))
+    for session, _result in held:
+        session.close()
+
+    other = make_engine(sqlite_url(tmp_path), 1)
+    with other.begin() as conn:
+        conn.execute(text("INSERT INTO t VALUES (4)"))
+    other.dispose()
+
+    with sessions() as session:
+        assert session.execute(text("SELECT count(*) FROM t")).scalar() == 4
+        session.execute(text("INSERT INTO t VALUES (5)"))  # not "database is locked"
+        session.commit()
+    assert held  # the results stayed alive throughout
