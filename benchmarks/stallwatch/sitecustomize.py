@@ -81,6 +81,9 @@ def _watch(loop: Any, main_id: int, tid: int, out: str) -> None:
                 calls[" ".join(_where(tid))] += 1
                 if main_id in frames:
                     seen[_stack(frames[main_id], 8)] += 1
+                # a frame held keeps its locals alive, a half-read result among them,
+                # and with it that result's SQLite snapshot on the pooled connection
+                frames = frame = None  # type: ignore[assignment]
             ran1, waited1 = _sched(tid)
             stalls.append(
                 {
