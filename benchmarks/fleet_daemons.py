@@ -34,6 +34,14 @@ submitted / succeeded / run more than once / lost, and the kernel's
 ``TcpExtListenOverflows`` / ``TcpExtListenDrops`` before and after (these counters
 are the whole machine's: other programs' overflows count too).
 
+A load process holds 500 daemons' threads under one interpreter lock, so a time it
+takes includes waits for that lock (up to ``LOAD_SWITCH_INTERVAL``) that a daemon,
+a process of its own, never has. ``--probes K`` (default 40) daemons more run in a
+process of their own with Python's usual switch interval, each on its own provider
+(``probe-<k>``) and kept busy through the steady window by one long item, so they
+heartbeat every 10 s on their kept connection the whole time: their figures
+(``probe``) are what a daemon sees of a server carrying the fleet.
+
 ``--restart-at S`` restarts the server (SIGTERM, start again on the same port and
 database) S seconds into the run and reports how long until every daemon's worker
 was seen again. ``--kill-replica-at S`` (two replicas) kills replica 2 with SIGKILL
@@ -211,7 +219,9 @@ def load_process(cfg: dict[str, Any], first: int, count: int, q: Any, end: Any) 
     _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     threading.stack_size(256 * 1024)
-    sys.setswitchinterval(LOAD_SWITCH_INTERVAL)
+    probe = cfg.get("probe", False)
+    if not probe:  # a probe process keeps Python's usual switch interval, as a daemon
+        sys.setswitchinterval(LOAD_SWITCH_INTERVAL)
     import logging
 
     logging.getLogger("nymph").setLevel(logging.ERROR)  # 10,000 daemons' "reconnected" lines
@@ -259,10 +269,10 @@ def load_process(cfg: dict[str, Any], first: int, count: int, q: Any, end: Any) 
             source_address=SOURCES[i % len(SOURCES)],
         )
         config = DaemonConfig(
-            provider=f"p{i % PROVIDERS}",
+            provider=f"probe-{i}" if probe else f"p{i % PROVIDERS}",
             queues=[],
-            instance_id=f"d{i}",
-            host=f"host-{i}",
+            instance_id=f"probe-{i}" if probe else f"d{i}",
+            host=f"probe-{i}" if probe else f"host-{i}",
             version="bench",
             poll_wait=POLL_WAIT,
             servers=[u for u in urls if u != own],
@@ -280,7 +290,7 @@ def load_process(cfg: dict[str, Any], first: int, count: int, q: Any, end: Any) 
         d.stop.set()
     for d in daemons:
         d._abort_poll()
-    q.put({"records": records, "runs": runner.runs, "opened": sum_opened(daemons)})
+    q.put({"records": records, "runs": runner.runs, "opened": sum_opened(daemons), "probe": probe})
 
 
 def sum_opened(daemons: list[Any]) -> int:
@@ -390,6 +400,7 @@ def main() -> None:
     ap.add_argument("--restart-at", type=float, default=None)
     ap.add_argument("--kill-replica-at", type=float, default=None)
     ap.add_argument("--keep", action="store_true", help="keep the servers' data and logs")
+    ap.add_argument("--probes", type=int, default=40, help="busy daemons in a process of their own")
     ap.add_argument(
         "--watch-stalls",
         action="store_true",
@@ -456,9 +467,15 @@ def main() -> None:
                 w = ctx.Process(target=load_process, args=(cfg, first, count, q, end))
                 w.start()
                 workers.append(w)
+        if args.probes:
+            probe_cfg = dict(cfg, probe=True, daemons=args.probes, ramp=1.0)
+            w = ctx.Process(target=load_process, args=(probe_cfg, 0, args.probes, q, end))
+            w.start()
+            workers.append(w)
         cpu0 = [cpu_seconds(s.proc.pid) for s in servers]  # type: ignore[union-attr]
         wall0 = [time.monotonic()] * len(servers)
         submitted: list[str] = []
+        probe_items: list[str] = []
         submit_errors: dict[str, int] = {}
         peaks: dict[str, list[float]] = {
             "open_files": [0] * len(servers),
@@ -473,6 +490,10 @@ def main() -> None:
                 pass
             steady_from, end_at = clock["steady_from"], clock["end_at"]
             wait_until(steady_from)
+            for k in range(args.probes):  # busy until 5 s before the end: a beat every 10 s
+                with contextlib.suppress(Exception):
+                    item = admin.submit_work(f"probe-{k}", f"sleep {args.duration - 5:g}")
+                    probe_items.append(item["id"])
             last = end_at - args.work_seconds - 8
             k = 0
             while time.time() < last and not stop.is_set():
@@ -524,7 +545,7 @@ def main() -> None:
                 registered = census.registered()
             except Exception as exc:
                 print(f"counting workers: {exc}", file=sys.stderr)
-            if registered >= args.daemons:
+            if registered >= args.daemons + args.probes:
                 break
             print(f"{registered} of {args.daemons} daemons registered", file=sys.stderr)
             time.sleep(2.0)
@@ -617,7 +638,16 @@ def main() -> None:
             }
             for j, (s, c0) in enumerate(zip(servers, cpu0, strict=False))
         ]
-        out.update(summarize(results, steady_from, end_at, events.get("windows", [])))
+        windows = events.get("windows", [])
+        fleet = [r for r in results if not r.get("probe")]
+        out.update(summarize(fleet, steady_from, end_at, windows))
+        probes = [r for r in results if r.get("probe")]
+        if probes:
+            beats = summarize(probes, steady_from, end_at, windows)
+            out["probe"] = {
+                "daemons": args.probes,
+                **{k: beats[k] for k in ("errors", "error_kinds", "steady", "steady_slowest")},
+            }
         out["not_live_per_sample"] = not_live
         steady_healthz = [v for at, v in healthz if steady_from <= at <= end_at]
         out["healthz_probe"] = {
@@ -632,7 +662,7 @@ def main() -> None:
         }
         # work: every item submitted finished once
         runs: dict[str, int] = {}
-        for r in results:
+        for r in fleet:
             for wid, k in r["runs"].items():
                 runs[wid] = runs.get(wid, 0) + k
         states: dict[str, int] = {}
@@ -649,6 +679,13 @@ def main() -> None:
             "run_more_than_once": sum(1 for w in submitted if runs.get(w, 0) > 1),
             "never_run": sum(1 for w in submitted if runs.get(w, 0) == 0),
         }
+        if "probe" in out:
+            probe_states: dict[str, int] = {}
+            for wid in probe_items:
+                with contextlib.suppress(ApiFailure):
+                    state = admin.get_work(wid)["state"]
+                    probe_states[state] = probe_states.get(state, 0) + 1
+            out["probe"]["work"] = {"submitted": len(probe_items), "states": probe_states}
     finally:
         counters_after = listen_counters()
         out["listen_counters"] = {
