@@ -222,6 +222,7 @@ def load_process(cfg: dict[str, Any], first: int, count: int, q: Any, end: Any) 
     probe = cfg.get("probe", False)
     if not probe:  # a probe process keeps Python's usual switch interval, as a daemon
         sys.setswitchinterval(LOAD_SWITCH_INTERVAL)
+        os.nice(cfg.get("nice", 0))
     import logging
 
     logging.getLogger("nymph").setLevel(logging.ERROR)  # 10,000 daemons' "reconnected" lines
@@ -402,6 +403,9 @@ def main() -> None:
     ap.add_argument("--keep", action="store_true", help="keep the servers' data and logs")
     ap.add_argument("--probes", type=int, default=40, help="busy daemons in a process of their own")
     ap.add_argument(
+        "--nice", type=int, default=0, help="the load processes' niceness (not the probes')"
+    )
+    ap.add_argument(
         "--watch-stalls",
         action="store_true",
         help="watch each server's event loop for stalls over 30 ms (stallwatch/)",
@@ -437,6 +441,7 @@ def main() -> None:
         "duration_s": args.duration,
         "ramp_s": ramp,
         "load_processes": procs,
+        "load_nice": args.nice,
         "loadavg_before": os.getloadavg(),
     }
     counters_before = listen_counters()
@@ -456,6 +461,7 @@ def main() -> None:
             "daemons": args.daemons,
             "start_at": start_at,
             "ramp": ramp,
+            "nice": args.nice,
         }
         ctx = mp.get_context("spawn")
         q = ctx.Queue()
