@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 from aws_api import MOTO_SERVER, ec2, moto_server
 from dreamlake.engine.backends.terraform.binaries import available
+from ec2_project import DUMMY_SECRET, as_agent, blocking, clean_env, dreamrc, set_line
 
 BIN = Path(sys.executable).parent
 DREAMLAKE = BIN / "dreamlake"
@@ -58,7 +59,6 @@ pytestmark = [
     ),
 ]
 
-DUMMY_SECRET = "dummy-secret-for-tests-only"
 GUARD = Path(__file__).resolve().parents[1] / "netguard"
 AMI_PLAIN = "ami-760aaa0f"  # an Amazon Linux image moto serves in every region
 
@@ -111,23 +111,14 @@ def running_instance(url: str, region: str, *, stopped: bool = False) -> str:
 
 def base_env(home: Path, terraform: str) -> dict[str, str]:
     """The machine's environment without any AWS or endpoint setting, plus dummy
-    credentials and the terraform binary under test."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("AWS_", "DREAMLAKE_AWS_", "DREAMLAKE_TF_", "TF_VAR_"))
-        and k not in ("TF_CLI_CONFIG_FILE", "TF_PLUGIN_CACHE_DIR", "DREAMRC")
-    }
-    env.update(
-        HOME=str(home),
-        AWS_ACCESS_KEY_ID="testing",
-        AWS_SECRET_ACCESS_KEY=DUMMY_SECRET,
-        TERRAFORM_BINARY=terraform,
+    credentials and the terraform binary under test (``clean_env``)."""
+    return clean_env(
+        home,
+        terraform,
         # Every dreamlake process runs under the network guard (see _guarded).
         PYTHONPATH=str(GUARD),
         DREAMLAKE_TEST_NETLOG=str(home.parent / "net.jsonl"),
     )
-    return env
 
 
 def dl(env: dict[str, str], cwd: Path, command: str, *, json_out: bool = True) -> tuple[int, Any]:
@@ -135,16 +126,7 @@ def dl(env: dict[str, str], cwd: Path, command: str, *, json_out: bool = True) -
     argv = shlex.split(command)
     assert argv[0] == "dreamlake", command
     argv = [str(DREAMLAKE), *argv[1:], *(["--json"] if json_out else [])]
-    proc = subprocess.run(
-        argv,
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    proc = as_agent(argv, cwd, env)
     if not json_out:
         return proc.returncode, proc.stdout + proc.stderr
     try:
@@ -153,16 +135,6 @@ def dl(env: dict[str, str], cwd: Path, command: str, *, json_out: bool = True) -
         raise AssertionError(
             f"{command}: no JSON on stdout\n{proc.stdout}\n{proc.stderr}"
         ) from None
-
-
-def blocking(out: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {b["key"]: b for b in out.get("blocking") or []}
-
-
-def set_line(file: str, line: int, text: str) -> None:
-    lines = Path(file).read_text().splitlines()
-    lines[line - 1] = text
-    Path(file).write_text("\n".join(lines) + "\n")
 
 
 # ---------------------------------------------------------------------------
@@ -181,14 +153,7 @@ def test_ec2_journey_apply_noop_and_drift(aws_api: str, tmp_path: Path) -> None:
     proj = tmp_path / "proj"
     proj.mkdir()
     # The endpoints and the mirror are settings of the project, in .dreamrc.
-    (proj / ".dreamrc").write_text(
-        "settings:\n"
-        "  aws:\n"
-        f"    endpoint: {aws_api}\n"
-        "    skipCredentialsValidation: true\n"
-        "  terraform:\n"
-        f"    pluginMirror: {MIRROR}\n"
-    )
+    (proj / ".dreamrc").write_text(dreamrc(aws_api, MIRROR))
     env = base_env(tmp_path / "home", terraform)
 
     rc, out = dl(env, proj, "dreamlake provider create -n gpu --provider ec2")
@@ -423,14 +388,7 @@ def test_ec2_verbs_reach_the_host_connect_was_given(
     subnet = team_subnet(aws_api, "us-east-1")
     proj = tmp_path / "proj"
     proj.mkdir()
-    (proj / ".dreamrc").write_text(
-        "settings:\n"
-        "  aws:\n"
-        f"    endpoint: {aws_api}\n"
-        "    skipCredentialsValidation: true\n"
-        "  terraform:\n"
-        f"    pluginMirror: {MIRROR}\n"
-    )
+    (proj / ".dreamrc").write_text(dreamrc(aws_api, MIRROR))
     env = base_env(tmp_path / "home", terraform)
     netlog = Path(env["DREAMLAKE_TEST_NETLOG"])
     env.update(control_plane.env())
@@ -534,10 +492,10 @@ def test_ec2_verbs_reach_the_host_connect_was_given(
 
         supervise.stop(LocalShell(), key)
 
-    seen = _netlog(netlog)
-    assert any(e["event"] == "ssh" for e in seen) or any(
-        e["event"] == "connect" and e["port"] == sshd.port for e in seen
+    logged = _netlog(netlog)
+    assert any(e["event"] == "ssh" for e in logged) or any(
+        e["event"] == "connect" and e["port"] == sshd.port for e in logged
     ), "the guard saw no connection to the host at all"
-    refused = [e for e in seen if not e["allowed"]]
+    refused = [e for e in logged if not e["allowed"]]
     assert refused == [], refused
-    assert not any(private in json.dumps(e) for e in seen)
+    assert not any(private in json.dumps(e) for e in logged)
