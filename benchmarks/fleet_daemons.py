@@ -553,7 +553,8 @@ def main() -> None:
                 print(f"counting workers: {exc}", file=sys.stderr)
             if registered >= args.daemons + args.probes:
                 break
-            print(f"{registered} of {args.daemons} daemons registered", file=sys.stderr)
+            wanted = args.daemons + args.probes
+            print(f"{registered} of {wanted} daemons registered", file=sys.stderr)
             time.sleep(2.0)
         out["registered"] = registered
         out["all_registered_s"] = round(time.time() - start_at, 1)

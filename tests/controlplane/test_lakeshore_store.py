@@ -64,7 +64,6 @@ def test_a_result_still_open_does_not_go_back_to_the_pool_with_its_snapshot(
     closes the connection's cursors when it takes the connection back, so the next
     session sees what was committed since and can write at once."""
     engine = make_engine(sqlite_url(tmp_path), 1, busy_seconds=5)
-    run_migrations(engine)
     with engine.begin() as conn:
         conn.execute(text("CREATE TABLE t (n INTEGER)"))
         conn.execute(text("INSERT INTO t VALUES (1), (2), (3)"))
