@@ -47,16 +47,19 @@ def test_heartbeat_answers_what_the_route_answers(
     assert c.token
     wid, base = _worker(c)
     fast = _http(server, c.token, "POST", f"{base}/heartbeat")
-    # a body, or a query parameter, sends the same heartbeat through the route
-    routed = _http(server, c.token, "POST", f"{base}/heartbeat", b"{}")
+    daemons = _http(server, c.token, "POST", f"{base}/heartbeat", b"{}")  # as the client sends
+    # another body, or a query parameter, sends the same heartbeat through the route
+    routed = _http(server, c.token, "POST", f"{base}/heartbeat", b'{"a": 1}')
+    replayed = _http(server, c.token, "POST", f"{base}/heartbeat", b"[]")  # read here, then routed
     queried = _http(server, c.token, "POST", f"{base}/heartbeat?x=1")
-    for status, headers, out in (fast, routed, queried):
+    for status, headers, out in (fast, daemons, routed, replayed, queried):
         assert status == 200
         assert headers["content-type"] == "application/json"
         assert headers["server-timing"].startswith("app;dur=")
         assert set(out) == {"workerId", "lastSeen", "heartbeatSeconds", "liveSeconds"}
         assert out["workerId"] == wid
-    assert fast[2]["lastSeen"] < routed[2]["lastSeen"] < queried[2]["lastSeen"]
+    assert fast[2]["lastSeen"] < daemons[2]["lastSeen"] < routed[2]["lastSeen"]
+    assert routed[2]["lastSeen"] < queried[2]["lastSeen"]
     assert {k: v for k, v in fast[2].items() if k != "lastSeen"} == {
         k: v for k, v in routed[2].items() if k != "lastSeen"
     }
@@ -191,7 +194,9 @@ def _state() -> Any:
     )
 
 
-async def _call(app: Any, method: str, path: str, query: bytes = b"", **hdr: bytes) -> list[Any]:
+async def _call(
+    app: Any, method: str, path: str, query: bytes = b"", body: bytes = b"", **hdr: bytes
+) -> list[Any]:
     headers = [(b"authorization", b"Bearer tok"), *((k.encode(), v) for k, v in hdr.items())]
     scope = {
         "type": "http",
@@ -208,7 +213,7 @@ async def _call(app: Any, method: str, path: str, query: bytes = b"", **hdr: byt
         read += 1
         if read > 1:  # as a server does: the next message is the client going away
             await asyncio.sleep(3600)
-        return {"type": "http.request", "body": b"", "more_body": False}
+        return {"type": "http.request", "body": body, "more_body": False}
 
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
@@ -231,22 +236,29 @@ def test_in_process_what_is_answered_and_what_falls_through() -> None:
         sent = await _call(app, "POST", f"{base}/heartbeat")
         assert sent[0]["status"] == 200 and len(routes.calls) == 1
         assert json.loads(sent[1]["body"])["workerId"] == wid
-        # a body, a query, another namespace, an unknown token: the route
-        await _call(app, "POST", f"{base}/heartbeat", **{"content-length": b"2"})
+        # the empty object the daemon's client sends: answered here too
+        two = {"content-length": b"2"}
+        sent = await _call(app, "POST", f"{base}/heartbeat", body=b"{}", **two)
+        assert sent[0]["status"] == 200 and len(routes.calls) == 1
+        # another body, a query, another namespace, an unknown token: the route
+        await _call(app, "POST", f"{base}/heartbeat", body=b"[]", **two)
+        await _call(app, "POST", f"{base}/heartbeat", body=b"{ }", **{"content-length": b"3"})
+        await _call(app, "POST", f"{base}/heartbeat", **{"transfer-encoding": b"chunked"})
         await _call(app, "POST", f"{base}/heartbeat", b"x=1")
         await _call(app, "POST", f"/api/namespaces/other/workers/{wid}/heartbeat")
         await _call(app, "POST", f"{base}/heartbeat", authorization=b"Bearer nope")
-        assert len(routes.calls) == 5
+        assert len(routes.calls) == 7
         # a poll while the provider is not known empty: the route
         await _call(app, "GET", f"{base}/work", b"wait=0.2")
-        assert len(routes.calls) == 6
+        assert len(routes.calls) == 8
         key = "work:7:p1"
         state.queue_hints.mark_empty(key, 0)
         sent = await _call(app, "GET", f"{base}/work", b"wait=0.2")
-        assert sent[0]["status"] == 204 and len(routes.calls) == 6
+        assert sent[0]["status"] == 204 and len(routes.calls) == 8
         for bad in (b"wait=0", b"wait=-1", b"wait=61", b"wait=x", b"wait=1&wait=2", b""):
             await _call(app, "GET", f"{base}/work", bad)
-        assert len(routes.calls) == 12
+        await _call(app, "GET", f"{base}/work", b"wait=0.2", body=b"{}", **two)  # a body
+        assert len(routes.calls) == 15
         # a wake-up mid-wait hands the poll to the route with the wait that is left
         poll = asyncio.ensure_future(_call(app, "GET", f"{base}/work", b"wait=5"))
         await asyncio.sleep(0.2)

@@ -9,9 +9,10 @@ FastAPI's route matching, dependency solving and middleware layers cost several
 times what the answer itself does. :class:`HotPath` (pure ASGI, mounted as the
 outermost middleware) answers:
 
-* ``POST /api/namespaces/{ns}/workers/{id}/heartbeat`` with no body: the beat is
-  recorded in memory (:class:`Heartbeats`) and the same ``HeartbeatOut`` document
-  the route builds is sent;
+* ``POST /api/namespaces/{ns}/workers/{id}/heartbeat`` with no body, or the empty
+  JSON object ``{}`` the daemon's client sends (the route reads no body): the beat
+  is recorded in memory (:class:`Heartbeats`) and the same ``HeartbeatOut``
+  document the route builds is sent;
 * ``GET /api/namespaces/{ns}/workers/{id}/work?wait=S`` while the worker's provider
   is known to have nothing queued (:class:`QueueHints`): the poll counts as a beat,
   keeps beating while it is held (``Heartbeats.hold``) and sleeps on the provider's
@@ -21,7 +22,7 @@ outermost middleware) answers:
 
 A worker this server has not seen makes it read the fleet again first
 (``warmup.Relearn``: one read for all that miss together, as when a replica dies
-and its daemons move here). A cache miss, a worker still unknown, a body, an
+and its daemons move here). A cache miss, a worker still unknown, any other body, an
 unexpected query parameter or a path that does not match exactly falls through to
 the route, which answers (and fills the caches for the next time). Every response
 also carries ``Server-Timing: app;dur=<ms>``: the time the server spent on the
@@ -52,6 +53,22 @@ _PATH = re.compile(
     r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/(heartbeat|work)"
 )
 _JSON_HEADERS = [(b"content-type", b"application/json")]
+_EMPTY_OBJECT = b"{}"
+
+
+def _body_length(scope: Scope) -> int | None:
+    """The request body's declared length (0 without one); None when it is sent
+    chunked or the header is not a number."""
+    length = 0
+    for key, value in scope["headers"]:
+        if key == b"transfer-encoding":
+            return None
+        if key == b"content-length":
+            try:
+                length = int(value)
+            except ValueError:
+                return None
+    return length
 
 
 class _Receive:
@@ -116,7 +133,8 @@ class HotPath:
         if match is not None:
             ns, worker_id, what = match.groups()
             if what == "heartbeat" and scope["method"] == "POST":
-                if await self._heartbeat(scope, ns, worker_id, send):
+                receive = await self._heartbeat(scope, receive, ns, worker_id, send)
+                if receive is None:
                     return
             elif what == "work" and scope["method"] == "GET":
                 await self._poll(scope, receive, send, ns, worker_id)
@@ -134,8 +152,6 @@ class HotPath:
         for key, value in scope["headers"]:
             if key == b"authorization":
                 header = value
-            elif key in (b"content-length", b"transfer-encoding") and value not in (b"0",):
-                return None  # a body: the route's limits and guards read it
         scheme, _, token = header.decode("latin-1").partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             return None
@@ -181,17 +197,28 @@ class HotPath:
 
     # -- POST .../heartbeat -----------------------------------------------------
 
-    async def _heartbeat(self, scope: Scope, ns: str, worker_id: str, send: Any) -> bool:
+    async def _heartbeat(
+        self, scope: Scope, receive: Any, ns: str, worker_id: str, send: Any
+    ) -> Any:
+        """None when answered here; else the ``receive`` the route reads from."""
+        length = _body_length(scope)
         services = self._services()
-        access = self._access(scope, ns) if services is not None else None
-        if access is None or services is None or scope.get("query_string"):
-            return False
+        if services is None or length not in (0, len(_EMPTY_OBJECT)):
+            return receive  # another body: the route's limits and guards read it
+        access = self._access(scope, ns)
+        if access is None or scope.get("query_string"):
+            return receive
         hb, _hints = services
         if not await self._knows(hb, worker_id) or not self._owns(access, hb, worker_id):
-            return False
+            return receive
+        if length:
+            receive = _Receive(receive)  # what is read here, the route reads again
+            message = await receive.first()
+            if message.get("body") != _EMPTY_OBJECT or message.get("more_body"):
+                return receive
         seen = hb.beat_known(access.namespace.id, worker_id)
         if seen is None:
-            return False
+            return receive
         settings = self.state.settings
         out = HeartbeatOut(
             worker_id=worker_id,
@@ -200,7 +227,7 @@ class HotPath:
             live_seconds=settings.live_seconds,
         )
         await self._json(send, 200, out.model_dump_json(by_alias=True).encode())
-        return True
+        return None
 
     # -- GET .../work?wait=S ----------------------------------------------------
 
@@ -218,7 +245,8 @@ class HotPath:
 
     async def _poll(self, scope: Scope, receive: Any, send: Any, ns: str, worker_id: str) -> None:
         services = self._services()
-        access = self._access(scope, ns) if services is not None else None
+        bodiless = _body_length(scope) == 0  # a body: the route's limits and guards read it
+        access = self._access(scope, ns) if services is not None and bodiless else None
         wait = self._wait_of(scope) if access is not None else None
         if (
             services is None
