@@ -183,6 +183,9 @@ def _state() -> Any:
     cache = TokenCache()
     ns = SimpleNamespace(id=7, name="lab")
     cache.put((hash_token("tok"), "lab"), Access(Caller(1, False, 7), ns, (7,)))  # type: ignore[arg-type]
+    # an org sibling's token: it reads this namespace and may not act for its workers
+    sibling = Access(Caller(2, False, 8), ns, (7, 8), own=False)  # type: ignore[arg-type]
+    cache.put((hash_token("sib"), "lab"), sibling)
     hints, notifier = QueueHints(), Notifier()
     notifier.on_key(hints.on_key)
     return SimpleNamespace(
@@ -259,6 +262,12 @@ def test_in_process_what_is_answered_and_what_falls_through() -> None:
             await _call(app, "GET", f"{base}/work", bad)
         await _call(app, "GET", f"{base}/work", b"wait=0.2", body=b"{}", **two)  # a body
         assert len(routes.calls) == 15
+        # an org sibling's token: the route (whose gate refuses it), for both
+        sib = {"authorization": b"Bearer sib"}
+        await _call(app, "POST", f"{base}/heartbeat", **sib)
+        await _call(app, "POST", f"{base}/heartbeat", body=b"{}", **two, **sib)
+        await _call(app, "GET", f"{base}/work", b"wait=0.2", **sib)
+        assert len(routes.calls) == 18
         # a wake-up mid-wait hands the poll to the route with the wait that is left
         poll = asyncio.ensure_future(_call(app, "GET", f"{base}/work", b"wait=5"))
         await asyncio.sleep(0.2)

@@ -38,6 +38,7 @@ import time
 from typing import Any
 from urllib.parse import parse_qsl
 
+from ..access.scopes import refusal
 from ..access.tokens import hash_token
 from ..deps import cached_access
 from ..routes.workers import POLL_RECHECK_SECONDS, poll_deadline
@@ -144,7 +145,9 @@ class HotPath:
     # -- what both need ---------------------------------------------------------
 
     def _access(self, scope: Scope, ns: str) -> Any:
-        """The cached access of this request's token to ``ns``, or None."""
+        """The cached access of this request's token to ``ns`` when it may use the
+        worker routes there (what :class:`~..access.gate.Gate` checks), or None: an
+        org sibling's token only reads, so the route refuses it."""
         cache = getattr(self.state, "token_cache", None)
         if cache is None:
             return None
@@ -155,7 +158,13 @@ class HotPath:
         scheme, _, token = header.decode("latin-1").partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             return None
-        return cached_access(self.state, hash_token(token.strip()), ns)
+        access = cached_access(self.state, hash_token(token.strip()), ns)
+        if access is None:
+            return None
+        own = access.own
+        if refusal("worker", scope=access.caller.scope, own=own, sibling=not own) is not None:
+            return None
+        return access
 
     def _owns(self, access: Any, hb: Any, worker_id: str) -> bool:
         """Whether the caller may act for this worker here; a daemon's token only
