@@ -12,6 +12,21 @@ DRAIN_FACTOR = 16
 Message = dict[str, Any]
 
 
+def body_length(scope: Scope) -> int | None:
+    """The request body's declared length (0 without one); None when it is sent
+    chunked or the header is not a number."""
+    length = 0
+    for key, value in scope.get("headers", []):
+        if key == b"transfer-encoding":
+            return None
+        if key == b"content-length":
+            try:
+                length = int(value)
+            except ValueError:
+                return None
+    return length
+
+
 class BodySizeLimit:
     """Pure ASGI middleware: refuse bodies larger than ``max_bytes`` with 413."""
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from ..deps import access_cached, caller_cached
 from ..errors import ApiError, error_response
+from ..limits import body_length
 from . import scopes
 from .tokens import hash_token
 
@@ -34,11 +35,6 @@ def _header(scope: Scope, name: bytes) -> bytes:
         if key == name:
             return bytes(value)
     return b""
-
-
-def _has_body(scope: Scope) -> bool:
-    length = _header(scope, b"content-length")
-    return bool(_header(scope, b"transfer-encoding")) or (length not in (b"", b"0"))
 
 
 class Gate:
@@ -104,7 +100,7 @@ class Gate:
     @staticmethod
     async def _refuse(scope: Scope, receive: Any, send: Any, exc: ApiError) -> None:
         headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else {}
-        if _has_body(scope):
+        if body_length(scope) != 0:
             headers["Connection"] = "close"  # the body is never read
         response = error_response(exc.status, exc.error, exc.detail, headers or None)
         await response(scope, receive, send)

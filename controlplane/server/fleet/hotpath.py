@@ -41,6 +41,7 @@ from urllib.parse import parse_qsl
 from ..access.scopes import refusal
 from ..access.tokens import hash_token
 from ..deps import cached_access
+from ..limits import body_length
 from ..routes.workers import POLL_RECHECK_SECONDS, poll_deadline
 from ..schemas import HeartbeatOut
 from ..settings import MAX_WAIT_SECONDS
@@ -55,21 +56,6 @@ _PATH = re.compile(
 )
 _JSON_HEADERS = [(b"content-type", b"application/json")]
 _EMPTY_OBJECT = b"{}"
-
-
-def _body_length(scope: Scope) -> int | None:
-    """The request body's declared length (0 without one); None when it is sent
-    chunked or the header is not a number."""
-    length = 0
-    for key, value in scope["headers"]:
-        if key == b"transfer-encoding":
-            return None
-        if key == b"content-length":
-            try:
-                length = int(value)
-            except ValueError:
-                return None
-    return length
 
 
 class _Receive:
@@ -210,7 +196,7 @@ class HotPath:
         self, scope: Scope, receive: Any, ns: str, worker_id: str, send: Any
     ) -> Any:
         """None when answered here; else the ``receive`` the route reads from."""
-        length = _body_length(scope)
+        length = body_length(scope)
         services = self._services()
         if services is None or length not in (0, len(_EMPTY_OBJECT)):
             return receive  # another body: the route's limits and guards read it
@@ -254,7 +240,7 @@ class HotPath:
 
     async def _poll(self, scope: Scope, receive: Any, send: Any, ns: str, worker_id: str) -> None:
         services = self._services()
-        bodiless = _body_length(scope) == 0  # a body: the route's limits and guards read it
+        bodiless = body_length(scope) == 0  # a body: the route's limits and guards read it
         access = self._access(scope, ns) if services is not None and bodiless else None
         wait = self._wait_of(scope) if access is not None else None
         if (
