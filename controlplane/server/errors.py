@@ -90,9 +90,11 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _database(request: Request, exc: OperationalError) -> JSONResponse:
         if not database_locked(exc):
             raise exc  # the catch-all below answers it (500) and logs it
-        # SQLite refused a write (under 10,000 daemons, within a second, well inside
-        # its busy timeout): the request's transaction is rolled back whole, and the
-        # same request a moment later goes through. A 503 the client retries.
+        # SQLite refused a write at once, well inside its busy timeout (as it does a
+        # connection reading from an older snapshot than the newest commit; the pool
+        # closes statements left open, see db.make_engine): the request's transaction
+        # is rolled back whole, and the same request a moment later goes through.
+        # A 503 the client retries.
         seconds = random.randint(*RETRY_LOCKED)
         log.warning("database is locked: %s %s answered 503", request.method, request.url.path)
         return error_response(
