@@ -264,22 +264,14 @@ def step(dreamlake: str, env: dict[str, str], proj: Path, command: str, *statuse
 
 
 @contextmanager
-def aws_world(tmp: Path) -> Iterator[tuple[str, str, Path]]:
-    """moto's server on 127.0.0.1 with a team's VPC and subnet in us-east-1 (the
-    journey's ``team_subnet``) and the regions the probes ask built up front:
-    ``(url, subnet, moto's log)`` while the block runs."""
-    from dreamlake.engine.probes.aws import OVERRIDE_REGIONS
-
-    api = aws_api()
-    log = tmp / "moto.log"
-    with api.moto_server(log) as url:
-        # moto builds each region on first use: not on the probes' deadline.
-        for region in OVERRIDE_REGIONS:
-            api.ec2(url, region).describe_instances(MaxResults=5)
-        c = api.ec2(url, "us-east-1")
-        vpc = c.create_vpc(CidrBlock="10.20.0.0/16")["Vpc"]["VpcId"]
-        subnet = str(c.create_subnet(VpcId=vpc, CidrBlock="10.20.1.0/24")["Subnet"]["SubnetId"])
-        yield url, subnet, log
+def aws_world(tmp: Path) -> Iterator[tuple[str, str]]:
+    """moto's server on 127.0.0.1 with a team's VPC and subnet in us-east-1 and the
+    regions the probes ask built up front, as the e2e journey has it: ``(url,
+    subnet)`` while the block runs."""
+    project = ec2_project()
+    with aws_api().moto_server(tmp / "moto.log") as url:
+        project.build_probe_regions(url)
+        yield url, project.team_subnet(url, "us-east-1")
 
 
 def applied_ec2(dreamlake: str, env: dict[str, str], proj: Path, url: str, subnet: str) -> Path:
@@ -320,7 +312,7 @@ def ec2_rows(
             (tmp / "proj").mkdir()
             (tmp / "home").mkdir()
             env = ec2_env(base_env, tmp / "home", binary)
-            with aws_world(tmp) as (url, subnet, _log):
+            with aws_world(tmp) as (url, subnet):
                 pdir = applied_ec2(dreamlake, env, tmp / "proj", url, subnet)
                 cmds = (dreamlake, installed, binary)
                 rows += measure(runs, version, cmds, tmp / "proj", pdir, env)

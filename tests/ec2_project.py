@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from aws_api import ec2
+
 # The dummy secret key the commands get; it must never land in a file they write.
 DUMMY_SECRET = "dummy-secret-for-tests-only"
 
@@ -36,6 +38,22 @@ def clean_env(
         **extra,
     )
     return env
+
+
+def build_probe_regions(url: str) -> None:
+    """moto builds each region on first use; build the ones the probes ask first, so
+    a busy machine's start-up cost is not charged to the probes' deadline."""
+    from dreamlake.engine.probes.aws import OVERRIDE_REGIONS
+
+    for region in OVERRIDE_REGIONS:
+        ec2(url, region).describe_instances(MaxResults=5)
+
+
+def team_subnet(url: str, region: str) -> str:
+    """A team's own VPC and subnet (no public IPs on launch), as an account would have."""
+    c = ec2(url, region)
+    vpc = c.create_vpc(CidrBlock="10.20.0.0/16")["Vpc"]["VpcId"]
+    return str(c.create_subnet(VpcId=vpc, CidrBlock="10.20.1.0/24")["Subnet"]["SubnetId"])
 
 
 def dreamrc(endpoint: str, mirror: Path) -> str:

@@ -23,7 +23,16 @@ from typing import Any
 import pytest
 from aws_api import MOTO_SERVER, ec2, moto_server
 from dreamlake.engine.backends.terraform.binaries import available
-from ec2_project import DUMMY_SECRET, as_agent, blocking, clean_env, dreamrc, set_line
+from ec2_project import (
+    DUMMY_SECRET,
+    as_agent,
+    blocking,
+    build_probe_regions,
+    clean_env,
+    dreamrc,
+    set_line,
+    team_subnet,
+)
 
 BIN = Path(sys.executable).parent
 DREAMLAKE = BIN / "dreamlake"
@@ -83,20 +92,8 @@ def _guarded(tmp_path: Path) -> Iterator[None]:
 def aws_api(tmp_path: Path) -> Iterator[str]:
     """``moto_server`` on 127.0.0.1, its own process, fresh for each test."""
     with moto_server(tmp_path / "moto.log") as url:
-        # moto builds each region on first use; build the ones the probes ask first,
-        # so a busy machine's start-up cost is not charged to the probes' deadline.
-        from dreamlake.engine.probes.aws import OVERRIDE_REGIONS
-
-        for region in OVERRIDE_REGIONS:
-            ec2(url, region).describe_instances(MaxResults=5)
+        build_probe_regions(url)
         yield url
-
-
-def team_subnet(url: str, region: str) -> str:
-    """A team's own VPC and subnet (no public IPs on launch), as an account would have."""
-    c = ec2(url, region)
-    vpc = c.create_vpc(CidrBlock="10.20.0.0/16")["Vpc"]["VpcId"]
-    return str(c.create_subnet(VpcId=vpc, CidrBlock="10.20.1.0/24")["Subnet"]["SubnetId"])
 
 
 def running_instance(url: str, region: str, *, stopped: bool = False) -> str:
