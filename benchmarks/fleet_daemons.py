@@ -12,8 +12,13 @@ Models:
   heartbeats only while busy, the held poll proves an idle daemon alive.
 * ``churn`` — daemons before keep-alive: a new connection for every request
   (``Client(keep_alive=False)``, ``Connection: close``) and a heartbeat every
-  interval while idle too (the heartbeat loop those daemons ran, driven here from a
-  few threads per process through each daemon's own client).
+  interval while idle too. ``--churn-load replay`` (the default) sends those
+  daemons' requests, byte for byte as their own ``Client`` writes them, from a few
+  asyncio processes (``churn_replay.py``, and the test that compares them);
+  ``--churn-load daemons`` runs the daemons themselves in threads, with the heartbeat
+  loop those daemons ran driven from a few threads per process through each
+  daemon's own client. On this machine the second measures the load processes'
+  contention for its two cores as much as the server (benchmarks/README.md).
 
 Every daemon runs in threads of a few load processes (``--procs``; each daemon has
 its own connections, so the per-process open-files limit bounds a process's share),
@@ -294,6 +299,56 @@ def load_process(cfg: dict[str, Any], first: int, count: int, q: Any, end: Any) 
     q.put({"records": records, "runs": runner.runs, "opened": sum_opened(daemons), "probe": probe})
 
 
+def replay_process(cfg: dict[str, Any], first: int, count: int, q: Any, end: Any) -> None:
+    """Daemons ``first`` … ``first + count - 1`` of the churn model, replayed
+    (``churn_replay.py``): the same requests, connections and timing, from one
+    event loop instead of a thread per daemon."""
+    die_with_parent()
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    import asyncio
+
+    from churn_replay import ReplayDaemon, run_fleet
+
+    records: list[tuple[float, str, int, float, bool, float, float]] = []
+    runs: dict[str, int] = {}
+    urls: list[str] = cfg["urls"]
+    daemons = [
+        ReplayDaemon(
+            urls[i % len(urls)],
+            cfg["token"],
+            provider=f"p{i % PROVIDERS}",
+            instance_id=f"d{i}",
+            host_name=f"host-{i}",
+            version="bench",
+            source=SOURCES[i % len(SOURCES)],
+            poll_wait=POLL_WAIT,
+            heartbeat=LIVE_SECONDS / 3,
+            record=lambda *r: records.append(r),
+            runs=runs,
+        )
+        for i in range(first, first + count)
+    ]
+    spacing = cfg["ramp"] / max(1, cfg["daemons"])
+    gc.freeze()
+    run: Any = asyncio.run
+    with contextlib.suppress(ImportError):  # the server extra's loop, where it is
+        import uvloop
+
+        run = uvloop.run
+    run(
+        run_fleet(
+            daemons,
+            start_at=cfg["start_at"] + (first + 1) * spacing,
+            spacing=spacing,
+            heartbeat=LIVE_SECONDS / 3,
+            ended=lambda: end.value != 0 and time.time() >= end.value,
+        )
+    )
+    opened = sum(d.opened for d in daemons)
+    q.put({"records": records, "runs": runs, "opened": opened, "probe": False})
+
+
 def sum_opened(daemons: list[Any]) -> int:
     total = 0
     for d in daemons:
@@ -391,6 +446,12 @@ def main() -> None:
     ap.add_argument("-n", "--daemons", type=int, default=10_000)
     ap.add_argument("-d", "--duration", type=float, default=60.0, help="seconds after the ramp")
     ap.add_argument("--model", choices=["keepalive", "churn"], default="keepalive")
+    ap.add_argument(
+        "--churn-load",
+        choices=["replay", "daemons"],
+        default="replay",
+        help="churn: the daemons' requests replayed byte for byte, or the daemons in threads",
+    )
     ap.add_argument("--ramp", type=float, default=None, help="seconds to start every daemon")
     ap.add_argument("--procs", type=int, default=None, help="load processes")
     ap.add_argument("--work-rate", type=float, default=5.0, help="work items per second")
@@ -415,10 +476,14 @@ def main() -> None:
         raise SystemExit("bounded: at most 20,000 daemons and 600 s")
     if args.kill_replica_at is not None and args.replicas != 2:
         raise SystemExit("--kill-replica-at needs --replicas 2")
+    replay = args.model == "churn" and args.churn_load == "replay"
+    if replay and args.replicas > 1:
+        raise SystemExit("a replayed churn fleet talks to one server: --churn-load daemons")
     ramp = args.ramp if args.ramp is not None else max(5.0, args.daemons / 500)
     # a process per 500 daemons: each has its own interpreter lock, and a starved
-    # load process would be counted as server latency
-    procs = args.procs or max(1, math.ceil(args.daemons / 500))
+    # load process would be counted as server latency; a replayed fleet is one event
+    # loop per 5,000
+    procs = args.procs or max(1, math.ceil(args.daemons / (5000 if replay else 500)))
     pg = TempPostgres() if args.pg_temp else None
     db = pg.start() if pg else args.db
     if args.replicas > 1 and not db:
@@ -441,6 +506,7 @@ def main() -> None:
         "duration_s": args.duration,
         "ramp_s": ramp,
         "load_processes": procs,
+        "load": "replay" if replay else "daemons",
         "load_nice": args.nice,
         "loadavg_before": os.getloadavg(),
     }
@@ -470,7 +536,8 @@ def main() -> None:
         for p in range(procs):
             first, count = p * share, min(share, args.daemons - p * share)
             if count > 0:
-                w = ctx.Process(target=load_process, args=(cfg, first, count, q, end))
+                target = replay_process if replay else load_process
+                w = ctx.Process(target=target, args=(cfg, first, count, q, end))
                 w.start()
                 workers.append(w)
         if args.probes:
