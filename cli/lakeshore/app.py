@@ -218,6 +218,8 @@ def serve(
         )
     except serving.ProbePortError as exc:
         fail(str(exc), "lakeshore serve --probe-port <a free port>")
+    except serving.ListenError as exc:
+        fail(str(exc), "lakeshore serve --port <a free port>")
 
 
 # -- namespaces and tokens -------------------------------------------------------

@@ -20,6 +20,7 @@ DEFAULT_MAX_KWARGS_BYTES = 64 * 1024
 DEFAULT_MAX_JSON_DEPTH = 32
 DEFAULT_GC_FREEZE_SECONDS = 1.0
 DEFAULT_BACKLOG = 16384  # the kernel caps it to net.core.somaxconn (4096 on Linux 5.4+)
+DEFAULT_LISTENERS = 8
 DEFAULT_MAX_PENDING = 2000
 DEFAULT_MAX_QUEUE_SECONDS = 3.0  # well inside a daemon's 10 s request timeout
 MIN_KEEP_ALIVE_SECONDS = 65.0  # longer than the longest long-poll (MAX_WAIT_SECONDS)
@@ -78,6 +79,8 @@ class Settings:
     # shedding.connection_budget; 0: never); requests in flight, long-polls aside,
     # before answering 503 (0: never).
     backlog: int = DEFAULT_BACKLOG
+    # listening sockets on the port, in one SO_REUSEPORT group (see fleet/serving.py)
+    listeners: int = DEFAULT_LISTENERS
     keep_alive_seconds: float | None = None
     max_connections: int | None = None
     max_pending: int = DEFAULT_MAX_PENDING
@@ -113,6 +116,7 @@ class Settings:
             "max_json_depth": ("LAKESHORE_MAX_JSON_DEPTH", int),
             "gc_freeze_seconds": ("LAKESHORE_GC_FREEZE_SECONDS", float),
             "backlog": ("LAKESHORE_BACKLOG", int),
+            "listeners": ("LAKESHORE_LISTENERS", int),
             "keep_alive_seconds": ("LAKESHORE_KEEP_ALIVE_SECONDS", float),
             "max_connections": ("LAKESHORE_MAX_CONNECTIONS", int),
             "max_pending": ("LAKESHORE_MAX_PENDING", int),

@@ -5,6 +5,15 @@
   before); :func:`effective_backlog` says what a server really got, and start-up
   logs a warning when the cap applies. Raise it with ``sysctl -w
   net.core.somaxconn=16384`` where a fleet reconnects at once.
+* **Listeners** ``Settings.listeners`` (8 by default) sockets on the port, in one
+  ``SO_REUSEPORT`` group: the kernel spreads new connections over them, each with
+  its own backlog. The event loop (libuv) takes one connection per listening socket
+  per turn of the loop, and a turn waits for the interpreter lock whenever a thread
+  of the pool (a claim, a result) holds it, up to the switch interval below; with
+  one socket, a fleet that opens a connection per request (about 1,500 a second at
+  10,000 daemons) then outran the loop, and the backlog grew to thousands. The port
+  is first bound alone, so a port already taken (by anything, another ``lakeshore
+  serve`` included) is refused as before, never shared. ``1``: one socket.
 * **Keep-alive** ``Settings.keep_alive`` seconds: longer than the heartbeat interval
   and than the longest long-poll, so a daemon's connections are not closed under it
   between two requests (uvicorn's own default is 5 s).
@@ -32,8 +41,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import math
+import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -52,6 +63,38 @@ log = logging.getLogger("lakeshore.serve")
 
 class ProbePortError(OSError):
     """The probe listener's port cannot be bound (the sentence says why)."""
+
+
+class ListenError(OSError):
+    """The server's own port cannot be bound (the sentence says why)."""
+
+
+def listening_sockets(host: str, port: int, count: int, backlog: int) -> list[socket.socket]:
+    """``count`` sockets listening on ``host:port`` in one ``SO_REUSEPORT`` group
+    (``port`` 0: one the kernel picks), after binding the port alone once: a port
+    something else holds, another group included, raises :class:`ListenError`."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as alone:
+            alone.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            alone.bind((host, port))
+            port = alone.getsockname()[1]
+    except OSError as exc:
+        raise ListenError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    group: list[socket.socket] = []
+    try:
+        for _ in range(count):
+            sock = socket.socket(family, socket.SOCK_STREAM)
+            group.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+            sock.bind((host, port))
+            sock.listen(backlog)
+    except OSError as exc:
+        for sock in group:
+            sock.close()
+        raise ListenError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    return group
 
 
 def somaxconn() -> int | None:
@@ -135,9 +178,13 @@ def run(
             got,
             settings.backlog,
         )
+    sockets = None
+    if settings.listeners > 1 and hasattr(socket, "SO_REUSEPORT"):
+        sockets = listening_sockets(host, port, settings.listeners, settings.backlog)
     log.info(
-        "serving a fleet: backlog %d, keep-alive %ds, 503 beyond %s connections or %s "
-        "requests in flight",
+        "serving a fleet: %d listening socket(s), backlog %d each, keep-alive %ds, 503 "
+        "beyond %s connections or %s requests in flight",
+        len(sockets or [None]),
         got,
         math.ceil(settings.keep_alive),
         settings.max_connections or "unbounded",
@@ -155,7 +202,10 @@ def run(
             ) from None
         log.info("probes (/healthz, /readyz) also on port %d, off the event loop", probes.port)
     try:
-        server.run()
+        server.run(sockets=sockets)
     finally:
         if probes is not None:
             probes.stop()
+        for sock in sockets or ():
+            with contextlib.suppress(OSError):
+                sock.close()
