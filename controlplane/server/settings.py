@@ -72,12 +72,12 @@ class Settings:
     # Move what is alive out of the cycle collector's reach this often (see
     # server/gcpolicy.py); 0 keeps Python's default collector.
     gc_freeze_seconds: float = DEFAULT_GC_FREEZE_SECONDS
-    # A fleet's connections (see server/shedding.py and docs/fleet.md): the listen
-    # backlog asked of the kernel; how long an idle keep-alive connection stays open
-    # (None: three heartbeat intervals, at least MIN_KEEP_ALIVE_SECONDS); connections
-    # taken before answering 503 (None: from the open-files limit, see
-    # shedding.connection_budget; 0: never); requests in flight, long-polls aside,
-    # before answering 503 (0: never).
+    # A fleet's connections (see server/fleet/ and docs/controlplane.md): the listen
+    # backlog asked of the kernel for each listening socket; how long an idle
+    # keep-alive connection stays open (None: three heartbeat intervals, at least
+    # MIN_KEEP_ALIVE_SECONDS); connections taken before answering 503 (None: from
+    # the open-files limit, see shedding.connection_budget; 0: never); requests in
+    # flight, long-polls aside, before answering 503 (0: never).
     backlog: int = DEFAULT_BACKLOG
     # listening sockets on the port, in one SO_REUSEPORT group (see fleet/serving.py)
     listeners: int = DEFAULT_LISTENERS
