@@ -146,13 +146,13 @@ class Answer:
 
 
 async def exchange(
-    host: str, port: int, source: str | None, raw: bytes, timeout: float
+    host: str, port: int, source: str | None, raw: bytes, timeout: float, opened: list[float]
 ) -> tuple[Answer, float, float]:
     """Send ``raw`` on a new connection and read the answer until the server closes
-    it: (answer, seconds in all, seconds opening the connection)."""
+    it: (answer, seconds in all, seconds opening the connection). ``opened`` gets
+    the moment the connection was made, if it was."""
     loop = asyncio.get_running_loop()
     done: asyncio.Future[bytes] = loop.create_future()
-    opened: list[float] = []
     started = time.perf_counter()
     local = (source, 0) if source else None
     transport, _ = await asyncio.wait_for(
@@ -210,15 +210,17 @@ class ReplayDaemon:
         self._registering: asyncio.Future[str] | None = None
 
     async def _send(self, kind: str, raw: bytes, timeout: float) -> Answer:
+        """One request on a connection of its own, recorded as the daemon's client
+        records it (a connection counts as new once it was made)."""
+        opened: list[float] = []
         try:
             answer, seconds, connect = await exchange(
-                self.host, self.port, self.source, raw, timeout
+                self.host, self.port, self.source, raw, timeout, opened
             )
         except (TimeoutError, OSError, ConnectionError) as exc:
-            self.opened += 1
-            self.record(
-                time.time(), f"{kind} {type(exc).__name__}", 0, 0.0, True, float("nan"), 0.0
-            )
+            self.opened += bool(opened)
+            what = f"{kind} {type(exc).__name__}"
+            self.record(time.time(), what, 0, 0.0, bool(opened), float("nan"), 0.0)
             raise
         self.opened += 1
         self.record(time.time(), kind, answer.status, seconds, True, answer.server_ms(), connect)
