@@ -306,6 +306,7 @@ def replay_process(cfg: dict[str, Any], first: int, count: int, q: Any, end: Any
     die_with_parent()
     _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    os.nice(cfg.get("nice", 0))
     import asyncio
 
     from churn_replay import ReplayDaemon, run_fleet
