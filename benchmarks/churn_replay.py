@@ -217,7 +217,7 @@ class ReplayDaemon:
             answer, seconds, connect = await exchange(
                 self.host, self.port, self.source, raw, timeout, opened
             )
-        except (TimeoutError, OSError, ConnectionError) as exc:
+        except BaseException as exc:  # cut by the end of the run too, as the client records
             self.opened += bool(opened)
             what = f"{kind} {type(exc).__name__}"
             self.record(time.time(), what, 0, 0.0, bool(opened), float("nan"), 0.0)
