@@ -273,11 +273,13 @@ class ReplayDaemon:
                 return asked + jitter
         return jitter
 
-    def _forget(self, answer: Answer) -> bool:
+    def _refused(self, answer: Answer, failures: int) -> tuple[float, int]:
+        """After an answer that is not a success: (the wait, failures in a row). A
+        404 means the server forgot the worker: register again at once."""
         if answer.status == 404 and self.worker_id is not None:
             self.worker_id = None
-            return True
-        return False
+            return 0.0, failures
+        return self._after(answer, failures), failures + 1
 
     async def beats(self, stop: asyncio.Event, first_in: float) -> None:
         """A heartbeat every ``heartbeat`` seconds, busy or idle."""
@@ -290,11 +292,8 @@ class ReplayDaemon:
                 if 200 <= answer.status < 300:
                     failures = 0
                     delay = self.heartbeat
-                elif self._forget(answer):
-                    delay = 0.0
                 else:
-                    delay = self._after(answer, failures)
-                    failures += 1
+                    delay, failures = self._refused(answer, failures)
             except asyncio.CancelledError:
                 return
             except (TimeoutError, OSError, ConnectionError):
@@ -317,11 +316,8 @@ class ReplayDaemon:
                 if answer.status == 204:
                     failures = 0
                     delay = max(0.0, MIN_POLL_INTERVAL - (time.monotonic() - asked))
-                elif self._forget(answer):
-                    delay = 0.0
                 else:
-                    delay = self._after(answer, failures)
-                    failures += 1
+                    delay, failures = self._refused(answer, failures)
             except asyncio.CancelledError:
                 return
             except (TimeoutError, OSError, ConnectionError, ValueError):

@@ -40,6 +40,20 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def tcp_table() -> list[list[str]]:
+    """The kernel's TCP sockets (/proc/net/tcp and tcp6), a row of fields each:
+    [1] local address:port, [2] remote, [3] state (0A listening, 01 established),
+    [9] inode, the ports in hex."""
+    rows = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        rows += [line.split() for line in lines]
+    return rows
+
+
 def lakeshore_argv() -> list[str]:
     exe = BIN / "lakeshore"
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "dreamlake.cli.lakeshore.app"]

@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 from dreamlake.controlplane.server.fleet.serving import ListenError, listening_sockets
 from dreamlake.controlplane.server.settings import DEFAULT_LISTENERS, Settings
-
-from .lakeshore_fixtures import ServerProc, clean_env, free_port, lakeshore_argv
+from lakeshore_fixtures import ServerProc, clean_env, free_port, lakeshore_argv, tcp_table
 
 pytestmark = pytest.mark.skipif(
     not hasattr(socket, "SO_REUSEPORT"), reason="needs SO_REUSEPORT (Linux, BSD, macOS)"
@@ -23,17 +22,7 @@ pytestmark = pytest.mark.skipif(
 
 def _listening_on(port: int) -> int:
     """How many sockets listen on ``port`` (the kernel's own table)."""
-    count = 0
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            lines = Path(table).read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for line in lines:
-            fields = line.split()
-            if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
-                count += 1
-    return count
+    return sum(1 for f in tcp_table() if f[3] == "0A" and int(f[1].rsplit(":", 1)[1], 16) == port)
 
 
 def test_a_group_of_listeners_shares_one_port_and_the_connections() -> None:

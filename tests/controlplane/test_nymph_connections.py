@@ -16,7 +16,7 @@ import pytest
 from dreamlake.controlplane.client import ApiFailure, Client
 from dreamlake.controlplane.connection import Exchange
 from dreamlake.controlplane.nymph.daemon import Daemon, DaemonConfig
-from lakeshore_fixtures import LIVE_SECONDS, NymphProc, ServerProc, wait_until
+from lakeshore_fixtures import LIVE_SECONDS, NymphProc, ServerProc, tcp_table, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -32,16 +32,10 @@ def connections_to(pid: int, port: int) -> list[int]:
         if target.startswith("socket:["):
             inodes.add(target[8:-1])
     local_ports = []
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            lines = Path(table).read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for line in lines:
-            f = line.split()
-            local, remote, state, inode = f[1], f[2], f[3], f[9]
-            if inode in inodes and state == "01" and int(remote.rsplit(":", 1)[1], 16) == port:
-                local_ports.append(int(local.rsplit(":", 1)[1], 16))
+    for f in tcp_table():
+        local, remote, state, inode = f[1], f[2], f[3], f[9]
+        if inode in inodes and state == "01" and int(remote.rsplit(":", 1)[1], 16) == port:
+            local_ports.append(int(local.rsplit(":", 1)[1], 16))
     return sorted(local_ports)
 
 
