@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import socket
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,7 +17,8 @@ from dreamlake.controlplane.server.settings import DEFAULT_LISTENERS, Settings
 from lakeshore_fixtures import ServerProc, clean_env, free_port, lakeshore_argv, tcp_table
 
 pytestmark = pytest.mark.skipif(
-    not hasattr(socket, "SO_REUSEPORT"), reason="needs SO_REUSEPORT (Linux, BSD, macOS)"
+    not sys.platform.startswith("linux"),
+    reason="needs Linux: SO_REUSEPORT groups and the kernel's table in /proc/net/tcp",
 )
 
 
