@@ -69,9 +69,9 @@ class _Tap:
         pass
 
 
-def tapped(client: Client) -> tuple[Client, list[bytes]]:
-    """``client`` writing every request into a tap: the list gets each request's
-    bytes, exactly as its connection would have sent them."""
+def tapped(client: Client) -> list[bytes]:
+    """Makes ``client`` write every request into a tap: the list it returns gets
+    each request's bytes, exactly as its connection would have sent them."""
     import http.client
 
     sent: list[bytes] = []
@@ -90,17 +90,17 @@ def tapped(client: Client) -> tuple[Client, list[bytes]]:
             original_close()
 
         conn.close = close  # type: ignore[method-assign]
-        connection.opened += 1
         return conn
 
     connection._open = open_tapped  # type: ignore[method-assign]
-    return client, sent
+    return sent
 
 
 def request_bytes(url: str, token: str, call: Any) -> bytes:
     """The bytes ``call(client)`` sends, ``client`` being ``Client(url, token,
     keep_alive=False)`` as a churn daemon has it."""
-    client, sent = tapped(Client(url, token, keep_alive=False))
+    client = Client(url, token, keep_alive=False)
+    sent = tapped(client)
     call(client)
     if len(sent) != 1:
         raise AssertionError(f"expected one request, the client wrote {len(sent)}")

@@ -184,7 +184,7 @@ def run(
     log.info(
         "serving a fleet: %d listening socket(s), backlog %d each, keep-alive %ds, 503 "
         "beyond %s connections or %s requests in flight",
-        len(sockets or [None]),
+        len(sockets) if sockets else 1,
         got,
         math.ceil(settings.keep_alive),
         settings.max_connections or "unbounded",
