@@ -242,16 +242,16 @@ async def poll_work(
     deadline = poll_deadline(wait)
 
     def attempt() -> tuple[str, WorkOut | None, bool]:
-        """(provider, claimed item, whether nothing at all is queued for the provider)"""
+        """(provider, claimed item, whether nothing at all is queued for the provider
+        now: after a claim too, so the provider's next poll need not look)"""
         with make_session() as session:
             row = store.find_worker(session, ns_id, worker_id)
             if row is None:
                 raise _unknown_worker(worker_id)
             _own(access, row, request.app)
             item = store.try_claim(session, row)
-            if item is not None:
-                return row.provider_name, store.work_out(session, item, live), False
-            return row.provider_name, None, not store.any_queued(session, ns_id, row.provider_name)
+            out = None if item is None else store.work_out(session, item, live)
+            return row.provider_name, out, not store.any_queued(session, ns_id, row.provider_name)
 
     # asking for work is a sign of life and makes the worker active (a daemon's
     # token: once the database has said the worker is its own); while the poll is
@@ -264,25 +264,24 @@ async def poll_work(
     draining: Wakeup | None = getattr(request.app.state, "draining", None)
     try:
         while True:
-            key = f"work:{ns_id}:{provider}" if provider else ""
-            event = notifier.event(key) if provider else None
-            if not (provider and hints.known_empty(key)):
-                generation = hints.generation(key)
-                provider, out, empty = await run_in_threadpool(attempt)
+            if provider is None:  # the first pass: learn the worker's provider
+                provider, out, _ = await run_in_threadpool(attempt)
                 if not polled:
                     hb.know(worker_id, ns_id, provider)
                     polled = hb.beat_known(ns_id, worker_id, polled=True) is not None
                 if out is not None:
                     return out
-                if event is None:  # first pass: now we know the provider; look once more
-                    key = f"work:{ns_id}:{provider}"
-                    event = notifier.event(key)
-                    generation = hints.generation(key)
-                    provider, out, empty = await run_in_threadpool(attempt)
-                    if out is not None:
-                        return out
-                if empty:
-                    hints.mark_empty(key, generation)
+            key = f"work:{ns_id}:{provider}"
+            event = notifier.event(key)  # taken before the look: a submit after it wakes us
+            if not hints.known_empty(key):
+                async with hints.turn(key):  # the provider's polls look one at a time
+                    if not hints.known_empty(key) and not (gone is not None and gone.done()):
+                        generation = hints.generation(key)
+                        _, out, empty = await run_in_threadpool(attempt)
+                        if empty:
+                            hints.mark_empty(key, generation)
+                        if out is not None:
+                            return out
             remaining = deadline - time.monotonic()
             if remaining <= 0 or (gone is not None and gone.done()):
                 return Response(status_code=204)
