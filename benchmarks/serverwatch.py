@@ -7,8 +7,10 @@ sockets' accept queues (``ss``, Recv-Q, summed over the port's listeners).
 
 One JSON line a second: ``ran`` and ``waited`` (seconds per second: on a core, and
 runnable but waiting for one; the rest it slept: on its sockets, or blocked on the
-interpreter lock), ``switches`` (context switches per second), ``accept_queue``
-and the machine's one-minute load average. Without ``--port`` it follows the first
+interpreter lock), ``switches`` (context switches per second), ``others_ran`` (the server's other
+threads on a core: its thread pool, seconds per second, summed), ``accept_queue``,
+``steal`` (seconds per second the machine's hypervisor gave its cores to someone
+else, summed over cores) and the machine's one-minute load average. Without ``--port`` it follows the first
 ``lakeshore serve`` it finds (a restarted server too). Run it beside
 ``fleet_daemons.py``; it reads /proc only and opens no connection.
 """
@@ -16,6 +18,7 @@ and the machine's one-minute load average. Without ``--port`` it follows the fir
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -50,13 +53,36 @@ def accept_queue(port: int) -> int:
     return sum(int(line.split()[1]) for line in out.splitlines() if line.split())
 
 
+Snapshot = tuple[int, int, int, dict[str, int], int]
+
+
+def snapshot(pid: int) -> Snapshot:
+    """(loop thread ran ns, waited ns, switches, the other threads' ran ns by thread,
+    the machine's steal ticks)."""
+    ran, waited, switches = map(int, Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split())
+    others: dict[str, int] = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        if task.name != str(pid):
+            with contextlib.suppress(OSError, ValueError):
+                others[task.name] = int((task / "schedstat").read_text().split()[0])
+    cpu = Path("/proc/stat").read_text().split("\n", 1)[0].split()
+    steal = int(cpu[8]) if len(cpu) > 8 else 0
+    return ran, waited, switches, others, steal
+
+
+def others_ran(now: dict[str, int], before: dict[str, int]) -> int:
+    """ns the other threads ran between two snapshots (a thread new since: all of it)."""
+    return sum(ns - before.get(tid, 0) for tid, ns in now.items())
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--port", type=int, default=None)
     ap.add_argument("-d", "--duration", type=float, default=600.0)
     args = ap.parse_args()
     ends = time.time() + min(args.duration, 3600.0)
-    last: tuple[int, float, int, int, int] | None = None
+    tick = os.sysconf("SC_CLK_TCK")
+    last: tuple[int, float, Snapshot] | None = None
     while time.time() < ends:
         found = find_server(args.port)
         if found is None:
@@ -65,29 +91,37 @@ def main() -> None:
             continue
         pid, port = found
         try:
-            ran, waited, switches = map(
-                int, Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()
-            )
+            now_seen = snapshot(pid)
         except OSError:
             last = None
             continue
         now = time.time()
         if last is not None and last[0] == pid:
             dt = now - last[1]
+            before = last[2]
+            ran, waited, switches = (
+                now_seen[0] - before[0],
+                now_seen[1] - before[1],
+                now_seen[2] - before[2],
+            )
+            others = others_ran(now_seen[3], before[3])
+            steal = now_seen[4] - before[4]
             print(
                 json.dumps(
                     {
                         "t": round(now, 1),
-                        "ran": round((ran - last[2]) / 1e9 / dt, 3),
-                        "waited": round((waited - last[3]) / 1e9 / dt, 3),
-                        "switches": round((switches - last[4]) / dt),
+                        "ran": round(ran / 1e9 / dt, 3),
+                        "waited": round(waited / 1e9 / dt, 3),
+                        "switches": round(switches / dt),
+                        "others_ran": round(others / 1e9 / dt, 3),
                         "accept_queue": accept_queue(port),
+                        "steal": round(steal / tick / dt, 3),
                         "load1": round(os.getloadavg()[0], 2),
                     }
                 ),
                 flush=True,
             )
-        last = (pid, now, ran, waited, switches)
+        last = (pid, now, now_seen)
         time.sleep(1.0)
 
 

@@ -11,10 +11,10 @@ key's event, which the next submit sets. A lost LISTEN connection
 A submit wakes every poll held on its provider, but one item needs one claim. So
 the polls of one provider look in the database one at a time (:meth:`turn`): the
 first claims the item and, when nothing more is queued, marks the provider empty;
-the others, in turn, find the mark and wait again without a look. Measured under a
-fleet, ten polls a provider woken at once sent ten claims at once to the database
-through the thread pool, nine of them for nothing, every one holding the
-interpreter lock the event loop needs.
+the others, in turn, find the mark and wait again without a look. Without turns,
+ten polls held on a provider sent ten claims for one item to the database at once
+through the thread pool, nine of them for nothing, each holding the interpreter
+lock the event loop needs (tests/controlplane/test_queued.py counts the looks).
 """
 
 from __future__ import annotations
