@@ -359,6 +359,20 @@ async def _sleep(stop: asyncio.Event, seconds: float) -> None:
         await asyncio.wait_for(stop.wait(), seconds)
 
 
+LAG_EVERY = 0.05
+
+
+async def watch_lag(stop: asyncio.Event, lags: list[tuple[float, float]]) -> None:
+    """How late this event loop runs what is due: every ``LAG_EVERY`` seconds,
+    (when, seconds late) of a sleep's wake-up. A request a replayed daemon times
+    includes such lateness, which a daemon, a process of its own, does not have."""
+    loop = asyncio.get_running_loop()
+    while not stop.is_set():
+        due = loop.time() + LAG_EVERY
+        await asyncio.sleep(LAG_EVERY)
+        lags.append((time.time(), max(0.0, loop.time() - due)))
+
+
 async def run_fleet(
     daemons: list[ReplayDaemon],
     *,
@@ -366,11 +380,15 @@ async def run_fleet(
     spacing: float,
     heartbeat: float,
     ended: Any,
+    lags: list[tuple[float, float]] | None = None,
 ) -> None:
     """Start each daemon at ``start_at + k·spacing``, its first heartbeat at a random
-    point of its first interval; run until ``ended()`` says so."""
+    point of its first interval; run until ``ended()`` says so. ``lags``, when
+    given, gets the loop's lateness (:func:`watch_lag`)."""
     stop = asyncio.Event()
     tasks: list[asyncio.Task[None]] = []
+    if lags is not None:
+        tasks.append(asyncio.ensure_future(watch_lag(stop, lags)))
 
     async def start(k: int, d: ReplayDaemon) -> None:
         await _sleep(stop, start_at + k * spacing - time.time())

@@ -37,7 +37,9 @@ beyond its wait), errors (no answer, 5xx) and deliberate 503s, connections opene
 the servers' peak open files, CPU and RSS, workers not live at each sample, work
 submitted / succeeded / run more than once / lost, and the kernel's
 ``TcpExtListenOverflows`` / ``TcpExtListenDrops`` before and after (these counters
-are the whole machine's: other programs' overflows count too).
+are the whole machine's: other programs' overflows count too), and for a replayed
+fleet ``load_loop_lag``: how late its own event loops ran what was due, which the
+fleet's latencies include.
 
 A load process holds 500 daemons' threads under one interpreter lock, so a time it
 takes includes waits for that lock (up to ``LOAD_SWITCH_INTERVAL``) that a daemon,
@@ -331,6 +333,7 @@ def replay_process(cfg: dict[str, Any], first: int, count: int, q: Any, end: Any
         for i in range(first, first + count)
     ]
     spacing = cfg["ramp"] / max(1, cfg["daemons"])
+    lags: list[tuple[float, float]] = []
     gc.freeze()
     run: Any = asyncio.run
     with contextlib.suppress(ImportError):  # the server extra's loop, where it is
@@ -344,10 +347,11 @@ def replay_process(cfg: dict[str, Any], first: int, count: int, q: Any, end: Any
             spacing=spacing,
             heartbeat=LIVE_SECONDS / 3,
             ended=lambda: end.value != 0 and time.time() >= end.value,
+            lags=lags,
         )
     )
     opened = sum(d.opened for d in daemons)
-    q.put({"records": records, "runs": runs, "opened": opened, "probe": False})
+    q.put({"records": records, "runs": runs, "opened": opened, "probe": False, "lags": lags})
 
 
 def sum_opened(daemons: list[Any]) -> int:
@@ -716,6 +720,14 @@ def main() -> None:
         windows = events.get("windows", [])
         fleet = [r for r in results if not r.get("probe")]
         out.update(summarize(fleet, steady_from, end_at, windows))
+        lags = [v for r in fleet for at, v in r.get("lags", []) if steady_from <= at <= end_at]
+        if lags:  # the replay's own event loops: how late they ran what was due
+            out["load_loop_lag"] = {
+                "n": len(lags),
+                "p50_ms": pct(lags, 0.5) * 1000,
+                "p99_ms": pct(lags, 0.99) * 1000,
+                "max_ms": max(lags) * 1000,
+            }
         probes = [r for r in results if r.get("probe")]
         if probes:
             beats = summarize(probes, steady_from, end_at, windows)

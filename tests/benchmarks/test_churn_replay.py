@@ -175,6 +175,7 @@ def test_a_replayed_daemon_sends_the_daemon_s_bytes_one_request_per_connection(
         runs=runs,
     )
     ends = time.time() + 2.5
+    lags: list[tuple[float, float]] = []
     asyncio.run(
         run_fleet(
             [daemon],
@@ -182,8 +183,10 @@ def test_a_replayed_daemon_sends_the_daemon_s_bytes_one_request_per_connection(
             spacing=0.0,
             heartbeat=0.3,
             ended=lambda: time.time() >= ends,
+            lags=lags,
         )
     )
+    assert len(lags) >= 20 and all(late >= 0 for _, late in lags)  # the loop's lateness
     time.sleep(0.3)  # the recorder reads what was sent last
     sent = recorder.by_kind()
     expected = _daemon_calls(recorder.url)
