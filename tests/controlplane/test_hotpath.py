@@ -90,6 +90,18 @@ def test_unknown_worker_and_revoked_token_fall_through(
     assert status == 401 and out["error"] == "unauthorized"
     assert _http(server, token, "GET", f"{base}/work?wait=1")[0] == 401
     assert _http(server, "not-a-token", "POST", f"{base}/heartbeat")[0] == 401
+    # two tokens, the good one last: the gate reads the first and refuses; the hot
+    # path, which could have read the other, leaves it to the gate
+    assert _http(server, c.token, "POST", f"{base}/heartbeat")[0] == 200  # access cached
+    url = urlparse(server.url)
+    conn = http.client.HTTPConnection(url.hostname or "127.0.0.1", url.port, timeout=30)
+    conn.putrequest("POST", f"{base}/heartbeat")
+    conn.putheader("Authorization", "Bearer not-a-token")
+    conn.putheader("Authorization", f"Bearer {c.token}")
+    conn.putheader("Content-Length", "0")
+    conn.endheaders()
+    assert conn.getresponse().status == 401
+    conn.close()
 
 
 def test_a_poll_waits_then_answers_204(
@@ -198,9 +210,15 @@ def _state() -> Any:
 
 
 async def _call(
-    app: Any, method: str, path: str, query: bytes = b"", body: bytes = b"", **hdr: bytes
+    app: Any,
+    method: str,
+    path: str,
+    query: bytes = b"",
+    body: bytes = b"",
+    first: bytes = b"Bearer tok",
+    **hdr: bytes,
 ) -> list[Any]:
-    headers = [(b"authorization", b"Bearer tok"), *((k.encode(), v) for k, v in hdr.items())]
+    headers = [(b"authorization", first), *((k.encode(), v) for k, v in hdr.items())]
     scope = {
         "type": "http",
         "method": method,
@@ -250,24 +268,28 @@ def test_in_process_what_is_answered_and_what_falls_through() -> None:
         await _call(app, "POST", f"{base}/heartbeat", b"x=1")
         await _call(app, "POST", f"/api/namespaces/other/workers/{wid}/heartbeat")
         await _call(app, "POST", f"{base}/heartbeat", authorization=b"Bearer nope")
-        assert len(routes.calls) == 7
+        # two tokens, the known one last: the gate reads the first, so the route
+        await _call(
+            app, "POST", f"{base}/heartbeat", first=b"Bearer nope", authorization=b"Bearer tok"
+        )
+        assert len(routes.calls) == 8
         # a poll while the provider is not known empty: the route
         await _call(app, "GET", f"{base}/work", b"wait=0.2")
-        assert len(routes.calls) == 8
+        assert len(routes.calls) == 9
         key = "work:7:p1"
         state.queue_hints.mark_empty(key, 0)
         sent = await _call(app, "GET", f"{base}/work", b"wait=0.2")
-        assert sent[0]["status"] == 204 and len(routes.calls) == 8
+        assert sent[0]["status"] == 204 and len(routes.calls) == 9
         for bad in (b"wait=0", b"wait=-1", b"wait=61", b"wait=x", b"wait=1&wait=2", b""):
             await _call(app, "GET", f"{base}/work", bad)
         await _call(app, "GET", f"{base}/work", b"wait=0.2", body=b"{}", **two)  # a body
-        assert len(routes.calls) == 15
+        assert len(routes.calls) == 16
         # an org sibling's token: the route (whose gate refuses it), for both
         sib = {"authorization": b"Bearer sib"}
         await _call(app, "POST", f"{base}/heartbeat", **sib)
         await _call(app, "POST", f"{base}/heartbeat", body=b"{}", **two, **sib)
         await _call(app, "GET", f"{base}/work", b"wait=0.2", **sib)
-        assert len(routes.calls) == 18
+        assert len(routes.calls) == 19
         # a wake-up mid-wait hands the poll to the route with the wait that is left
         poll = asyncio.ensure_future(_call(app, "GET", f"{base}/work", b"wait=5"))
         await asyncio.sleep(0.2)

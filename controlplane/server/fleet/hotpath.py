@@ -137,11 +137,10 @@ class HotPath:
         cache = getattr(self.state, "token_cache", None)
         if cache is None:
             return None
-        header = b""
-        for key, value in scope["headers"]:
-            if key == b"authorization":
-                header = value
-        scheme, _, token = header.decode("latin-1").partition(" ")
+        given = [value for key, value in scope["headers"] if key == b"authorization"]
+        if len(given) != 1:  # none, or several: the gate decides (it reads the first)
+            return None
+        scheme, _, token = given[0].decode("latin-1").partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             return None
         access = cached_access(self.state, hash_token(token.strip()), ns)
