@@ -482,8 +482,8 @@ def main() -> None:
     if args.kill_replica_at is not None and args.replicas != 2:
         raise SystemExit("--kill-replica-at needs --replicas 2")
     replay = args.model == "churn" and args.churn_load == "replay"
-    if replay and args.replicas > 1:
-        raise SystemExit("a replayed churn fleet talks to one server: --churn-load daemons")
+    if replay and args.kill_replica_at is not None:
+        raise SystemExit("a replayed daemon keeps to its one server: --churn-load daemons")
     ramp = args.ramp if args.ramp is not None else max(5.0, args.daemons / 500)
     # a process per 500 daemons: each has its own interpreter lock, and a starved
     # load process would be counted as server latency; a replayed fleet is one event
