@@ -7,12 +7,13 @@ sockets' accept queues (``ss``, Recv-Q, summed over the port's listeners).
 
 One JSON line a second: ``ran`` and ``waited`` (seconds per second: on a core, and
 runnable but waiting for one; the rest it slept: on its sockets, or blocked on the
-interpreter lock), ``switches`` (context switches per second), ``others_ran`` (the server's other
-threads on a core: its thread pool, seconds per second, summed), ``accept_queue``,
-``steal`` (seconds per second the machine's hypervisor gave its cores to someone
-else, summed over cores) and the machine's one-minute load average. Without ``--port`` it follows the first
-``lakeshore serve`` it finds (a restarted server too). Run it beside
-``fleet_daemons.py``; it reads /proc only and opens no connection.
+interpreter lock), ``switches`` (context switches per second), ``others_ran`` (the
+server's other threads on a core, its thread pool among them: seconds per second,
+summed), ``accept_queue``, ``steal`` (seconds per second the machine's hypervisor
+gave its cores to someone else, summed over cores) and the machine's one-minute
+load average. Without ``--port`` it follows the first ``lakeshore serve`` it finds
+(a restarted server too). Run it beside ``fleet_daemons.py``; it reads /proc only
+and opens no connection.
 """
 
 from __future__ import annotations

@@ -51,8 +51,8 @@ def test_the_turn_is_held_one_poll_at_a_time() -> None:
 
 
 class _Fleet:
-    """The real app in process (SQLite), ``n`` workers of provider ``lab`` holding
-    long-polls, and a count of the claim's look at the queue (its SELECT of queued
+    """The real app in process (SQLite), workers of provider ``lab`` holding
+    long-polls, and a count of the claim's looks at the queue (its SELECT of queued
     items, in order) that the database is sent."""
 
     def __init__(self, tmp_path: Path) -> None:
