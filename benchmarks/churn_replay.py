@@ -43,9 +43,8 @@ from typing import Any
 
 from dreamlake.controlplane.client import Client
 from dreamlake.controlplane.connection import retry_after
-from dreamlake.controlplane.nymph.daemon import MIN_POLL_INTERVAL
+from dreamlake.controlplane.nymph.daemon import MIN_POLL_INTERVAL, Backoff
 
-CAP_BACKOFF = 15.0
 _NO_CONTENT = b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
 
 
@@ -239,7 +238,7 @@ class ReplayDaemon:
                 self._registering = None
 
     async def _register(self, stop: asyncio.Event) -> str:
-        failures = 0
+        backoff = Backoff()
         while not stop.is_set():
             try:
                 answer = await self._send("register", self.register_raw, self.timeout)
@@ -247,10 +246,9 @@ class ReplayDaemon:
                     worker_id = str(json.loads(answer.body)["workerId"])
                     self._learn(worker_id)
                     return worker_id
-                delay = self._after(answer, failures)
+                delay = self._after(answer, backoff)
             except (TimeoutError, OSError, ConnectionError, ValueError, KeyError):
-                delay = self._after(None, failures)
-            failures += 1
+                delay = self._after(None, backoff)
             await _sleep(stop, delay)
         raise asyncio.CancelledError
 
@@ -263,66 +261,64 @@ class ReplayDaemon:
         self.worker_id = worker_id
 
     @staticmethod
-    def _after(answer: Answer | None, failures: int) -> float:
-        """How long the daemon waits after a failed call (its ``Backoff`` and its
-        handling of ``Retry-After``)."""
-        jitter = random.uniform(0.0, min(CAP_BACKOFF, 0.5 * 2 ** min(failures, 16)))
+    def _after(answer: Answer | None, backoff: Backoff) -> float:
+        """How long the daemon waits after a failed call: its own ``Backoff``, on top
+        of what a 429 or 503 asks in ``Retry-After``."""
+        jitter = backoff.next_delay()
         if answer is not None and answer.status in (429, 503):
             asked = retry_after(answer.headers.get("retry-after"))
             if asked is not None:
                 return asked + jitter
         return jitter
 
-    def _refused(self, answer: Answer, failures: int) -> tuple[float, int]:
-        """After an answer that is not a success: (the wait, failures in a row). A
-        404 means the server forgot the worker: register again at once."""
+    def _refused(self, answer: Answer, backoff: Backoff) -> float:
+        """The wait after an answer that is not a success. A 404 means the server
+        forgot the worker: register again at once."""
         if answer.status == 404 and self.worker_id is not None:
             self.worker_id = None
-            return 0.0, failures
-        return self._after(answer, failures), failures + 1
+            return 0.0
+        return self._after(answer, backoff)
 
     async def beats(self, stop: asyncio.Event, first_in: float) -> None:
         """A heartbeat every ``heartbeat`` seconds, busy or idle."""
         await _sleep(stop, first_in)
-        failures = 0
+        backoff = Backoff()
         while not stop.is_set():
             try:
                 await self.registered(stop)
                 answer = await self._send("heartbeat", self.heartbeat_raw, self.timeout)
                 if 200 <= answer.status < 300:
-                    failures = 0
+                    backoff.reset()
                     delay = self.heartbeat
                 else:
-                    delay, failures = self._refused(answer, failures)
+                    delay = self._refused(answer, backoff)
             except asyncio.CancelledError:
                 return
             except (TimeoutError, OSError, ConnectionError):
-                delay = self._after(None, failures)
-                failures += 1
+                delay = self._after(None, backoff)
             await _sleep(stop, delay)
 
     async def polls(self, stop: asyncio.Event) -> None:
         """Long-poll back to back; run what comes and report it."""
-        failures = 0
+        backoff = Backoff()
         while not stop.is_set():
             try:
                 await self.registered(stop)
                 asked = time.monotonic()
                 answer = await self._send("poll", self.poll_raw, self.poll_wait + self.timeout)
                 if answer.status == 200:
-                    failures = 0
+                    backoff.reset()
                     await self._run(stop, json.loads(answer.body))
                     continue
                 if answer.status == 204:
-                    failures = 0
+                    backoff.reset()
                     delay = max(0.0, MIN_POLL_INTERVAL - (time.monotonic() - asked))
                 else:
-                    delay, failures = self._refused(answer, failures)
+                    delay = self._refused(answer, backoff)
             except asyncio.CancelledError:
                 return
             except (TimeoutError, OSError, ConnectionError, ValueError):
-                delay = self._after(None, failures)
-                failures += 1
+                delay = self._after(None, backoff)
             await _sleep(stop, delay)
 
     async def _run(self, stop: asyncio.Event, item: dict[str, Any]) -> None:
@@ -337,16 +333,15 @@ class ReplayDaemon:
             self.token,
             lambda c: c.report(worker_id, work_id, exit_code=0, output_tail="", error=None),
         )
-        failures = 0
+        backoff = Backoff()
         while True:  # as Daemon.deliver: until taken, or refused for good
             try:
                 answer = await self._send("result", raw, self.timeout)
                 if 200 <= answer.status < 300 or answer.status in (404, 409, 422):
                     return
-                delay = self._after(answer, failures)
+                delay = self._after(answer, backoff)
             except (TimeoutError, OSError, ConnectionError):
-                delay = self._after(None, failures)
-            failures += 1
+                delay = self._after(None, backoff)
             if stop.is_set():
                 return
             await _sleep(stop, delay)
