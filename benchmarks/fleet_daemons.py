@@ -722,12 +722,7 @@ def main() -> None:
         out.update(summarize(fleet, steady_from, end_at, windows))
         lags = [v for r in fleet for at, v in r.get("lags", []) if steady_from <= at <= end_at]
         if lags:  # the replay's own event loops: how late they ran what was due
-            out["load_loop_lag"] = {
-                "n": len(lags),
-                "p50_ms": pct(lags, 0.5) * 1000,
-                "p99_ms": pct(lags, 0.99) * 1000,
-                "max_ms": max(lags) * 1000,
-            }
+            out["load_loop_lag"] = figures(lags)
         probes = [r for r in results if r.get("probe")]
         if probes:
             beats = summarize(probes, steady_from, end_at, windows)
@@ -738,10 +733,7 @@ def main() -> None:
         out["not_live_per_sample"] = not_live
         steady_healthz = [v for at, v in healthz if steady_from <= at <= end_at]
         out["healthz_probe"] = {
-            "n": len(steady_healthz),
-            "p50_ms": pct(steady_healthz, 0.5) * 1000,
-            "p99_ms": pct(steady_healthz, 0.99) * 1000,
-            "max_ms": max(steady_healthz, default=float("nan")) * 1000,
+            **figures(steady_healthz),
             "max_ms_during_ramp": max(
                 (v for at, v in healthz if at < steady_from), default=float("nan")
             )
@@ -813,6 +805,16 @@ def stall_summary(path: Path, clock: dict[str, float]) -> dict[str, Any]:
     }
 
 
+def figures(values: list[float]) -> dict[str, float]:
+    """Count, p50, p99 and max in ms of ``values`` (seconds)."""
+    return {
+        "n": len(values),
+        "p50_ms": pct(values, 0.5) * 1000,
+        "p99_ms": pct(values, 0.99) * 1000,
+        "max_ms": max(values, default=float("nan")) * 1000,
+    }
+
+
 def summarize(
     results: list[dict[str, Any]],
     steady_from: float,
@@ -851,14 +853,6 @@ def summarize(
         else:
             by_kind.setdefault(kind, []).append(seconds)
             slowest.setdefault(kind, []).append((seconds, server_ms / 1000, connect, bool(new), at))
-
-    def figures(values: list[float]) -> dict[str, float]:
-        return {
-            "n": len(values),
-            "p50_ms": pct(values, 0.5) * 1000,
-            "p99_ms": pct(values, 0.99) * 1000,
-            "max_ms": max(values, default=float("nan")) * 1000,
-        }
 
     return {
         "requests": len(records),
