@@ -30,6 +30,8 @@ from dreamlake.engine.contract.errors import ControlPlaneError
 
 from .connection import Connection, Observer, describe, retry_after
 
+__all__ = ["ApiFailure", "Client", "Unreachable"]
+
 
 class Unreachable(ControlPlaneError):
     """No answer from the control plane (``url``: the one that did not answer)."""

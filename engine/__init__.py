@@ -81,10 +81,10 @@ _VERB_MODULES = {"list_providers": "listing"}
 
 
 _LAZY = {
-    "DreamlakeError": ".errors",
-    "supports_stateful_lifecycle": ".vendors",
+    "DreamlakeError": ".contract.errors",
+    "supports_stateful_lifecycle": ".world.vendors",
     **{
-        n: ".contract"
+        n: ".contract.result"
         for n in (
             "Blocking",
             "Claim",
