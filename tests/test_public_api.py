@@ -13,7 +13,6 @@ from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
-
 from dreamlake.stacks import VENDORS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -86,7 +85,7 @@ def test_the_engine_docstring_names_only_public_names() -> None:
                 assert name.strip() in engine.__all__, name
 
 
-EMBEDDING = '''
+EMBEDDING = """
 from __future__ import annotations
 
 from dreamlake.controlplane.client import ApiFailure, Client, Unreachable
@@ -127,7 +126,7 @@ def claims(url: str) -> int:
 
 schema: dict[str, object] = json_schema()
 stateful: bool = supports_stateful_lifecycle("kube")
-'''
+"""
 
 # a deliberate mistake mypy must find: the packages' types are really read
 WRONG = """
