@@ -629,6 +629,8 @@ def stop_instance(
         fn = getattr(module, action, None)
         if fn is None:
             raise LaunchError(422, "unsupported", f"{order.launcher} cannot {action} instances")
+        if action == "resume":  # only a daemon registering after this start counts
+            tracking.forget_start(session, state, row)
         session.commit()  # no connection held while the launcher works
         fn(order, [row.instance_id])
     except LaunchRejected as exc:

@@ -9,8 +9,14 @@ before workers recorded their token is matched by provider and instance id).
   heartbeats lapse.
 * :func:`orphans` — live workers whose instance row is terminated, or that hold an
   instance token no live row holds: told to stop, and listed until they are gone.
-* :func:`overdue` — daemon instances with no live worker past the start timeout,
-  counted from their latest start (a launch or a resume).
+* :func:`overdue` — daemon instances with no registered worker past the start
+  timeout, counted from their latest start (a launch or a resume).
+
+A worker is matched to its instance by identity alone (:func:`belongs`: the token,
+else the instance id the launch gave it), never by comparing when each was written:
+an SSH host's daemon registers while the launch call is still running, before its
+row exists. A resume forgets the registrations of the start before it
+(:func:`forget_start`), so a registered worker of the row is one of this start.
 """
 
 from __future__ import annotations
@@ -219,10 +225,19 @@ def registered(session: Session, ns_id: int) -> list[Worker]:
     )
 
 
+def forget_start(session: Session, state: Any, row: Instance) -> list[str]:
+    """Before ``row`` starts again (a resume): its workers from the start before are
+    deregistered, so only a daemon that registers after this start counts for it
+    (one still running re-registers at its next heartbeat's 404)."""
+    return take_out(session, state, row, "the instance was restarted; the run was lost")
+
+
 def overdue(rows: Sequence[Instance], workers: Sequence[Worker], now: datetime) -> list[Instance]:
-    """Running daemon instances whose daemon has not registered since they last
-    started, past the start timeout (``workers``: the registered ones). A daemon
-    that registered and then went quiet is not a start that failed."""
+    """Running daemon instances with no registered daemon of their own (matched by
+    :func:`belongs`), past the start timeout from their latest start (``workers``:
+    the registered ones). A daemon that registered and then went quiet is not a
+    start that failed; one that registered before its row was written is the
+    row's all the same."""
     limit = start_timeout()
     out = []
     for r in rows:
@@ -230,9 +245,8 @@ def overdue(rows: Sequence[Instance], workers: Sequence[Worker], now: datetime) 
             continue
         if r.state in ("suspended", "stopped", "stopping"):
             continue
-        since = started(r)
-        if any(belongs(w, r) and w.registered_at >= since for w in workers):
+        if any(belongs(w, r) for w in workers):
             continue
-        if (now - since).total_seconds() > limit:
+        if (now - started(r)).total_seconds() > limit:
             out.append(r)
     return out

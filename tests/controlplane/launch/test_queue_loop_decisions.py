@@ -229,3 +229,31 @@ def test_an_orphan_is_listed_told_to_stop_and_gone(app_client: tuple[Any, Any]) 
     app.state.heartbeats._seen.pop(wid, None)
     listed = ok(client.get(P + "/instances", params={"live": "false"}))["instances"]
     assert [i for i in listed if i["state"] == "orphan"] == []
+
+
+def test_a_daemon_that_does_not_come_back_after_a_resume_is_failed(
+    app_client: tuple[Any, Any], monkeypatch: Any
+) -> None:
+    """A worker is matched to its instance by identity, with no clock compared: a
+    resume forgets the registrations of the start before it, so a daemon that
+    registered before the suspend and never again does not keep the instance."""
+    monkeypatch.setenv("LAKESHORE_QUEUE_START_TIMEOUT", "60")
+    client, app = app_client
+    double = SuspendingLauncherDouble()
+    loop = _setup(client, app, double)
+    loop.once()
+    for n in (0, 1):
+        body = {"providerName": "aws", "instanceId": f"fake-{n}", "queues": ["gpu"]}
+        ok(client.post(P + "/workers", json=body), 201)
+    double.stopped = {"fake-0", "fake-1"}
+    ok(client.get(P + "/instances"))  # the live look records them stopped
+    loop.once()  # pending work and no free worker: resumed
+    assert sorted(double.resumed) == ["fake-0", "fake-1"]
+    assert ok(client.get(P + "/providers/aws/claims"))["instances"] == []
+    loop.once()
+    assert double.terminated == []  # within the start timeout of the resume
+    _backdate(app, 2, started=True)
+    loop.once()
+    assert sorted(double.terminated) == ["fake-0", "fake-1"]
+    rows = ok(client.get(P + "/instances", params={"all": "true", "live": "false"}))["instances"]
+    assert all("no daemon registered within 60s" in r["reason"] for r in rows[:2])
