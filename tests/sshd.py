@@ -69,6 +69,12 @@ class SSHServer:
     def spec(self) -> str:
         return f"{self.user}@{self.host}:{self.port}"
 
+    @property
+    def host_key(self) -> str:
+        """The server's public host key as text (``TYPE BASE64 COMMENT``), what
+        ``ssh-keyscan`` would print for it."""
+        return (self.dir / "host_ed25519.pub").read_text()
+
     def connections(self) -> int:
         """Connections sshd has accepted so far."""
         try:

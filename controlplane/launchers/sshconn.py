@@ -1,6 +1,8 @@
-"""Opening an SSH session server-side with the engine's own shell (BatchMode,
-accept-new, bounded): the key comes from a ``private_key`` secret, written for the
-length of the session to a 0600 file in a private temporary folder, then removed."""
+"""Opening an SSH session server-side with the engine's own shell, isolated: the key
+comes only from a ``private_key`` secret (written for the length of the session to a
+0600 file in a private temporary folder, then removed), the host key only from the
+``host_key`` kwarg's text. Never a file on the server, its agent, its own keys, its
+ssh config or its ``known_hosts``: a host whose key is not stated is refused."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from ..registry.server_files import FILE_KWARGS
 from .errors import LaunchRejected
 
 
@@ -39,19 +42,36 @@ def session(kwargs: Mapping[str, Any], host: str) -> Iterator[Any]:
 
     port = kwargs.get("port") if isinstance(kwargs.get("port"), int) else None
     target = parse_host(host, user=kwargs.get("user") or None, port=port)
+    for field in FILE_KWARGS["SSH"]:
+        if kwargs.get(field) is not None:
+            raise LaunchRejected(
+                f"kwargs.{field} names a file on the server, which a launch never reads: "
+                'put the key in a secret (private_key={"$secret": NAME}) and the host key '
+                "as text in host_key"
+            )
     key = kwargs.get("private_key")
+    if key is None:
+        raise LaunchRejected(
+            "this provider has no private_key: a launch logs in only with a key from a secret "
+            '(private_key={"$secret": NAME} of kind ssh_key), never with the server\'s own keys'
+        )
+    host_keys = kwargs.get("host_key")
+    if host_keys is not None and not isinstance(host_keys, str):
+        raise LaunchRejected("host_key must be the host's public key(s) as text (ssh-keyscan)")
     with tempfile.TemporaryDirectory(prefix="lakeshore-ssh-") as tmp:
-        ident = kwargs.get("key_file") if isinstance(kwargs.get("key_file"), str) else None
-        if key is not None:
-            if not isinstance(key, str) or "PRIVATE KEY" not in key:
-                raise LaunchRejected("private_key must reference an ssh_key secret (a private key)")
-            ident = os.path.join(tmp, "id")
-            fd = os.open(ident, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w") as fh:
-                fh.write(key if key.endswith("\n") else key + "\n")
-        known = kwargs.get("known_hosts") if isinstance(kwargs.get("known_hosts"), str) else None
+        if not isinstance(key, str) or "PRIVATE KEY" not in key:
+            raise LaunchRejected("private_key must reference an ssh_key secret (a private key)")
+        ident = os.path.join(tmp, "id")
+        fd = os.open(ident, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(key if key.endswith("\n") else key + "\n")
         target = SSHTarget(
-            target.host, target.user, target.port, identity_file=ident, known_hosts=known
+            target.host,
+            target.user,
+            target.port,
+            identity_file=ident,
+            host_keys=host_keys,
+            isolated=True,
         )
         try:
             shell = open_ssh(target)

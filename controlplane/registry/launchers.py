@@ -77,8 +77,8 @@ KWARG_TYPES: dict[str, dict[str, tuple[type, ...]]] = {
         "workdir": (str,),
         "user": (str,),
         "port": (int,),
-        "key_file": (str,),
         "private_key": (str, dict),
+        "host_key": (str, dict),
         "password": (str, dict),
     },
     "SLURM": {
@@ -87,8 +87,8 @@ KWARG_TYPES: dict[str, dict[str, tuple[type, ...]]] = {
         "port": (int,),
         "partition": (str,),
         "account": (str,),
-        "key_file": (str,),
         "private_key": (str, dict),
+        "host_key": (str, dict),
     },
 }
 

@@ -9,6 +9,12 @@ OpenSSH's ``-o BatchMode=yes -o StrictHostKeyChecking=accept-new`` carried over:
 * the TCP connect, the banner and the authentication are each bounded by
   ``connect_timeout``.
 
+An ``isolated`` target (what the control plane opens for a tenant's provider) uses
+only what the target carries: its one key file, no agent, no ``~/.ssh`` keys, no
+ssh config, no environment defaults, and no ``known_hosts`` file: the host key must
+be one of ``host_keys`` (known_hosts lines or bare ``TYPE BASE64`` keys, as text), or
+the connection is refused.
+
 Foreign exceptions are translated here, once, into :class:`RemoteError` with the
 kinds ``ssh_auth`` (key refused: ``ssh-copy-id``), ``ssh_host_key`` (changed host
 key) and ``ssh_unreachable``.
@@ -45,6 +51,10 @@ class SSHTarget:
     identity_file: str | None = None
     known_hosts: str | None = None
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+    host_keys: str | None = None
+    """The host keys to trust, as text (isolated targets only)."""
+    isolated: bool = False
+    """Only this target's own key and ``host_keys``: nothing of the running user's."""
 
     @property
     def login(self) -> str:
@@ -69,7 +79,10 @@ class SSHTarget:
 
     def with_env_defaults(self) -> SSHTarget:
         """Fill the key and known_hosts from ``DREAMLAKE_SSH_IDENTITY_FILE`` /
-        ``DREAMLAKE_SSH_KNOWN_HOSTS`` when not set explicitly."""
+        ``DREAMLAKE_SSH_KNOWN_HOSTS`` when not set explicitly (never for an isolated
+        target)."""
+        if self.isolated:
+            return self
         return replace(
             self,
             identity_file=self.identity_file or os.environ.get(ENV_IDENTITY) or None,
@@ -122,6 +135,35 @@ def _accept_new_policy(known_hosts: Path) -> Any:
                 pass  # an unwritable known_hosts does not stop this run
 
     return AcceptNew()
+
+
+def _pinned_keys(client: Any, t: SSHTarget) -> None:
+    """Trust exactly the keys ``t.host_keys`` states, for this host; refuse any other."""
+    import base64
+    import binascii
+
+    import paramiko
+
+    name = t.host if t.port == 22 else f"[{t.host}]:{t.port}"
+    keys = client.get_host_keys()
+    for line in (t.host_keys or "").splitlines():
+        fields = line.split()
+        if not fields or fields[0].startswith("#"):
+            continue
+        if fields[0].startswith("@"):
+            continue  # @revoked / @cert-authority markers are not pinned keys
+        if not _is_key_type(fields[0]):
+            fields = fields[1:]  # a known_hosts line: the host patterns come first
+        if len(fields) < 2 or not _is_key_type(fields[0]):
+            continue
+        with contextlib.suppress(binascii.Error, ValueError, paramiko.SSHException):
+            key = paramiko.PKey.from_type_string(fields[0], base64.b64decode(fields[1]))
+            keys.add(name, key.get_name(), key)
+    client.set_missing_host_key_policy(paramiko.RejectPolicy())
+
+
+def _is_key_type(word: str) -> bool:
+    return word.startswith(("ssh-", "ecdsa-", "sk-", "rsa-"))
 
 
 class SSHShell:
@@ -245,29 +287,40 @@ def open_ssh(target: SSHTarget) -> SSHShell:
     t = target.with_env_defaults()
     known = Path(os.path.expanduser(t.known_hosts or "~/.ssh/known_hosts"))
     connect_kwargs: dict[str, Any] = {
-        "allow_agent": True,
-        "look_for_keys": t.identity_file is None,
+        "allow_agent": not t.isolated,
+        "look_for_keys": t.identity_file is None and not t.isolated,
         "banner_timeout": t.connect_timeout,
         "auth_timeout": t.connect_timeout,
         "channel_timeout": t.connect_timeout,
     }
     if t.identity_file:
         connect_kwargs["key_filename"] = [os.path.expanduser(t.identity_file)]
+    if t.isolated:
+        connect_kwargs["key_filename"] = [t.identity_file] if t.identity_file else []
+    extra: dict[str, Any] = {}
+    if t.isolated:  # no ~/.ssh/config, /etc/ssh/ssh_config or fabric config file
+        extra["config"] = fabric.Config(ssh_config=paramiko.SSHConfig(), lazy=True)
     conn = fabric.Connection(
         t.host,
         user=t.user,
-        port=t.port if t.port != 22 else None,  # 22: let ~/.ssh/config say otherwise
+        port=t.port if t.port != 22 or t.isolated else None,  # 22: ~/.ssh/config may say
         connect_timeout=int(max(1, t.connect_timeout)),
         connect_kwargs=connect_kwargs,
+        **extra,
     )
     client = conn.client
-    if known.is_file():
-        with contextlib.suppress(OSError, paramiko.SSHException):
-            client.load_host_keys(str(known))
-    client.set_missing_host_key_policy(_accept_new_policy(known))
+    if t.isolated:
+        _pinned_keys(client, t)
+    else:
+        if known.is_file():
+            with contextlib.suppress(OSError, paramiko.SSHException):
+                client.load_host_keys(str(known))
+        client.set_missing_host_key_policy(_accept_new_policy(known))
     try:
         conn.open()
     except paramiko.BadHostKeyException as exc:
+        if t.isolated:
+            raise _unpinned(t) from exc
         raise RemoteError(
             f"the host key of {t.label} changed since it was recorded in {known} — "
             "refusing to connect. If the host was rebuilt, remove the old key and re-run.",
@@ -278,7 +331,7 @@ def open_ssh(target: SSHTarget) -> SSHShell:
             ),
         ) from exc
     except (paramiko.AuthenticationException, paramiko.PasswordRequiredException) as exc:
-        which = f" ({t.identity_file})" if t.identity_file else ""
+        which = f" ({t.identity_file})" if t.identity_file and not t.isolated else ""
         raise RemoteError(
             f"{t.label} refused the ssh key{which}: key authentication failed and "
             "no password prompt is ever tried. Install your public key on the host, then re-run.",
@@ -286,5 +339,19 @@ def open_ssh(target: SSHTarget) -> SSHShell:
             next_action=ShellAction(command=t.copy_id_command()),
         ) from exc
     except (TimeoutError, OSError, EOFError, paramiko.SSHException) as exc:
+        if t.isolated and "not found in known_hosts" in str(exc):
+            raise _unpinned(t) from exc
         raise _unreachable(t, exc) from exc
     return SSHShell(t, conn)
+
+
+def _unpinned(t: SSHTarget) -> RemoteError:
+    stated = "is not one of the host keys stated" if t.host_keys else "is not stated"
+    return RemoteError(
+        f"the host key of {t.label} {stated} — refusing to connect. State the host's "
+        "public key as text (ssh-keyscan prints it) in the provider's host_key.",
+        kind="ssh_host_key",
+        next_action=ShellAction(
+            command="ssh-keyscan " + (f"-p {t.port} " if t.port != 22 else "") + shlex.quote(t.host)
+        ),
+    )

@@ -28,7 +28,7 @@ from ..secret_values import (
 )
 from .common import RegistryError, Scope, ns_names, unprocessable
 from .modes import get_mode
-from .providers import check_markers, get_provider_row
+from .providers import check_markers, check_server_files, get_provider_row
 from .secrets import secret_lookup
 
 
@@ -87,6 +87,7 @@ def _merge_for(
         namespace=names.get(row.namespace_id, scope.namespace.name),
         dispatch=config.get("dispatch"),
     )
+    check_server_files(spec.launcher, spec.kwargs)
     return spec, row
 
 
@@ -118,6 +119,7 @@ def resolve_launch(
         raise unprocessable(str(exc)) from None
     except SecretDecryptError as exc:
         raise RegistryError(500, "secret_undecryptable", str(exc)) from None
+    check_server_files(spec.launcher, kwargs)  # what a secret holds, too
     return LaunchSpec(
         provider=spec.provider,
         namespace=spec.namespace,

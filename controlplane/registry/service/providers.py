@@ -21,6 +21,7 @@ from ..launchers import (
     default_dispatch,
 )
 from ..models import Provider, Secret
+from ..server_files import refusal, server_file_fields
 from .common import (
     RegistryError,
     Scope,
@@ -130,6 +131,13 @@ def _check_tunnel(value: Any) -> str | None:
     return value
 
 
+def check_server_files(launcher: str, kwargs: Mapping[str, Any]) -> None:
+    """422 naming every kwarg that would point a launcher at a file on the server."""
+    fields = server_file_fields(launcher, kwargs)
+    if fields:
+        raise unprocessable(refusal(fields))
+
+
 def check_markers(session: Session, namespace_id: int, kwargs: Mapping[str, Any]) -> None:
     refs = secret_refs(kwargs)
     if not refs:
@@ -237,6 +245,7 @@ def create_provider(session: Session, scope: Scope, body: Mapping[str, Any]) -> 
         raise unprocessable("hidden must be true or false")
     identity = _check_identity(body.get("identity"))
     check_kwargs_size(scope, kwargs)
+    check_server_files(launcher, kwargs)
     existing = _active(session, scope.lookup_ids, name)
     if existing is not None:
         where = "this org" if scope.has_org else "this namespace"
@@ -331,6 +340,7 @@ def update_provider(
             raise unprocessable("hidden must be true or false")
         row.hidden = body["hidden"]
     check_kwargs_size(scope, kwargs)
+    check_server_files(row.kind, kwargs)
     check_markers(session, row.namespace_id, kwargs)
     config["kwargs"] = kwargs
     row.config = config

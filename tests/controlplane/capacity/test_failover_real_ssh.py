@@ -98,7 +98,7 @@ def _add_ssh_boxes(api: Any, sshd: SSHServer, tmp_path: Path, names: list[str]) 
             "user": "root",
             "port": sshd.port,
             "private_key": {"$secret": "box-key"},
-            "known_hosts": str(tmp_path / "known_hosts"),
+            "host_key": sshd.host_key,
         }
         api.request(
             "POST",
@@ -121,7 +121,7 @@ def _add_slurm(api: Any, cluster: Any, tmp_path: Path, name: str) -> None:
         "port": login.port,
         "partition": "debug",
         "private_key": {"$secret": f"{name}-key"},
-        "known_hosts": str(tmp_path / "known_hosts"),
+        "host_key": login.host_key,
         "capacity": {"limit": 1},  # one daemon job: the node has few CPUs
     }
     api.request(

@@ -102,7 +102,7 @@ def test_first_item_direct_then_the_daemon_on_a_real_host(
             "user": "root",
             "port": sshd.port,
             "private_key": {"$secret": "hy-key"},
-            "known_hosts": str(tmp_path / "known_hosts"),
+            "host_key": sshd.host_key,
         }
         api.request(
             "POST",
@@ -158,7 +158,7 @@ def test_hybrid_on_a_real_slurm_cluster(
         "port": login.port,
         "partition": "debug",
         "private_key": {"$secret": "hpc-key"},
-        "known_hosts": str(tmp_path / "known_hosts"),
+        "host_key": login.host_key,
     }
     api.request(
         "POST",

@@ -49,7 +49,7 @@ def test_sbatch_runs_the_daemon(slurm_cluster: Any, start_server: Any, tmp_path:
         "port": login.port,
         "partition": "debug",
         "private_key": {"$secret": "hpc-key"},
-        "known_hosts": str(tmp_path / "known_hosts"),
+        "host_key": login.host_key,
     }
     body = {"name": "hpc-d", "launcher": "SLURM", "kwargs": kwargs, "dispatch": "daemon"}
     api.request("POST", P + "/providers", body)

@@ -28,7 +28,7 @@ def _provider(client: Any, cluster: Any, tmp_path: Path, key: Path, name: str = 
         "port": cluster.login.port,
         "partition": "debug",
         "private_key": {"$secret": f"{name}-key"},
-        "known_hosts": str(tmp_path / "known_hosts"),
+        "host_key": cluster.login.host_key,
     }
     ok(
         client.post(P + "/providers", json={"name": name, "launcher": "SLURM", "kwargs": kwargs}),

@@ -70,7 +70,7 @@ def _provider(api: Any, hosts: list[Any], tmp_path: Path, dispatch: str, **kw: A
         "hosts": [f"127.0.0.1:{h.port}" for h in hosts],
         "user": "root",
         "private_key": {"$secret": f"{name}-key"},
-        "known_hosts": str(tmp_path / "known_hosts"),
+        "host_key": "".join(h.host_key for h in hosts),
         **kw,
     }
     body = {"name": name, "launcher": "SSH", "kwargs": kwargs, "dispatch": dispatch}

@@ -62,7 +62,7 @@ def test_queue_grows_and_reaps_a_worker_on_an_ssh_pool(start_server: Any, tmp_pa
             "user": "root",
             "port": sshd.port,
             "private_key": {"$secret": "pool-key"},
-            "known_hosts": str(tmp_path / "known_hosts"),
+            "host_key": sshd.host_key,
         }
         body = {"name": name, "launcher": "SSH", "kwargs": kwargs, "dispatch": "daemon"}
         api.request("POST", p + "/providers", body)
