@@ -7,6 +7,7 @@ import importlib
 from fastapi import FastAPI
 
 from ..db import make_engine, make_sessionmaker, run_migrations
+from .access import scopes
 from .access.gate import Gate
 from .bootstrap import bootstrap
 from .deps import TokenCache
@@ -110,6 +111,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         busy_at=settings.pool_size,  # fewer in flight: a thread is free, nothing queues
     )
     app.state.mounted = include_routers(app)
+    # the gate's table, from the routes the router serves: a route without an access
+    # rule stops the server here (UndeclaredRoutes)
+    app.state.route_rules = scopes.rules_for(scopes.app_routes(app))
     from ..queues.loop import install as run_queue_loop  # queues that grow their own workers
 
     run_queue_loop(app)

@@ -41,15 +41,49 @@ def test_every_route_declares_its_scope() -> None:
     assert set(scopes.ROUTES.values()) <= set(scopes.NEEDS)
 
 
-def test_an_undeclared_route_fails_closed() -> None:
+def test_a_route_without_a_rule_stops_the_server() -> None:
     ns = "/api/namespaces/{ns}/brand-new"
-    existing = scopes.compile_routes([("GET", ns), ("POST", ns), ("POST", "/api/new")])
-    assert scopes.match("GET", "/api/namespaces/a/brand-new", existing).need == "read"
-    assert scopes.match("POST", "/api/namespaces/a/brand-new", existing).need == "write"
-    assert scopes.match("POST", "/api/new", existing).need == "admin"
-    # a path nothing serves: a read is told 404 without a token, a body needs one
-    assert scopes.match("GET", "/nothing", existing).need == "public"
-    assert scopes.match("POST", "/nothing", existing).need == "caller"
+    with pytest.raises(scopes.UndeclaredRoutes) as err:
+        scopes.rules_for([({"GET", "HEAD"}, ns), ({"POST"}, "/api/new")])
+    assert err.value.missing == [("GET", ns), ("POST", "/api/new")]
+    assert "GET /api/namespaces/{ns}/brand-new" in str(err.value)
+
+
+def test_the_app_refuses_to_start_with_an_undeclared_route(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dreamlake.controlplane.server import app as app_module
+    from dreamlake.controlplane.server.settings import Settings
+
+    real = app_module.include_routers
+
+    def with_one_more(app: Any) -> list[str]:
+        mounted = real(app)
+        app.add_api_route("/api/namespaces/{ns}/sneaky/{x:path}", lambda: None, methods=["DELETE"])
+        return mounted
+
+    monkeypatch.setattr(app_module, "include_routers", with_one_more)
+    with pytest.raises(scopes.UndeclaredRoutes, match="sneaky"):
+        app_module.create_app(Settings.from_env(data_dir=tmp_path / "data"))
+
+
+def _app_rules() -> list[scopes.Rule]:
+    from dreamlake.controlplane.server.app import create_app
+    from dreamlake.controlplane.server.settings import Settings
+
+    app = create_app(Settings.from_env(data_dir=tempfile.mkdtemp(prefix="scopes-")))
+    rules: list[scopes.Rule] = app.state.route_rules
+    return rules
+
+
+def test_the_gate_reads_the_routers_own_paths() -> None:
+    rules = _app_rules()
+    (rule,) = [r for r in rules if r.template == scopes.NS + "/instances/{instance_id}"]
+    # the router's {instance_id:path}: an SSH instance id holds "/"
+    found = scopes.match("DELETE", "/api/namespaces/a/instances/u@h:2222/lakeshore-x", rules)
+    assert (found.need, found.template, found.ns) == ("write", rule.template, "a")
+    assert scopes.match("GET", "/nothing", rules).need == "public"
+    assert scopes.match("POST", "/nothing", rules).need == "caller"
 
 
 # -- the live matrix ------------------------------------------------------------------
@@ -376,3 +410,53 @@ def test_an_expired_token_stops_at_its_expiry(server: ServerProc) -> None:
     assert _call(server, "GET", ns + "/providers", token)[0] == 401
     assert _call(server, "GET", "/api/whoami", token)[0] == 401
     assert _call(server, "POST", ns + "/workers", token, _worker("p", "i"))[0] == 401
+
+
+# -- path parameters that hold what a path segment should not ------------------------
+
+ODD = ("a/b", "a%2Fb", "..", "../../x", "%2E%2E", "ü/ñ", "root@127.0.0.1:2222/lakeshore-p1-1")
+
+
+def test_every_route_with_odd_path_parameters(server: ServerProc, world: World) -> None:
+    """Each route's parameters (but the namespace) set to a ``/``, a ``%2F``, ``..``
+    and unicode: whatever route the router sends it to, the gate applied that
+    route's rule; a token the rule refuses is refused (401/403), never let in."""
+    rules = _app_rules()
+    refused_by: dict[str, str] = {}
+    wrong: list[str] = []
+    for (method, template), _need in sorted(scopes.ROUTES.items()):
+        params = [p for p in re.findall(r"\{([a-z_0-9]+)\}", template) if p != "ns"]
+        if not params or template.startswith("/docs"):
+            continue
+        for odd in ODD:
+            raw = world.path(template)
+            for p in params:
+                raw = raw.replace(world.path("{" + p + "}"), odd, 1)
+            decoded = urllib.request.unquote(raw)
+            found = scopes.match(method, decoded, rules)
+            for who in ("none", "sibling", "stranger", "daemon-other-provider"):
+                expect = _expected(found.need, who, found.template or "")
+                if found.template is None:
+                    expect = "404" if method in ("GET", "HEAD") or who != "none" else "401"
+                if expect == "in":
+                    continue  # a refusal is the claim under test
+                quoted = urllib.request.quote(raw, safe="/%@:")
+                status, body = _call(server, method, quoted, world.tokens[who])
+                got = str(status) if status in (401, 403, 404, 405) else f"in ({status})"
+                if expect == "404" and got in ("404", "405"):
+                    continue
+                if got != expect:
+                    wrong.append(f"{who:>22} {method} {quoted}: {status} {body}")
+                refused_by[who] = got
+    assert wrong == [], "\n".join(wrong)
+    assert refused_by  # the matrix ran
+
+
+def test_an_instance_token_cannot_end_another_providers_ssh_instance(
+    server: ServerProc, world: World
+) -> None:
+    ns = f"/api/namespaces/{world.mine}"
+    for iid in ("root@127.0.0.1:2222/lakeshore-p1-1", "root@127.0.0.1:2222%2Flakeshore-p1-1"):
+        for who in ("daemon-other-provider", "daemon", "sibling"):
+            status, body = _call(server, "DELETE", f"{ns}/instances/{iid}", world.tokens[who])
+            assert status == 403, (who, iid, status, body)

@@ -1,7 +1,9 @@
 """Authenticate and authorize every request before a byte of its body is read.
 
 :class:`Gate` (pure ASGI middleware, outside the body limit and the JSON guard)
-looks the request up in :data:`~.scopes.ROUTES`, then:
+looks the request up in the app's own routes, each with its rule from
+:data:`~.scopes.ROUTES` (:func:`~.scopes.rules_for`, matched as the router matches),
+then:
 
 * a ``public`` route goes on as it is;
 * no bearer token, an unknown, revoked or expired one: 401, the body unread;
@@ -43,27 +45,21 @@ class Gate:
     def __init__(self, app: Any, state: Any) -> None:
         self.app = app
         self.state = state
-        self._routes: list[Any] | None = None
 
-    def _existing(self, scope: Scope) -> list[Any] | None:
-        """Every route the app serves (from its OpenAPI document, built once)."""
-        if self._routes is None:
-            app = scope.get("app")
-            if app is None or not hasattr(app, "openapi"):
-                return None
-            try:
-                paths = app.openapi().get("paths", {})
-            except Exception:  # a schema that cannot be built: every path is a route
-                return None
-            pairs = [(method.upper(), path) for path, ops in paths.items() for method in ops]
-            self._routes = scopes.compile_routes(pairs)
-        return self._routes
+    def _rules(self, scope: Scope) -> list[scopes.Rule]:
+        """The app's own routes with their rules (:func:`~.scopes.rules_for`), built
+        with the app (``state.route_rules``), else once from the app itself."""
+        rules: list[scopes.Rule] | None = getattr(self.state, "route_rules", None)
+        if rules is None:
+            rules = scopes.rules_for(scopes.app_routes(scope.get("app")))
+            self.state.route_rules = rules
+        return rules
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        found = scopes.match(scope["method"], scope["path"], self._existing(scope))
+        found = scopes.match(scope["method"], scope["path"], self._rules(scope))
         if found.need == "public":
             await self.app(scope, receive, send)
             return

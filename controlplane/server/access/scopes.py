@@ -15,16 +15,19 @@ A token has a *scope* (the ``tokens.scope`` column):
 
 Each route declares one :data:`Need` in :data:`ROUTES`, keyed by method and path
 template; :class:`~.gate.Gate` checks it for every request before a byte of the
-body is read. A route missing from the table gets :func:`default_need` (a read or
-a write of the namespace for paths under ``/api/namespaces/{ns}``, else admin):
-never a daemon's, never a sibling's write.
+body is read. The gate matches a request against the app's own routes, compiled the
+way the router compiles them (a ``{instance_id:path}`` parameter spans ``/``), in the
+router's order, so the rule it applies is the rule of the route that will answer:
+:func:`rules_for` builds that table when the app is built, and a route of the app
+without a rule here stops the server from starting (:class:`UndeclaredRoutes`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 Need = Literal["public", "caller", "worker", "read", "write", "admin"]
 """``public``: no token. ``caller``: any valid token (``whoami``). ``worker``: a
@@ -111,29 +114,105 @@ ROUTES: dict[tuple[str, str], Need] = {
 _READS = ("GET", "HEAD")
 
 
-def default_need(method: str, path: str) -> Need:
-    """The need of a route :data:`ROUTES` does not name (fail closed)."""
-    if path.startswith("/api/namespaces/"):
-        return "read" if method in _READS else "write"
-    if path.startswith("/api/"):
-        return "admin"
-    return "public" if method in _READS else "caller"
+_PARAM = re.compile(r"\{([a-zA-Z_][a-zA-Z_0-9]*)(?::[a-z]+)?\}")
+
+
+def rule_key(template: str) -> str:
+    """A route's template as :data:`ROUTES` spells it (no ``:path`` convertor)."""
+    return _PARAM.sub(lambda m: "{" + m.group(1) + "}", template)
 
 
 def _compile(template: str) -> re.Pattern[str]:
-    out = ""
-    for part in re.split(r"(\{[a-z_0-9]+\})", template):
-        if part.startswith("{"):
-            out += f"(?P<{part[1:-1]}>[^/]+)"
-        else:
-            out += re.escape(part)
-    return re.compile(out)
+    """The template compiled exactly as the router compiles it."""
+    from starlette.routing import compile_path
+
+    return compile_path(template)[0]
 
 
-_TABLE: list[tuple[str, re.Pattern[str], Need, str]] = sorted(
-    ((m, _compile(t), need, t) for (m, t), need in ROUTES.items()),
-    key=lambda row: row[3].count("{"),  # literal segments first: /tokens/rotate-admin
-)
+@dataclass(frozen=True)
+class Rule:
+    """One route of the app: its methods, its compiled path, and what it needs."""
+
+    methods: frozenset[str]
+    pattern: re.Pattern[str]
+    template: str
+    needs: dict[str, Need]
+
+
+class UndeclaredRoutes(RuntimeError):
+    """The app serves routes :data:`ROUTES` gives no rule: the server does not start."""
+
+    def __init__(self, missing: Sequence[tuple[str, str]]) -> None:
+        listed = ", ".join(f"{m} {t}" for m, t in missing)
+        super().__init__(
+            f"routes without an access rule (declare each in "
+            f"controlplane/server/access/scopes.py ROUTES): {listed}"
+        )
+        self.missing = list(missing)
+
+
+def app_routes(app: Any) -> list[tuple[frozenset[str], str]]:
+    """Every HTTP route of ``app`` as ``(methods, template)``, in the order its router
+    tries them, templates with their convertors (``{instance_id:path}``)."""
+    out: list[tuple[frozenset[str], str]] = []
+
+    def walk(routes: Iterable[Any], prefix: str) -> None:
+        for route in routes:
+            inner = getattr(route, "original_router", None)
+            if inner is not None:  # an included router (its prefix, then its routes)
+                ctx = getattr(route, "include_context", None)
+                walk(inner.routes, prefix + str(getattr(ctx, "prefix", "") or ""))
+                continue
+            sub = getattr(route, "routes", None)
+            path = getattr(route, "path", None)
+            methods = getattr(route, "methods", None)
+            if path is None:
+                continue
+            if methods is None and sub is not None:  # a mount
+                walk(sub, prefix + str(path))
+                continue
+            if methods is None:
+                continue  # a websocket route: nothing here serves one
+            out.append((frozenset(str(m) for m in methods), prefix + str(path)))
+
+    walk(getattr(app, "routes", []), "")
+    return out
+
+
+def rules_for(routes: Sequence[tuple[Iterable[str], str]]) -> list[Rule]:
+    """The gate's table for these routes (the app's, in order); every method of
+    every route must have a rule in :data:`ROUTES`, else :class:`UndeclaredRoutes`."""
+    rules: list[Rule] = []
+    missing: list[tuple[str, str]] = []
+    for methods, template in routes:
+        key = rule_key(template)
+        needs: dict[str, Need] = {}
+        for method in sorted(set(methods) - {"HEAD", "OPTIONS"}):
+            need = ROUTES.get((method, key))
+            if need is None:
+                missing.append((method, template))
+            else:
+                needs[method] = need
+        rules.append(Rule(frozenset(needs), _compile(template), key, needs))
+    if missing:
+        raise UndeclaredRoutes(missing)
+    return rules
+
+
+_DECLARED: list[Rule] | None = None
+
+
+def _declared() -> list[Rule]:
+    """:data:`ROUTES` itself as a table (literal segments first), for callers
+    without an app at hand."""
+    global _DECLARED
+    if _DECLARED is None:
+        by_template: dict[str, dict[str, Need]] = {}
+        for (m, t), need in ROUTES.items():
+            by_template.setdefault(t, {})[m] = need
+        ordered = sorted(by_template.items(), key=lambda kv: kv[0].count("{"))
+        _DECLARED = [Rule(frozenset(n), _compile(t), t, n) for t, n in ordered]
+    return _DECLARED
 
 
 @dataclass(frozen=True)
@@ -143,32 +222,20 @@ class Match:
     ns: str | None
 
 
-_NS_PREFIX = re.compile(r"/api/namespaces/([^/]+)(?:/|$)")
-
-
-def compile_routes(routes: list[tuple[str, str]]) -> list[tuple[str, re.Pattern[str], str]]:
-    """``(method, template)`` pairs (the app's routes) made matchable."""
-    return [(m, _compile(t), t) for m, t in routes]
-
-
-def match(
-    method: str,
-    path: str,
-    existing: list[tuple[str, re.Pattern[str], str]] | None = None,
-) -> Match:
-    """The declared need of ``method path`` and the namespace it names. A route of
-    the app (``existing``) that :data:`ROUTES` does not name gets
-    :func:`default_need`; a path no route serves needs nothing to be told 404 when
-    it is a read, and a token when it carries a body (never read for nobody)."""
+def match(method: str, path: str, rules: Sequence[Rule] | None = None) -> Match:
+    """The need of ``method path`` by the first of ``rules`` (the app's table, see
+    :func:`rules_for`) that serves it, as the router picks it, and the namespace it
+    names. A path no route serves with this method needs nothing to be told 404 (or
+    405) when it is a read, and a token when it carries a body (never read for
+    nobody)."""
     method = "GET" if method == "HEAD" else method
-    for m, pattern, need, template in _TABLE:
-        if m == method and (found := pattern.fullmatch(path)) is not None:
-            return Match(need, template, found.groupdict().get("ns"))
-    prefix = _NS_PREFIX.match(path)
-    ns = prefix.group(1) if prefix else None
-    if existing is not None and not any(p.fullmatch(path) for _m, p, _t in existing):
-        return Match("public" if method in _READS else "caller", None, None)
-    return Match(default_need(method, path), None, ns)
+    for rule in rules if rules is not None else _declared():
+        if method not in rule.methods:
+            continue
+        found = rule.pattern.match(path)
+        if found is not None:
+            return Match(rule.needs[method], rule.template, found.groupdict().get("ns"))
+    return Match("public" if method in _READS else "caller", None, None)
 
 
 # -- what a token of each scope may do ------------------------------------------
