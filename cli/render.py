@@ -97,6 +97,8 @@ def _what_it_does(n: EditThenContinue | Run | Shell) -> str:
     words = n.command.split()
     if words[:2] == ["dreamlake", "provider"] and len(words) > 2 and words[2] in _DOES:
         return _DOES[words[2]]
+    if words[:3] == ["lakeshore", "namespaces", "add"]:
+        return "an admin's step on the control plane: it creates the namespace"
     if isinstance(n, Shell):
         return "it installs software on this machine"
     return "it spends or destroys money or data"

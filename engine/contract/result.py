@@ -73,7 +73,8 @@ _APPROVAL = Field(
     description=(
         "true: a person's yes is needed first. Set exactly when the step this runs is "
         "gated for the provider (its effective gating set: provision and deprovision by "
-        "default) — it spends or destroys money or data — and on installing software. "
+        "default) — it spends or destroys money or data — on installing software, and on "
+        "an admin's step on the control plane (creating a namespace). "
         "An agent stops here and asks instead of running `command`."
     ),
 )

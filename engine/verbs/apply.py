@@ -131,8 +131,20 @@ def _apply(
     if dv.status in ("unclaimed", "applied"):
         # The table's row: apply exits 0 -> applied (status says unclaimed next).
         dv = Derived("applied", Run(command=commands.connect(name, dd)), dv.blocking)
-    return to_result(final, dv, files=files).with_notes(
-        "apply complete", *([took] if took else []), *rows.register(final)
+    registered, refused = rows.register_outcome(final)
+    error = None
+    if refused is not None:
+        # The row was not registered: said in the result, and connect would be refused
+        # the same way, so the next action is the fix, not connect.
+        from ..world import refusal
+
+        cp = lakeshore.resolve_control_plane(root.path)
+        fix_next, fix = refusal.next_for(cp, refused, root.path, commands.connect(name, dd))
+        error = f"the provider row '{name}' was not registered: {refused}; {fix}"
+        if dv.next_action is not None:  # connected stays done
+            dv = Derived(dv.status, fix_next, dv.blocking)
+    return to_result(final, dv, files=files, error=error).with_notes(
+        "apply complete", *([took] if took else []), *registered
     )
 
 

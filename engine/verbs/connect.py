@@ -39,6 +39,7 @@ from ..world import lakeshore
 from ..world.derive import Derived, Observation
 from ..world.observe import observe, to_result
 from ..world.paths import ProviderPaths, check_name
+from ..world.refusal import SERVE_IN_BACKGROUND
 from ._common import error_result, root_for
 from .connect_in_cluster import IN_CLUSTER_VENDORS, in_cluster
 
@@ -49,7 +50,6 @@ ShellFactory = Callable[[Any], Shell]
 DEFAULT_WATCH = 20.0
 START_GRACE = 1.0
 LOCAL_VENDORS = ("local",)
-SERVE_IN_BACKGROUND = "nohup lakeshore serve >lakeshore.log 2>&1 &"
 HOST_WHY = (
     "The machine the daemon runs on. Pass --host user@host, set host in adopt.json, "
     "or give the infrastructure a worker_host output."
@@ -369,6 +369,7 @@ def _token(
     existing: str,
     dd: str | None = None,
     key: str | None = None,
+    root: Path | None = None,
 ) -> str:
     """The daemon's token: always a daemon token minted now for this provider and
     host, which replaces (revokes) the one the host had: one daemon token per
@@ -378,8 +379,10 @@ def _token(
     (often the admin token): when minting fails, connect fails here, before
     anything is installed."""
     from ...controlplane.client import ApiFailure, Client
+    from ..world import refusal
 
     slot = f"{label} {key}" if key else label
+    failure: Exception
     try:
         client = Client.from_control_plane(cp, timeout=10)
         return lakeshore.mint_daemon_token(client, cp.namespace, name, slot, replaces=existing)
@@ -387,14 +390,18 @@ def _token(
         why = f"the control plane answered {exc.status} {exc.error}: {exc.detail}"
         if exc.status in (401, 403):
             why += " (minting a daemon token needs an admin token)"
+        failure = exc
     except Exception as exc:
         why = f"{type(exc).__name__}: {exc}"
+        failure = exc
+    # Re-running connect against the same control plane gets the same answer: the
+    # next action is the fix (an admin's step is flagged for a person).
+    nxt, fix = refusal.next_for(cp, failure, root or Path.cwd(), commands.connect(name, dd))
     raise DreamlakeError(
         f"could not mint a token for the {name} daemon at {cp.url} ({why}); nothing was "
-        "installed on the host. A daemon only ever gets a token minted for it: fix the "
-        "control plane or the token (LAKESHORE_TOKEN / the admin token) and re-run connect.",
+        f"installed on the host. A daemon only ever gets a token minted for it: {fix}.",
         kind="token_mint_failed",
-        next_action=Run(command=commands.connect(name, dd)),
+        next_action=nxt,
     )
 
 
@@ -444,7 +451,7 @@ def _install_and_start(
         dk.pick_script() + f'cat "{daemon_key.NYMPH_HOME}/$k/token" 2>/dev/null',
         timeout=30,
     ).stdout.strip()
-    token = _token(cp, name, label, existing, dd, key=dk.key)
+    token = _token(cp, name, label, existing, dd, key=dk.key, root=obs.dir.parent.parent.parent)
     # An install keyed by the name (an older dreamlake's) moves under the identity key.
     moved = daemonctl.move_legacy(shell, dk)
     cfg = install.DaemonConfig(

@@ -161,13 +161,24 @@ def register(obs: Observation, *, create: bool = True) -> list[str]:
     False: only update an existing one). Returns prose notes; never raises for the
     control plane (a conflict found only now, after the verb acted, is a note: the
     check before acting is what refuses)."""
-    from dreamlake.controlplane.client import ApiFailure, ControlPlaneError
+    return register_outcome(obs, create=create)[0]
 
+
+def register_outcome(obs: Observation, *, create: bool = True) -> tuple[list[str], Any]:
+    """:func:`register`, and the control plane's refusal (a client ``ApiFailure``)
+    when it answered but did not register the row: a verb says so in its result."""
     if obs.record is None:
-        return []
+        return [], None
     cp = lakeshore.resolve_control_plane(obs.dir.parent.parent.parent)
     if not cp.token:
-        return []
+        return [], None
+    return _register(obs, cp, create)
+
+
+def _register(obs: Observation, cp: lakeshore.ControlPlane, create: bool) -> tuple[list[str], Any]:
+    from dreamlake.controlplane.client import ApiFailure, ControlPlaneError
+
+    assert obs.record is not None
     ident = obs.record.identity(obs.dir)
     name = obs.name
     launcher = launcher_for(obs.record.vendor)
@@ -176,30 +187,32 @@ def register(obs: Observation, *, create: bool = True) -> list[str]:
     try:
         row = _get(client, name)
         if row is None and not create:
-            return []
+            return [], None
         if row is None:
             client.create_provider_row(
                 {"name": name, "launcher": launcher, "kwargs": kwargs, "identity": ident}
             )
-            return [f"registered provider row '{name}' ({launcher}) in namespace {cp.namespace}"]
+            return [
+                f"registered provider row '{name}' ({launcher}) in namespace {cp.namespace}"
+            ], None
         if row.get("identity") and row["identity"] != ident:
-            return [f"⚠ {conflict(name, str(row['identity']), obs.dream_dir).message}"]
+            return [f"⚠ {conflict(name, str(row['identity']), obs.dream_dir).message}"], None
         if row.get("launcher") != launcher:
             return [
                 f"⚠ the control plane's row '{name}' is launcher {row.get('launcher')}, this "
                 f"provider is {launcher}: the row was left alone (launchers are immutable: "
                 f"lakeshore providers remove {name}, then re-run)"
-            ]
+            ], None
         patch: dict[str, Any] = dict(kwargs)
         for k in (row.get("kwargs") or {}).keys() - kwargs.keys():
             if k in RENAMED.values() or k in ("instance_ids", "instance_id", "region", "zone"):
                 patch[k] = None  # a fact of the world that is gone now
         client.update_provider_row(name, {"kwargsPatch": patch, "identity": ident})
-        return [f"updated provider row '{name}' in namespace {cp.namespace}"]
+        return [f"updated provider row '{name}' in namespace {cp.namespace}"], None
     except ApiFailure as exc:
-        return [f"⚠ the provider row '{name}' was not registered: {exc}"]
+        return [f"⚠ the provider row '{name}' was not registered: {exc}"], exc
     except ControlPlaneError:
-        return []
+        return [], None
 
 
 def remove(cp: lakeshore.ControlPlane, name: str, identity: str) -> str | None:
@@ -234,5 +247,6 @@ __all__ = [
     "fetch_row",
     "launcher_for",
     "register",
+    "register_outcome",
     "remove",
 ]

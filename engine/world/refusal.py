@@ -1,0 +1,92 @@
+"""What to do when the control plane refuses a verb's request.
+
+A next action must change something: re-running the verb against the same control
+plane gets the same answer. A namespace that does not exist is an admin's step
+(``lakeshore namespaces add``, flagged for a person); a token that may not mint is
+a setting to change; a control plane that does not answer is started (the embedded
+one) or checked. Standard library only.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Any
+
+from ..contract.result import EditThenContinue, Shell
+from .lakeshore import EMBEDDED_URL, ControlPlane, is_loopback
+from .paths import nearest_dreamrc
+
+SERVE_IN_BACKGROUND = "nohup lakeshore serve >lakeshore.log 2>&1 &"
+"""`lakeshore serve` in the foreground never returns: an agent would wait forever."""
+
+
+def missing_namespace(exc: Any) -> bool:
+    """Whether the control plane's answer (a client ``ApiFailure``) says the
+    namespace does not exist."""
+    return (
+        getattr(exc, "status", None) == 404
+        and getattr(exc, "error", None) == "not_found"
+        and str(getattr(exc, "detail", "")).startswith("no namespace named")
+    )
+
+
+def add_namespace_command(cp: ControlPlane) -> str:
+    """The admin's command that creates the namespace ``cp`` names."""
+    server = f" --server {shlex.quote(cp.url)}" if cp.url != EMBEDDED_URL else ""
+    return f"lakeshore namespaces add {shlex.quote(cp.namespace)}{server}"
+
+
+def add_namespace(cp: ControlPlane) -> Shell:
+    """The admin's step, flagged for a person: tokens below admin cannot create a
+    namespace, and choosing one is a person's decision."""
+    return Shell(command=add_namespace_command(cp), approval=True)
+
+
+def add_namespace_why(cp: ControlPlane) -> str:
+    return (
+        f"namespace {cp.namespace!r} does not exist on {cp.url}: creating it is an admin's "
+        f"step ({add_namespace_command(cp)}), or set LAKESHORE_NAMESPACE to one that exists"
+    )
+
+
+def next_for(
+    cp: ControlPlane, exc: Exception, root: Path, retry: str
+) -> tuple[EditThenContinue | Shell, str]:
+    """The next action for a refused or failed request, and a sentence that says
+    what it changes. ``retry`` is the verb's own command, run after the fix."""
+    status = getattr(exc, "status", None)
+    if missing_namespace(exc):
+        return add_namespace(cp), add_namespace_why(cp)
+    if status in (401, 403):
+        rc = nearest_dreamrc(root) or root / ".dreamrc"
+        return (
+            EditThenContinue(file=str(rc), command=retry),
+            f"the token in use (from {cp.source}) may not do this: give an admin token "
+            f"(token_file under lakeshore: in {rc}, or LAKESHORE_TOKEN), then re-run",
+        )
+    if status is None and cp.url == EMBEDDED_URL:
+        return (
+            Shell(command=SERVE_IN_BACKGROUND),
+            f"nothing answers at {cp.url}: start the embedded control plane, then re-run",
+        )
+    if status is None and is_loopback(cp.url):
+        port = cp.url.rsplit(":", 1)[-1].split("/")[0]
+        return (
+            Shell(command=f"nohup lakeshore serve --port {port} >lakeshore.log 2>&1 &"),
+            f"nothing answers at {cp.url}: start the control plane there, then re-run",
+        )
+    return (
+        Shell(command=f"curl -fsS {shlex.quote(cp.url.rstrip('/') + '/healthz')}"),
+        f"the control plane at {cp.url} did not do it: check that it answers, then re-run",
+    )
+
+
+__all__ = [
+    "SERVE_IN_BACKGROUND",
+    "add_namespace",
+    "add_namespace_command",
+    "add_namespace_why",
+    "missing_namespace",
+    "next_for",
+]

