@@ -7,7 +7,10 @@
 * a JSON body nested deeper than ``max_depth``, holding ``NaN`` / ``Infinity``
   (not JSON; SQLite would turn them into null, PostgreSQL would fail), a number too
   large for a double (``1e400``) or an integer with more than ``MAX_INT_DIGITS``
-  digits (text that is not JSON at all is left to FastAPI's validation).
+  digits (text that is not JSON at all is left to FastAPI's validation);
+* a JSON body with a string or a key UTF-8 cannot encode (a lone surrogate such as
+  ``"\\udcff"``: JSON allows the escape, no backend and no answer can hold it), the
+  422 naming the field.
 
 So a body that reaches a route is plain, finite, bounded JSON, whatever the backend.
 The guard sits inside :class:`~.gate.Gate`: it never reads a body the gate refused.
@@ -20,6 +23,7 @@ import json
 import math
 from typing import Any
 
+from ..text import find_unencodable
 from .problem import problem_bytes, problem_headers
 
 MAX_INT_DIGITS = 19  # a signed 64-bit integer has at most 19 digits
@@ -34,7 +38,12 @@ Message = dict[str, Any]
 
 
 class JsonRefused(ValueError):
-    """Why a body was refused (a sentence for the 422's detail)."""
+    """Why a body was refused (a sentence for the 422's detail), and where (the
+    ``loc`` of the error: ``["body", "kwargs", "host"]``)."""
+
+    def __init__(self, message: str, loc: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.loc = loc or ["body"]
 
 
 def refuse_nul(value: Any, where: str = "body") -> None:
@@ -119,14 +128,31 @@ def parse_strict(raw: bytes, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
     """``raw`` parsed as plain, finite, bounded JSON, or :class:`JsonRefused`."""
     if _quick_depth(raw) > max_depth:
         raise JsonRefused(f"the JSON body nests deeper than {max_depth} levels")
+    text: bytes | str = raw
+    why = "it holds a lone surrogate, which UTF-8 cannot encode"
     try:
-        return json.loads(raw, parse_constant=_constant, parse_int=_int, parse_float=_float)
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        # each byte that is not UTF-8 becomes a lone surrogate, found below in its field
+        text = raw.decode("utf-8", "surrogateescape")
+        why = "it holds bytes that are not UTF-8 (shown as lone surrogates)"
+    try:
+        value = json.loads(text, parse_constant=_constant, parse_int=_int, parse_float=_float)
     except JsonRefused:
         raise
     except RecursionError:
         raise JsonRefused(f"the JSON body nests deeper than {max_depth} levels") from None
     except ValueError:
         return _NOT_JSON  # FastAPI's own validation says what is wrong with it
+    bad = find_unencodable(value)
+    if bad is not None:
+        path, what = bad
+        where = ".".join(path) or "the body"
+        raise JsonRefused(
+            f"{where}: {what} ({why}); send text that is valid Unicode in UTF-8",
+            ["body", *path],
+        )
+    return value
 
 
 def _has_nul(scope: Scope) -> bool:
@@ -149,7 +175,7 @@ class JsonGuard:
             await self.app(scope, receive, send)
             return
         if _has_nul(scope):
-            await _refuse(send, "the path or query contains a NUL character (%00)", "path")
+            await _refuse(send, "the path or query contains a NUL character (%00)", ["path"])
             return
         if scope.get("method") not in ("POST", "PUT", "PATCH"):
             await self.app(scope, receive, send)
@@ -173,7 +199,7 @@ class JsonGuard:
                 else:
                     parse_strict(raw, self.max_depth)
             except JsonRefused as exc:
-                await _refuse(send, str(exc))
+                await _refuse(send, str(exc), exc.loc)
                 return
         await self.app(scope, _replay([{"type": "http.request", "body": raw}]), send)
 
@@ -189,9 +215,9 @@ def _replay(messages: list[Message]) -> Any:
     return receive
 
 
-async def _refuse(send: Any, detail: str, loc: str = "body") -> None:
+async def _refuse(send: Any, detail: str, loc: list[str]) -> None:
     """422 in the shape of every validation error: a list of ``{loc, msg, type}``."""
-    error = {"loc": [loc], "msg": detail, "type": "value_error"}
+    error = {"loc": loc, "msg": detail, "type": "value_error"}
     body = problem_bytes(422, "validation_error", [error])
     await send({"type": "http.response.start", "status": 422, "headers": problem_headers(body)})
     await send({"type": "http.response.body", "body": body})

@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from ...models import Namespace
 from ...names import NAME_MAX
+from ...text import mark_unencodable
 from .. import tombstone
 from ..launchers import (
     NAME_RULE,
@@ -31,6 +32,21 @@ class RegistryError(Exception):
 
 def unprocessable(detail: str) -> RegistryError:
     return RegistryError(422, "validation_error", detail)
+
+
+INVALID_TEXT = "invalidText"
+"""The wire field naming the places of stored strings UTF-8 cannot encode."""
+
+
+def answerable(wire: dict[str, Any]) -> dict[str, Any]:
+    """A row's wire form as an answer can carry it: a string stored before the JSON
+    guard refused text UTF-8 cannot encode (a lone surrogate) is shown escaped
+    (``\\udcff``) and its place listed in ``invalidText`` (``["kwargs.host"]``), so
+    the row never breaks a listing and says what to repair (docs/controlplane.md)."""
+    clean, places = mark_unencodable(wire)
+    if places:
+        clean[INVALID_TEXT] = places
+    return clean  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,14 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ...db import utcnow
+from ...rowlock import lock_row
 from .. import modes as mode_fields
 from ..kwargs import apply_patch
 from ..models import Mode
 from .common import (
     RegistryError,
     Scope,
+    answerable,
     check_kwargs_size,
     check_name,
     check_room,
@@ -55,11 +57,11 @@ def list_modes(session: Session, scope: Scope) -> list[dict[str, Any]]:
     rows = session.scalars(
         select(Mode).where(Mode.namespace_id == scope.namespace.id).order_by(Mode.name)
     ).all()
-    return [mode_wire(r, scope.namespace.name) for r in rows]
+    return [answerable(mode_wire(r, scope.namespace.name)) for r in rows]
 
 
 def get_mode(session: Session, scope: Scope, name: str) -> dict[str, Any]:
-    return mode_wire(_mode_row(session, scope, name), scope.namespace.name)
+    return answerable(mode_wire(_mode_row(session, scope, name), scope.namespace.name))
 
 
 def create_mode(session: Session, scope: Scope, body: Mapping[str, Any]) -> dict[str, Any]:
@@ -80,7 +82,7 @@ def create_mode(session: Session, scope: Scope, body: Mapping[str, Any]) -> dict
     _store_mode(row, fields)
     session.add(row)
     commit_or_conflict(session, f"mode {name!r} already exists")
-    return mode_wire(row, scope.namespace.name)
+    return answerable(mode_wire(row, scope.namespace.name))
 
 
 def update_mode(
@@ -89,6 +91,9 @@ def update_mode(
     if "name" in patch and patch["name"] != name:
         raise unprocessable("a mode cannot be renamed; add a new one and remove this one")
     row = _mode_row(session, scope, name)
+    if not lock_row(session, row):  # read again under the lock: no patch is lost
+        session.rollback()
+        raise RegistryError(409, "conflict", f"mode {name!r} was removed meanwhile")
     current = mode_wire(row, scope.namespace.name)
     current.pop("name")
     current.pop("namespace")
@@ -99,12 +104,12 @@ def update_mode(
     _store_mode(row, fields)
     row.updated_at = utcnow()
     commit_or_conflict(session, f"mode {name!r} changed concurrently")
-    return mode_wire(row, scope.namespace.name)
+    return answerable(mode_wire(row, scope.namespace.name))
 
 
 def delete_mode(session: Session, scope: Scope, name: str) -> dict[str, Any]:
     row = _mode_row(session, scope, name)
-    wire = mode_wire(row, scope.namespace.name)
+    wire = answerable(mode_wire(row, scope.namespace.name))
     session.delete(row)
     session.commit()
     return wire

@@ -25,6 +25,7 @@ from ..server_files import refusal, server_file_fields
 from .common import (
     RegistryError,
     Scope,
+    answerable,
     check_kwargs_size,
     check_name,
     check_room,
@@ -73,7 +74,7 @@ def _readable_wire(row: Provider, namespace_name: str) -> dict[str, Any]:
     copy) comes out as its name with ``unreadable`` saying why, so it never breaks a
     listing of the others and can still be removed or replaced by name."""
     try:
-        return provider_wire(row, namespace_name)
+        return answerable(provider_wire(row, namespace_name))
     except (RecursionError, TypeError, ValueError) as exc:
         log.warning("provider row %s is unreadable: %s", row.id, type(exc).__name__)
         return {
