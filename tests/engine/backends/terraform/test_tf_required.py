@@ -163,6 +163,29 @@ def test_destroy_with_a_too_old_terraform_says_so_too(
     assert not (tf / ".terraform").exists()
 
 
+def test_a_newer_binary_later_on_path_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's case: the venv's old terraform first on PATH, TERRAFORM_BINARY
+    unset, a newer one in a later PATH folder. The next action names that one, not a
+    placeholder."""
+    _venv_terraform(monkeypatch)
+    newer = [p for v, p in available() if satisfies(v, ">= 1.2.0")]
+    if not newer:
+        pytest.skip("needs a terraform 1.2 or newer beside the venv's (on PATH)")
+    later = tmp_path / "later-bin"
+    later.mkdir()
+    (later / "terraform").symlink_to(newer[-1])
+    monkeypatch.delenv("TERRAFORM_BINARY")
+    monkeypatch.setenv("PATH", os.pathsep.join([str(VENV_TERRAFORM.parent), str(later)]))
+    (tmp_path / "versions.tf").write_text('terraform {\n  required_version = ">= 1.2.0"\n}\n')
+    with pytest.raises(TerraformTooOld) as ei:
+        require_version(tmp_path)
+    assert ei.value.next_action is not None
+    assert ei.value.next_action.command == f"export TERRAFORM_BINARY={later / 'terraform'}"
+    assert str(later / "terraform") in ei.value.message
+
+
 def test_no_newer_binary_found_still_says_how(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
