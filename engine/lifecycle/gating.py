@@ -6,9 +6,16 @@ of
 
 * the root default: ``settings.gating`` in ``.dreamrc`` (``$DREAMRC``, else the
   nearest one walking up from the root, else ``~/.dreamrc``), or when it is not
-  set, the built-in :data:`DEFAULT` — ``provision`` and ``deprovision``, the steps
-  that spend or destroy money and data;
+  set, the vendor's default: the steps that spend or destroy *on that vendor*, as
+  its ``TEMPLATE.json`` declares them (``steps``, see :func:`vendor_default`) —
+  ``resume`` starts a stopped ``ec2`` / ``gce`` instance and its bill, and is gated
+  there; on ``local`` / ``ssh`` it restarts a daemon on a host that is already
+  there, and is not. A vendor that declares nothing gets the built-in
+  :data:`DEFAULT` — ``provision`` and ``deprovision``;
 * the provider's own ``gating`` in ``provider.json`` (identity-level policy).
+
+What a gated step does, in the words a person is asked with, is the vendor's too
+(:func:`step_words`): nobody is told an SSH host "spends money".
 
 A provider can add gates to the root default, never remove them; a root that wants
 fewer gates says so in its ``.dreamrc`` (``gating: []`` gates nothing).
@@ -22,9 +29,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..contract.errors import UsageError
+
+if TYPE_CHECKING:
+    from ..world.vendors import Template
 
 GateAction = Literal["provision", "deprovision", "suspend", "resume"]
 ACTIONS: tuple[GateAction, ...] = ("provision", "deprovision", "suspend", "resume")
@@ -70,9 +80,15 @@ def parse_gating(value: Any, where: str = "gating") -> frozenset[str]:
     return frozenset(out)
 
 
-def merge(root_default: frozenset[str] | None, provider: frozenset[str] | None) -> frozenset[str]:
-    """The effective set: the root default (built-in when None) ∪ the provider's own."""
-    base = DEFAULT if root_default is None else root_default
+def merge(
+    root_default: frozenset[str] | None,
+    provider: frozenset[str] | None,
+    vendor: frozenset[str] | None = None,
+) -> frozenset[str]:
+    """The effective set: the root default ∪ the provider's own. Without a root
+    default: the vendor's default (``vendor``), else the built-in :data:`DEFAULT`."""
+    fallback = DEFAULT if vendor is None else vendor
+    base = fallback if root_default is None else root_default
     return frozenset(base | (provider or frozenset()))
 
 
@@ -110,7 +126,55 @@ STEP_WORDS: dict[str, str] = {
     "suspend": "suspending stops it; its state is kept",
     "resume": "resuming starts it again; running costs money again",
 }
-"""What a gated step does, in the words a person is asked with."""
+"""What a gated step does, in the words a person is asked with (a vendor that
+declares no words of its own)."""
+
+
+def _declared(template: Template | None) -> dict[str, Any]:
+    """TEMPLATE.json's ``steps``: ``{step: {"gated": bool, "does": str}}``."""
+    if template is None:
+        return {}
+    steps = template.raw.get("steps")
+    if steps is None:
+        return {}
+    where = f"TEMPLATE.json of {template.vendor!r}: steps"
+    if not isinstance(steps, Mapping):
+        raise UsageError(f"{where} must be an object of {', '.join(ACTIONS)}; got {steps!r}")
+    for step, decl in steps.items():
+        if step not in ACTIONS:
+            raise UsageError(f"{where}: unknown step {step!r}; steps are {', '.join(ACTIONS)}")
+        if not isinstance(decl, Mapping):
+            raise UsageError(f"{where}.{step} must be an object; got {decl!r}")
+        if not isinstance(decl.get("gated", False), bool):
+            raise UsageError(f"{where}.{step}.gated must be true or false")
+        if not isinstance(decl.get("does", ""), str):
+            raise UsageError(f"{where}.{step}.does must be a sentence")
+    return dict(steps)
+
+
+def vendor_default(template: Template | None) -> frozenset[str]:
+    """The steps that need a person's yes by default on this vendor: TEMPLATE.json's
+    ``steps.<step>.gated`` (what the step costs there), the built-in :data:`DEFAULT`
+    for a step (or a vendor) that does not say."""
+    declared = _declared(template)
+    out = set()
+    for step in ACTIONS:
+        decl = declared.get(step)
+        if decl is not None and "gated" in decl:
+            if decl["gated"]:
+                out.add(step)
+        elif step in DEFAULT:
+            out.add(step)
+    return frozenset(out)
+
+
+def step_words(step: str, template: Template | None = None) -> str:
+    """What ``step`` does on this vendor (``steps.<step>.does`` in its TEMPLATE.json),
+    else :data:`STEP_WORDS`'s general sentence."""
+    decl = _declared(template).get(step)
+    if decl is not None and decl.get("does"):
+        return str(decl["does"])
+    return STEP_WORDS.get(step, step)
 
 
 def dreamrc_default(root: Path) -> frozenset[str] | None:
@@ -142,10 +206,16 @@ def dreamrc_default(root: Path) -> frozenset[str] | None:
     return parse_gating(settings["gating"], f"{rc}: settings.gating")
 
 
-def effective_gating(root: Path, provider_gating: list[str] | None, where: str) -> frozenset[str]:
-    """The gated steps for one provider of ``root`` (``provider_gating``: provider.json's)."""
+def effective_gating(
+    root: Path,
+    provider_gating: list[str] | None,
+    where: str,
+    template: Template | None = None,
+) -> frozenset[str]:
+    """The gated steps for one provider of ``root`` (``provider_gating``: provider.json's;
+    ``template``: its vendor's, whose default applies when ``.dreamrc`` sets none)."""
     own = None if provider_gating is None else parse_gating(provider_gating, f"{where}: gating")
-    return merge(dreamrc_default(root), own)
+    return merge(dreamrc_default(root), own, vendor_default(template))
 
 
 __all__ = [
@@ -160,5 +230,7 @@ __all__ = [
     "is_gated",
     "merge",
     "parse_gating",
+    "step_words",
+    "vendor_default",
     "verb_step",
 ]

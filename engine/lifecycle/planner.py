@@ -25,6 +25,12 @@ destroying and resuming is provisioning: ``active → suspended`` is ``deprovisi
 ``suspended``/``absent`` with target ``active`` is ``provision``, and
 ``absent + suspended`` is ``none`` (nothing to keep).
 
+A daemon-level provider that was suspended on purpose and whose supervisor entry
+went away behind our back (its tmux session killed) reads ``absent``; resuming it
+(``kept``: the target it had was ``suspended``) is still ``resume`` — the vendor
+finds out whether the state it kept survived — never a fresh ``provision``, so the
+step ``status`` offers for a ``suspended`` provider is the step the verb takes.
+
 A step whose action is in the gating set comes back with ``gated=True``: it runs
 only with a person's yes.
 """
@@ -78,8 +84,19 @@ class Step:
     why: str
 
 
-def plan_step(actual: str, target: str, stateful: bool, gating: frozenset[str]) -> Step:
-    """The one step that moves ``actual`` towards ``target``."""
+KEPT_WHY = (
+    "suspended on purpose, its supervisor entry gone since: resume finds out whether "
+    "the state it kept survived"
+)
+
+
+def plan_step(
+    actual: str, target: str, stateful: bool, gating: frozenset[str], *, kept: bool = False
+) -> Step:
+    """The one step that moves ``actual`` towards ``target``. ``kept``: the provider
+    was suspended on purpose (its target was ``suspended`` before this run)."""
+    if kept and stateful and actual == "absent" and target == "active":
+        return Step("resume", is_gated("resume", gating), KEPT_WHY)
     table = _STATEFUL if stateful else _STATELESS
     try:
         action, why = table[(actual, target)]

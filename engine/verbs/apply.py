@@ -18,7 +18,7 @@ from ..backends.base import Progress
 from ..contract import commands
 from ..contract.errors import DreamlakeError, UsageError
 from ..contract.result import ProviderLifecycleResult, Run
-from ..lifecycle.gating import STEP_WORDS
+from ..lifecycle.gating import step_words
 from ..world.derive import Derived, Observation, derive, edit_action, step_action
 from ..world.observe import observe, to_result
 from ..world.paths import Root, check_name
@@ -74,7 +74,7 @@ def _apply(
             files=[],
             plan=infra.plan if infra and infra.plan_fresh else None,
         )
-        res = res.with_headline(f"⚠ needs your go-ahead: {STEP_WORDS['provision']}")
+        res = res.with_headline(f"⚠ needs your go-ahead: {step_words('provision', obs.template)}")
         return res.with_notes("nothing was touched. Re-run with --yes.")
 
     from ..backends import get_backend

@@ -169,7 +169,7 @@ def _run(
     watch: float,
     drain: float,
 ) -> ProviderLifecycleResult:
-    from ..lifecycle.gating import STEP_WORDS
+    from ..lifecycle.gating import step_words
     from ._busy import busy, may_act
 
     assert obs.record is not None
@@ -188,7 +188,12 @@ def _run(
     gating = obs.gating
     host = observe_host(obs, factory)
     actual = actual_status(obs, host, read_applied_stopped(obs))
-    step = plan_step(actual, target, stateful, gating)
+    # Suspended on purpose (the target this run found): a daemon whose supervisor
+    # entry was lost since still resumes what it kept, as status offers.
+    gone = obs.intent is not None and obs.intent.outcome in ("destroyed", "gone")
+    there = obs.adopt or (obs.infra is not None and obs.infra.present)
+    kept = obs.target == "suspended" and level(obs) == "daemon" and there and not gone
+    step = plan_step(actual, target, stateful, gating, kept=kept)
     say(f"actual {actual}, target {target}: {step.action} ({step.why})")
     lines = [f"actual: {actual}   target: {target}   step: {step.action} — {step.why}"]
     if not stateful and step.action in ("deprovision", "provision") and target == "suspended":
@@ -203,7 +208,7 @@ def _run(
         nxt = gated_run(obs, _command(verb, name, dd, True), step.action)
         res = to_result(obs, Derived("needs_input", nxt, obs.blocking), files=[])
         return res.with_headline(
-            f"⚠ needs a person's yes: {STEP_WORDS.get(step.action, step.action)}"
+            f"⚠ needs a person's yes: {step_words(step.action, obs.template)}"
         ).with_notes(
             *lines,
             f"'{step.action}' needs a person's yes (gating: {', '.join(sorted(gating)) or '-'}): "

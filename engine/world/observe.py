@@ -56,7 +56,7 @@ def observe(
     from .intent import read_intent
 
     target = read_target(paths, record.backend, dream_dir)
-    gating = effective_gating(root.path, record.gating, str(paths.provider_json))
+    gating = effective_gating(root.path, record.gating, str(paths.provider_json), template)
     blocking: tuple[Blocking, ...] = ()
     degraded: list[str] = []
     if template is not None:

@@ -109,6 +109,21 @@ def _journey(name: str, project: Path, workdir: Path, cp: Any, recovery: str) ->
     assert client.claims(name)["live"] == 0  # it took no work while suspended
     assert reconcile(name, cwd=project).files == []  # converged
 
+    # Killed again while suspended: status offers resume, flagged as resume is on
+    # this vendor (not gated: nothing is billed), and resume takes exactly that step
+    # — the kept state starts again, the same instance id claims.
+    subprocess.run([str(TMUX), "kill-session", "-t", f"=nymph-{key}"], check=True)
+    out = status(name, cwd=project, probe=False)
+    assert out.status == "suspended" and out.next_action is not None, out
+    assert out.next_action.command == f"dreamlake provider resume -n {name}"
+    assert out.next_action.approval is None
+    res = resume(name, cwd=project, watch=30)
+    assert res.status == "connected", (res, res.notes)
+    assert any("step: resume" in n for n in res.notes), res.notes
+    assert res.claim is not None and list(res.claim.instances) == instances
+    assert (workdir / "state.txt").read_text() == "kept\n"
+    assert suspend(name, cwd=project).status == "suspended"
+
     # And once more with the work directory gone: the state is lost.
     subprocess.run([str(TMUX), "kill-session", "-t", f"=nymph-{key}"], check=True)
     shutil.rmtree(workdir)

@@ -141,15 +141,16 @@ def test_agent_stops_at_every_gated_step(
     prose = _cli(command, project, monkeypatch)  # a person reads which step and why
     assert f"step: {step} —" in prose, prose
     assert "needs a person's yes" in prose and "--yes" in prose, prose
-    # the prose says what this step does: only provisioning spends money
+    # the prose says what this step does on this vendor: on ``local`` (provision,
+    # resume here) nothing is billed, and it says so
     does = {
-        "provision": "spends money",
-        "resume": "starts it again",
+        "provision": "nothing is billed",
+        "resume": "starts the daemon on this machine again",
         "deprovision": "destroying removes the infrastructure",
         "suspend": "stops it; its state is kept",
     }[step]
     assert does in prose, prose
-    if step in ("suspend", "deprovision"):
+    if step in ("suspend", "deprovision", "provision", "resume"):
         assert "spends money" not in prose and "applying spends" not in prose, prose
     if step == "deprovision":  # the stateless path, said out loud
         assert "podish has no stateful lifecycle" in prose and "destroys it" in prose, prose
