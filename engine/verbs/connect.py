@@ -50,6 +50,9 @@ ShellFactory = Callable[[Any], Shell]
 DEFAULT_WATCH = 20.0
 START_GRACE = 1.0
 LOCAL_VENDORS = ("local",)
+ADOPTED_STACK_VENDOR = "pulumi-stack"
+"""The vendor of an adopted Pulumi stack (``backends.pulumi.adopt``, not imported:
+connect without pulumi stays light)."""
 HOST_WHY = (
     "The machine the daemon runs on. Pass --host user@host, set host in adopt.json, "
     "or give the infrastructure a worker_host output."
@@ -94,11 +97,13 @@ def connect(
     try:
         check_name(name)
         obs = observe(name, root, dream_dir, probe=False)
-        if obs.adopt and host and remember_host(ProviderPaths(obs.dir), host):
-            # The host given here is a decision the person made: it is kept, so a
-            # later connect (the restart the prose offers) needs no --host.
-            obs = observe(name, root, dream_dir, probe=False)
-            say(f"wrote the host {host} into {ProviderPaths(obs.dir).adopt_json}")
+        # The host given here is a decision the person made: it is kept in adopt.json
+        # (so a later connect, the restart the prose offers, needs no --host), but only
+        # once connect started a daemon there: a failed connect writes nothing.
+        pending = adopt_with_host(ProviderPaths(obs.dir), host) if obs.adopt and host else None
+        if pending is not None:
+            filled = {k for k, v in pending[1].items() if pending[0].get(k) != v}
+            obs = replace(obs, blocking=tuple(b for b in obs.blocking if b.key not in filled))
         if obs.record is not None and (obs.claims is None or obs.claims.live == 0):
             from ..world import rows
 
@@ -115,7 +120,12 @@ def connect(
         from ..world.intent import recording
 
         with recording(obs.dir, "connect") as rec:
-            res = _connect(obs, host, dream_dir, say, watch, shell_factory or open_shell)
+            adopt = pending[1] if pending is not None else None
+            res = _connect(obs, host, dream_dir, say, watch, shell_factory or open_shell, adopt)
+            if pending is not None and res.status in ("connected", "connecting"):
+                paths = ProviderPaths(obs.dir)
+                if _write_adopt(paths, *pending):
+                    say(f"wrote the host {host} into {paths.adopt_json}")
             if res.status == "connecting":
                 # The daemon runs and has not claimed yet: status says connecting
                 # while its supervisor runs it, within the start window.
@@ -157,6 +167,7 @@ def _connect(
     say: Progress,
     watch: float | None,
     factory: ShellFactory,
+    adopt_given: dict[str, Any] | None = None,
 ) -> ProviderLifecycleResult:
     from ..daemon import host as daemon_host
     from ..remote.ssh import SSHTarget, parse_host
@@ -184,7 +195,7 @@ def _connect(
     local = False
     source = "--host" if host else "adopt"
     if obs.adopt:
-        adopt = daemon_host.read_adopt(paths)
+        adopt = adopt_given or daemon_host.read_adopt(paths)
         blocking = tuple(
             b for b in obs.blocking if not (host and b.key in ("host", "user", "port"))
         )
@@ -318,27 +329,28 @@ def _leave_recorded_host(
     return []
 
 
-def remember_host(paths: ProviderPaths, host: str) -> bool:
-    """Write ``--host`` into ``adopt.json`` with what it implies: the host, its user
-    (else the login ssh would use) and port, and ``["default"]`` queues when none are
-    chosen yet. Returns whether the file changed; a file that is not a JSON object
-    is left alone (the scan reports it)."""
+def adopt_with_host(
+    paths: ProviderPaths, host: str
+) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """``adopt.json`` as it is, and as ``--host`` makes it: the host, its user (else
+    the login ssh would use) and port, and ``["default"]`` queues when none are
+    chosen yet. None when nothing would change, or the file is not a JSON object
+    (the scan reports it). Nothing is written here."""
     import getpass
 
     from ..remote.ssh import parse_host
-    from ..settings.fsutil import atomic_write
 
     try:
         text = paths.adopt_json.read_text(encoding="utf-8")
         data = json.loads(text)
     except (OSError, ValueError):
-        return False
+        return None
     if not isinstance(data, dict):
-        return False
+        return None
     try:
         t = parse_host(host)
     except DreamlakeError:
-        return False
+        return None
     new = dict(data)
     new["host"] = t.host
     if t.user:
@@ -350,15 +362,39 @@ def remember_host(paths: ProviderPaths, host: str) -> bool:
         new["port"] = t.port
     if not new.get("queues"):
         new["queues"] = ["default"]
-    if new == data:
+    return None if new == data else (data, new)
+
+
+def _write_adopt(paths: ProviderPaths, before: dict[str, Any], after: dict[str, Any]) -> bool:
+    """Write ``after`` atomically, unless the file changed since ``before`` was read
+    (an edit made meanwhile is never overwritten)."""
+    from ..settings.fsutil import atomic_write
+
+    try:
+        if json.loads(paths.adopt_json.read_text(encoding="utf-8")) != before:
+            return False
+    except (OSError, ValueError):
         return False
-    atomic_write(paths.adopt_json, json.dumps(new, indent=2) + "\n")
+    atomic_write(paths.adopt_json, json.dumps(after, indent=2) + "\n")
     return True
 
 
+ADOPTED_HOST_WHY = (
+    "The machine the daemon runs on. The stack's outputs name no worker_host and its "
+    "program is managed where it lives: pass --host USER@HOST to connect."
+)
+
+
 def _needs_host(obs: Observation, dd: str | None, file: str) -> ProviderLifecycleResult:
-    b = Blocking(key="host", reason="unset", file=file, why=HOST_WHY)
-    nxt = EditThenContinue(file=file, command=commands.connect(obs.name, dd))
+    if obs.record is not None and obs.record.vendor == ADOPTED_STACK_VENDOR:
+        # Nothing in the stack's folder is dreamlake's to edit: the next action names
+        # what is missing, so following it is not the same command again.
+        b = Blocking(key="host", reason="unset", file=file, why=ADOPTED_HOST_WHY)
+        command = commands.connect(obs.name, dd, host="USER@HOST")
+    else:
+        b = Blocking(key="host", reason="unset", file=file, why=HOST_WHY)
+        command = commands.connect(obs.name, dd)
+    nxt = EditThenContinue(file=file, command=command)
     return to_result(obs, Derived("needs_input", nxt, (b,)))
 
 

@@ -213,3 +213,17 @@ def test_connecting_until_the_claim_is_seen(adopted, sshd, monkeypatch: pytest.M
             break
         time.sleep(0.5)
     assert (rc, out["status"]) == (0, "connected"), out
+
+
+def test_connect_host_is_kept_once_the_daemon_runs(adopted, sshd) -> None:  # type: ignore[no-untyped-def]
+    """The host --host names is written into adopt.json when connect succeeded there
+    (a failed one writes nothing: tests/engine/verbs/test_connect.py)."""
+    name, project = adopted
+    path = write_adopt(project, name, host="", user="", port=None, queues=[])
+    rc, out = dl(
+        "connect", "-n", name, "--host", f"{sshd.user}@{sshd.host}:{sshd.port}", cwd=project
+    )
+    assert (rc, out["status"]) == (0, "connected"), out
+    kept = json.loads(path.read_text())
+    assert (kept["host"], kept["user"], kept["port"]) == (sshd.host, sshd.user, sshd.port)
+    assert kept["queues"] == ["default"]

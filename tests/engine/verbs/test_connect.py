@@ -86,12 +86,15 @@ def test_unresolved_adopt_decisions_need_input_without_a_shell(project: Path) ->
     assert res.next_action is not None and res.next_action.kind == "edit_then_continue"
     assert res.next_action.command == "dreamlake provider connect -n lab"
     assert rec.targets == []
-    # --host answers host and user, and fills the default queues it implies; it is
-    # kept in adopt.json, so nothing blocks any more
+    # --host answers host and user, and fills the default queues it implies, so
+    # nothing blocks any more; it is kept in adopt.json only once a daemon runs there
+    # (this connect is refused: nothing is written)
+    path = project / ".dream/providers/lab/adopt.json"
+    before = path.read_bytes()
     res = connect("lab", host="me@box", cwd=project, shell_factory=rec)
     assert not res.blocking, res.to_json()
-    adopt = json.loads((project / ".dream/providers/lab/adopt.json").read_text())
-    assert (adopt["host"], adopt["user"], adopt["queues"]) == ("box", "me", ["default"])
+    assert rec.targets == [SSHTarget("box", "me", 22)]
+    assert path.read_bytes() == before
 
 
 def test_nothing_applied_yet_reports_the_derived_state(project: Path) -> None:
@@ -135,3 +138,13 @@ def test_no_control_plane_token_stops_before_any_ssh(
     assert (res.status, res.kind, res.exit_code) == ("error", "no_lakeshore", 1)
     assert rec.targets == []
     assert isinstance(res.next_action, Shell) and res.next_action.command.endswith("&")
+
+
+def test_a_failed_connect_host_writes_nothing(project: Path) -> None:
+    """--host is kept in adopt.json only once connect started a daemon there: a
+    refused key leaves the file byte for byte as it was."""
+    path = _adopt(project, "lab", queues=[])  # host, user, port and queues unset
+    before = path.read_bytes()
+    res = connect("lab", host="me@box:2222", cwd=project, shell_factory=Recorder())
+    assert (res.status, res.kind) == ("error", "ssh_auth")
+    assert path.read_bytes() == before

@@ -227,3 +227,20 @@ def test_stack_must_be_fully_named(project: Path, shared: Path, ref: str) -> Non
 def test_stack_takes_no_vendor(project: Path, shared: Path) -> None:
     res = create("fleet", "ec2", backend="pulumi", stack=REF, dream_dir=str(project), probe=False)
     assert res.status == "error" and res.kind == "usage"
+
+
+def test_connect_without_host_names_the_missing_flag(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/pulumi.md's adopted stack on S3: connect without --host has nothing of its
+    own to edit, so its next action names --host rather than the same command again."""
+    monkeypatch.setenv("PULUMI_BACKEND_URL", "s3://acme-pulumi-state")
+    dd = str(project)
+    create("fleet", backend="pulumi", stack="acme/gpu-fleet/prod", dream_dir=dd, probe=False)
+    asked = connect("fleet", dream_dir=dd)
+    assert asked.status == "needs_input" and [b.key for b in asked.blocking or []] == ["host"]
+    assert asked.next_action is not None
+    assert asked.next_action.command == (
+        f"dreamlake provider connect -n fleet --host USER@HOST --dream-dir {dd}"
+    )
+    assert "--host" in (asked.blocking or [])[0].why  # type: ignore[operator]
