@@ -1,6 +1,7 @@
 """The capacity part of the one reconcile loop (run by ``queues.loop`` under its
 database lease, after the queues): leases past their expiry end and free their
-unit (an instance launched for one is terminated), and pending leases are tried
+unit (an instance launched for one is terminated), granted leases whose unit went
+away are pending again with the reason (``leases.lapse``), and pending leases are tried
 again, the longest untried first, a bounded number per namespace and tick."""
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from ..registry import service as registry
 from ..server.deps import org_namespace_ids
 from ..server.runtime import heartbeats_of
 from .decide import Request, RequestError, decide
-from .leases import LEASE_FIELDS, PENDING_PER_TICK, Context, end_instance, grant
+from .leases import LEASE_FIELDS, PENDING_PER_TICK, Context, end_instance, grant, lapse
 from .models import CapacityLease
 from .service import expire, snapshot
 
@@ -51,13 +52,16 @@ def _tick(app: Any, box: Any, budget: float) -> int:
     with state.sessionmaker() as s:
         ended = expire(s)
         ended_rows = [r for r in (s.get(CapacityLease, i) for i in ended) if r is not None]
+        granted = s.scalars(
+            select(CapacityLease).where(CapacityLease.state == "granted").limit(MAX_PENDING_SEEN)
+        ).all()
         pending = s.scalars(
             select(CapacityLease)
             .where(CapacityLease.state == "pending")
             .order_by(CapacityLease.created_at)
             .limit(MAX_PENDING_SEEN)
         ).all()
-        if not ended_rows and not pending:
+        if not ended_rows and not pending and not granted:
             return 0
         ctx = Context(
             state=state,
@@ -82,6 +86,14 @@ def _tick(app: Any, box: Any, budget: float) -> int:
                 error = end_instance(s, sc, ctx, row)
                 if error:
                     log.warning("capacity: lease %s ended; terminate failed: %s", row.id, error)
+        by_held: dict[int, list[CapacityLease]] = {}
+        for row in granted:
+            by_held.setdefault(row.namespace_id, []).append(row)
+        for ns_id, held_rows in by_held.items():
+            sc = scope_of(ns_id)
+            if sc is not None:
+                back = lapse(s, sc, ctx, held_rows)
+                pending = [*pending, *(r for r in held_rows if r.id in back)]
         by_ns: dict[int, list[CapacityLease]] = {}
         for row in pending:
             by_ns.setdefault(row.namespace_id, []).append(row)

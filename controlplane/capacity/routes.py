@@ -7,7 +7,7 @@
     POST   /api/namespaces/{ns}/capacity/leases            a request → 201 granted | 202 pending
     GET    /api/namespaces/{ns}/capacity/leases            ?all
     GET    /api/namespaces/{ns}/capacity/leases/{id}
-    POST   /api/namespaces/{ns}/capacity/leases/{id}/renew {ttlSeconds?}
+    POST   /api/namespaces/{ns}/capacity/leases/{id}/renew {ttlSeconds?} → 200 | 202 pending
     DELETE /api/namespaces/{ns}/capacity/leases/{id}       release
 
 Auth: every route takes the namespace's scope through ``_scope`` (a namespace token
@@ -96,28 +96,38 @@ def request_lease(
 
 @router.get(P + "/leases")
 def list_leases(
+    request: Request,
     all: bool = False,
     scope: registry.Scope = Depends(_scope),
     session: Session = Depends(get_session),
 ) -> dict[str, Any]:
-    return _call(leases.list_leases, session, scope, all_=all)  # type: ignore[no-any-return]
+    return _call(leases.list_leases, session, scope, all_=all, ctx=_ctx(request))  # type: ignore[no-any-return]
 
 
 @router.get(P + "/leases/{lease_id}")
 def get_lease(
-    lease_id: str, scope: registry.Scope = Depends(_scope), session: Session = Depends(get_session)
+    lease_id: str,
+    request: Request,
+    scope: registry.Scope = Depends(_scope),
+    session: Session = Depends(get_session),
 ) -> dict[str, Any]:
-    return _call(leases.get, session, scope, lease_id)  # type: ignore[no-any-return]
+    return _call(leases.get, session, scope, lease_id, _ctx(request))  # type: ignore[no-any-return]
 
 
 @router.post(P + "/leases/{lease_id}/renew")
 def renew_lease(
     lease_id: str,
+    request: Request,
     body: Any = Body(default=None),
     scope: registry.Scope = Depends(_scope),
     session: Session = Depends(get_session),
-) -> dict[str, Any]:
-    return _call(leases.renew, session, scope, lease_id, _object(body or {}))  # type: ignore[no-any-return]
+) -> Any:
+    """200 with the lease when it is granted; 202 when it is pending (its unit went
+    away, or it was never granted): the expiry moved, nothing is held yet."""
+    out = _call(leases.renew, session, scope, lease_id, _object(body or {}), _ctx(request))
+    if out["state"] == "pending":
+        return JSONResponse(out, status_code=202)
+    return out
 
 
 @router.delete(P + "/leases/{lease_id}")
