@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 import shlex
@@ -245,3 +246,77 @@ def test_every_python_example_runs(
     assert '"status": "error"' not in proc.stdout and "status='error'" not in proc.stdout, (
         proc.stdout
     )
+
+
+# -- what README's lifecycle block does ---------------------------------------------
+
+
+def _readme_line(prefix: str) -> list[str]:
+    for body in _fences(REPO / "README.md", ("bash",)):
+        for line in body.splitlines():
+            line = re.sub(r"\s+#.*$", "", line).strip()
+            if line.startswith(prefix):
+                return shlex.split(line)
+    raise AssertionError(f"README.md shows no `{prefix} …`")
+
+
+def _offline_env(home: Path) -> dict[str, str]:
+    """No cloud credentials (so no account probe runs) and no control plane: a
+    closed port on 127.0.0.1."""
+    env = {
+        k: v
+        for k, v in clean_env().items()
+        if not k.startswith(("AWS_", "GOOGLE_", "CLOUDSDK_", "DREAMLAKE_", "DREAMRC"))
+    }
+    env.update(HOME=str(home), LAKESHORE_URL=f"http://127.0.0.1:{free_port()}")
+    env.update(DREAMLAKE_CACHE_DIR="off")
+    return env
+
+
+def _dreamlake(words: list[str], home: Path) -> dict[str, Any]:
+    assert words[0] == "dreamlake"
+    proc = subprocess.run(
+        [str(BIN / "dreamlake"), *words[1:], "--dream-dir", str(home), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=home,
+        env=_offline_env(home),
+        stdin=subprocess.DEVNULL,
+    )
+    result: dict[str, Any] = json.loads(proc.stdout)
+    return result
+
+
+def test_the_readme_set_line_settles_the_decisions_it_names(tmp_path: Path) -> None:
+    """README's `provider create … --provider kube` then its `provider set` line: each
+    KEY is a decision of that provider, and the value lands in terraform.tfvars under
+    the variable's name."""
+    create = _readme_line("dreamlake provider create -n aws-demo --provider")
+    res = _dreamlake(create, tmp_path)
+    assert res["status"] == "needs_input", res
+    setting = _readme_line("dreamlake provider set")
+    res = _dreamlake(setting, tmp_path)
+    assert res["status"] == "needs_input", res  # the other decisions are still open
+    keys = [w.split("=", 1)[0] for w in setting if "=" in w and not w.startswith("-")]
+    assert keys and not {b["key"] for b in res["blocking"]} & set(keys), res["blocking"]
+    tfvars = (Path(res["dir"]) / "terraform" / "terraform.tfvars").read_text()
+    assert 'region = "us-east-1"' in tfvars
+    assert re.search(r'^gpu_instance_types = \["g5\.xlarge", ?"g5\.2xlarge"\]', tfvars, re.M)
+
+
+def test_an_unknown_key_is_answered_with_every_decision_and_its_variable(
+    tmp_path: Path,
+) -> None:
+    create = _readme_line("dreamlake provider create -n aws-demo --provider")
+    _dreamlake(create, tmp_path)
+    res = _dreamlake(["dreamlake", "provider", "set", "-n", "aws-demo", "azs=a,b"], tmp_path)
+    assert res["status"] == "error" and res["kind"] == "unknown_decision", res
+    assert "node_type (gpu_instance_types)" in res["error"], res["error"]
+    # the variable's name is accepted as well as the key
+    res = _dreamlake(
+        ["dreamlake", "provider", "set", "-n", "aws-demo", "gpu_instance_types=g5.xlarge"],
+        tmp_path,
+    )
+    assert res["status"] == "needs_input", res
+    assert "node_type" not in {b["key"] for b in res["blocking"]}

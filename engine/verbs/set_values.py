@@ -27,6 +27,12 @@ def _decision(template: Template, key: str) -> Decision | None:
     return template.decision(key) or next((d for d in template.decisions if d.var == key), None)
 
 
+def _listed(template: Template) -> str:
+    """The decisions' keys, each with the variable it is written as when that differs
+    (``node_type (gpu_instance_types)``): either name is accepted."""
+    return ", ".join(d.key if d.var == d.key else f"{d.key} ({d.var})" for d in template.decisions)
+
+
 def _target(paths: ProviderPaths, backend: str, d: Decision) -> Path:
     if backend == "pulumi":
         from ..backends.pulumi.project import PulumiProject
@@ -116,8 +122,7 @@ def set_values(
         return error_result(err, name, root=root, dream_dir=dream_dir)
     if not values:
         err = DreamlakeError(
-            "nothing to set: give KEY=VALUE for a decision "
-            f"({', '.join(d.key for d in template.decisions)})",
+            f"nothing to set: give KEY=VALUE for a decision ({_listed(template)})",
             kind="usage",
             next_action=Run(command=again),
         )
@@ -139,7 +144,7 @@ def set_values(
     if unknown:
         err = DreamlakeError(
             f"{', '.join(repr(k) for k in unknown)} is not a decision of '{name}'; its "
-            f"decisions: {', '.join(d.key for d in template.decisions)}. Nothing was written.",
+            f"decisions: {_listed(template)}. Nothing was written.",
             kind="unknown_decision",
             next_action=Run(command=again),
         )

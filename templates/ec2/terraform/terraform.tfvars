@@ -11,7 +11,7 @@
 # GPU instance type of each worker.
 # instance_type = "g5.xlarge"
 
-# GPU-ready image (NVIDIA driver installed) in the chosen region.
+# GPU-ready image (NVIDIA driver installed) in the chosen region (the decision ami).
 # ami_id = "ami-0123456789abcdef0"
 
 # Optional settings (defaults in variables.tf):

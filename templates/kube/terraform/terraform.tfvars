@@ -12,7 +12,7 @@
 # or an existing VPC's id to adopt, e.g. "vpc-0abc1234".
 # vpc = "10.42.0.0/16"
 
-# Interchangeable GPU instance types for the node group.
+# Interchangeable GPU instance types for the node group (the decision node_type).
 # gpu_instance_types = ["g5.xlarge", "g5.2xlarge"]
 
 # Optional settings (defaults in variables.tf):
