@@ -7,7 +7,7 @@
     lakeshore lease list [--all] | show ID | renew ID [--ttl S] | release ID  [--json]
 
 REQUEST FLAGS: --accelerator A10G --accelerators 1 --cpus 4 --memory-gb 16
---max-price 2.5 --spot/--on-demand --provider P (repeatable) --exclude P (repeatable)
+--max-price 2.5 --spot/--on-demand --providers P,Q --exclude P,Q (both also repeatable)
 --strategy cheapest|priority|spread|least-waste. A lease that cannot be met now is
 ``pending`` with the reason (exit 0): the control plane grants it when capacity frees.
 """
@@ -48,16 +48,29 @@ SpotOpt = Annotated[
     bool | None, typer.Option("--spot/--on-demand", help="Only spot, or only on-demand.")
 ]
 ProvidersOpt = Annotated[
-    list[str] | None, typer.Option("--provider", "-p", help="Only these providers (repeatable).")
+    list[str] | None,
+    typer.Option(
+        "--providers",
+        "--provider",
+        "-p",
+        help="Only these providers (the body's providers): comma-separated, or repeated.",
+    ),
 ]
 ExcludeOpt = Annotated[
-    list[str] | None, typer.Option("--exclude", help="Never these providers (repeatable).")
+    list[str] | None,
+    typer.Option("--exclude", help="Never these providers: comma-separated, or repeated."),
 ]
 StrategyOpt = Annotated[
     str | None,
     typer.Option("--strategy", help="cheapest (default), priority, spread or least-waste."),
 ]
 TtlOpt = Annotated[float | None, typer.Option("--ttl", min=1, help="Seconds the lease lasts.")]
+
+
+def _names(given: list[str] | None) -> list[str] | None:
+    """``--providers a,b`` and ``-p a -p b`` alike: the names in order."""
+    names = [n.strip() for item in given or [] for n in item.split(",") if n.strip()]
+    return names or None
 
 
 def _request(
@@ -80,8 +93,8 @@ def _request(
         ("memoryGb", memory_gb),
         ("maxPricePerHour", max_price),
         ("spot", spot),
-        ("providers", providers or None),
-        ("excludeProviders", exclude or None),
+        ("providers", _names(providers)),
+        ("excludeProviders", _names(exclude)),
         ("strategy", strategy),
         ("ttlSeconds", ttl),
     ):
@@ -145,12 +158,24 @@ def capacity_command(
     _emit(out, as_json, capacity_prose(out))
 
 
+def _price_table(doc: dict[str, Any]) -> dict[str, Any]:
+    """The table a ``--file`` holds: the table itself, or the PUT body around it
+    (``{"prices": {PROVIDER: {OFFER: PRICE}}}``, as docs/capacity.md shows it). A
+    provider called ``prices`` has numbers under it, not tables: it stays a table."""
+    inner = doc.get("prices")
+    if not (len(doc) == 1 and isinstance(inner, dict) and inner):
+        return doc
+    return inner if all(isinstance(v, dict) for v in inner.values()) else doc
+
+
 @capacity_app.command("prices")
 def capacity_prices(
     file: Annotated[
         Path | None,
         typer.Option(
-            "--file", help="YAML or JSON {PROVIDER or '*': {OFFER: PRICE}} replacing the table."
+            "--file",
+            help="YAML or JSON {PROVIDER or '*': {OFFER: PRICE}}, or the request body "
+            "{prices: {...}} holding it, replacing the table.",
         ),
     ] = None,
     server: ServerOpt = None,
@@ -164,7 +189,7 @@ def capacity_prices(
     if file is None:
         out = _call(client, "GET", "capacity", "prices")
     else:
-        table = _kwargs(None, file, flag="--file")
+        table = _price_table(_kwargs(None, file, flag="--file"))
         out = _call(client, "PUT", "capacity", "prices", body={"prices": table})
     rows = [
         f"{p}/{o}  {price:g}/h"

@@ -49,6 +49,12 @@ def test_capacity_and_lease_from_the_cli(start_server: Any, tmp_path: Path) -> N
     put = run("capacity", "prices", "--file", str(prices))
     assert put.returncode == 0, put.stderr
     assert "lab/box-1  0.05/h" in put.stdout
+    # the request body as docs/capacity.md shows it is accepted as the file too
+    body = tmp_path / "prices.json"
+    body.write_text(json.dumps({"prices": {"lab": {"box-1": 0.05}}}))
+    put = run("capacity", "prices", "--file", str(body), "--json")
+    assert put.returncode == 0, put.stderr
+    assert json.loads(put.stdout)["prices"] == {"lab": {"box-1": 0.05}}
     srv.admin.register("lab", "box-1", host="box-1")
 
     listed = run("capacity")
@@ -60,7 +66,11 @@ def test_capacity_and_lease_from_the_cli(start_server: Any, tmp_path: Path) -> N
     doc = json.loads(run("capacity", "--json").stdout)
     assert doc["providers"][0]["offers"][0]["pricePerHour"] == 0.05
 
-    got = run("lease", "request", "--cpus", "4", "--ttl", "600", "--json")
+    # --providers as the body's providers (comma-separated; --provider P repeats)
+    nowhere = run("capacity", "decide", "--cpus", "4", "--providers", "other,else", "--json")
+    assert nowhere.returncode == 0, nowhere.stderr
+    assert json.loads(nowhere.stdout)["chosen"] is None
+    got = run("lease", "request", "--cpus", "4", "--ttl", "600", "--providers", "lab", "--json")
     assert got.returncode == 0, got.stderr
     lease = json.loads(got.stdout)
     assert lease["state"] == "granted" and lease["offer"] == "box-1"
