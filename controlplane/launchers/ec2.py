@@ -139,12 +139,20 @@ def tags(order: LaunchOrder) -> dict[str, str]:
     return out
 
 
+def _image(kw: dict[str, Any]) -> str:
+    """The AMI: ``image_id``, or ``ami`` as the ec2 template's decision and the
+    Pulumi component call it (``image_id`` wins when both are given)."""
+    for key in ("image_id", "ami"):
+        image = kw.get(key)
+        if isinstance(image, str) and image:
+            return image
+    raise LaunchRejected("an EC2 launch needs image_id (or ami) on the provider or the mode")
+
+
 def run_params(order: LaunchOrder, index: int) -> dict[str, Any]:
     """The ``run_instances`` parameters of the index-th instance (pure)."""
     kw = order.kwargs
-    image = kw.get("image_id")
-    if not isinstance(image, str) or not image:
-        raise LaunchRejected("an EC2 launch needs image_id (on the provider or the mode)")
+    image = _image(kw)
     params: dict[str, Any] = {
         "ImageId": image,
         "InstanceType": str(kw.get("instance_type") or DEFAULT_INSTANCE_TYPE),
@@ -185,9 +193,7 @@ def validate(order: LaunchOrder) -> None:
     if not isinstance(region, str) or not region:
         raise LaunchRejected("an EC2 provider needs a region kwarg")
     _credentials(order.kwargs)
-    image = order.kwargs.get("image_id")
-    if not isinstance(image, str) or not image:
-        raise LaunchRejected("an EC2 launch needs image_id (on the provider or the mode)")
+    _image(order.kwargs)
 
 
 def launch(order: LaunchOrder) -> dict[str, Any]:

@@ -52,6 +52,7 @@ KWARG_TYPES: dict[str, dict[str, tuple[type, ...]]] = {
         "subnet_id": (str,),
         "instance_type": (str,),
         "image_id": (str,),
+        "ami": (str,),  # image_id as the ec2 template's decision names it
         "iam_instance_profile_arn": (str,),
         "aws_credentials": (dict,),
     },

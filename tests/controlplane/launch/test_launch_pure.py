@@ -55,8 +55,14 @@ def test_run_params_per_instance() -> None:
     assert "lks_second" in second["UserData"]
     direct = ec2.run_params(order(dispatch="direct", bootstrap=None), 0)
     assert "UserData" not in direct
-    with pytest.raises(LaunchRejected, match="image_id"):
+    with pytest.raises(LaunchRejected, match=r"image_id \(or ami\)"):
         ec2.run_params(order(kwargs={"region": "us-east-1"}), 0)
+    # `ami`, as the ec2 template's decision and docs/pulumi.md name it, is the image too
+    named = ec2.run_params(order(kwargs={"region": "us-east-1", "ami": "ami-2"}), 0)
+    assert named["ImageId"] == "ami-2"
+    both = order(kwargs={"region": "us-east-1", "image_id": "ami-1", "ami": "ami-2"})
+    assert ec2.run_params(both, 0)["ImageId"] == "ami-1"
+    ec2.validate(order(kwargs={"region": "us-east-1", "ami": "ami-2"}))
 
 
 def test_user_data_stays_small_and_fetches_by_hash() -> None:
