@@ -522,6 +522,68 @@ def _suspend(
     )
 
 
+UP = ("applied", "unclaimed")
+"""What an infrastructure resume that started the machines again reads as, before
+its daemon is back."""
+
+
+def _daemon_back(
+    before: Observation,
+    root: Root,
+    res: ProviderLifecycleResult,
+    say: Progress,
+    factory: ShellFactory | None,
+    watch: float,
+) -> ProviderLifecycleResult:
+    """After the machines started again: start the daemon on the host ``connect``
+    recorded (``daemon.json``), under the supervisor it had, with the same instance
+    id; its install gone (a host rebuilt) → ``connect`` puts a fresh one there. No
+    recorded host: nothing to bring back, ``connect`` is the next action."""
+    from ..daemon.host import unrecorded_note, where
+    from ..daemon.suspend import Unrecoverable, resume_daemon
+    from ..lifecycle.actual import default_shell_factory
+
+    obs = observe(before.name, root, before.dream_dir, probe=False)
+    found = where(obs)
+    if found is None:
+        return res.with_notes(
+            unrecorded_note(obs, "started again")
+            or "connect recorded no host for this daemon: connect puts one there"
+        )
+    try:
+        shell = (factory or default_shell_factory)(None if found.local else found.target)
+    except DreamlakeError as exc:
+        return res.with_notes(f"⚠ the daemon on {found.label} was not started again: {exc.message}")
+    try:
+        say(f"starting the daemon on {shell.label} again")
+        after, sup = resume_daemon(shell, daemon_key.of(obs), run=True)
+    except Unrecoverable as exc:
+        shell.close()
+        from .connect import connect
+
+        say(f"{exc.message}: connecting afresh")
+        done = connect(
+            obs.name, dream_dir=obs.dream_dir, cwd=root.path, progress=say, watch=watch,
+            shell_factory=factory,
+        )  # fmt: skip
+        return done.model_copy(
+            update={"files": sorted({*(res.files or []), *(done.files or [])})}
+        ).with_notes(*res.notes, f"⚠ {exc.message}: a fresh daemon was connected")
+    except DreamlakeError as exc:
+        shell.close()
+        return res.with_notes(f"⚠ the daemon on {found.label} was not started again: {exc.message}")
+    shell.close()
+    seen = _watch_claim(obs, True, watch)
+    if seen.claims is not None and seen.claims.live > 0:
+        dv = derive(seen)
+    else:
+        dv = Derived("connecting", Run(command=commands.status(obs.name, obs.dream_dir)), ())
+    return to_result(seen, dv, files=res.files, supervisor=sup, host=found.label).with_notes(
+        *res.notes,
+        f"✓ daemon on {found.label} started again under {sup}; work directory: {after.workdir}",
+    )
+
+
 def _resume(
     obs: Observation,
     root: Root,
@@ -537,7 +599,12 @@ def _resume(
 
     name, dd = obs.name, obs.dream_dir
     if level(obs) == "infrastructure":
-        return _infra_step(obs, root, say, files, lines, "resume")
+        res = _infra_step(obs, root, say, files, lines, "resume")
+        if obs.target != "active" or res.kind is not None or res.status not in UP:
+            return res
+        # The machines run again: so does the daemon connect put there, as it does on
+        # a daemon-level vendor (a resume ends connected, not unclaimed).
+        return _daemon_back(obs, root, res, say, factory, watch)
     shell = (factory or default_shell_factory)(daemon_shell_target(obs))
     try:
         run = obs.target == "active"

@@ -456,19 +456,25 @@ def test_ec2_verbs_reach_the_host_connect_was_given(
         out = status()
         assert out["status"] == "suspended", out
         assert out["outputs"]["instance_ids"] == [instance]  # the same instance, not a new one
-        assert out["nextAction"]["command"] == f"dreamlake provider resume -n {name}", out
+        # resuming starts the instance, and its bill: a person says yes first
+        resume = f"dreamlake provider resume -n {name} --yes"
+        assert out["nextAction"] == {"kind": "run", "command": resume, "approval": True}, out
         # suspended already: nothing to do, nothing written
         rc, out = dl(env, proj, f"dreamlake provider suspend -n {name}")
         assert (rc, out["status"], out["files"]) == (0, "suspended", []), out
 
+        # without the yes: the same step, flagged as status flagged it, nothing touched
         rc, out = dl(env, proj, f"dreamlake provider resume -n {name}")
-        assert rc == 0 and out["status"] in ("applied", "unclaimed"), out
-        assert _instance(aws_api, instance)["State"]["Name"] == "running"
-        # the next action connects again, without --host: the recorded host, not worker_host
-        assert out["nextAction"]["command"] == f"dreamlake provider connect -n {name}"
+        assert (rc, out["status"], out["files"]) == (0, "needs_input", []), out
+        assert out["nextAction"] == {"kind": "run", "command": resume, "approval": True}, out
+        assert _instance(aws_api, instance)["State"]["Name"] == "stopped"
+
+        # with it: the instance runs again, and so does the daemon on the recorded host
+        # (not worker_host): resume ends connected, as on local and ssh
         mark = len(_netlog(netlog))
-        rc, out = dl(env, proj, out["nextAction"]["command"])
+        rc, out = dl(env, proj, resume)
         assert rc == 0 and out["status"] in ("connected", "connecting"), out
+        assert _instance(aws_api, instance)["State"]["Name"] == "running"
         assert out["host"] == sshd.spec and reached(mark), out
         deadline = time.monotonic() + 60
         while (out := status())["status"] != "connected" and time.monotonic() < deadline:
