@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ..db import utcnow
@@ -25,6 +26,7 @@ from ..launch.models import Instance
 from ..models import Worker, WorkItem
 from ..registry import service as registry
 from ..registry.service.common import RegistryError, ns_names
+from ..rowlock import begin_write
 from ..server import store
 from ..server.json_guard import refuse_nul
 from . import backoff
@@ -419,11 +421,21 @@ def put_prices(session: Session, scope: registry.Scope, body: Mapping[str, Any])
         raise RegistryError(
             422, "validation_error", f"a price table holds at most {MAX_PRICE_ENTRIES} prices"
         )
-    row = session.get(CapacityPrices, scope.namespace.id)
-    if row is None:
-        row = CapacityPrices(namespace_id=scope.namespace.id)
-        session.add(row)
-    row.prices = table
-    row.updated_at = utcnow()
-    session.commit()
+    for attempt in (1, 2):  # a first table written meanwhile: the second try updates it
+        begin_write(session)
+        row = session.get(CapacityPrices, scope.namespace.id, with_for_update=True)
+        if row is None:
+            row = CapacityPrices(namespace_id=scope.namespace.id)
+            session.add(row)
+        row.prices = table
+        row.updated_at = utcnow()
+        try:
+            session.commit()
+            break
+        except IntegrityError:
+            session.rollback()
+            if attempt == 2:
+                raise RegistryError(
+                    409, "conflict", "the price table changed meanwhile; send it again"
+                ) from None
     return prices(session, scope)

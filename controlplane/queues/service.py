@@ -19,6 +19,7 @@ from ..launch.service import LaunchError, instance_wire
 from ..models import WorkItem
 from ..names import is_name
 from ..registry import service as registry
+from ..rowlock import lock_row
 from ..server.json_guard import refuse_nul
 
 IDLE_ACTIONS = ("terminate", "suspend")
@@ -169,6 +170,9 @@ def update(
     values = _check(body, partial=True)
     values.pop("name", None)
     row = _row(session, scope.namespace.id, name)
+    if not lock_row(session, row):  # read again under the lock: no change is lost
+        session.rollback()
+        raise LaunchError(409, "conflict", f"queue {name!r} was removed meanwhile")
     for k, v in values.items():
         setattr(row, k, v)
     row.server_url = server_url or row.server_url

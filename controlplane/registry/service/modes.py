@@ -9,6 +9,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ...db import utcnow
+from ...rowlock import lock_row
 from .. import modes as mode_fields
 from ..kwargs import apply_patch
 from ..models import Mode
@@ -90,6 +91,9 @@ def update_mode(
     if "name" in patch and patch["name"] != name:
         raise unprocessable("a mode cannot be renamed; add a new one and remove this one")
     row = _mode_row(session, scope, name)
+    if not lock_row(session, row):  # read again under the lock: no patch is lost
+        session.rollback()
+        raise RegistryError(409, "conflict", f"mode {name!r} was removed meanwhile")
     current = mode_wire(row, scope.namespace.name)
     current.pop("name")
     current.pop("namespace")

@@ -12,6 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from ...db import UNREADABLE, utcnow
+from ...rowlock import lock_row
 from .. import tombstone
 from ..kwargs import apply_patch, secret_refs
 from ..launchers import (
@@ -292,8 +293,7 @@ def update_provider(
             f"unknown field(s) {', '.join(unknown)}; PATCH takes kwargs, kwargsPatch, dispatch, "
             "tunnel, hidden, identity"
         )
-    row = get_provider_row(session, scope, name)
-    check_writable(session, scope, row.namespace_id, f"provider {name!r}")
+    row = _locked(session, scope, name)
     if "identity" in body:
         identity = _check_identity(body["identity"])
         if row.identity is not None and identity != row.identity:
@@ -350,9 +350,23 @@ def update_provider(
     return providers_wire(session, [row])[0]
 
 
-def delete_provider(session: Session, scope: Scope, name: str) -> dict[str, Any]:
+def _locked(session: Session, scope: Scope, name: str) -> Provider:
+    """The live row named ``name``, locked for this transaction and read again (a
+    read-modify-write never overwrites a change answered meanwhile)."""
     row = get_provider_row(session, scope, name)
     check_writable(session, scope, row.namespace_id, f"provider {name!r}")
+    if not lock_row(session, row) or row.deleted_at is not None:
+        session.rollback()
+        raise RegistryError(
+            409,
+            "conflict",
+            f"provider {name!r} was removed meanwhile; see: lakeshore providers list --all",
+        )
+    return row
+
+
+def delete_provider(session: Session, scope: Scope, name: str) -> dict[str, Any]:
+    row = _locked(session, scope, name)
     when = utcnow()
     row.deleted_at = when
     row.name = tombstone.tombstone(name, tombstone.iso(when))

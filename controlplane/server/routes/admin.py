@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from ...db import utcnow
 from ...models import Namespace, Token
+from ...rowlock import lock_row
 from ..access import daemon_tokens
 from ..access.tokens import hash_token, new_token
 from ..deps import (
@@ -111,7 +112,7 @@ def update_namespace(
     """Give a namespace (``default`` included) an org, move it, or (``orgId: null``)
     take it out of its org."""
     row = session.scalar(select(Namespace).where(Namespace.name == ns))
-    if row is None:
+    if row is None or not lock_row(session, row):
         raise ApiError(404, "not_found", f"no namespace named {ns!r}")
     row.org_id = body.org_id
     request.app.state.notifier.publish(session, "forget:tokens")  # cached org scopes
