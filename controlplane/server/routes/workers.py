@@ -91,6 +91,19 @@ def _owned_known(app: Any, access: Access, worker_id: str) -> bool:
     )
 
 
+def _token_in_force(session: Session, access: Access) -> None:
+    """401 when the caller's token has ended (expired, revoked, removed) since the
+    request passed the gate: a poll held across that moment claims nothing."""
+    from ...db import utcnow
+
+    c = access.caller
+    row = None if c.expired() else session.get(Token, c.token_id)
+    if row is None or row.revoked_at is not None:
+        raise ApiError(401, "unauthorized", "the token was revoked or expired during the poll")
+    if row.expires_at is not None and utcnow() >= row.expires_at:
+        raise ApiError(401, "unauthorized", "the token was revoked or expired during the poll")
+
+
 def _worker(session: Session, access: Access, worker_id: str) -> Worker:
     row = store.find_worker(session, access.namespace.id, worker_id)
     if row is None:
@@ -249,6 +262,7 @@ async def poll_work(
             if row is None:
                 raise _unknown_worker(worker_id)
             _own(access, row, request.app)
+            _token_in_force(session, access)  # an item goes only to a token in force
             item = store.try_claim(session, row)
             out = None if item is None else store.work_out(session, item, live)
             return row.provider_name, out, not store.any_queued(session, ns_id, row.provider_name)
