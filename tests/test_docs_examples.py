@@ -320,3 +320,27 @@ def test_an_unknown_key_is_answered_with_every_decision_and_its_variable(
     )
     assert res["status"] == "needs_input", res
     assert "node_type" not in {b["key"] for b in res["blocking"]}
+
+
+def test_the_missing_pulumi_cli_next_action_is_the_one_docs_show(tmp_path: Path) -> None:
+    """docs/pulumi.md's paragraph on a missing pulumi CLI, against what `plan` answers
+    when there is none (HOME is the test's, PATH has no pulumi)."""
+    if any((Path(d) / "pulumi").exists() for d in os.environ.get("PATH", "").split(os.pathsep)):
+        pytest.skip("a pulumi CLI is on PATH here")
+    doc = (REPO / "docs" / "pulumi.md").read_text(encoding="utf-8")
+    shown = re.search(r"kind `no_binary`\) whose next action .*?`(\{.*?\})`", doc, re.S)
+    assert shown is not None, "docs/pulumi.md says what a missing pulumi CLI answers"
+    said = re.sub(r"\s+", " ", shown.group(1))
+    base = ["dreamlake", "provider"]
+    _dreamlake(
+        [*base, "create", "-n", "pl", "--provider", "local", "--backend", "pulumi"], tmp_path
+    )
+    values = [f"workdir={tmp_path / 'w'}", "queues=default", "worker_name=pl-box"]
+    assert _dreamlake([*base, "set", "-n", "pl", *values], tmp_path)["status"] == "scaffolded"
+    res = _dreamlake([*base, "plan", "-n", "pl"], tmp_path)
+    assert res["status"] == "error" and res["kind"] == "no_binary", res
+    nxt = res["nextAction"]
+    assert nxt["kind"] == "shell" and nxt["approval"] is True, nxt
+    assert '"kind": "shell"' in said and '"approval": true' in said, said
+    code = nxt["command"].split(" -c ", 1)[1].strip("'")
+    assert code in said, (code, said)
