@@ -371,8 +371,8 @@ def test_ec2_verbs_reach_the_host_connect_was_given(
 ) -> None:
     """apply on the AWS API double → ``connect --host`` (the test's sshd on 127.0.0.1)
     → status, suspend, resume (a person's yes first: it starts the bill; then the
-    daemon is back on that host) and destroy all reach that host; none reaches the instance's private address the
-    ``worker_host`` output names (on the double, an address nobody can reach).
+    daemon is back on that host) and destroy all reach that host; none reaches the
+    instance's private address the ``worker_host`` output names (on the double, an address nobody can reach).
     Suspend stops the instance in the AWS API with its volumes kept (``suspended``;
     suspending again does nothing) and resume starts the same instance again.
 
