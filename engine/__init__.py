@@ -1,7 +1,7 @@
 """dreamlake.engine — the core. The verbs return the same pydantic results the CLI prints.
 
     from dreamlake.engine import create, status
-    result = create("lab", "local", dream_dir="/tmp/proj")
+    result = create("py-lab", "local", dream_dir="/tmp/proj")
     if result.status == "needs_input":
         for b in result.blocking or []:
             print(b.key, b.file, b.line, b.why)

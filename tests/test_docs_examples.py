@@ -344,3 +344,26 @@ def test_the_missing_pulumi_cli_next_action_is_the_one_docs_show(tmp_path: Path)
     assert '"kind": "shell"' in said and '"approval": true' in said, said
     code = nxt["command"].split(" -c ", 1)[1].strip("'")
     assert code in said, (code, said)
+
+
+def _created_names() -> dict[str, set[str]]:
+    """name → the examples (page and block) that create a provider of that name."""
+    found: dict[str, set[str]] = {}
+    for page in PAGES:
+        rel = str(page.relative_to(REPO))
+        for i, body in enumerate(_fences(page, ("bash", "sh", "python", "py"))):
+            names = re.findall(r"dreamlake provider create -n ([a-z0-9][a-z0-9-]*)", body)
+            names += re.findall(r"""\bcreate\(\s*["']([a-z0-9][a-z0-9-]*)["']""", body)
+            for name in names:
+                found.setdefault(name, set()).add(f"{rel}#{i + 1}")
+    return found
+
+
+def test_examples_that_create_providers_do_not_share_names() -> None:
+    """Run one after another against one control plane, two examples creating the
+    same name in different folders collide (`identity_conflict`): each creates its
+    own. (Later commands of the same walk-through name the provider they created.)"""
+    created = _created_names()
+    assert "py-lab" in created and "aws-demo" in created
+    shared = {name: where for name, where in created.items() if len(where) > 1}
+    assert not shared, shared

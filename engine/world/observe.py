@@ -46,7 +46,7 @@ def observe(
     cp = cp or lakeshore.resolve_control_plane(root.path)
     if record is None:
         if require:
-            raise unknown_provider(name, root, dream_dir)
+            raise unknown_provider(name, root, dream_dir, cp=cp)
         return Observation(name, d, dream_dir, None, None, server=cp.url, namespace=cp.namespace)
     template = find_template(record.vendor)
     import time
@@ -118,12 +118,35 @@ def _foreign(intent: Intent | None) -> Intent | None:
     return None if intent is not None and intent.own else intent
 
 
-def unknown_provider(name: str, root: Root, dream_dir: str | None = None) -> UnknownProvider:
-    """The next action repeats ``--dream-dir``: without it, it would look elsewhere."""
+def unknown_provider(
+    name: str,
+    root: Root,
+    dream_dir: str | None = None,
+    *,
+    cp: lakeshore.ControlPlane | None = None,
+) -> UnknownProvider:
+    """The next action repeats ``--dream-dir``: without it, it would look elsewhere.
+    ``cp``: the control plane to ask whether another root owns the name (why a
+    ``create`` of it here was refused)."""
     from ..contract.result import Run
 
     known = root.known_providers()
     where = f"{root.providers} (root chosen by {root.reason})"
+    owner = None
+    if cp is not None:
+        from . import rows
+
+        owner = rows.owner_elsewhere(cp, name)
+    if owner is not None:
+        # `create -n NAME` here is refused (identity_conflict): not that again
+        msg = (
+            f"no provider named {name!r} under {where}: the control plane's {name!r} "
+            f"belongs to another provider (identity {owner}, another .dream root or "
+            f"machine), so creating {name!r} here is refused. Choose another name."
+        )
+        return UnknownProvider(
+            msg, next_action=Run(command=commands.create_help(f"{name}-2", dream_dir))
+        )
     if known:
         msg = (
             f"no provider named {name!r} under {where}. Providers there: {', '.join(known)}. "

@@ -135,6 +135,21 @@ def conflict(
     )
 
 
+def owner_elsewhere(cp: lakeshore.ControlPlane, name: str) -> str | None:
+    """The identity of the control plane's row named ``name``, for a name this root
+    has no provider of (so any identity is another root's); None when there is no
+    such row or the control plane cannot be asked."""
+    from dreamlake.controlplane.client import ControlPlaneError
+
+    if not cp.token:
+        return None
+    try:
+        row = _get(_client(cp), name)
+    except ControlPlaneError:
+        return None
+    return str(row["identity"]) if row and row.get("identity") else None
+
+
 def check(
     cp: lakeshore.ControlPlane,
     name: str,

@@ -95,6 +95,13 @@ def test_one_name_is_one_provider(admin: Client, tmp_path: Path) -> None:
         "another provider" in (res.error or "") and not (two / ".dream/providers" / name).exists()
     )
     assert res.next_action is not None and f"{name}-2" in res.next_action.command
+    # what the example's next line, `status`, answers then says why, and does not
+    # send the caller back to the create that was refused
+    res = status(name, dream_dir=str(two))
+    assert res.status == "error" and res.kind == "unknown_provider"
+    assert "belongs to another provider" in (res.error or "") and ident(pdir) in (res.error or "")
+    assert "refused" in (res.error or "")
+    assert res.next_action is not None and f"-n {name}-2" in res.next_action.command
 
     # the namesake created earlier cannot apply under that name either
     assert plan(name, dream_dir=str(three)).status == "ready"
@@ -179,3 +186,32 @@ def test_a_row_never_carries_a_credential() -> None:
         "SSH",
         "SSH",
     ]
+
+
+def test_an_ec2_row_carries_the_instance_type_it_launches(tmp_path: Path) -> None:
+    """What a lifecycle ec2 provider launches is its template's ``instance_type``:
+    the row carries it, so ``lakeshore capacity`` lists that and not a default."""
+    from dreamlake.engine.backends.base import InfraState
+    from dreamlake.engine.world.derive import Observation
+    from dreamlake.engine.world.record import ProviderRecord
+    from dreamlake.engine.world.vendors import all_templates
+
+    (tmp_path / "terraform").mkdir()
+    (tmp_path / "terraform" / "terraform.tfvars").write_text(
+        'region = "us-east-1"\ninstance_type = "g5.xlarge"\n'
+    )
+    obs = Observation(
+        name="gpu",
+        dir=tmp_path,
+        dream_dir=None,
+        record=ProviderRecord(
+            name="gpu", vendor="ec2", template_version=1, engine_version="0", id="prv-1"
+        ),
+        template=all_templates()["ec2"],
+        infra=InfraState(present=True, outputs={"worker_host": "10.0.0.5", "region": "us-east-1"}),
+    )
+    kwargs = row_kwargs(obs)
+    assert kwargs == {"host": "10.0.0.5", "region": "us-east-1", "instance_type": "g5.xlarge"}
+    from dreamlake.controlplane.capacity.offers import offers_of
+
+    assert [o.name for o in offers_of("gpu", launcher_for("ec2"), kwargs)] == ["g5.xlarge"]
