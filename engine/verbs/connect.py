@@ -333,9 +333,10 @@ def adopt_with_host(
     paths: ProviderPaths, host: str
 ) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """``adopt.json`` as it is, and as ``--host`` makes it: the host, its user (else
-    the login ssh would use) and port, and ``["default"]`` queues when none are
-    chosen yet. None when nothing would change, or the file is not a JSON object
-    (the scan reports it). Nothing is written here."""
+    the login ssh would use) and port — what ``--host`` says, nothing more: the
+    queues are a decision of their own, and one still open stops connect
+    (``needs_input``) as it stops every verb. None when nothing would change, or the
+    file is not a JSON object (the scan reports it). Nothing is written here."""
     import getpass
 
     from ..remote.ssh import parse_host
@@ -360,8 +361,6 @@ def adopt_with_host(
             new["user"] = getpass.getuser()
     if t.port != 22 or not isinstance(new.get("port"), int):
         new["port"] = t.port
-    if not new.get("queues"):
-        new["queues"] = ["default"]
     return None if new == data else (data, new)
 
 

@@ -220,9 +220,19 @@ def test_connect_host_is_kept_once_the_daemon_runs(adopted, sshd) -> None:  # ty
     (a failed one writes nothing: tests/engine/verbs/test_connect.py)."""
     name, project = adopted
     path = write_adopt(project, name, host="", user="", port=None, queues=[])
-    rc, out = dl(
-        "connect", "-n", name, "--host", f"{sshd.user}@{sshd.host}:{sshd.port}", cwd=project
-    )
+    spec = f"{sshd.user}@{sshd.host}:{sshd.port}"
+    # --host answers where, not which queues: an open decision stops connect first,
+    # and nothing is written for it
+    before = path.read_bytes()
+    rc, out = dl("connect", "-n", name, "--host", spec, cwd=project)
+    assert (rc, out["status"]) == (0, "needs_input"), out
+    assert [b["key"] for b in out["blocking"]] == ["queues"], out
+    assert out["nextAction"]["command"] == f"dreamlake provider connect -n {name} --host {spec}"
+    assert path.read_bytes() == before
+    data = json.loads(before)
+    data["queues"] = ["default"]
+    path.write_text(json.dumps(data))
+    rc, out = dl("connect", "-n", name, "--host", spec, cwd=project)
     assert (rc, out["status"]) == (0, "connected"), out
     kept = json.loads(path.read_text())
     assert (kept["host"], kept["user"], kept["port"]) == (sshd.host, sshd.user, sshd.port)

@@ -86,10 +86,20 @@ def test_unresolved_adopt_decisions_need_input_without_a_shell(project: Path) ->
     assert res.next_action is not None and res.next_action.kind == "edit_then_continue"
     assert res.next_action.command == "dreamlake provider connect -n lab"
     assert rec.targets == []
-    # --host answers host and user, and fills the default queues it implies, so
-    # nothing blocks any more; it is kept in adopt.json only once a daemon runs there
-    # (this connect is refused: nothing is written)
+    # --host answers host, user and port, and nothing else: the queues are still a
+    # blocking decision, so connect stops there too — no shell, nothing written, and
+    # the next action is the same connect once they are chosen
     path = project / ".dream/providers/lab/adopt.json"
+    before = path.read_bytes()
+    res = connect("lab", host="me@box", cwd=project, shell_factory=rec)
+    assert (res.status, [b.key for b in res.blocking or []]) == ("needs_input", ["queues"])
+    assert res.next_action is not None and res.next_action.kind == "edit_then_continue"
+    assert res.next_action.command == "dreamlake provider connect -n lab --host me@box"
+    assert rec.targets == [] and path.read_bytes() == before
+    # chosen: --host now goes on to the host (this connect is refused: nothing is written)
+    data = json.loads(before)
+    data["queues"] = ["gpu"]
+    path.write_text(json.dumps(data))
     before = path.read_bytes()
     res = connect("lab", host="me@box", cwd=project, shell_factory=rec)
     assert not res.blocking, res.to_json()
@@ -143,7 +153,7 @@ def test_no_control_plane_token_stops_before_any_ssh(
 def test_a_failed_connect_host_writes_nothing(project: Path) -> None:
     """--host is kept in adopt.json only once connect started a daemon there: a
     refused key leaves the file byte for byte as it was."""
-    path = _adopt(project, "lab", queues=[])  # host, user, port and queues unset
+    path = _adopt(project, "lab", queues=["gpu"])  # host, user and port unset
     before = path.read_bytes()
     res = connect("lab", host="me@box:2222", cwd=project, shell_factory=Recorder())
     assert (res.status, res.kind) == ("error", "ssh_auth")
