@@ -189,7 +189,12 @@ def test_mirror_and_cache_generate_a_cli_config(tmp_path: Path) -> None:
     cache = d.parent / "cache"
     assert f'plugin_cache_dir = "{cache}"' in text
     assert env["TF_PLUGIN_CACHE_DIR"] == str(cache) and cache.is_dir()
-    # Unchanged settings: the file is not rewritten.
+    # Its header says what docs/endpoints.md says, and what happens: unchanged
+    # settings, the file is not written again.
+    doc = (Path(__file__).parents[3] / "docs" / "endpoints.md").read_text(encoding="utf-8")
+    shown = doc.split("```hcl\n", 1)[1].split("\n", 1)[0].strip()
+    assert text.splitlines()[0] == shown == cliconfig.HEADER
+    assert "written again when they change" in shown
     mtime = path.stat().st_mtime_ns
     cliconfig.cli_env(d / "terraform")  # the terraform folder is accepted too
     assert path.stat().st_mtime_ns == mtime
