@@ -1,8 +1,9 @@
 """The optional extras a command needs, and the one error when one is missing.
 
-The base install is the CLI, the engine, both backends' drivers and the control
-plane's client. ``lakeshore serve`` (and what opens the database: ``keys rotate``)
-needs ``[server]``; ``dreamlake mcp`` needs ``[mcp]``.
+The base install is the CLI, the engine, the terraform backend's driver and the
+control plane's client. ``lakeshore serve`` (and what opens the database: ``keys
+rotate``) needs ``[server]``; ``dreamlake mcp`` needs ``[mcp]``; the pulumi backend
+needs ``[pulumi]`` (its SDK; engine/backends/pulumi/runtime.py says so).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import importlib.util
 EXTRAS: dict[str, tuple[str, ...]] = {
     "server": ("fastapi", "uvicorn", "sqlalchemy", "alembic", "cryptography"),
     "mcp": ("mcp",),
+    "pulumi": ("pulumi",),
 }
 
 

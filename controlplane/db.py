@@ -55,10 +55,11 @@ def sqlite_url(data_dir: Path) -> str:
 
 
 def normalize_url(url: str) -> str:
-    """``postgres://`` and ``postgresql://`` both mean psycopg2."""
+    """``postgres://`` and ``postgresql://`` both mean psycopg (3), the ``postgres``
+    extra's driver; a URL naming its driver is kept as it is."""
     for prefix in ("postgres://", "postgresql://"):
         if url.startswith(prefix):
-            return "postgresql+psycopg2://" + url[len(prefix) :]
+            return "postgresql+psycopg://" + url[len(prefix) :]
     return url
 
 
@@ -214,7 +215,7 @@ def run_migrations(engine: Engine) -> None:
 
 
 def pg_connect_kwargs(url: Any) -> dict[str, Any]:
-    """psycopg2's keyword arguments for a SQLAlchemy URL (or its string)."""
+    """psycopg's connection keyword arguments for a SQLAlchemy URL (or its string)."""
     from sqlalchemy import make_url
 
     url = make_url(url)

@@ -15,6 +15,38 @@ package does not import ``pulumi`` or a cloud SDK.
     from dreamlake.stacks.ec2 import GpuWorkers, GpuWorkersArgs
 """
 
+from collections.abc import Callable
+from typing import Any
+
 VENDORS = ("local", "ec2", "gce", "kube")
 
-__all__ = ["VENDORS"]
+EXTRAS = {
+    "local": "pulumi",
+    "ec2": "pulumi-clouds",
+    "gce": "pulumi-clouds",
+    "kube": "pulumi-clouds",
+}
+"""The extra that installs what each vendor's component is built with: the Pulumi
+SDK for ``local`` (``pulumi``), the SDK and the cloud's provider SDK for the others
+(``pulumi-clouds``)."""
+
+
+def component(vendor: str, name: str, build: Callable[[], Any]) -> Any:
+    """``build()`` (a vendor's ``component_class``); a missing Pulumi SDK says which
+    extra installs it (still a ``ModuleNotFoundError``, naming the module)."""
+    try:
+        return build()
+    except ModuleNotFoundError as exc:
+        missing = exc.name or ""
+        if missing.split(".")[0] not in ("pulumi", "pulumi_aws", "pulumi_gcp", "pulumi_kubernetes"):
+            raise
+        line = f"pip install 'dreamlake[{EXTRAS[vendor]}]'"
+        raise ModuleNotFoundError(
+            f"{name} is built with the Pulumi SDK"
+            + ("" if vendor == "local" else " and the cloud's provider SDK")
+            + f"; {missing} is not installed here: {line}",
+            name=missing,
+        ) from None
+
+
+__all__ = ["EXTRAS", "VENDORS", "component"]

@@ -109,3 +109,42 @@ def test_wheel_installs_and_runs_from_elsewhere(tmp_path: Path) -> None:
             timeout=120,
         )
         assert p.returncode == 0, p.stderr
+
+
+def _extras() -> tuple[list[str], dict[str, list[str]]]:
+    import tomllib
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    return project["dependencies"], project["optional-dependencies"]
+
+
+def _names(reqs: list[str]) -> set[str]:
+    import re
+
+    return {re.split(r"[\s<>=!~;\[]", r, maxsplit=1)[0].lower() for r in reqs}
+
+
+def test_the_base_install_carries_only_what_the_cli_runs() -> None:
+    """The Pulumi SDK is the `pulumi` extra, the control plane's client is the
+    standard library's: neither is in the base install."""
+    base, extras = _extras()
+    assert not _names(base) & {"pulumi", "httpx", "fastapi", "sqlalchemy", "psycopg"}
+    assert _names(extras["pulumi"]) == {"pulumi"}
+    assert "dreamlake[pulumi]" in extras["pulumi-clouds"]
+    assert "pulumi" in extras["all"][0] and "dreamlake[pulumi]" in extras["dev"]
+
+
+def test_the_server_extra_does_not_cap_what_the_base_resolved() -> None:
+    _, extras = _extras()
+    (crypto,) = [r for r in extras["server"] if r.startswith("cryptography")]
+    assert "<" not in crypto
+
+
+def test_postgres_is_psycopg_3_and_plain_urls_mean_it() -> None:
+    from dreamlake.controlplane.db import normalize_url
+
+    _, extras = _extras()
+    assert _names(extras["postgres"]) == {"psycopg"}
+    for url in ("postgresql://u@h/db", "postgres://u@h/db"):
+        assert normalize_url(url) == "postgresql+psycopg://u@h/db"
+    assert normalize_url("postgresql+psycopg://u@h/db") == "postgresql+psycopg://u@h/db"

@@ -32,7 +32,7 @@ from ..launchers.order import Bootstrap, LaunchOrder
 from ..models import Token
 from ..names import is_name
 from ..registry import service as registry
-from ..registry.crypto import SecretBox
+from ..registry.crypto import SecretBox, require_current
 from ..registry.launch import scrub
 from ..registry.merge import LaunchSpec
 from ..server.access.tokens import hash_token, new_token
@@ -303,6 +303,7 @@ def launch(
         )
         sealed: list[str] = []
         if dispatch.leaves_daemon(spec_preview):
+            require_current(session, box)  # a key rotated meanwhile: refused, nothing kept
             for i in range(own["count"]):
                 label = f"{tracking.INSTANCE_TOKEN}{preview['provider']} {ct}-{i}"
                 tok, tid = _mint(session, ns_id, label, preview["provider"])

@@ -23,8 +23,8 @@ Resolution, first hit wins: ``--dreamrc PATH``, ``$DREAMRC``, ``./.dreamrc`` wal
 from cwd, ``$HOME/.dreamrc``, a server pull (only when ``LAKESHORE_URL`` or a token is
 configured), the on-disk cache of the last pull, then an empty config.
 
-Standard library + PyYAML only (``httpx`` is imported inside the pull): this module
-sits on the CLI's fast path.
+Standard library + PyYAML only (the pull goes over ``http_json``'s ``http.client``):
+this module sits on the CLI's fast path.
 """
 
 from __future__ import annotations
@@ -412,21 +412,25 @@ def compose_from_server(
 
 
 def _pull(settings: PullSettings, timeout: float) -> DreamRc | None:
-    import httpx
+    import http.client
 
-    headers = {"Authorization": f"Bearer {settings.token}"} if settings.token else {}
+    from .http_json import is_loopback, request_json
+
+    headers = {"Accept": "application/json"}
+    if settings.token:
+        headers["Authorization"] = f"Bearer {settings.token}"
     base = f"{settings.url.rstrip('/')}/api/namespaces/{settings.namespace}"
+    loopback = is_loopback(settings.url)
     try:
-        with httpx.Client(timeout=timeout, headers=headers, trust_env=False) as client:
-            p = client.get(f"{base}/providers")
-            m = client.get(f"{base}/modes")
-    except httpx.HTTPError:
+        p_code, prov_body = request_json(
+            f"{base}/providers", headers, timeout=timeout, loopback=loopback
+        )
+        m_code, mode_body = request_json(
+            f"{base}/modes", headers, timeout=timeout, loopback=loopback
+        )
+    except (OSError, ValueError, http.client.HTTPException):
         return None
-    if p.status_code != 200 or m.status_code != 200:
-        return None
-    try:
-        prov_body, mode_body = p.json(), m.json()
-    except ValueError:
+    if p_code != 200 or m_code != 200:
         return None
     prov_rows = prov_body.get("providers", prov_body) if isinstance(prov_body, dict) else prov_body
     mode_rows = mode_body.get("modes", mode_body) if isinstance(mode_body, dict) else mode_body

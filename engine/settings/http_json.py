@@ -19,6 +19,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 LIMIT = 1024 * 1024
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def is_loopback(url: str) -> bool:
+    """Whether ``url`` names this machine (its requests never go through a proxy)."""
+    return (urlsplit(url).hostname or "") in LOOPBACK_HOSTS
 
 
 def request_json(

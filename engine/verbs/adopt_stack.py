@@ -32,6 +32,9 @@ def adopt_stack(
                 + (f" --dream-dir {dream_dir}" if dream_dir else "")
             ),
         )
+    from ..backends.pulumi.runtime import require_sdk
+
+    require_sdk()
     written = adopt(root, name, stack)
     obs = observe(name, root, dream_dir, probe=probe)
     if written is None:

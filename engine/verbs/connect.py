@@ -39,7 +39,7 @@ from ..world import lakeshore
 from ..world.derive import Derived, Observation
 from ..world.observe import observe, to_result
 from ..world.paths import ProviderPaths, check_name
-from ..world.refusal import SERVE_IN_BACKGROUND
+from ..world.refusal import SERVE_IN_BACKGROUND, SERVER_INSTALL, server_installed
 from ._common import error_result, root_for
 from .connect_in_cluster import IN_CLUSTER_VENDORS, in_cluster
 
@@ -255,8 +255,11 @@ def _connect(
             "claim the provider. Start the embedded control plane in the background (it writes "
             "the token), or set LAKESHORE_URL and LAKESHORE_TOKEN; then re-run connect.",
             kind="no_lakeshore",
-            # `lakeshore serve` in the foreground never returns: an agent would wait forever.
-            next_action=ShellAction(command=SERVE_IN_BACKGROUND),
+            # `lakeshore serve` in the foreground never returns: an agent would wait forever;
+            # where it is not installed, installing the server extra comes first.
+            next_action=ShellAction(command=SERVE_IN_BACKGROUND)
+            if server_installed()
+            else ShellAction(command=SERVER_INSTALL, approval=True),
         )
 
     # One daemon per provider: one recorded on another host is taken down first.

@@ -31,6 +31,10 @@ def _backend_for(template: Template, backend: str | None) -> str:
             f"vendor {template.vendor!r} supports the backends {', '.join(template.backends)}, "
             f"not {chosen!r}"
         )
+    if chosen == "pulumi":
+        from ..backends.pulumi.runtime import require_sdk
+
+        require_sdk()  # before anything is scaffolded: nothing could run the program
     return chosen
 
 

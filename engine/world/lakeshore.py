@@ -25,12 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from ..contract.result import Claim, ClaimWorker
+from ..settings.http_json import LOOPBACK_HOSTS as LOOPBACK_HOSTS
+from ..settings.http_json import is_loopback
 from .paths import nearest_dreamrc
 
 EMBEDDED_URL = "http://127.0.0.1:7878"
 DEFAULT_NAMESPACE = "default"
 ADMIN_TOKEN_FILE = "admin.token"
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
 @dataclass(frozen=True)
@@ -62,11 +63,6 @@ def _read_token(path: Path) -> str | None:
     except (OSError, ValueError):  # missing, not UTF-8, too large, not a regular file
         return None
     return text or None
-
-
-def is_loopback(url: str) -> bool:
-    host = urllib.parse.urlsplit(url).hostname or ""
-    return host in LOOPBACK_HOSTS
 
 
 def _read_section(path: Path) -> dict[str, str]:

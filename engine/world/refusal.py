@@ -19,6 +19,29 @@ from .paths import nearest_dreamrc
 
 SERVE_IN_BACKGROUND = "nohup lakeshore serve >lakeshore.log 2>&1 &"
 """`lakeshore serve` in the foreground never returns: an agent would wait forever."""
+SERVER_INSTALL = "pip install 'dreamlake[server]'"
+"""`lakeshore serve` is the `server` extra: where it is missing, installing it comes first."""
+
+
+def server_installed() -> bool:
+    """Whether ``lakeshore serve`` could run here (its web stack can be found)."""
+    import importlib.util
+
+    try:
+        return all(importlib.util.find_spec(m) is not None for m in ("fastapi", "uvicorn"))
+    except (ImportError, ValueError):
+        return False
+
+
+def _serve(cp: ControlPlane, command: str, where: str) -> tuple[Shell, str]:
+    if not server_installed():
+        return (
+            Shell(command=SERVER_INSTALL, approval=True),
+            f"nothing answers at {cp.url}, and {where} cannot be started here: "
+            f"`lakeshore serve` is the server extra ({SERVER_INSTALL}); install it, "
+            f"then start it ({command}) and re-run",
+        )
+    return Shell(command=command), f"nothing answers at {cp.url}: start {where}, then re-run"
 
 
 def missing_namespace(exc: Any) -> bool:
@@ -66,16 +89,11 @@ def next_for(
             f"(token_file under lakeshore: in {rc}, or LAKESHORE_TOKEN), then re-run",
         )
     if status is None and cp.url == EMBEDDED_URL:
-        return (
-            Shell(command=SERVE_IN_BACKGROUND),
-            f"nothing answers at {cp.url}: start the embedded control plane, then re-run",
-        )
+        return _serve(cp, SERVE_IN_BACKGROUND, "the embedded control plane")
     if status is None and is_loopback(cp.url):
         port = cp.url.rsplit(":", 1)[-1].split("/")[0]
-        return (
-            Shell(command=f"nohup lakeshore serve --port {port} >lakeshore.log 2>&1 &"),
-            f"nothing answers at {cp.url}: start the control plane there, then re-run",
-        )
+        command = f"nohup lakeshore serve --port {port} >lakeshore.log 2>&1 &"
+        return _serve(cp, command, "the control plane there")
     return (
         Shell(command=f"curl -fsS {shlex.quote(cp.url.rstrip('/') + '/healthz')}"),
         f"the control plane at {cp.url} did not do it: check that it answers, then re-run",
@@ -83,10 +101,12 @@ def next_for(
 
 
 __all__ = [
+    "SERVER_INSTALL",
     "SERVE_IN_BACKGROUND",
     "add_namespace",
     "add_namespace_command",
     "add_namespace_why",
     "missing_namespace",
     "next_for",
+    "server_installed",
 ]

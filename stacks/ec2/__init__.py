@@ -25,7 +25,9 @@ from .program import (
 
 def __getattr__(name: str) -> Any:
     if name == "GpuWorkers":
-        return component_class()
+        from .. import component
+
+        return component("ec2", name, component_class)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

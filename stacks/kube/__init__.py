@@ -26,7 +26,9 @@ from .program import (
 
 def __getattr__(name: str) -> Any:
     if name == "GpuCluster":
-        return component_class()
+        from .. import component
+
+        return component("kube", name, component_class)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

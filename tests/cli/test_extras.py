@@ -15,7 +15,7 @@ from dreamlake.cli.extras import EXTRAS
 
 HIDE = f"""
 import sys
-HIDDEN = {sorted(EXTRAS["server"] + ("starlette", "httptools", "uvloop", "psycopg2"))!r}
+HIDDEN = {sorted(EXTRAS["server"] + EXTRAS["pulumi"] + ("starlette", "httptools", "uvloop", "psycopg", "httpx", "pulumi_aws", "pulumi_gcp", "pulumi_kubernetes"))!r}
 
 class _Refuse:
     def find_spec(self, name, path=None, target=None):
@@ -26,6 +26,9 @@ class _Refuse:
 sys.meta_path.insert(0, _Refuse())
 which, *args = sys.argv[1:]
 sys.argv = [which, *args]
+if which == "python":
+    exec(args[0])
+    raise SystemExit(0)
 if which == "dreamlake":
     from dreamlake.cli.entry import main
 else:
@@ -86,3 +89,56 @@ def test_the_registry_commands_are_clients_only(tmp_path: Path) -> None:
     assert out.returncode == 1
     assert "Traceback" not in out.stderr and "LEAKED" not in out.stderr
     assert json.loads(out.stdout)["nextAction"]["command"].startswith("lakeshore serve")
+
+
+def test_the_pulumi_backend_without_its_sdk_names_the_install_line(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    root.mkdir()
+    out = _run(
+        "dreamlake", "provider", "create", "-n", "lab", "--provider", "local",
+        "--backend", "pulumi", "--dream-dir", str(root), "--json", cwd=tmp_path,
+    )  # fmt: skip
+    body = json.loads(out.stdout)
+    assert out.returncode != 0 and body["status"] == "error", out.stderr
+    assert body["kind"] == "no_binary"
+    assert body["nextAction"]["command"] == "pip install 'dreamlake[pulumi]'"
+    assert body["nextAction"]["approval"] is True
+    assert "the `pulumi` extra" in body["error"]
+    assert not (root / ".dream" / "providers" / "lab").exists()  # nothing scaffolded
+    assert "Traceback" not in out.stderr and "LEAKED" not in out.stderr
+
+
+def test_a_component_without_its_cloud_sdk_names_the_extra(tmp_path: Path) -> None:
+    code = (
+        "try:\n"
+        "    from dreamlake.stacks.ec2 import GpuWorkers\n"
+        "except ModuleNotFoundError as exc:\n"
+        "    print(exc.name, '|', exc)\n"
+    )
+    out = _run("python", code, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    name, message = out.stdout.strip().split(" | ")
+    assert name == "pulumi"
+    assert message.endswith("pip install 'dreamlake[pulumi-clouds]'")
+    assert "GpuWorkers is built with the Pulumi SDK and the cloud's provider SDK" in message
+
+
+def test_connect_without_a_control_plane_installs_the_server_first(tmp_path: Path) -> None:
+    """No token and no server extra: `nohup lakeshore serve` could not start, so the
+    next action installs the extra (flagged for a person) and the message says why."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    args = ("--dream-dir", str(root), "--json")
+    create = _run(
+        "dreamlake", "provider", "create", "-n", "lab", "--provider", "ssh", *args, cwd=tmp_path
+    )
+    assert create.returncode == 0, create.stderr
+    out = _run(
+        "dreamlake", "provider", "connect", "-n", "lab", "--host", "127.0.0.1", *args, cwd=tmp_path
+    )
+    body = json.loads(out.stdout)
+    assert body["kind"] == "no_lakeshore", out.stderr
+    assert body["nextAction"] == {
+        "kind": "shell", "command": "pip install 'dreamlake[server]'", "approval": True,
+    }  # fmt: skip
+    assert "LEAKED" not in out.stderr

@@ -70,9 +70,9 @@ def postgres() -> Iterator[PgCluster]:
     if not initdb or not pg_ctl:
         pytest.skip("needs PostgreSQL server binaries (initdb, pg_ctl) on PATH")
     try:
-        import psycopg2  # noqa: F401
+        import psycopg  # noqa: F401
     except ImportError:
-        pytest.skip("needs psycopg2-binary (the dev extra)")
+        pytest.skip("needs psycopg (the postgres extra)")
     base = Path(tempfile.mkdtemp(prefix="dreamlake-pg-"))
     runas: list[str] = []
     if os.geteuid() == 0:

@@ -114,11 +114,11 @@ class PgCluster:
     counter: int = 0
 
     def new_database(self) -> str:
-        import psycopg2
+        import psycopg
 
         self.counter += 1
         name = f"lakeshore_{self.counter}_{secrets.token_hex(3)}"
-        conn = psycopg2.connect(
+        conn = psycopg.connect(
             host="127.0.0.1", port=self.port, user="postgres", dbname="postgres"
         )
         try:

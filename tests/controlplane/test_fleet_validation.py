@@ -169,9 +169,9 @@ def test_org_on_default_and_scoped_listings(server: ServerProc) -> None:
 def _store_raw_provider(server: ServerProc, ns: str, name: str, config_text: str) -> None:
     """Put a row in the database behind the API's back (a row from an older server)."""
     if server.db_url:
-        import psycopg2
+        import psycopg
 
-        conn = psycopg2.connect(server.db_url)
+        conn = psycopg.connect(server.db_url)
         with conn, conn.cursor() as cur:
             cur.execute("SELECT id FROM namespaces WHERE name = %s", (ns,))
             ns_id = cur.fetchone()[0]

@@ -50,9 +50,9 @@ def test_alembic_config_keeps_percent_in_urls() -> None:
     from dreamlake.controlplane.db import alembic_config
     from sqlalchemy import create_engine
 
-    engine = create_engine("postgresql+psycopg2://u:p%40ss@127.0.0.1:1/db")
+    engine = create_engine("postgresql+psycopg://u:p%40ss@127.0.0.1:1/db")
     cfg = alembic_config(engine)
-    assert cfg.get_main_option("sqlalchemy.url") == "postgresql+psycopg2://u:p%40ss@127.0.0.1:1/db"
+    assert cfg.get_main_option("sqlalchemy.url") == "postgresql+psycopg://u:p%40ss@127.0.0.1:1/db"
 
 
 def test_a_result_still_open_does_not_go_back_to_the_pool_with_its_snapshot(

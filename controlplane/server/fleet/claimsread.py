@@ -6,10 +6,9 @@ waiting for its turn at the interpreter lock, which the event loop holds most of
 time (measured at 10,000 daemons: 5–7 ms server time for a read that takes 1 ms
 idle). So:
 
-* **PostgreSQL**: the two small queries run on psycopg2 connections in asynchronous
-  mode, driven by the event loop itself (``add_reader``/``add_writer``), from a
-  small pool of their own: no thread, no lock hand-over, no transaction (an
-  asynchronous connection is in autocommit).
+* **PostgreSQL**: the two small queries run on psycopg's asynchronous connections,
+  driven by the event loop itself, from a small pool of their own: no thread, no
+  lock hand-over, no transaction (the connections are in autocommit).
 * **SQLite**: the read runs on the event loop: an indexed read of a local file in WAL
   mode never waits for a writer and costs less than the hop to a thread would.
 
@@ -84,72 +83,41 @@ def rows_of(raw: list[tuple[Any, ...]]) -> list[Row]:
     return out
 
 
-def _wake(done: asyncio.Future[None]) -> None:
-    if not done.done():
-        done.set_result(None)
-
-
 class AsyncPg:
-    """A few psycopg2 connections in asynchronous mode, driven by the event loop."""
+    """A few psycopg asynchronous connections, driven by the event loop."""
 
     def __init__(self, url: Any, size: int = 4) -> None:
         self.kwargs = pg_connect_kwargs(url)
         self._idle: list[Any] = []
         self._slots = asyncio.Semaphore(size)
 
-    async def _ready(self, conn: Any) -> None:
-        import psycopg2.extensions as ext
-
-        loop = asyncio.get_running_loop()
-        fd = conn.fileno()
-        while True:
-            state = conn.poll()
-            if state == ext.POLL_OK:
-                return
-            done = loop.create_future()
-            watch, unwatch = (
-                (loop.add_reader, loop.remove_reader)
-                if state == ext.POLL_READ
-                else (loop.add_writer, loop.remove_writer)
-            )
-            watch(fd, _wake, done)
-            try:
-                await asyncio.wait_for(done, TIMEOUT)
-            finally:
-                unwatch(fd)
-
     async def _connect(self) -> Any:
-        import psycopg2
+        import psycopg
 
-        conn = psycopg2.connect(async_=1, **self.kwargs)
-        try:
-            await self._ready(conn)
-        except BaseException:
-            conn.close()
-            raise
-        return conn
+        return await asyncio.wait_for(
+            psycopg.AsyncConnection.connect(autocommit=True, **self.kwargs), TIMEOUT
+        )
 
     async def fetch(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         async with self._slots:
             conn = self._idle.pop() if self._idle else await self._connect()
             try:
-                cur = conn.cursor()
-                cur.execute(sql, params)
-                await self._ready(conn)
-                rows: list[tuple[Any, ...]] = cur.fetchall()
-                cur.close()
+                async with conn.cursor() as cur:
+                    await asyncio.wait_for(cur.execute(sql, params), TIMEOUT)
+                    rows: list[tuple[Any, ...]] = await cur.fetchall()
             except BaseException:
                 with contextlib.suppress(Exception):
-                    conn.close()
+                    await conn.close()
                 raise
             self._idle.append(conn)
             return rows
 
     def close(self) -> None:
-        for conn in self._idle:
+        """Close the idle connections (at shutdown, from a running loop or not)."""
+        idle, self._idle = self._idle, []
+        for conn in idle:
             with contextlib.suppress(Exception):
-                conn.close()
-        self._idle.clear()
+                conn.pgconn.finish()  # the socket, without awaiting
 
 
 async def read_pg(

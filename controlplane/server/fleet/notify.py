@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import select
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -148,14 +147,12 @@ class PgListener:
         self._thread.join(timeout=5)
 
     def _connect(self) -> Any:
-        import psycopg2
+        import psycopg
 
         from ...db import pg_connect_kwargs
 
-        conn = psycopg2.connect(**pg_connect_kwargs(self.url))
-        conn.set_session(autocommit=True)
-        with conn.cursor() as cur:
-            cur.execute(f"LISTEN {CHANNEL}")
+        conn = psycopg.connect(**pg_connect_kwargs(self.url), autocommit=True)
+        conn.execute(f"LISTEN {CHANNEL}")
         return conn
 
     def _run(self) -> None:
@@ -166,11 +163,9 @@ class PgListener:
                     conn = self._connect()
                     self.ready.set()
                     self.notifier.fire("forget:all")  # missed keys while away: recheck
-                if select.select([conn], [], [], 1.0) == ([], [], []):
-                    continue
-                conn.poll()
-                while conn.notifies:
-                    self.notifier.fire(conn.notifies.pop(0).payload)
+                # what arrives within a second, then a look at the stop flag
+                for note in conn.notifies(timeout=1.0):
+                    self.notifier.fire(note.payload)
             except Exception as exc:
                 log.warning("LISTEN connection lost (%s); reconnecting", type(exc).__name__)
                 with contextlib.suppress(Exception):

@@ -40,6 +40,30 @@ def install_command() -> str:
 
 
 INSTALL = "curl -fsSL https://get.pulumi.com | sh"  # the vendor's own installer, in prose
+SDK_INSTALL = "pip install 'dreamlake[pulumi]'"
+"""The Pulumi SDK (the Automation API) is the ``pulumi`` extra, not the base install."""
+
+
+def has_sdk() -> bool:
+    """Whether the Pulumi SDK can be imported here (found, not imported)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("pulumi") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def require_sdk() -> None:
+    """``BinaryMissing`` whose next action installs the ``pulumi`` extra, unless the
+    SDK is installed. Checked before the CLI: the CLI's own installer is the SDK's."""
+    if not has_sdk():
+        raise BinaryMissing(
+            "the pulumi backend drives Pulumi through its Python SDK (the Automation API), "
+            f"which is not installed here: it is the `pulumi` extra ({SDK_INSTALL}). "
+            "Installing software needs a person's yes.",
+            next_action=Shell(command=SDK_INSTALL, approval=True),
+        )
 
 
 def install_action() -> Shell:
@@ -142,6 +166,7 @@ def _version_key(name: str) -> tuple[int, ...]:
 
 
 def require_cli(environ: Mapping[str, str] | None = None) -> Path:
+    require_sdk()
     cli = find_cli(environ)
     if cli is None:
         raise BinaryMissing(

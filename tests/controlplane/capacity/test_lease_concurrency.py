@@ -25,9 +25,9 @@ L = "/api/namespaces/default/capacity/leases"
 
 
 def _rows(url: str, sql: str) -> list[tuple[Any, ...]]:
-    import psycopg2
+    import psycopg
 
-    conn = psycopg2.connect(url)
+    conn = psycopg.connect(url)
     try:
         with conn.cursor() as cur:
             cur.execute(sql)

@@ -13,9 +13,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.needs_postgres]
 
 
 def _lease(url: str) -> tuple[str, Any] | None:
-    import psycopg2
+    import psycopg
 
-    conn = psycopg2.connect(url)
+    conn = psycopg.connect(url)
     try:
         with conn.cursor() as cur:
             cur.execute("SELECT holder, expires_at FROM leases WHERE name = 'queues'")
