@@ -204,6 +204,10 @@ def _run(
     elif not stateful and step.action == "provision" and new_target == "active":
         lines.append(f"{obs.record.vendor} has no stateful lifecycle: resume provisions it afresh.")
 
+    if step.action == "provision" and not there:
+        # From nothing: a person reviews the plan before anything is applied.
+        return _from_nothing(obs, root, yes or not step.gated, say, lines)
+
     if step.gated and not yes:
         nxt = gated_run(obs, _command(verb, name, dd, True), step.action)
         res = to_result(obs, Derived("needs_input", nxt, obs.blocking), files=[])
@@ -305,6 +309,34 @@ def _step(
     if action == "suspend":
         return _suspend(obs, root, say, files, lines, factory, drain, host)
     return _resume(obs, root, say, files, lines, factory, watch, host)
+
+
+def _from_nothing(
+    obs: Observation, root: Root, go: bool, say: Progress, lines: list[str]
+) -> ProviderLifecycleResult:
+    """Provisioning from nothing stops at ``ready`` first, as the verbs do one by
+    one: plan (it reads and costs nothing) and return its result — ``ready`` with
+    ``apply --yes`` (flagged as provisioning is), or what it needs. Only a fresh
+    saved plan, the one a person could review, is applied, and only when ``go``
+    (``--yes``, or provisioning is not gated)."""
+    infra = obs.infra
+    fresh = infra is not None and infra.plan_fresh and not obs.blocking
+    if fresh and go:
+        from .apply import apply
+
+        res = apply(obs.name, yes=True, dream_dir=obs.dream_dir, cwd=root.path, progress=say)
+        return res.with_notes(*lines, "applied the saved plan (reviewed at ready)")
+    if fresh:
+        res = to_result(obs, files=[])
+    else:
+        from .plan import plan
+
+        res = plan(obs.name, dream_dir=obs.dream_dir, cwd=root.path, progress=say)
+    return res.with_notes(
+        *lines,
+        "from nothing, reconcile stops at ready: nothing is applied before its plan is "
+        "reviewed (plan shows it; the next action applies that plan)",
+    )
 
 
 def _recovery_action(obs: Observation) -> Run:
