@@ -20,7 +20,7 @@ from ..contract.errors import DreamlakeError, UsageError
 from ..contract.result import ProviderLifecycleResult, Run
 from ..lifecycle.gating import step_words
 from ..world.derive import Derived, Observation, derive, edit_action, step_action
-from ..world.observe import observe, to_result
+from ..world.observe import observe, to_result, with_claims
 from ..world.paths import Root, check_name
 from ._common import error_result, root_for
 from .plan import applying, failure
@@ -63,9 +63,16 @@ def _apply(
     if not may_act(obs, "apply"):
         return busy(obs, "apply")
     if not yes and (infra is None or not infra.plan_fresh):
-        # Nothing planned to apply: --yes would not help. Where it stands, and its next step.
-        return to_result(obs, files=[]).with_notes(
+        # Nothing planned to apply: --yes would not help. Where it stands (as status
+        # says it), and its next step.
+        return to_result(with_claims(obs, root), files=[]).with_notes(
             "no fresh saved plan to apply: nothing was touched."
+        )
+    if not yes and infra is not None and infra.present and not infra.plan_changes:
+        # The saved plan changes nothing (outputs included): no go-ahead to ask for.
+        # Where it stands, as plan and status say it.
+        return to_result(with_claims(obs, root), files=[]).with_notes(
+            "the saved plan changes nothing: there is nothing to apply, and nothing was touched."
         )
     if not yes:
         res = to_result(

@@ -172,6 +172,13 @@ def _existing(
         )
     if continue_:
         obs = observe(name, root, dream_dir, probe=probe, infra=False, claims=False)
+        if not obs.blocking:
+            # Past scaffolding already (planned, applied, connected): where it stands,
+            # as status says it, never "scaffolded" with plan again.
+            world = observe(name, root, dream_dir, probe=False)
+            dv = derive(world)
+            if dv.status != "scaffolded":
+                return to_result(world, dv, files=[])
         return _scanned(obs, [])
     obs = observe(name, root, dream_dir, probe=probe)
     dv = derive(obs)

@@ -24,7 +24,7 @@ from ..contract.result import (
     Shell,
 )
 from ..world.derive import Derived, Observation, derive, edit_action, step_action
-from ..world.observe import observe, to_result
+from ..world.observe import observe, to_result, with_claims
 from ..world.paths import Root, check_name
 from ._common import error_result, root_for
 
@@ -129,6 +129,7 @@ def _plan(obs: Observation, root: Root, progress: Progress | None) -> ProviderLi
         after = replace(after, notes=(*after.notes, took))
     counts = outcome.plan
     if after.infra is not None and after.infra.present and _no_changes(after):
+        after = with_claims(after, root)  # unclaimed or connected, as status says
         dv = derive(after)
         return to_result(after, dv, files=files, plan=counts).with_notes(
             "plan is clean: the infrastructure already matches the configuration"

@@ -5,6 +5,7 @@ and one place that turns an observation plus a verb's outcome into a result.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from ..contract import commands
@@ -110,6 +111,18 @@ def observe(
         intent=_foreign(read_intent(d)),
         now=time.time(),
     )
+
+
+def with_claims(obs: Observation, root: Root) -> Observation:
+    """``obs`` with the control plane's claims, as ``status`` reads them, when it was
+    observed without (a verb that did not need them to act still answers the status
+    ``status`` would: one world, one story)."""
+    if obs.record is None or obs.claims is not None or "no-lakeshore" in obs.degraded:
+        return obs
+    cp = lakeshore.resolve_control_plane(root.path)
+    claim = lakeshore.fetch_claims(cp, obs.name, identity=obs.record.identity(obs.dir))
+    degraded = obs.degraded if claim is not None else (*obs.degraded, "no-lakeshore")
+    return replace(obs, claims=claim, degraded=tuple(dict.fromkeys(degraded)))
 
 
 def _foreign(intent: Intent | None) -> Intent | None:
