@@ -150,7 +150,10 @@ def keys_rotate(
         KeyRotationRefused,
         key_source,
         load_key,
+        load_previous,
+        previous_key_path,
         rotate_key,
+        rows_on_other_keys,
         write_key_file,
     )
     from dreamlake.controlplane.server.settings import Settings
@@ -162,18 +165,27 @@ def keys_rotate(
             "lakeshore keys rotate --new-key-file FILE (then set LAKESHORE_SECRET_KEY from it)",
         )
     target = new_key_file or Path(key_source(settings))
+    previous = previous_key_path(target)
     url = settings.database_url()
     try:
         old = load_key(settings)
+        earlier = load_previous(settings)
         new = generate_key()
         engine = make_engine(url, 1)
         run_migrations(engine)
         staged = target.with_name(f".{target.name}.new")
         write_key_file(staged, new, replace=True)  # the new key is safe on disk first
-        count = rotate_key(engine, old, new)
+        kept = target.with_name(f".{target.name}.previous.new")
+        write_key_file(kept, old, replace=True)  # and the current one, to keep
+        count = rotate_key(engine, old, new, earlier)
+        kept.replace(previous)  # kept until no row uses it (below)
         staged.replace(target)
+        left = rows_on_other_keys(engine, new)
+        if left == 0:
+            previous.unlink(missing_ok=True)
     except KeyRotationRefused as exc:
         staged.unlink(missing_ok=True)
+        kept.unlink(missing_ok=True)
         fail(str(exc), "stop every lakeshore serve over this database, then: lakeshore keys rotate")
     except SecretKeyError as exc:
         fail(str(exc), "check LAKESHORE_SECRET_KEY / LAKESHORE_SECRET_KEY_FILE / --data-dir")
@@ -181,5 +193,7 @@ def keys_rotate(
         fail(redact_url(f"rotation failed, nothing changed: {type(exc).__name__}: {exc}", url))
     typer.echo(
         f"re-encrypted {count} secret(s); the new key is in {target}. Restart every "
-        f"replica with it (one still on the old key refuses to start)."
+        f"replica with it (one still on the old key refuses to start; one that was "
+        f"paused through the rotation refuses to write secrets and reloads it)."
+        + (f" {left} secret(s) still use another key: it stays in {previous}." if left else "")
     )

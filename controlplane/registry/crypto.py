@@ -5,16 +5,29 @@ base64 bytes), then ``<data dir>/secret.key`` (created 0600 on first use). Value
 are Fernet tokens (AES-128-CBC + HMAC-SHA256, authenticated); the secret's name and
 namespace are bound into the plaintext envelope so a ciphertext copied onto another
 row does not decrypt as that row.
+
+Every key has an id (:func:`key_id`, a hash that reveals nothing of the key), stored
+beside each secret and, as the current one, in the database (``server_meta``
+``secret_key_id``). Before every write that encrypts, a server checks that its key
+is the current one (:func:`require_current`, in the write's own transaction, so a
+rotation cannot slip in between): a server paused through a rotation refuses the
+write (:class:`StaleKeyError`, a 503) and reloads its key instead of writing a
+secret nobody could read after its restart.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 KEY_ENV = "LAKESHORE_SECRET_KEY"
 KEY_FILE_NAME = "secret.key"
+CURRENT_KEY_ID = "secret_key_id"
+"""The ``server_meta`` row holding the id of the key every secret is written with."""
 
 
 class SecretKeyError(RuntimeError):
@@ -23,6 +36,25 @@ class SecretKeyError(RuntimeError):
 
 class SecretDecryptError(RuntimeError):
     """A stored value does not decrypt with this key (wrong key, or tampered row)."""
+
+
+class StaleKeyError(RuntimeError):
+    """This server's key is no longer the database's current one (it was rotated
+    while the server ran): nothing may be encrypted with it."""
+
+    def __init__(self, held: str, current: str | None) -> None:
+        super().__init__(
+            f"this server's secret key (id {held}) is not the database's current key "
+            f"(id {current or 'unknown'}): the key was rotated while this server ran"
+        )
+        self.held = held
+        self.current = current
+
+
+def key_id(key: bytes) -> str:
+    """A short, stable id of ``key`` (a keyed-hash prefix; the key cannot be
+    recovered from it)."""
+    return hashlib.sha256(b"lakeshore secret key id\x00" + key.strip()).hexdigest()[:16]
 
 
 def _fernet(key: bytes):  # type: ignore[no-untyped-def]
@@ -83,13 +115,22 @@ def load_or_create_key(data_dir: Path | str | None) -> bytes:
 
 
 class SecretBox:
-    """Encrypts and decrypts secret values with the server key."""
+    """Encrypts with the server key; decrypts with it or, for a row whose ``key_id``
+    names one, with the ``previous`` key of that id (kept until no row uses it)."""
 
-    def __init__(self, key: bytes) -> None:
+    def __init__(self, key: bytes, previous: Iterable[bytes] = ()) -> None:
         self._f = _fernet(key)
+        self.key_id = key_id(key)
+        self._by_id = {key_id(k): _fernet(k) for k in previous}
+        self._by_id[self.key_id] = self._f
 
     def __repr__(self) -> str:
-        return "SecretBox(<key hidden>)"
+        return f"SecretBox(<key hidden>, id {self.key_id})"
+
+    @property
+    def key_ids(self) -> frozenset[str]:
+        """The ids of every key this box can decrypt with."""
+        return frozenset(self._by_id)
 
     @staticmethod
     def _aad(namespace: str, name: str) -> bytes:
@@ -98,16 +139,44 @@ class SecretBox:
     def encrypt(self, plaintext: str, *, namespace: str, name: str) -> str:
         return self._f.encrypt(self._aad(namespace, name) + plaintext.encode("utf-8")).decode()
 
-    def decrypt(self, token: str, *, namespace: str, name: str) -> str:
+    def decrypt(
+        self, token: str, *, namespace: str, name: str, key_id: str | None = None
+    ) -> str:
         from cryptography.fernet import InvalidToken
 
+        fernet = self._by_id.get(key_id, self._f) if key_id else self._f
         try:
-            raw = self._f.decrypt(token.encode())
+            raw = fernet.decrypt(token.encode())
         except InvalidToken:
+            where = f" (it was written with key id {key_id})" if key_id else ""
             raise SecretDecryptError(
-                f"secret {name!r} does not decrypt with this server's key"
+                f"secret {name!r} does not decrypt with this server's key{where}"
             ) from None
         prefix = self._aad(namespace, name)
         if not raw.startswith(prefix):
             raise SecretDecryptError(f"secret {name!r} was encrypted for another row")
         return raw[len(prefix) :].decode("utf-8")
+
+
+def require_current(session: Any, box: SecretBox) -> None:
+    """Raise :class:`StaleKeyError` unless ``box``'s key is the database's current one.
+
+    Run inside the transaction of the write that encrypts, before it: the statement
+    is a no-op ``UPDATE`` of the current-id row, so it holds that row (PostgreSQL)
+    or the write lock (SQLite) until the write commits, and a rotation, which
+    changes the row, either waits for the write (and re-encrypts it) or has
+    committed already (and the write is refused)."""
+    from sqlalchemy import select, update
+
+    from ..models import ServerMeta
+
+    held = session.execute(
+        update(ServerMeta)
+        .where(ServerMeta.key == CURRENT_KEY_ID, ServerMeta.value == box.key_id)
+        .values(value=ServerMeta.value)
+    )
+    if held.rowcount == 1:
+        return
+    current = session.scalar(select(ServerMeta.value).where(ServerMeta.key == CURRENT_KEY_ID))
+    session.rollback()
+    raise StaleKeyError(box.key_id, current)

@@ -40,7 +40,8 @@ class Provider(Base):
 
 
 class Secret(Base):
-    """An encrypted value. ``ciphertext`` is a Fernet token; the key is not here."""
+    """An encrypted value. ``ciphertext`` is a Fernet token; the key is not here,
+    only its id."""
 
     __tablename__ = "secrets"
     __table_args__ = (UniqueConstraint("namespace_id", "name", name="uq_secrets_namespace_name"),)
@@ -52,6 +53,9 @@ class Secret(Base):
     name: Mapped[str] = mapped_column(String(255), nullable=False)
     kind: Mapped[str] = mapped_column(String(32), nullable=False)
     ciphertext: Mapped[str] = mapped_column(Text, nullable=False)
+    # the id of the key that encrypted ``ciphertext`` (crypto.key_id); NULL on a row
+    # from before key ids, which a server starting with the current key fills in
+    key_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, nullable=False)
     updated_at: Mapped[datetime] = mapped_column(
         UTCDateTime(), default=utcnow, onupdate=utcnow, nullable=False

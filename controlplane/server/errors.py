@@ -16,6 +16,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from ..registry.crypto import StaleKeyError
 from .problem import PROBLEM_JSON, problem
 
 RETRY_LOCKED = (1, 4)  # seconds: a write SQLite refused goes through a moment later
@@ -103,6 +104,24 @@ def install_error_handlers(app: FastAPI) -> None:
             f"the database is busy; retry after {seconds}s",
             {"Retry-After": str(seconds)},
         )
+
+    @app.exception_handler(StaleKeyError)
+    async def _stale_key(request: Request, exc: StaleKeyError) -> JSONResponse:
+        # the key was rotated while this server ran (paused, say): nothing was written;
+        # reload the key and have the client retry
+        from anyio import to_thread
+
+        from .runtime import reload_secret_box
+
+        box = await to_thread.run_sync(reload_secret_box, request.app)
+        if box is not None and box.key_id == exc.current:
+            detail = f"{exc}; nothing was written, and the server has loaded the new key: retry"
+        else:
+            detail = (
+                f"{exc}; nothing was written. Restart this server with the new key "
+                "(LAKESHORE_SECRET_KEY or LAKESHORE_SECRET_KEY_FILE)"
+            )
+        return error_response(503, "key_rotated", detail, {"Retry-After": "1"})
 
     @app.exception_handler(Exception)
     async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:

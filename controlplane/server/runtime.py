@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..registry.crypto import SecretBox
-from .access.keys import check_key, key_source, load_key
+from .access.keys import check_key, key_source, load_key, load_previous
 from .fleet import claimsread, gcpolicy, warmup
 from .fleet.heartbeats import Heartbeats
 from .fleet.queued import QueueHints
@@ -23,9 +23,28 @@ from .settings import Settings
 def load_secret_box(settings: Settings, make_session: sessionmaker[Session]) -> SecretBox:
     """The shared key, verified against the database's key check (raises
     ``SecretKeyError`` with what to do when it does not match)."""
-    box = SecretBox(load_key(settings))
+    box = SecretBox(load_key(settings), load_previous(settings))
     with make_session() as session:
         check_key(session, box, key_source(settings))
+    return box
+
+
+def reload_secret_box(app: Any) -> SecretBox | None:
+    """Read the key again from where it came from (after a rotation while this server
+    ran) and use it when it is the database's; None when it is not (the key came from
+    ``LAKESHORE_SECRET_KEY``, say: a restart with the new key is needed)."""
+    import logging
+
+    from ..registry.crypto import SecretKeyError
+
+    log = logging.getLogger("lakeshore.keys")
+    try:
+        box = load_secret_box(app.state.settings, app.state.sessionmaker)
+    except (SecretKeyError, OSError) as exc:
+        log.error("the secret key was rotated and the new one could not be loaded: %s", exc)
+        return None
+    app.state.registry_secret_box = box
+    log.warning("the secret key was rotated: reloaded it (key id %s)", box.key_id)
     return box
 
 

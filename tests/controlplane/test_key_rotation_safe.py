@@ -5,7 +5,11 @@ rotate`` on SQLite and a throwaway PostgreSQL."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
+import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +28,14 @@ def _put_secret(s: ServerProc, name: str, value: str) -> None:
     )
     with urllib.request.urlopen(req, timeout=30) as r:
         assert r.status in (200, 201)
+
+
+def _put_status(s: ServerProc, name: str, value: str) -> tuple[int, dict[str, Any]]:
+    try:
+        _put_secret(s, name, value)
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+    return 200, {}
 
 
 def _readable(url: str, key: bytes) -> dict[str, str]:
@@ -183,3 +195,62 @@ def test_a_token_of_a_stopped_server_is_not_a_holder(
             assert presence.holders(session) == []
     finally:
         engine.dispose()
+
+
+def test_a_server_paused_through_a_rotation_loses_no_secret(
+    backend: dict[str, Any], start_server: Callable[..., ServerProc]
+) -> None:
+    """SIGSTOP a real server past the heartbeat bound (the rotation no longer counts it
+    as holding the database), rotate, SIGCONT: its next secret write is refused (503,
+    the key reloaded) instead of being written with the old key, the retry writes it
+    with the new key, and after a restart every secret reads: none lost."""
+    from dreamlake.controlplane.registry.crypto import key_id
+
+    b = backend
+    env = _key_env(b)
+    s = start_server(data_dir=b["data"], db_url=b["db"], env=env)
+    _put_secret(s, "before", "one")
+    old = _key(b)
+    args = ["--data-dir", str(b["data"])] + (["--db", b["db"]] if b["db"] else [])
+    assert s.proc is not None
+    os.kill(s.proc.pid, signal.SIGSTOP)
+    try:
+        deadline = time.monotonic() + 90
+        while True:  # refused while the paused server still counts as holding the database
+            done = _rotate(env, *args)
+            if done.returncode == 0 or time.monotonic() > deadline:
+                break
+            assert "a running server holds this database" in done.stderr, done.stderr
+            time.sleep(3)
+    finally:
+        os.kill(s.proc.pid, signal.SIGCONT)
+    assert done.returncode == 0, done.stderr
+    assert "re-encrypted 1 secret" in done.stdout
+    new = _key(b)
+    assert new != old
+    status, out = _put_status(s, "after", "two")  # the server that slept through it
+    assert status == 503, out
+    assert out["error"] == "key_rotated" and "nothing was written" in out["detail"], out
+    assert _readable(b["url"], new) == {"before": "one"}
+    status, out = _put_status(s, "after", "two")  # it reloaded the key: the retry writes
+    assert status == 200, out
+    s.stop()
+    s = start_server(data_dir=b["data"], db_url=b["db"], env=env)
+    _put_secret(s, "later", "three")
+    s.stop()
+    assert _readable(b["url"], new) == {"before": "one", "after": "two", "later": "three"}
+    # every row names the key it is encrypted with; no row uses the old key, so the
+    # rotation kept no copy of it
+    from dreamlake.controlplane.db import make_engine
+    from dreamlake.controlplane.registry.models import Secret
+    from sqlalchemy import select
+    from sqlalchemy.orm import Session
+
+    engine = make_engine(b["url"])
+    try:
+        with Session(engine) as session:
+            assert set(session.scalars(select(Secret.key_id))) == {key_id(new)}
+    finally:
+        engine.dispose()
+    key_file = Path(b.get("key_file") or b["data"] / "secret.key")
+    assert not key_file.with_name(key_file.name + ".previous").exists()

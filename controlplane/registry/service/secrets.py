@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from ...db import utcnow
 from .. import tombstone
-from ..crypto import SecretBox
+from ..crypto import SecretBox, require_current
 from ..kwargs import secret_refs
 from ..models import Provider, Secret
 from ..secret_values import (
@@ -80,6 +80,7 @@ def put_secret(
     row = session.scalar(
         select(Secret).where(Secret.namespace_id == scope.namespace.id, Secret.name == name)
     )
+    require_current(session, box)  # a key rotated meanwhile: refused, nothing written
     ciphertext = box.encrypt(value, namespace=scope.namespace.name, name=name)
     created = row is None
     if row is not None and not replace:
@@ -90,11 +91,18 @@ def put_secret(
         )
     if row is None:
         check_room(session, scope, Secret, "secrets", limits_of(scope).max_secrets)
-        row = Secret(namespace_id=scope.namespace.id, name=name, kind=kind, ciphertext=ciphertext)
+        row = Secret(
+            namespace_id=scope.namespace.id,
+            name=name,
+            kind=kind,
+            ciphertext=ciphertext,
+            key_id=box.key_id,
+        )
         session.add(row)
     else:
         row.kind = kind
         row.ciphertext = ciphertext
+        row.key_id = box.key_id
         row.updated_at = utcnow()
     commit_or_conflict(session, f"secret {name!r} already exists")
     return secret_wire(row, scope.namespace.name), created
@@ -138,6 +146,8 @@ def secret_lookup(session: Session, box: SecretBox, namespace_id: int, namespace
         )
         if row is None:
             return None
-        return row.kind, box.decrypt(row.ciphertext, namespace=namespace_name, name=name)
+        return row.kind, box.decrypt(
+            row.ciphertext, namespace=namespace_name, name=name, key_id=row.key_id
+        )
 
     return lookup

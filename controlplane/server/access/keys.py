@@ -11,7 +11,11 @@ together one wins and the other checks against it). A server whose key cannot
 decrypt it refuses to start: it would write secrets its peers cannot read.
 
 :func:`rotate_key` re-encrypts every secret and the check in one transaction, and
-refuses while any server holds the database (see ``presence.py``).
+refuses while any server holds the database (see ``presence.py``). It also sets the
+database's current key id (``crypto.CURRENT_KEY_ID``): a server paused through the
+rotation (not counted as holding the database) finds its key stale before its next
+encrypting write, refuses it and reloads (``crypto.require_current``). The previous
+key is kept beside the new one (``<key file>.previous``) until no row uses it.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import contextlib
 import os
 import secrets
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
 from sqlalchemy import Engine, select, update
@@ -28,12 +33,14 @@ from sqlalchemy.orm import Session
 
 from ...models import ServerMeta
 from ...registry.crypto import (
+    CURRENT_KEY_ID,
     KEY_FILE_NAME,
     SecretBox,
     SecretDecryptError,
     SecretKeyError,
     _fernet,
     generate_key,
+    key_id,
 )
 from ..fleet import presence
 from ..settings import Settings
@@ -46,6 +53,24 @@ class KeyRotationRefused(SecretKeyError):
 CHECK_KEY = "secret_key_check"
 CHECK_TEXT = "lakeshore key check"
 _CHECK_NS = "-"
+
+
+PREVIOUS_SUFFIX = ".previous"
+
+
+def previous_key_path(key_file: Path) -> Path:
+    """Where a rotation keeps the key before it, beside the key file."""
+    return key_file.with_name(key_file.name + PREVIOUS_SUFFIX)
+
+
+def load_previous(settings: Settings) -> list[bytes]:
+    """The previous key kept by a rotation beside this server's key file, if any."""
+    if settings.secret_key:
+        return []
+    path = previous_key_path(Path(key_source(settings)).expanduser())
+    if not path.is_file():
+        return []
+    return [_read_key_file(path)]
 
 
 def key_source(settings: Settings) -> str:
@@ -117,6 +142,7 @@ def check_key(session: Session, box: SecretBox, source: str) -> None:
         session.add(ServerMeta(key=CHECK_KEY, value=token))
         try:
             session.commit()
+            _record_key_id(session, box)
             return
         except IntegrityError:  # another replica wrote it first: check against theirs
             session.rollback()
@@ -133,15 +159,37 @@ def check_key(session: Session, box: SecretBox, source: str) -> None:
             f"Every replica must use one key: set LAKESHORE_SECRET_KEY, or "
             f"LAKESHORE_SECRET_KEY_FILE naming a copy of the first server's key file"
         )
+    _record_key_id(session, box)
 
 
-def rotate_key(engine: Engine, old: bytes, new: bytes) -> int:
+def _record_key_id(session: Session, box: SecretBox) -> None:
+    """The key check passed: ``box``'s key is the database's. Record its id as the
+    current one (a database from before key ids has none) and give the secrets
+    written before key ids (NULL) that id: the key check held them to this key."""
+    from ...registry.models import Secret
+
+    session.rollback()  # end the FOR SHARE read: the writes below take their own locks
+    current = session.get(ServerMeta, CURRENT_KEY_ID)
+    if current is None:
+        session.add(ServerMeta(key=CURRENT_KEY_ID, value=box.key_id))
+    elif current.value != box.key_id:
+        current.value = box.key_id
+    session.execute(update(Secret).where(Secret.key_id.is_(None)).values(key_id=box.key_id))
+    try:
+        session.commit()
+    except IntegrityError:  # another replica recorded it first: the same id
+        session.rollback()
+
+
+def rotate_key(
+    engine: Engine, old: bytes, new: bytes, previous: Iterable[bytes] = ()
+) -> int:
     """Re-encrypt every secret (and the key check) from ``old`` to ``new`` in one
     transaction. Returns how many secrets were re-encrypted."""
     from ...models import Namespace
     from ...registry.models import Secret
 
-    old_box, new_box = SecretBox(old), SecretBox(new)
+    old_box, new_box = SecretBox(old, previous), SecretBox(new)
     with Session(engine) as session, session.begin():
         # lock the key check first (a row lock on PostgreSQL, the write lock on
         # SQLite), then look for servers: see presence.py for why this order is safe
@@ -166,12 +214,22 @@ def rotate_key(engine: Engine, old: bytes, new: bytes) -> int:
                 raise SecretKeyError(
                     "the current key does not match the database's key check; nothing changed"
                 ) from None
+        # the new current id first: a write checking its key (crypto.require_current)
+        # holds this row until it commits, so every secret written with the old key
+        # is committed, and re-encrypted below, before the rotation reads the secrets
+        current = session.get(ServerMeta, CURRENT_KEY_ID, with_for_update=True)
+        if current is None:
+            session.add(ServerMeta(key=CURRENT_KEY_ID, value=new_box.key_id))
+        else:
+            current.value = new_box.key_id
+        session.flush()
         names = dict(session.execute(select(Namespace.id, Namespace.name)).tuples().all())
         count = 0
         for row in session.scalars(select(Secret).with_for_update()):
             ns = names[row.namespace_id]
-            plain = old_box.decrypt(row.ciphertext, namespace=ns, name=row.name)
+            plain = old_box.decrypt(row.ciphertext, namespace=ns, name=row.name, key_id=row.key_id)
             row.ciphertext = new_box.encrypt(plain, namespace=ns, name=row.name)
+            row.key_id = new_box.key_id
             count += 1
         token = new_box.encrypt(CHECK_TEXT, namespace=_CHECK_NS, name=CHECK_KEY)
         if check is None:
@@ -179,3 +237,21 @@ def rotate_key(engine: Engine, old: bytes, new: bytes) -> int:
         else:
             check.value = token
     return count
+
+
+def rows_on_other_keys(engine: Engine, current: bytes) -> int:
+    """How many secrets are not encrypted with ``current`` (a rotation keeps the
+    previous key while any is)."""
+    from sqlalchemy import func, or_
+
+    from ...registry.models import Secret
+
+    with Session(engine) as session:
+        return int(
+            session.scalar(
+                select(func.count())
+                .select_from(Secret)
+                .where(or_(Secret.key_id.is_(None), Secret.key_id != key_id(current)))
+            )
+            or 0
+        )
