@@ -367,3 +367,29 @@ def test_examples_that_create_providers_do_not_share_names() -> None:
     assert "py-lab" in created and "aws-demo" in created
     shared = {name: where for name, where in created.items() if len(where) > 1}
     assert not shared, shared
+
+
+# -- the pages point at what the repository holds -----------------------------------
+
+LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+
+
+def test_every_relative_link_of_the_pages_resolves() -> None:
+    pages = [*PAGES, REPO / "ARCHITECTURE.md", REPO / "benchmarks" / "README.md"]
+    broken = []
+    for page in pages:
+        for target in LINK.findall(page.read_text(encoding="utf-8")):
+            if "://" in target or target.startswith("mailto:"):
+                continue
+            if not (page.parent / target).exists():
+                broken.append(f"{page.relative_to(REPO)} → {target}")
+    assert not broken, broken
+
+
+def test_the_architecture_page_states_the_contract_from_the_repository() -> None:
+    """The map points at the repository's own pages for the contract, every one of
+    docs/, and at nothing outside the checkout."""
+    text = (REPO / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    for doc in sorted((REPO / "docs").glob("*.md")):
+        assert f"(docs/{doc.name})" in text, doc.name
+    assert "../" not in text and "steering" not in text
