@@ -10,89 +10,25 @@ since the verb started and, for resource-level work, the resource's address.
 The sink lives in a context variable, so concurrent verbs (threads of the MCP
 server) each report to their own sink. ``dreamlake schema --events`` prints the
 JSON Schema of :class:`ProgressEvent`; a test snapshots it like the result schema.
+The model (pydantic) is in ``event_model`` and loads with the first event: a verb
+run with no sink never imports it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+if TYPE_CHECKING:
+    from .event_model import ProgressEvent
 
-EventType = Literal[
-    "start",
-    "step",
-    "resource_planned",
-    "resource_start",
-    "resource_progress",
-    "resource_done",
-    "resource_failed",
-    "refresh_start",
-    "refresh_done",
-    "resource_drift",
-    "summary",
-    "diagnostic",
-    "end",
-]
-"""``start`` / ``end`` bracket one verb (``end`` carries the result's status);
-``step`` names a phase (terraform ``init`` / ``validate`` / ``plan`` / ``apply``,
-pulumi ``preview`` / ``up``, connect's ``connect`` / ``build`` / ``upload`` /
-``install`` / ``start`` / ``wait``); the ``resource_*`` and ``refresh_*`` events
-follow one resource through plan and apply; ``summary`` carries the change counts;
-``diagnostic`` an error message."""
+from .event_types import EVENT_TYPES, EventType
 
-EVENT_TYPES: tuple[str, ...] = EventType.__args__  # type: ignore[attr-defined]
-
-
-class ProgressEvent(BaseModel):
-    """One progress event, as ``--events`` writes it (one JSON object per line)."""
-
-    model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, frozen=True, extra="forbid"
-    )
-
-    type: EventType
-    seq: int = Field(ge=1, description="1 for the verb's first event, then +1 per event.")
-    elapsed: float = Field(ge=0, description="Seconds since the verb started.")
-    verb: str = Field(description="The verb that is running: create, plan, apply, connect, ...")
-    provider: str = Field(description="The provider's name.")
-    step: str | None = Field(
-        default=None, description="The phase this event belongs to (init, plan, apply, upload...)."
-    )
-    address: str | None = Field(
-        default=None, description="The resource's address, for resource-level events."
-    )
-    action: str | None = Field(
-        default=None, description="What happens to the resource: create, update, delete, read..."
-    )
-    resource_elapsed: float | None = Field(
-        default=None,
-        ge=0,
-        description="Seconds this resource has been in flight, as the backend reports it.",
-    )
-    message: str | None = Field(default=None, description="One line for a person.")
-    changes: dict[str, int] | None = Field(
-        default=None, description="summary: counts by kind (add, change, remove, import)."
-    )
-    total: int | None = Field(
-        default=None, ge=0, description="Resources this step will touch, when known."
-    )
-    status: str | None = Field(default=None, description="end: the result's status.")
-
-    def to_wire(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_wire(), ensure_ascii=False, separators=(",", ":"))
-
-
-Sink = Callable[[ProgressEvent], None]
+Sink = Callable[["ProgressEvent"], None]
 
 
 class Recorder:
@@ -108,6 +44,8 @@ class Recorder:
         self._broken = False
 
     def emit(self, type: EventType, **fields: Any) -> ProgressEvent | None:
+        from .event_model import ProgressEvent
+
         with self._lock:
             self._seq += 1
             event = ProgressEvent(
@@ -183,4 +121,14 @@ __all__ = [
 
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of one event, as ``dreamlake schema --events`` prints it."""
+    from .event_model import ProgressEvent
+
     return ProgressEvent.model_json_schema(by_alias=True, mode="serialization")
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ProgressEvent":
+        from .event_model import ProgressEvent
+
+        return ProgressEvent
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
