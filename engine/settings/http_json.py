@@ -10,13 +10,15 @@ else straight over ``http.client``.
 
 from __future__ import annotations
 
-import http.client
 import io
 import json
 import os
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    import http.client
 
 LIMIT = 1024 * 1024
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -48,6 +50,8 @@ def request_json(
     proxy_vars = (f"{parts.scheme}_proxy", f"{parts.scheme.upper()}_PROXY")
     if not loopback and any(os.environ.get(v) for v in proxy_vars):
         return _through_proxy(method, url, headers, data, timeout, limit)
+    import http.client  # with a request to make: ``plan`` reads is_loopback only
+
     deadline = time.monotonic() + timeout
     kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
     conn = kind(parts.hostname, parts.port, timeout=timeout)
