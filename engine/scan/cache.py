@@ -7,7 +7,8 @@ list of blocking decisions) is kept in the user's cache (:mod:`..usercache`, kin
 ``scan``), one entry per provider folder and installed engine, under a fingerprint
 of everything the scan reads:
 
-* every file in the folders that hold the template's decision files (name, size,
+* every file in the folders that hold the template's decision files but the
+  saved plans, state and records plan and apply write there (name, size,
   inode, modification and change times): the variable files Terraform loads and
   the ``*.tf`` files whose ``variable`` blocks judge the values;
 * the template's decisions (key, variable, file, placeholder, why, probe);
@@ -32,6 +33,21 @@ from ..world.vendors import Template
 
 _CODE = Path(__file__).resolve().parent
 
+# What plan, apply and destroy write beside the variable files, which the scan never
+# reads: a plan in an agent's loop rewrites them on every run, and the answer stays.
+RUN_ARTIFACTS = frozenset(
+    {
+        "tfplan",
+        "tfplan.meta.json",
+        "tfinit.meta.json",
+        "destroy.tfplan",
+        "terraform.tfstate",
+        "terraform.tfstate.backup",
+        ".terraform.tfstate.lock.info",
+        ".terraform.lock.hcl",
+    }
+)
+
 
 def fingerprint(paths: ProviderPaths, template: Template) -> dict[str, Any] | None:
     """What the scan of ``paths`` against ``template`` reads, as comparable data;
@@ -42,7 +58,7 @@ def fingerprint(paths: ProviderPaths, template: Template) -> dict[str, Any] | No
         listing = usercache.listing(Path(f))
         if listing is None:
             return None
-        files[f] = listing
+        files[f] = [e for e in listing if e[0] not in RUN_ARTIFACTS]
     decisions = [
         [d.key, d.var, d.file, repr(d.placeholder), d.why, d.probe] for d in template.decisions
     ]

@@ -173,3 +173,18 @@ def test_two_installed_engines_keep_an_answer_each(
     monkeypatch.setattr(cache, "_CODE", here)
     cache.remembered(paths, template, compute)
     assert compute.calls == 2 and len(list(cache_dir.iterdir())) == 2
+
+
+def test_what_plan_and_apply_write_beside_the_variables_is_not_read(
+    paths: ProviderPaths,
+) -> None:
+    """A plan in an agent's loop rewrites its saved plan and records on every run; the
+    scan reads none of them, so its remembered answer stays."""
+    template = get_template("local")
+    before = cache.fingerprint(paths, template)
+    tf = paths.dir / "terraform"
+    for name in sorted(cache.RUN_ARTIFACTS):
+        (tf / name).write_text("{}\n")
+    assert cache.fingerprint(paths, template) == before
+    (tf / "extra.auto.tfvars").write_text('queues = ["gpu"]\n')
+    assert cache.fingerprint(paths, template) != before
