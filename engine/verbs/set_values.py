@@ -1,7 +1,8 @@
 """``dreamlake provider set -n NAME KEY=VALUE ...``: settle decisions without an editor.
 
 Each ``KEY`` is a decision of the provider's template (its ``key``, or the variable
-it names). The value is read as the variable's declared type and written into the
+it names) or, on terraform, any variable the provider's own configuration declares
+(one a user added: plan asks for it by that name). The value is read as the variable's declared type and written into the
 provider's own file — ``terraform.tfvars``, ``Pulumi.<stack>.yaml`` or
 ``adopt.json`` — atomically, the rest of the file kept (``engine/scan/write.py``).
 Then the same decision scan as ``create --continue`` judges the file: a value it
@@ -25,6 +26,25 @@ from ._common import error_result, root_for
 
 def _decision(template: Template, key: str) -> Decision | None:
     return template.decision(key) or next((d for d in template.decisions if d.var == key), None)
+
+
+TFVARS = "terraform/terraform.tfvars"
+
+
+def _settable(paths: ProviderPaths, template: Template, backend: str, key: str) -> Decision | None:
+    """The template's decision ``key`` names, else — on terraform — a variable the
+    provider's own configuration declares (a ``variable`` block in its ``*.tf``,
+    one a user added): it is set in terraform.tfvars, typed by its declaration, as
+    plan asks for it when it has no value. None: neither."""
+    d = _decision(template, key)
+    if d is not None or backend != "terraform":
+        return d
+    from ..scan.tfvars import read_variables
+
+    file = next((x.file for x in template.decisions if x.file.endswith(".tfvars")), TFVARS)
+    if key not in read_variables((paths.dir / file).absolute().parent):
+        return None
+    return Decision(key=key, var=key, file=file)
 
 
 def _listed(template: Template) -> str:
@@ -140,10 +160,11 @@ def set_values(
                 next_action=Run(command=commands.status(name, dream_dir)),
             )
             return error_result(err, name, root=root, dream_dir=dream_dir)
-    unknown = [k for k in values if _decision(template, k) is None]
+    unknown = [k for k in values if _settable(paths, template, backend, k) is None]
     if unknown:
+        own = " or a variable its terraform declares" if backend == "terraform" else ""
         err = DreamlakeError(
-            f"{', '.join(repr(k) for k in unknown)} is not a decision of '{name}'; its "
+            f"{', '.join(repr(k) for k in unknown)} is not a decision of '{name}'{own}; its "
             f"decisions: {_listed(template)}. Nothing was written.",
             kind="unknown_decision",
             next_action=Run(command=again),
@@ -155,7 +176,7 @@ def set_values(
     set_keys: list[str] = []
     try:
         for key, raw in values.items():
-            d = _decision(template, key)
+            d = _settable(paths, template, backend, key)
             assert d is not None
             path = _target(paths, backend, d)
             if path not in texts:
@@ -164,7 +185,12 @@ def set_values(
                 except FileNotFoundError:
                     originals[path] = None
                 texts[path] = originals[path] or ""
-            value = _typed(raw, _kind(paths, template, backend, d, texts[path]))
+            kind = _kind(paths, template, backend, d, texts[path])
+            value = _typed(raw, kind)
+            if _decision(template, key) is None and not _fits(value, kind):
+                # The scan judges the template's decisions only: a variable of the
+                # user's own is held to its declared type here.
+                raise ValueError(f"{key} is declared {kind}: {raw!r} is not one")
             texts[path] = _edit(paths, backend, d, texts[path], value)
             set_keys.append(d.key)
     except (OSError, FileProblem, ValueError, TypeError) as exc:
@@ -197,6 +223,19 @@ def set_values(
     result = create(name, continue_=True, dream_dir=dream_dir, cwd=cwd)
     files = ", ".join(sorted({str(p) for p in texts}))
     return result.with_notes(f"set {', '.join(set_keys)} in {files}")
+
+
+def _fits(value: Any, kind: Any) -> bool:
+    """Whether ``value`` is of the declared ``kind`` (``any``/``string``: anything)."""
+    if kind == "number":
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if kind == "bool":
+        return isinstance(value, bool)
+    if kind == "list":
+        return isinstance(value, list)
+    if kind == "json":
+        return isinstance(value, dict | list)
+    return True
 
 
 def _typed(raw: Any, kind: Any) -> Any:
