@@ -418,9 +418,11 @@ if __name__ != "__main__":  # run as a script, the importable module below regis
 
 def main() -> None:
     from ..conventions import text_streams
+    from .argtext import refuse_non_utf8
 
     text_streams()
     try:
+        refuse_non_utf8(sys.argv[1:])  # before any command: a traceback otherwise (argtext.py)
         app()
     except KeyboardInterrupt:
         sys.exit(130)
