@@ -22,13 +22,15 @@ from ._common import error_result, root_for
 
 
 def provider_names(root: Root) -> list[str]:
-    """Folders under ``.dream/providers`` holding a provider.json, by name."""
+    """Folders under ``.dream/providers`` holding a provider.json, by name: whatever
+    that entry is (a FIFO, a folder, a link to a device is listed too, and reads as
+    the ``bad_record`` error ``status`` gives it; a dangling link is no record)."""
     try:
         entries = list(root.providers.iterdir())
     except OSError:
         return []
     return sorted(
-        p.name for p in entries if NAME_RE.fullmatch(p.name) and (p / "provider.json").is_file()
+        p.name for p in entries if NAME_RE.fullmatch(p.name) and (p / "provider.json").exists()
     )
 
 

@@ -82,3 +82,25 @@ def test_every_state_listed_as_status_says_it(every_state: Path) -> None:
 
 def test_an_empty_root_lists_nothing(project: Path) -> None:
     assert list_providers(dream_dir=str(project)) == []
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "device-link"])
+def test_a_provider_json_that_is_not_a_file_is_listed_as_status_reads_it(
+    project: Path, kind: str
+) -> None:
+    create("ok", "local", dream_dir=str(project), probe=False)
+    create("odd", "local", dream_dir=str(project), probe=False)
+    record = project / ".dream/providers/odd/provider.json"
+    record.unlink()
+    if kind == "fifo":
+        os.mkfifo(record)
+    elif kind == "folder":
+        record.mkdir()
+    else:
+        record.symlink_to("/dev/zero")
+    st = status("odd", dream_dir=str(project))
+    assert (st.status, st.kind) == ("error", "bad_record"), st.to_json()
+    listed = {r.provider: r for r in list_providers(dream_dir=str(project), claims=False)}
+    assert sorted(listed) == ["odd", "ok"]
+    assert (listed["odd"].status, listed["odd"].kind) == (st.status, st.kind)
+    assert listed["odd"].next_action == st.next_action
