@@ -393,3 +393,17 @@ def test_the_architecture_page_states_the_contract_from_the_repository() -> None
     for doc in sorted((REPO / "docs").glob("*.md")):
         assert f"(docs/{doc.name})" in text, doc.name
     assert "../" not in text and "steering" not in text
+
+
+def test_the_mcp_client_configuration_names_a_command_that_exists() -> None:
+    """README's MCP client configuration (a ```json block): its command and args."""
+    shown = [
+        json.loads(body)
+        for body in _fences(REPO / "README.md", ("json",))
+        if '"mcpServers"' in body
+    ]
+    assert shown, "README.md shows an MCP client configuration"
+    for doc in shown:
+        for server in doc["mcpServers"].values():
+            words = [server["command"], *server["args"]]
+            assert words[0] in PROGRAMS and not _check(words), words
