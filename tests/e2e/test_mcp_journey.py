@@ -165,7 +165,7 @@ def test_agent_drives_local_to_connected_over_mcp(
             for e in got:
                 ProgressEvent.model_validate(e)
         steps = [e.get("step") for e in events["provider_plan"] if e["type"] == "step"]
-        assert steps == ["init", "validate", "plan"], events["provider_plan"]
+        assert steps == ["init", "plan"], events["provider_plan"]
         connect_steps = {e.get("step") for e in events["provider_connect"] if e["type"] == "step"}
         assert {"connect", "start", "wait"} <= connect_steps, events["provider_connect"]
     finally:

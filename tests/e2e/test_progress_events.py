@@ -91,7 +91,8 @@ def test_local_plan_and_apply_stream_events(project: Path, tmp_path: Path) -> No
     events, doc = run_events(env, project, "plan", "-n", "ev")
     assert doc["status"] == "ready", doc
     plan = check_stream(events, "plan", "ready")
-    assert [e.step for e in plan if e.type == "step"] == ["init", "validate", "plan"]
+    # A first plan initialises; terraform's plan validates (no separate validate run).
+    assert [e.step for e in plan if e.type == "step"] == ["init", "plan"]
     planned = {e.address for e in plan if e.type == "resource_planned"}
     assert planned == {"terraform_data.slow[0]", "terraform_data.slow[1]"}
     summary = next(e for e in plan if e.type == "summary")

@@ -4,6 +4,7 @@ for one provider directory (its ``terraform/`` folder)."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -12,16 +13,16 @@ from ...contract import events
 from ...contract.errors import BackendError
 from ...contract.result import LockInfo
 from ...world.vendors import Template
-from . import planfile, uijson
+from . import initmark, planfile, uijson
 from .diagnostics import blocking_from_diagnostics
 from .location import state_location
 from .lockinfo import lock_from_diagnostic
-from .planjson import is_applyable, plan_counts
+from .planjson import stream_plan
 from .required import require_version
-from .runner import Completed, TerraformFailed, failed, run
+from .runner import Completed, TerraformFailed, failed, run, run_env, terraform_binary
 from .runs import LOCK_SUMMARY, feed, lock_path, mtime
 from .state import observe_state
-from .tfexec import apply_args, init_args, plan_args, show_args, validate_args
+from .tfexec import apply_args, init_args, plan_args, validate_args
 from .tfexec.plan import PLAN_FILE
 
 STALE_PLAN_SUMMARY = "Saved plan is stale"
@@ -67,33 +68,33 @@ class TerraformBackend:
         progress: Progress | None = None,
         template: Template | None = None,
     ) -> PlanOutcome:
-        """init, validate, then ``plan -out=tfplan``; record the plan beside it."""
+        """``plan -out=tfplan`` (after ``init`` when what init reads changed); record
+        the plan beside it. Where the plan reports errors, the former sequence is
+        run to say which step fails: ``init`` (when it was skipped), then
+        ``validate``, then the plan again, so every error reads as it always did."""
         tf = provider_dir / "terraform"
         if not tf.is_dir():
             raise BackendError(f"{tf} does not exist: nothing to plan", kind="terraform")
         had_lock_hcl = (tf / planfile.LOCK_HCL).exists()
-        require_version(tf)
-
-        events.step("init", "terraform init")
-        done = run(init_args(), cwd=tf, provider_dir=provider_dir)
-        if done.returncode != 0:
-            raise failed(done, "init")
-
-        events.step("validate", "terraform validate")
-        done = run(validate_args(), cwd=tf, provider_dir=provider_dir)
-        if done.returncode != 0:
-            diags = _validate_diagnostics(done.stdout)
-            raise failed(done, "validate", diags)
-
-        events.step("plan", "terraform plan")
-        done = run(plan_args(), cwd=tf, provider_dir=provider_dir, on_line=feed(progress))
-        messages = uijson.parse_stream(done.stdout)
-        summary = uijson.summarize(messages)
+        binary = terraform_binary()
+        env = run_env(provider_dir)
+        mark = initmark.check(tf, binary, env)
+        version = require_version(tf, binary=binary, known=mark.version)
+        if mark.needed:
+            _init(tf, provider_dir, binary, env, version)
+        done = _plan_run(tf, provider_dir, binary, env, progress)
+        if done.returncode not in (0, 2) or uijson.error_diagnostics(done.messages):
+            if not mark.needed:
+                _init(tf, provider_dir, binary, env, version)
+            _validate(tf, provider_dir, binary, env)
+            if not mark.needed:
+                done = _plan_run(tf, provider_dir, binary, env, progress)
+        summary = uijson.summarize(done.messages)
         if done.returncode not in (0, 2) or summary.errors:
             locked = [d for d in summary.errors if d.get("summary") == LOCK_SUMMARY]
             if locked:
                 lock = lock_from_diagnostic(str(locked[0].get("detail", "")), lock_path(tf))
-                raise StateLocked("another terraform run holds the state lock", lock, done)
+                raise StateLocked("another terraform run holds the state lock", lock, done.run)
             blocking = blocking_from_diagnostics(
                 summary.errors,
                 provider_dir=provider_dir,
@@ -102,23 +103,19 @@ class TerraformBackend:
             )
             if blocking:
                 return PlanOutcome(result="needs_input", blocking=tuple(blocking))
-            raise failed(done, "plan", summary.errors)
+            raise failed(done.run, "plan", summary.errors)
 
-        shown = run(show_args(PLAN_FILE), cwd=tf, provider_dir=provider_dir)
-        if shown.returncode != 0:
-            raise failed(shown, "show")
-        try:
-            plan_json = json.loads(shown.stdout)
-        except ValueError as exc:
-            raise failed(shown, "show (no JSON)") from exc
-        counts = plan_counts(plan_json)
-        changes = done.returncode == 2 or is_applyable(plan_json, counts)
+        planned = stream_plan(done.messages)
+        counts = planned.counts
+        changes = done.returncode == 2 or bool(
+            counts.add or counts.change or counts.destroy or planned.output_changes
+        )
         record = planfile.make_record(
             tf,
             counts,
             changes=changes,
             terraform_version=summary.version,
-            creates=_creates(plan_json),
+            creates=planned.creates,
         )
         meta = planfile.write_record(tf, record)
         files = [str(tf / PLAN_FILE), str(meta)]
@@ -140,12 +137,17 @@ class TerraformBackend:
         if not fresh.fresh:
             return ApplyOutcome(result="no_plan", reason=f"not applied: {fresh.reason}")
 
-        require_version(tf)  # the binary may have changed since the plan
+        # The binary may have changed since the plan; the init record knows the
+        # version of the same file.
+        binary = terraform_binary()
+        require_version(tf, binary=binary, known=initmark.known_version(tf, binary))
         state_path = state_location(tf).path
         watched = (state_path, state_path.with_name(state_path.name + ".backup"))
         before = {p: mtime(p) for p in watched}
         events.step("apply", "terraform apply", total=_planned_total(tf))
-        done = run(apply_args(), cwd=tf, provider_dir=provider_dir, on_line=feed(progress))
+        done = run(
+            apply_args(), cwd=tf, provider_dir=provider_dir, on_line=feed(progress), binary=binary
+        )
         messages = uijson.parse_stream(done.stdout)
         summary = uijson.summarize(messages)
         written = [str(p) for p, m in before.items() if p.exists() and mtime(p) != m]
@@ -197,21 +199,58 @@ class TerraformBackend:
         return dict(observe_state(provider_dir).outputs)
 
 
+@dataclass(frozen=True)
+class _PlanRun:
+    run: Completed
+    messages: list[dict[str, Any]]
+
+    @property
+    def returncode(self) -> int:
+        return self.run.returncode
+
+
+def _init(
+    tf: Path, provider_dir: Path, binary: str, env: dict[str, str], version: str | None
+) -> None:
+    """``terraform init``, and the record of what it read (only when it succeeded)."""
+    events.step("init", "terraform init")
+    initmark.forget(tf)
+    done = run(init_args(), cwd=tf, provider_dir=provider_dir, binary=binary, env=env)
+    if done.returncode != 0:
+        raise failed(done, "init")
+    initmark.record(tf, binary, env, version)
+
+
+def _validate(tf: Path, provider_dir: Path, binary: str, env: dict[str, str]) -> None:
+    """``terraform validate``, run only after a plan reported errors: a configuration
+    it finds invalid fails as ``validate`` always did."""
+    events.step("validate", "terraform validate")
+    done = run(validate_args(), cwd=tf, provider_dir=provider_dir, binary=binary, env=env)
+    if done.returncode != 0:
+        raise failed(done, "validate", _validate_diagnostics(done.stdout))
+
+
+def _plan_run(
+    tf: Path, provider_dir: Path, binary: str, env: dict[str, str], progress: Progress | None
+) -> _PlanRun:
+    events.step("plan", "terraform plan")
+    done = run(
+        plan_args(),
+        cwd=tf,
+        provider_dir=provider_dir,
+        on_line=feed(progress),
+        binary=binary,
+        env=env,
+    )
+    return _PlanRun(done, uijson.parse_stream(done.stdout))
+
+
 def _planned_total(tf: Path) -> int | None:
     """How many resources the saved plan touches, for a done/total count."""
     record = planfile.read_record(tf)
     if record is None:
         return None
     return record.plan.add + record.plan.change + record.plan.destroy
-
-
-def _creates(plan_json: Any) -> tuple[str, ...]:
-    out: list[str] = []
-    for rc in (plan_json.get("resource_changes") if isinstance(plan_json, dict) else None) or []:
-        actions = (rc.get("change") or {}).get("actions") or []
-        if "create" in actions and rc.get("mode", "managed") == "managed" and rc.get("address"):
-            out.append(str(rc["address"]))
-    return tuple(out)
 
 
 def _validate_diagnostics(stdout: str) -> list[dict[str, Any]]:

@@ -1,4 +1,6 @@
-"""Counts from ``terraform show -json <planfile>`` (format 0.1 … 1.2).
+"""Counts from ``terraform show -json <planfile>`` (format 0.1 … 1.2), and the same
+from the ``plan -json`` stream itself (its ``change_summary`` and ``planned_change``
+events), so a plan needs no second process to be counted.
 
 A replace (``["delete","create"]`` or ``["create","delete"]``) counts in both
 ``add`` and ``destroy``; ``no-op``, ``read`` and ``forget`` count nowhere.
@@ -6,7 +8,8 @@ A replace (``["delete","create"]`` or ``["create","delete"]``) counts in both
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ...contract.result import PlanCounts
@@ -42,6 +45,51 @@ def is_applyable(plan: Mapping[str, Any], counts: PlanCounts | None = None) -> b
         return bool(plan["applyable"])
     c = counts or plan_counts(plan)
     return bool(c.add or c.change or c.destroy or output_changes(plan))
+
+
+@dataclass(frozen=True)
+class StreamPlan:
+    """What a ``plan -json`` stream says of the plan it saved."""
+
+    counts: PlanCounts
+    creates: tuple[str, ...]  # managed instances created (or replaced), by address
+    output_changes: int  # root outputs created, updated or deleted (1.x streams name them)
+
+
+def _managed(resource: Mapping[str, Any]) -> bool:
+    return not str(resource.get("resource") or "").startswith("data.")
+
+
+def stream_plan(messages: Iterable[Mapping[str, Any]]) -> StreamPlan:
+    """Counts, created addresses and output changes from a ``plan -json`` stream: the
+    last ``change_summary`` (as ``show -json`` counts them), else the
+    ``planned_change`` events one by one."""
+    summary: Mapping[str, Any] | None = None
+    creates: list[str] = []
+    add = change = destroy = outputs = 0
+    for m in messages:
+        kind = m.get("type")
+        if kind == "change_summary" and isinstance(m.get("changes"), dict):
+            summary = m["changes"]
+        elif kind == "planned_change":
+            rc = m.get("change") or {}
+            action = rc.get("action")
+            resource = rc.get("resource") or {}
+            add += action in ("create", "replace")
+            destroy += action in ("delete", "replace")
+            change += action == "update"
+            if action in ("create", "replace") and _managed(resource) and resource.get("addr"):
+                creates.append(str(resource["addr"]))
+        elif kind == "outputs" and isinstance(m.get("outputs"), dict):
+            outputs = sum(
+                1
+                for o in m["outputs"].values()
+                if isinstance(o, dict) and o.get("action") not in (None, "noop", "no-op")
+            )
+    if summary is not None:
+        add, change, destroy = (int(summary.get(k) or 0) for k in ("add", "change", "remove"))
+    counts = PlanCounts(add=add, change=change, destroy=destroy)
+    return StreamPlan(counts, tuple(sorted(creates)), outputs)  # in address order, as show
 
 
 def is_errored(plan: Mapping[str, Any]) -> bool:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from ...contract.errors import BinaryMissing
 from ...contract.result import Shell
+from .hcltext import block_body
 from .runner import ENV_BINARY, OFFICIAL_INSTALL, run, terraform_binary
 from .tfexec import version_args
 
@@ -102,30 +103,9 @@ def requirements(tf_dir: Path) -> list[Requirement]:
         except (OSError, UnicodeDecodeError):
             continue
         for block in _TERRAFORM_BLOCK.finditer(text):
-            body = _block_body(text, block.end())
+            body = block_body(text, block.end())
             out += [Requirement(m.group(1), path) for m in _REQUIRED.finditer(body)]
     return out
-
-
-def _block_body(text: str, start: int) -> str:
-    """A block's text from just after its ``{`` to the matching ``}`` (braces
-    inside strings not counted)."""
-    depth, i, in_string = 1, start, False
-    while i < len(text) and depth:
-        c = text[i]
-        if in_string:
-            if c == "\\":
-                i += 1
-            elif c == '"':
-                in_string = False
-        elif c == '"':
-            in_string = True
-        elif c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-        i += 1
-    return text[start:i]
 
 
 def binary_version(binary: str, cwd: Path) -> str | None:
@@ -153,20 +133,24 @@ def _candidates(used: str) -> list[str]:
     return out
 
 
-def require_version(tf_dir: Path) -> None:
+def require_version(
+    tf_dir: Path, *, binary: str | None = None, known: str | None = None
+) -> str | None:
     """Raise :class:`TerraformTooOld` when the binary does not satisfy the
-    configuration's ``required_version``; otherwise return (also when there is no
-    constraint, or the binary's version cannot be read: terraform decides then)."""
+    configuration's ``required_version``; otherwise return the binary's version
+    (None when there is no constraint, or the version cannot be read: terraform
+    decides then). ``known``: the version of ``binary`` already known (the init
+    record's, for the same file), so that no ``terraform version`` runs."""
     reqs = requirements(tf_dir)
     if not reqs:
-        return
-    binary = terraform_binary()
-    version = binary_version(binary, tf_dir)
+        return known
+    binary = binary or terraform_binary()
+    version = known or binary_version(binary, tf_dir)
     if version is None:
-        return
+        return None
     unmet = [r for r in reqs if not satisfies(version, r.constraint)]
     if not unmet:
-        return
+        return version
     wanted = ", ".join(dict.fromkeys(r.constraint for r in unmet))
     where = ", ".join(dict.fromkeys(r.file.name for r in unmet))
     newer = None  # the newest binary found that satisfies every constraint

@@ -106,16 +106,18 @@ def run(
     on_line: LineHandler | None = None,
     timeout: float | None = None,
     binary: str | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> Completed:
     """Run ``terraform <args>`` in ``cwd``; never raises for a non-zero exit (the
     caller decides which codes are failures). ``on_line`` receives each stdout line
     as it arrives; such a streamed run (plan, apply) is never cut short, so it takes
     no ``timeout``: terraform is left to finish, or to handle a signal, itself.
-    ``binary``: another terraform executable than :func:`terraform_binary`'s."""
+    ``binary``: another terraform executable than :func:`terraform_binary`'s;
+    ``env``: :func:`run_env`'s answer for ``provider_dir`` when the caller has it."""
     if on_line is not None and timeout is not None:
         raise ValueError("a streamed terraform run takes no timeout: it is never killed half-way")
     argv = [binary or terraform_binary(), *args]
-    env = run_env(provider_dir)
+    env = dict(env) if env is not None else run_env(provider_dir)
     from ...settings.trace import traced
 
     try:

@@ -7,7 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
-from dreamlake.engine.backends.terraform.planjson import is_applyable, is_errored, plan_counts
+from dreamlake.engine.backends.terraform.planjson import (
+    is_applyable,
+    is_errored,
+    plan_counts,
+    stream_plan,
+)
+from dreamlake.engine.backends.terraform.uijson import parse_stream
 from shared_fixtures import cases, own_manifest, terraform_corpora
 
 
@@ -56,3 +62,36 @@ def test_applyable_falls_back_to_counts_without_the_field() -> None:
     plan = {"resource_changes": [], "output_changes": {"x": {"actions": ["create"]}}}
     assert is_applyable(plan)
     assert not is_applyable({"output_changes": {"x": {"actions": ["no-op"]}}})
+
+
+@pytest.mark.parametrize(
+    ("name", "counts", "creates", "outputs"),
+    [
+        ("ui-json/plan.create.jsonl", (2, 0, 0), ("terraform_data.note", "terraform_data.slow"), 1),
+        ("generated-locally/plan.no-changes.jsonl", (0, 0, 0), (), 0),
+    ],
+)
+def test_the_plan_stream_counts_as_show_does(
+    fixtures: Path, name: str, counts: tuple[int, int, int], creates: tuple[str, ...], outputs: int
+) -> None:
+    got = stream_plan(parse_stream((fixtures / name).read_text()))
+    assert (got.counts.add, got.counts.change, got.counts.destroy) == counts
+    assert got.creates == creates and got.output_changes == outputs
+
+
+def test_the_plan_stream_without_a_summary_counts_each_planned_change() -> None:
+    def change(addr: str, action: str) -> dict[str, object]:
+        resource = {"addr": addr, "resource": addr.split("module.m.")[-1]}
+        return {"type": "planned_change", "change": {"resource": resource, "action": action}}
+
+    got = stream_plan(
+        [
+            change("module.m.aws_instance.b", "replace"),
+            change("aws_instance.a", "create"),
+            change("data.aws_ami.x", "read"),
+            change("aws_eip.c", "update"),
+            change("aws_eip.d", "delete"),
+        ]
+    )
+    assert (got.counts.add, got.counts.change, got.counts.destroy) == (2, 1, 2)
+    assert got.creates == ("aws_instance.a", "module.m.aws_instance.b")  # by address
