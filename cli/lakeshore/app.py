@@ -127,7 +127,8 @@ def serve(
         typer.Option(
             "--access-log/--no-access-log",
             envvar="LAKESHORE_ACCESS_LOG",
-            help="Log one line per request (method, path, status).",
+            help="Log one record per request (method, route template, status, duration, "
+            "client, request id): a JSON object each with --log-format json.",
         ),
     ] = False,
     pool_size: Annotated[
@@ -160,6 +161,10 @@ def serve(
         configure("LAKESHORE", fmt=log_format, level=log_level)
     except ValueError as exc:
         fail(str(exc), "lakeshore serve --help")
+    import logging
+
+    # the access log is the app's own (controlplane/server/requestlog.py), not uvicorn's
+    logging.getLogger("lakeshore.access").setLevel(logging.INFO if access_log else logging.WARNING)
 
     if live_seconds is not None and live_seconds <= 0:
         fail("--live-seconds must be positive")
@@ -184,11 +189,19 @@ def serve(
         application = create_app(settings)
     except Exception as exc:
         from dreamlake.controlplane.db import redact_url
+        from dreamlake.controlplane.registry.crypto import SecretKeyError
+        from dreamlake.controlplane.server.access.keys import key_source
 
         url = settings.database_url()
         fail(
             redact_url(f"cannot start on {url!r}: {type(exc).__name__}: {exc}", url),
-            "check --db / LAKESHORE_DB and that --data-dir is writable",
+            (
+                f"fix the secret key (this server read it from {key_source(settings)}): "
+                "every replica needs the first server's key, as LAKESHORE_SECRET_KEY or "
+                "LAKESHORE_SECRET_KEY_FILE naming a copy of its key file"
+            )
+            if isinstance(exc, SecretKeyError)
+            else "check --db / LAKESHORE_DB and that --data-dir is writable",
         )
     if host not in ("127.0.0.1", "localhost", "::1"):
         typer.echo(
@@ -210,11 +223,8 @@ def serve(
             settings,
             host=host,
             port=port,
-            # uvicorn sets its access logger to this level: an access log needs info.
-            log_level="info"
-            if access_log and log_level.lower() in ("warning", "error")
-            else log_level.lower(),
-            access_log=access_log,
+            log_level=log_level.lower(),
+            access_log=False,  # the app logs each request itself, with its fields
         )
     except serving.ProbePortError as exc:
         fail(str(exc), "lakeshore serve --probe-port <a free port>")
@@ -419,13 +429,34 @@ if __name__ != "__main__":  # run as a script, the importable module below regis
 def main() -> None:
     from ..conventions import text_streams
     from .argtext import refuse_non_utf8
+    from .common import usage_error
 
     text_streams()
+    args = sys.argv[1:]
     try:
-        refuse_non_utf8(sys.argv[1:])  # before any command: a traceback otherwise (argtext.py)
-        app()
+        refuse_non_utf8(args)  # before any command: a traceback otherwise (argtext.py)
+        rv = app(args=args, prog_name="lakeshore", standalone_mode=False)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code or 0)
+    except typer.Abort:
+        typer.echo("Aborted!", err=True)
+        sys.exit(1)
     except KeyboardInterrupt:
         sys.exit(130)
+    except Exception as exc:
+        # click's errors: the usage family (unknown command, bad or missing flag) in
+        # the one error shape, --json honoured; others as click shows them
+        names = {c.__name__ for c in type(exc).__mro__}
+        if "NoArgsIsHelpError" in names:
+            sys.stdout.write(exc.format_message() + "\n")  # type: ignore[attr-defined]
+            sys.exit(0)
+        if "UsageError" in names:
+            sys.exit(usage_error(exc, args))
+        if "ClickException" in names:
+            exc.show()  # type: ignore[attr-defined]
+            sys.exit(int(getattr(exc, "exit_code", 1)))
+        raise
+    sys.exit(rv if isinstance(rv, int) else 0)
 
 
 if __name__ == "__main__":  # python -m dreamlake.cli.lakeshore.app

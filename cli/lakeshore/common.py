@@ -37,6 +37,27 @@ def fail(
     raise typer.Exit(code)
 
 
+USAGE_EXIT = 1
+"""The exit code of a usage error (an unknown command, a bad or missing flag): the
+same as ``dreamlake``'s, and as every other failure of the command's job."""
+
+
+def usage_error(exc: Exception, argv: list[str]) -> int:
+    """Click's usage error as the one error shape: ``error: ...`` and ``next: <the
+    command's --help>`` on stderr and, with ``--json``, the JSON document (kind
+    ``usage``) on stdout. Returns :data:`USAGE_EXIT`."""
+    ctx = getattr(exc, "ctx", None)
+    path = getattr(ctx, "command_path", None) or "lakeshore"
+    message = getattr(exc, "format_message", lambda: str(exc))()
+    typer.echo(f"error: {message}", err=True)
+    typer.echo(f"next: {path} --help", err=True)
+    if "--json" in argv:
+        typer.echo(
+            json.dumps(error_doc(message, "usage", f"{path} --help"), indent=2, sort_keys=True)
+        )
+    return USAGE_EXIT
+
+
 def fail_from(exc: Exception, namespace: str | None = None) -> NoReturn:
     """Exit 1 for a control-plane error (Unreachable / ApiFailure); re-raise others."""
     from dreamlake.controlplane.client import ApiFailure, Unreachable
