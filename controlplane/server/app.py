@@ -20,6 +20,7 @@ from .fleet.shedding import Shed
 from .fleet.wakeup import Wakeup
 from .json_guard import JsonGuard
 from .limits import BodySizeLimit
+from .requestlog import RequestLog
 from .runtime import add_service, lifespan, load_secret_box, unscoped_listings
 from .settings import Settings
 
@@ -101,7 +102,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(Gate, state=app.state)  # who asks, before any body is read
     app.add_middleware(HotPath, state=app.state)  # heartbeats and idle polls
-    app.add_middleware(  # outermost: a 503 with Retry-After when over capacity
+    app.add_middleware(  # a 503 with Retry-After when over capacity
         Shed,
         state=app.state,
         max_connections=settings.max_connections or 0,
@@ -110,6 +111,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         max_queue_seconds=settings.max_queue_seconds,
         busy_at=settings.pool_size,  # fewer in flight: a thread is free, nothing queues
     )
+    app.add_middleware(RequestLog)  # outermost: every answer gets the request's id
     app.state.mounted = include_routers(app)
     # the gate's table, from the routes the router serves: a route without an access
     # rule stops the server here (UndeclaredRoutes)

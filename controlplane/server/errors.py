@@ -1,8 +1,9 @@
 """Every error leaves the API as an RFC 9457 problem (``application/problem+json``)
-with a proper status code: ``type``, ``title``, ``status``, ``detail`` (a sentence,
-or for a request that does not validate the list of what is wrong), and the members
-the ``dreamlake`` and ``lakeshore`` JSON errors share: ``kind`` (a stable word) —
-also as ``error``, which clients read. Routes raise :class:`ApiError`."""
+with a proper status code: ``type``, ``title``, ``status``, ``detail`` (a sentence),
+``instance`` (the request id), for a request that does not validate ``errors`` (the
+list of what is wrong), and the members the ``dreamlake`` and ``lakeshore`` JSON
+errors share: ``kind`` (a stable word) — also as ``error``, which clients read.
+Routes raise :class:`ApiError`."""
 
 from __future__ import annotations
 

@@ -101,7 +101,7 @@ def test_typed_bodies_say_which_field(server: ServerProc) -> None:
         {"name": "x", "launcher": "EC2", "kwargs": []},
     )
     assert status == 422
-    assert any("kwargs" in e["loc"] for e in out["detail"])
+    assert any("kwargs" in e["loc"] for e in out["errors"])
     status, spec = raw(server, "GET", "/openapi.json", None, None)
     assert status == 200
     for schema in ("ProviderIn", "ProviderPatch", "SecretIn", "ModeIn", "LaunchIn"):

@@ -141,8 +141,9 @@ def test_bad_bodies_are_422_json(server: ServerProc, body: bytes) -> None:
     status, out = raw(server, "POST", "/api/namespaces/default/workers", body, server.admin_token)
     assert status == 422
     assert out["error"] == "validation_error"
-    assert isinstance(out["detail"], list) and out["detail"]
-    assert {"loc", "msg", "type"} <= set(out["detail"][0])
+    assert isinstance(out["detail"], str) and out["detail"].startswith("the request is not valid")
+    assert isinstance(out["errors"], list) and out["errors"]
+    assert {"loc", "msg", "type"} <= set(out["errors"][0])
 
 
 def test_bad_query_is_422(server: ServerProc) -> None:

@@ -21,14 +21,25 @@ def _json_lines(text: str) -> list[dict]:  # type: ignore[type-arg]
 
 
 def test_access_log_as_json_lines(start_server: Callable[..., ServerProc]) -> None:
+    """One JSON object per request, its fields its own: method, the route's template,
+    status, duration, client and the request id (the client's X-Request-ID, echoed)."""
     s = start_server(extra=["--access-log", "--log-format", "json"])
+    req = urllib.request.Request(s.url + "/api/namespaces/default/providers")
+    req.add_header("Authorization", f"Bearer {s.admin_token}")
+    req.add_header("X-Request-ID", "trace-42.a")
+    with urllib.request.urlopen(req, timeout=5) as r:
+        assert r.status == 200 and r.headers["X-Request-ID"] == "trace-42.a"
     with urllib.request.urlopen(s.url + "/healthz", timeout=5) as r:
-        assert r.status == 200
-    assert wait_until(lambda: "/healthz" in s.log_tail(), 10), s.log_tail()
-    records = _json_lines(s.log_tail())
-    access = [r for r in records if r["logger"] == "uvicorn.access"]
-    assert access and "GET /healthz" in access[-1]["message"]
-    assert {"time", "level", "logger", "message"} <= set(access[-1])
+        made = r.headers["X-Request-ID"]
+        assert r.status == 200 and len(made) == 32  # none sent: one is made
+    assert wait_until(lambda: made in s.log_tail(), 10), s.log_tail()
+    access = [r for r in _json_lines(s.log_tail()) if r["logger"] == "lakeshore.access"]
+    (mine,) = [r for r in access if r["requestId"] == "trace-42.a"]
+    assert mine["method"] == "GET" and mine["status"] == 200
+    assert mine["route"] == "/api/namespaces/{ns}/providers"
+    assert isinstance(mine["durationMs"], float) and mine["client"].startswith("127.0.0.1:")
+    assert {"time", "level", "logger", "message"} <= set(mine)
+    assert not [r for r in _json_lines(s.log_tail()) if r["logger"] == "uvicorn.access"]
 
 
 def test_no_access_log_unless_asked(start_server: Callable[..., ServerProc]) -> None:
