@@ -115,6 +115,10 @@ def test_a_replica_with_another_key_refuses_to_start(
     )
     assert "not the key this database's secrets are encrypted with" in err
     assert "LAKESHORE_SECRET_KEY" in err
+    # the next step names the key, not the database or the data folder
+    (next_line,) = [line for line in err.splitlines() if line.startswith("next: ")]
+    assert "read it from LAKESHORE_SECRET_KEY" in next_line, next_line
+    assert "--db" not in next_line and "LAKESHORE_SECRET_KEY_FILE" in next_line
 
 
 def test_key_rotation_reencrypts_and_old_key_is_refused(
