@@ -183,6 +183,12 @@ def _run(
         return to_result(obs, files=[]).with_notes(
             f"'{name}' has open decisions; {verb} acts once it is applied or connected."
         )
+    # This verb re-run over its own interrupted run (may_act let it through): that
+    # record is superseded by this run, and what it derives is the world's state,
+    # not the interruption's ``applying``.
+    rerun = obs.intent is not None and obs.intent.interrupted
+    if rerun:
+        obs = replace(obs, intent=None)
     target: Target = new_target or read_target(paths, obs.backend)
     stateful = obs.stateful
     gating = obs.gating
@@ -220,6 +226,12 @@ def _run(
         )
 
     if step.action in ("none", "wait", "recover"):
+        if rerun:
+            # The interrupted run got where it was going (or as far as it can):
+            # nothing is left for it to do, so its record is finished with.
+            from ..world.intent import clear_intent
+
+            clear_intent(obs.dir)
         return _step(
             obs,
             root,
