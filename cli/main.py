@@ -26,12 +26,18 @@ def providers_cmd(
         str | None, typer.Option("--dreamrc", help="Read this file instead of resolving one.")
     ] = None,
     pull: Annotated[
-        bool, typer.Option("--pull", help="Allow a control-plane pull when no local file exists.")
-    ] = False,
+        bool,
+        typer.Option(
+            "--pull/--no-pull",
+            help="Pull from the control plane when no local file exists (LAKESHORE_URL or a "
+            "token set); --no-pull: the last pull's cache answers instead.",
+        ),
+    ] = True,
     as_json: Json = False,
 ) -> None:
-    """Providers from .dreamrc (--dreamrc, $DREAMRC, walking up from cwd, ~/.dreamrc,
-    then the last pull's cache): no control-plane round trip unless --pull."""
+    """Providers from .dreamrc, first hit wins: --dreamrc, $DREAMRC, walking up from cwd,
+    ~/.dreamrc, a control-plane pull (LAKESHORE_URL or a token set), the last pull's
+    cache, then nothing."""
     import json
     import shlex
 
