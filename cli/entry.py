@@ -5,7 +5,9 @@ Agents run ``dreamlake provider status -n NAME --json`` in a loop, and importing
 typer (which imports pydantic) costs more than the rest of that run. So the plain,
 well-formed spellings of that one command are recognised here and run without it;
 the engine's results are lean models (``engine/contract/wire.py``) and print the same bytes
-either way. A plain ``[command ...] --help`` is printed from the help cache
+either way. ``provider plan --json`` and ``provider apply [--yes] --json``, which
+an agent runs in its loop too, take the same short way to their verb. A plain
+``[command ...] --help`` is printed from the help cache
 (``helpcache.py``: typer renders it once per version of the code and width).
 Anything else — another command, a flag this parser does not know, a repeated or
 missing option — goes to the full CLI, which answers it exactly as before.
@@ -15,6 +17,10 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dreamlake.engine.contract.result import ProviderLifecycleResult
 
 
 def status_request(args: list[str]) -> tuple[str, str | None, bool] | None:
@@ -51,10 +57,34 @@ def status_request(args: list[str]) -> tuple[str, str | None, bool] | None:
     return name, dream_dir, as_json
 
 
+def lifecycle_request(args: list[str]) -> tuple[str, str, str | None, bool] | None:
+    """``(verb, name, dream_dir, yes)`` for a plain ``provider plan --json`` or
+    ``provider apply [--yes] --json`` command line (an agent's loop), else None.
+    Prose and ``--events`` (a live view, an event sink) take the full CLI."""
+    if args[:1] != ["provider"] or args[1:2] not in (["plan"], ["apply"]):
+        return None
+    verb = args[1]
+    rest = list(args[2:])
+    yes = False
+    if verb == "apply":
+        flags = [t for t in rest if t in ("-y", "--yes")]
+        if len(flags) > 1:
+            return None
+        yes = bool(flags)
+        rest = [t for t in rest if t not in ("-y", "--yes")]
+    req = status_request(["provider", "status", *rest])
+    if req is None or not req[2]:
+        return None
+    return verb, req[0], req[1], yes
+
+
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     req = status_request(args)
     if req is None:
+        act = lifecycle_request(args)
+        if act is not None:
+            return _lifecycle(args, *act)
         from .helpcache import help_request, show_help
 
         if help_request(args):
@@ -90,6 +120,35 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if collecting:
             gc.enable()  # called in-process (tests, embedders): leave it as it was
+
+
+def _lifecycle(args: list[str], verb: str, name: str, dream_dir: str | None, yes: bool) -> int:
+    """``plan`` / ``apply`` with ``--json``, as the full CLI runs them (no progress:
+    the one document on stdout), without importing typer."""
+    from .conventions import text_streams
+
+    text_streams()
+    if os.environ.get("DREAMLAKE_LOG"):
+        from .conventions import setup_logging
+
+        setup_logging(False)
+    from .run import call, write
+
+    def act() -> ProviderLifecycleResult:
+        if verb == "plan":
+            from dreamlake.engine.verbs.plan import plan
+
+            return plan(name, dream_dir=dream_dir)
+        from dreamlake.engine.verbs.apply import apply
+
+        return apply(name, yes=yes, dream_dir=dream_dir)
+
+    try:
+        return write(call(verb, name, dream_dir, act), True)
+    except KeyboardInterrupt:
+        from .invoke import interrupted
+
+        return interrupted(args)
 
 
 def _full(args: list[str]) -> int:

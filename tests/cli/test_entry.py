@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from dreamlake.cli.entry import status_request
+from dreamlake.cli.entry import lifecycle_request, status_request
 
 
 @pytest.mark.parametrize(
@@ -84,3 +84,47 @@ def test_an_in_process_status_leaves_the_collector_as_it_found_it(
     finally:
         gc.enable()
     assert '"unknown_provider"' in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "want"),
+    [
+        (["provider", "plan", "-n", "lab", "--json"], ("plan", "lab", None, False)),
+        (["provider", "plan", "lab", "--json", "--dream-dir=/p"], ("plan", "lab", "/p", False)),
+        (["provider", "apply", "-n", "lab", "--json"], ("apply", "lab", None, False)),
+        (["provider", "apply", "-n", "lab", "--yes", "--json"], ("apply", "lab", None, True)),
+        (["provider", "apply", "-y", "--json", "lab"], ("apply", "lab", None, True)),
+        (["provider", "plan", "-n", "lab"], None),  # prose: a live view or progress lines
+        (["provider", "plan", "-n", "lab", "--json", "--events"], None),
+        (["provider", "plan", "-n", "lab", "--yes", "--json"], None),  # plan takes no --yes
+        (["provider", "apply", "-n", "lab", "-y", "--yes", "--json"], None),
+        (["provider", "apply", "--json"], None),
+        (["provider", "status", "-n", "lab", "--json"], None),
+    ],
+)
+def test_which_plan_and_apply_lines_take_the_hot_path(
+    argv: list[str], want: tuple[str, str, str | None, bool] | None
+) -> None:
+    assert lifecycle_request(argv) == want
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["provider", "plan", "-n", "lab", "--json"],  # blocked decisions: no terraform run
+        ["provider", "apply", "-n", "lab", "--json"],
+        ["provider", "apply", "-n", "lab", "--yes", "--json"],
+        ["provider", "plan", "-n", "nope", "--json"],
+    ],
+)
+def test_plan_and_apply_hot_path_prints_what_the_full_cli_prints(
+    tmp_path: Path, args: list[str]
+) -> None:
+    created = _run(
+        "dreamlake.cli.main", ["provider", "create", "-n", "lab", "--provider", "local"], tmp_path
+    )
+    assert created.returncode == 0, created.stderr
+    fast = _run("dreamlake.cli.entry", args, tmp_path)
+    full = _run("dreamlake.cli.main", args, tmp_path)
+    assert (fast.returncode, fast.stdout) == (full.returncode, full.stdout)
+    assert fast.stdout
