@@ -453,6 +453,45 @@ def usage_result(
     return error_result(exc, name, root=find_root(dream_dir), dream_dir=dream_dir)
 
 
+def schema_result(
+    tool: VerbTool, message: str, given: Mapping[str, Any], default_dream_dir: str | None
+) -> ProviderLifecycleResult:
+    """Arguments the tool's input schema refuses: a usage error result, its next
+    action the command's help (the arguments' own values are not trusted here)."""
+    from dreamlake.engine.contract.errors import UsageError
+    from dreamlake.engine.contract.result import Run
+    from dreamlake.engine.verbs._common import error_result
+    from dreamlake.engine.world.paths import NAME_RE, find_root
+
+    dream_dir = given.get("dream_dir", default_dream_dir)
+    dream_dir = dream_dir if isinstance(dream_dir, str) else default_dream_dir
+    name = given.get("name")
+    name = name if isinstance(name, str) and NAME_RE.fullmatch(name) else ""
+    exc = UsageError(message, next_action=Run(command=f"dreamlake {' '.join(tool.command)} --help"))
+    return error_result(exc, name, root=find_root(dream_dir), dream_dir=dream_dir)
+
+
+def unknown_tool_result(
+    name: str, known: list[str], default_dream_dir: str | None
+) -> ProviderLifecycleResult:
+    """A tool this server does not have: a usage error result naming the tools (the
+    closest first), its next action listing the providers."""
+    import difflib
+
+    from dreamlake.engine.contract.errors import UsageError
+    from dreamlake.engine.contract.result import Run
+    from dreamlake.engine.verbs._common import error_result
+    from dreamlake.engine.world.paths import find_root
+
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    exc = UsageError(
+        f"no tool {name!r}{hint}; tools: {', '.join(known)}",
+        next_action=Run(command="dreamlake provider list"),
+    )
+    return error_result(exc, "", root=find_root(default_dream_dir), dream_dir=default_dream_dir)
+
+
 EVENT_META = "dreamlake/event"  # the progress event, as --events writes it, in _meta
 
 
@@ -518,14 +557,19 @@ def build_server(default_dream_dir: str | None = None) -> Any:
     async def call_tool(ctx: Any, params: Any) -> Any:
         # A failure of the call itself (an unknown tool, arguments its input schema
         # refuses) is a tool result with isError, its reason as text, not a protocol error.
+        # Both carry the structuredContent of a domain error (kind, error, nextAction).
         args: dict[str, Any] = dict(params.arguments or {})
         tool = by_name.get(params.name)
         if tool is None:
-            return _error_text(types, f"no tool {params.name!r}; tools: {', '.join(by_name)}")
+            failed = unknown_tool_result(str(params.name), list(by_name), default_dream_dir)
+            return _one_result(types, failed, wire_with_calls(failed, call_table()), [])
         try:
             jsonschema.validate(instance=args, schema=input_schema(tool))
         except jsonschema.ValidationError as exc:
-            return _error_text(types, f"Input validation error: {exc.message}")
+            where = ".".join(str(p) for p in exc.absolute_path)
+            message = f"Input validation error: {where + ': ' if where else ''}{exc.message}"
+            failed = schema_result(tool, message, args, default_dream_dir)
+            return _one_result(types, failed, wire_with_calls(failed, call_table()), [])
         try:
             return await _call(tool, args, ctx)
         except Exception as exc:

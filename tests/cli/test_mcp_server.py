@@ -130,7 +130,11 @@ def test_stdio_tools_resource_and_a_first_call(project: Path, tmp_path: Path) ->
         )
         bad = await session.call_tool("provider_create", {"name": "x", "nope": 1})
         listed = await session.call_tool("provider_list", {"dream_dir": str(broken)})
+        enum = await session.call_tool("provider_create", {"name": "x", "backend": "chef"})
+        unknown = await session.call_tool("provider_stats", {"name": "x"})
         return {
+            "enum": enum,
+            "unknown": unknown,
             "tools": tools,
             "resources": resources,
             "loop": loop,
@@ -173,6 +177,21 @@ def test_stdio_tools_resource_and_a_first_call(project: Path, tmp_path: Path) ->
     assert (project / ".dream" / "providers" / "mcp-one" / "provider.json").is_file()
     assert not (other / ".dream").exists()
     assert got["bad"].is_error is True  # an unknown argument is refused by the input schema
+    # schema and enum failures and unknown tools: the structuredContent of a domain error
+    for key, words in (
+        ("bad", ["Input validation error", "nope"]),
+        ("enum", ["Input validation error: backend: 'chef' is not one of"]),
+        ("unknown", ["no tool 'provider_stats' (did you mean provider_status?)"]),
+    ):
+        refused = got[key].structured_content
+        assert got[key].is_error is True and refused["status"] == "error", key
+        assert refused["kind"] == "usage" and all(w in refused["error"] for w in words), refused
+        assert refused["nextAction"]["kind"] == "run", key
+        assert json.loads(got[key].content[0].text) == refused
+    assert got["enum"].structured_content["nextAction"]["command"] == (
+        "dreamlake provider create --help"
+    )
+    assert got["unknown"].structured_content["nextAction"]["tool"] == "provider_list"
     # list could not look (a broken .dreamrc): the contract's failure document, the
     # file named and a next action fixing it, not an SDK error
     listed = got["listed"]
