@@ -334,21 +334,43 @@ def local_dreamrc_path(
     if explicit:
         p = Path(explicit).expanduser()
         if not p.is_file():
+            _refuse_not_regular(p, "--dreamrc names")
             raise DreamrcError("--dreamrc names a file that does not exist", path=p)
         return p, "--dreamrc"
     env = os.environ.get(ENV_PATH, "").strip()
     if env:
         p = Path(env).expanduser()
         if not p.is_file():
+            _refuse_not_regular(p, f"${ENV_PATH} names")
             raise DreamrcError(f"${ENV_PATH} names a file that does not exist", path=p)
         return p, "$DREAMRC"
     found = find_dreamrc(cwd)
+    here = (cwd or Path.cwd()).absolute()
+    for d in (here, *here.parents):  # one nearer than the file found, not read: say so
+        if found is not None and d == found.parent:
+            break
+        _refuse_not_regular(d / FILENAME, "is")
     if found is not None:
         return found, "cwd"
     home = Path(os.path.expanduser("~")) / FILENAME
     if home.is_file():
         return home, "home"
+    _refuse_not_regular(home, "is")
     return None
+
+
+def _refuse_not_regular(path: Path, how: str) -> None:
+    """A DreamrcError saying what ``path`` is when it exists but is not a regular file
+    (a FIFO, a link to /dev/zero): it was not read, and is not taken for absent."""
+    from .filekind import not_regular
+
+    what = not_regular(path)
+    if what is not None:
+        raise DreamrcError(
+            f"{how} {what}, not a regular file: it was not read (a FIFO would block, "
+            f"a device never ends); put the settings file itself there, or remove it",
+            path=path,
+        )
 
 
 def cache_path(namespace: str) -> Path:
