@@ -587,10 +587,10 @@ def build_server(default_dream_dir: str | None = None) -> Any:
             )
             if not isinstance(many, list):  # could not look: the failure, with its next action
                 return _one_result(types, many, wire_with_calls(many, table), [])
-            docs = [wire_with_calls(r, table) for r in many]
+            docs = {"providers": [wire_with_calls(r, table) for r in many]}
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=json.dumps(docs, indent=2))],
-                structured_content={"providers": docs},
+                structured_content=docs,
                 is_error=any(r.exit_code != 0 for r in many),
             )
         token = (ctx.meta or {}).get("progress_token")

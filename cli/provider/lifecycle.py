@@ -125,7 +125,9 @@ def reconcile_cmd(
     if as_json:
         import json
 
-        sys.stdout.write(json.dumps([r.to_wire() for r in results], indent=2) + "\n")
+        # One shape over every surface: the object MCP's provider_reconcile answers.
+        doc = {"providers": [r.to_wire() for r in results]}
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
     else:
         from ..render import render
 

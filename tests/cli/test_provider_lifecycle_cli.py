@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 DREAMLAKE = [sys.executable, "-m", "dreamlake.cli.main"]
 
 
@@ -57,7 +59,7 @@ def test_reconcile_with_a_name_and_all_keeps_the_name(project: Path) -> None:
 
 def test_reconcile_all_on_an_empty_root(project: Path) -> None:
     p = run("provider", "reconcile", "--all", "--json", cwd=project)
-    assert (p.returncode, json.loads(p.stdout)) == (0, [])
+    assert (p.returncode, json.loads(p.stdout)) == (0, {"providers": []})
     p = run("provider", "reconcile", "--all", cwd=project)
     assert "nothing to reconcile" in p.stdout
 
@@ -96,3 +98,17 @@ def test_pool_status_table_and_json(project: Path) -> None:
     ]
     p = run("pool", "status", "none-here", cwd=project)
     assert "has no members" in p.stdout
+
+
+def test_reconcile_all_json_is_the_shape_mcp_answers(project: Path) -> None:
+    """``reconcile --all --json`` prints ``{"providers": [...]}``, the document the MCP
+    tool answers, valid against that tool's output schema."""
+    jsonschema = pytest.importorskip("jsonschema")
+    from dreamlake.cli.mcp.server import TOOLS_BY_NAME, output_schema
+
+    for name in ("one", "two"):
+        run("provider", "create", "-n", name, "--provider", "local", "--json", cwd=project)
+    p = run("provider", "reconcile", "--all", "--json", cwd=project)
+    doc = json.loads(p.stdout)
+    assert [d["provider"] for d in doc["providers"]] == ["one", "two"], doc
+    jsonschema.validate(doc, output_schema(TOOLS_BY_NAME["provider_reconcile"]))
