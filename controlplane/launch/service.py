@@ -189,6 +189,11 @@ def to_order(spec: LaunchSpec, **extra: Any) -> LaunchOrder:
     return LaunchOrder(**base)
 
 
+def _identity(session: Session, scope: registry.Scope, provider: str) -> str | None:
+    """The provider row's identity (what names its daemons on a host), if it has one."""
+    return registry.get_provider_row(session, scope, provider).identity
+
+
 def _validate(
     session: Session,
     scope: registry.Scope,
@@ -359,6 +364,7 @@ def launch(
         bootstrap=boot,
         dispatch=preview["dispatch"],
         busy=_busy(session, ns_id, preview["provider"], preview["dispatch"], hybrid),
+        identity=_identity(session, scope, preview["provider"]),
     )
     req.state = LAUNCHING  # a retry meanwhile waits instead of launching again
     session.commit()  # and the connection goes back while the cloud works
@@ -504,7 +510,7 @@ def _order_for(
     resolved = registry.resolve_launch(
         session, scope, box, {"provider": provider}, plaintexts=plaintexts
     )
-    return to_order(resolved)
+    return to_order(resolved, identity=_identity(session, scope, provider))
 
 
 def rows_for(

@@ -29,6 +29,8 @@ class LaunchOrder(LaunchSpec):
     queue: str | None = None
     busy: tuple[str, ...] = ()
     bootstrap: Bootstrap | None = field(default=None, repr=False)
+    identity: str | None = None
+    """The provider row's identity (the lifecycle provider's ``prv-…`` id), if any."""
 
     def short_token(self, n: int = 12) -> str:
         """The client token cut to a name-safe stem (for instance, pod and job names)."""

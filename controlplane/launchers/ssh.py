@@ -13,6 +13,15 @@ first, and a host holds at most ``instances_per_host`` of the provider's live
 instances (default 1; a host runs one daemon of a provider). A host already running
 a daemon of this provider that is not this request's own is never installed over:
 a relaunch never kills a daemon running work.
+
+A daemon is named on its host by its provider's identity, by the same rule (and the
+same code, ``engine.daemon.key``) as ``dreamlake provider connect``: its folder is
+``~/.dreamlake/nymph/<key>`` and its tmux session / systemd unit ``nymph-<key>``,
+``<key>`` from the provider row's ``identity`` (a lifecycle provider's ``prv-…``),
+or for a row with none from its place on this control plane (namespace and name).
+Two providers of one name never share a daemon. An install an older version keyed
+by the name is still found (and stopped) when it is this provider's: its
+``nymph.json`` names this identity, or this instance as its worker.
 """
 
 from __future__ import annotations
@@ -33,6 +42,32 @@ TAIL_BYTES = 4000
 
 def available() -> str | None:
     return None
+
+
+def daemon_key(order: LaunchOrder) -> Any:
+    """The :class:`~dreamlake.engine.daemon.key.DaemonKey` of the order's provider."""
+    from dreamlake.engine.daemon.key import DaemonKey
+
+    identity = order.identity or f"lakeshore:{order.namespace}/{order.provider}"
+    return DaemonKey(order.provider, identity)
+
+
+def _keys(shell: Any, order: LaunchOrder, iid: str) -> list[str]:
+    """The keys this instance's daemon may be under on ``shell``'s host: the identity
+    key, and the name key when an install there under it is this provider's (its
+    ``nymph.json`` names this identity or this instance as its worker)."""
+    import json
+
+    from dreamlake.engine.daemon.key import NYMPH_HOME
+
+    dk = daemon_key(order)
+    if dk.key == dk.legacy:
+        return [dk.key]
+    old = f'"{NYMPH_HOME}/{dk.legacy}/nymph.json"'
+    marks = (dk.marker(), f'"workerName": {json.dumps(iid)}')
+    found = " ".join(f"-e {shlex.quote(m)}" for m in marks)
+    res = shell.run(f"grep -qF {found} {old} 2>/dev/null && echo legacy; true", timeout=30)
+    return [dk.key, dk.legacy] if "legacy" in res.stdout else [dk.key]
 
 
 def per_host(order: LaunchOrder) -> int:
@@ -101,7 +136,7 @@ def launch(order: LaunchOrder) -> dict[str, Any]:
 # -- daemon ------------------------------------------------------------------------
 
 
-def _theirs(shell: Any, order: LaunchOrder, index: int) -> bool:
+def _theirs(shell: Any, order: LaunchOrder, host: str, index: int) -> bool:
     """A daemon of this provider runs on the host and it is not this request's own
     (a retry finds its own and leaves it running)."""
     from dreamlake.engine.daemon import install
@@ -111,12 +146,17 @@ def _theirs(shell: Any, order: LaunchOrder, index: int) -> bool:
 
     caps = supervise.detect(shell)
     sup = supervise.choose(caps)
-    if sup is None or not supervise.running(shell, order.provider, sup, caps):
+    if sup is None:
         return False
     assert order.bootstrap is not None
-    folder = install.install_dir(home(shell), order.provider)
-    res = shell.run(f"cat {shlex.quote(folder + '/token')} 2>/dev/null; true", timeout=30)
-    return res.stdout.strip() != order.bootstrap.tokens[index]
+    for key in _keys(shell, order, sshconn.label(order.kwargs, host)):
+        if not supervise.running(shell, key, sup, caps):
+            continue
+        folder = install.install_dir(home(shell), key)
+        res = shell.run(f"cat {shlex.quote(folder + '/token')} 2>/dev/null; true", timeout=30)
+        if res.stdout.strip() != order.bootstrap.tokens[index]:
+            return True
+    return False
 
 
 def _launch_daemons(order: LaunchOrder) -> dict[str, Any]:
@@ -136,13 +176,14 @@ def _launch_daemons(order: LaunchOrder) -> dict[str, Any]:
             host = hosts[0]
             iid = sshconn.label(order.kwargs, host)
             with sshconn.session(order.kwargs, host) as shell:
-                if _theirs(shell, order, i):
+                if _theirs(shell, order, host, i):
                     skipped.append(iid)  # someone's daemon works there: never restarted
                     hosts = placement(
                         _with_busy(order, [o["id"] for o in out]),
                         skip=skipped + [o["id"] for o in out],
                     )
                     continue
+                dk = daemon_key(order)
                 cfg = install.DaemonConfig(
                     provider=order.provider,
                     server=boot.server,
@@ -151,23 +192,26 @@ def _launch_daemons(order: LaunchOrder) -> dict[str, Any]:
                     queues=boot.queues,
                     worker_name=iid,
                     workdir=order.kwargs.get("workdir") or None,
+                    identity=order.identity,
+                    key=dk.key,
                 )
                 inst = install.install(shell, cfg)
                 caps = supervise.detect(shell)
                 sup = supervise.choose(caps)
                 if sup is None:
                     raise supervise.no_supervisor_error(shell, iid)
-                if not supervise.running(shell, order.provider, sup, caps):
+                if not supervise.running(shell, dk.key, sup, caps):
                     spec = supervise.DaemonSpec(
                         provider=order.provider,
                         run_script=inst.run_script,
                         workdir=inst.dir,
                         log=inst.log,
                         user=caps.user,
+                        key=dk.key,
                     )
                     supervise.start(shell, spec, sup, caps)
                     time.sleep(START_GRACE)
-                    if not supervise.running(shell, order.provider, sup, caps):
+                    if not supervise.running(shell, dk.key, sup, caps):
                         tail = supervise.log_tail(shell, spec, sup)
                         raise RuntimeError(
                             f"the daemon exited right after it was started on {iid}: {tail}"
@@ -278,7 +322,9 @@ def describe(order: LaunchOrder, ids: Sequence[str]) -> dict[str, Any]:
                     continue
                 caps = supervise.detect(shell)
                 sup = supervise.choose(caps)
-                alive = sup is not None and supervise.running(shell, order.provider, sup, caps)
+                alive = sup is not None and any(
+                    supervise.running(shell, key, sup, caps) for key in _keys(shell, order, iid)
+                )
             # the instance is the daemon: one no longer running there is over
             out[iid] = "running" if alive else "gone"
         except LaunchRejected:
@@ -301,4 +347,5 @@ def terminate(order: LaunchOrder, ids: Sequence[str]) -> None:
                     timeout=30,
                 )
                 continue
-            supervise.stop(shell, order.provider)
+            for key in _keys(shell, order, iid):
+                supervise.stop(shell, key)

@@ -170,9 +170,12 @@ def _drain(api: Any, items: list[str], timeout: float) -> list[dict[str, Any]] |
 
 
 def _kill_tmux(names: list[str]) -> None:
-    for name in names:  # tmux sessions are nymph-<name>
+    from dreamlake.engine.daemon.key import key_of
+
+    for name in names:  # a launched daemon's tmux session is nymph-<key>
+        key = key_of(f"lakeshore:default/{name}")
         subprocess.run(
-            ["tmux", "kill-session", "-t", f"=nymph-{name}"], check=False, capture_output=True
+            ["tmux", "kill-session", "-t", f"=nymph-{key}"], check=False, capture_output=True
         )
 
 

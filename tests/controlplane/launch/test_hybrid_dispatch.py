@@ -40,6 +40,13 @@ class HybridSshDouble:
         pass
 
 
+def _key(name: str) -> str:
+    """The key a launch gives the provider's daemon (a row with no identity)."""
+    from dreamlake.engine.daemon.key import key_of
+
+    return key_of(f"lakeshore:default/{name}")
+
+
 def test_a_daemon_that_cannot_come_up_leaves_the_queue_working_direct(
     app_client: tuple[Any, Any],
 ) -> None:
@@ -132,7 +139,9 @@ def test_first_item_direct_then_the_daemon_on_a_real_host(
         assert actions[0] == "direct" and "launch" in actions and "direct-done" in actions
     finally:
         subprocess.run(
-            ["tmux", "kill-session", "-t", f"=nymph-{name}"], check=False, capture_output=True
+            ["tmux", "kill-session", "-t", f"=nymph-{_key(name)}"],
+            check=False,
+            capture_output=True,
         )
         sshd.stop()
 

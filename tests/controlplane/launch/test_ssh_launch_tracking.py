@@ -39,11 +39,19 @@ def _hosts(tmp_path: Path, n: int) -> list[Any]:
 
 
 def _tmux_alive(host: Any, provider: str) -> bool:
+    """A daemon of ``provider`` runs on ``host``: under the key a launch gives it (the
+    provider row has no identity: its namespace and name), or under the name (one
+    started by hand with the engine's installer, as an older server did)."""
+    from dreamlake.engine.daemon.key import key_of
+
     env = {"TMUX_TMPDIR": str(host.dir / "tmux"), "PATH": "/usr/bin:/bin"}
-    res = subprocess.run(
-        ["tmux", "has-session", "-t", f"=nymph-{provider}"], env=env, capture_output=True
-    )
-    return res.returncode == 0
+    for key in (key_of(f"lakeshore:default/{provider}"), provider):
+        res = subprocess.run(
+            ["tmux", "has-session", "-t", f"=nymph-{key}"], env=env, capture_output=True
+        )
+        if res.returncode == 0:
+            return True
+    return False
 
 
 def _ended(pid: int) -> bool:

@@ -48,7 +48,10 @@ def test_queue_grows_and_reaps_a_worker_on_an_ssh_pool(start_server: Any, tmp_pa
 
     srv = start_server()
     sshd = start_sshd(tmp_path / "sshd")
-    name = f"pool-{secrets.token_hex(3)}"  # the tmux session is nymph-<name>
+    from dreamlake.engine.daemon.key import key_of
+
+    name = f"pool-{secrets.token_hex(3)}"
+    key = key_of(f"lakeshore:default/{name}")  # the daemon's folder and tmux session nymph-<key>
     api = srv.admin
     p = "/api/namespaces/default"
     try:
@@ -98,7 +101,7 @@ def test_queue_grows_and_reaps_a_worker_on_an_ssh_pool(start_server: Any, tmp_pa
 
         item = _wait(finished, 90, interval=0.1)
         status = api.request("GET", p + "/queues/pool/status")
-        log = sshd.home / ".dreamlake" / "nymph" / name / "nymph.log"
+        log = sshd.home / ".dreamlake" / "nymph" / key / "nymph.log"
         assert item and item["state"] == "succeeded", (
             status["events"],
             api.request("GET", p + "/workers"),
@@ -111,7 +114,7 @@ def test_queue_grows_and_reaps_a_worker_on_an_ssh_pool(start_server: Any, tmp_pa
         assert [e["action"] for e in launched][:1] == ["launch"]
         (inst,) = api.request("GET", p + "/instances", query={"all": "true"})["instances"]
         assert inst["id"] == f"root@127.0.0.1:{sshd.port}" and inst["launcher"] == "SSH"
-        token_file = sshd.home / ".dreamlake" / "nymph" / name / "token"
+        token_file = sshd.home / ".dreamlake" / "nymph" / key / "token"
         token = token_file.read_text().strip()
         assert Client(srv.url, token).whoami()
 
@@ -132,12 +135,12 @@ def test_queue_grows_and_reaps_a_worker_on_an_ssh_pool(start_server: Any, tmp_pa
         decisions = [e["action"] for e in json.loads(shown.stdout)["events"]]
         assert decisions[0] == "launch" and "terminate" in decisions
         assert json.loads(shown.stdout)["instances"] == []
-        alive = subprocess.run(["tmux", "has-session", "-t", f"=nymph-{name}"], check=False)
+        alive = subprocess.run(["tmux", "has-session", "-t", f"=nymph-{key}"], check=False)
         assert alive.returncode != 0
         # revoked: refused once the server's token cache (a few seconds) lets go
         assert _wait(lambda: _refused(srv.url, token), 15)
     finally:
         subprocess.run(
-            ["tmux", "kill-session", "-t", f"=nymph-{name}"], check=False, capture_output=True
+            ["tmux", "kill-session", "-t", f"=nymph-{key}"], check=False, capture_output=True
         )
         sshd.stop()
