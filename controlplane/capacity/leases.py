@@ -323,6 +323,7 @@ def _launch(
             state=ctx.state,
             server_url=ctx.server_url,
             data_dir=ctx.state.settings.data_dir,
+            reserved=1,  # this lease's slot
         )
     except RegistryError as exc:
         why = capacity_refusal(f"{exc.code} {exc.detail}")

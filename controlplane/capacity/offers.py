@@ -18,9 +18,12 @@ A provider declares its offers in ``kwargs.capacity``::
           spot: false
           launch: {instance_type: g5.xlarge}   # kwargs a launch of this offer uses
 
-Without ``offers`` one offer is derived from the kwargs the launcher uses anyway
-(EC2 ``instance_type``, GCE ``machine_type``, SLURM ``partition``, one per SSH host,
-a Kube ``pod``). Prices come only from tables the operator supplies: the provider's
+Without ``offers`` one offer is derived from what the launcher really launches:
+the kwargs it uses (EC2 ``instance_type``, GCE ``machine_type``, SLURM
+``partition``), else the launcher's own default; one per SSH host (named by the
+host, never by a kwarg's name: an SSH row with no host has no offer), a Kube
+``pod``. A lifecycle provider's row carries the template variables that choose
+what it launches (``instance_type``, ``machine_type``, ``zone``). Prices come only from tables the operator supplies: the provider's
 own ``prices`` first, then the namespace's price table (``{provider: {offer:
 price}}``, ``"*"`` for any provider), then an offer's own ``pricePerHour``. Nothing
 is fetched from anywhere.
@@ -86,27 +89,33 @@ def capacity_kwargs(kwargs: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def _ssh_hosts(kwargs: Mapping[str, Any]) -> list[str]:
+    """The hosts an SSH launch goes to (``hosts``, else ``host``): names only."""
     hosts = kwargs.get("hosts")
     if isinstance(hosts, list) and hosts:
-        return [str(h) for h in hosts]
+        return [h for h in hosts if isinstance(h, str) and h]
     host = kwargs.get("host")
-    return [str(host)] if host else []
+    return [host] if isinstance(host, str) and host else []
 
 
 def _derived(launcher: str, kwargs: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The one offer a provider without ``capacity.offers`` has (SSH: one per host)."""
+    """The one offer a provider without ``capacity.offers`` has (SSH: one per host,
+    none without a host)."""
     if launcher == "EC2":
-        name = str(kwargs.get("instance_type") or "t3.micro")
+        from ..launchers.ec2 import DEFAULT_INSTANCE_TYPE
+
+        name = str(kwargs.get("instance_type") or DEFAULT_INSTANCE_TYPE)
         return [{"name": name, "region": kwargs.get("region")}]
     if launcher == "GCE":
-        name = str(kwargs.get("machine_type") or "e2-small")
+        from ..launchers.gce import DEFAULT_MACHINE_TYPE
+
+        name = str(kwargs.get("machine_type") or DEFAULT_MACHINE_TYPE)
         zone = kwargs.get("zone")
         region = zone.rsplit("-", 1)[0] if isinstance(zone, str) and "-" in zone else None
         return [{"name": name, "zone": zone, "region": region}]
     if launcher == "SLURM":
         return [{"name": str(kwargs.get("partition") or "default")}]
     if launcher == "SSH":
-        return [{"name": h} for h in _ssh_hosts(kwargs)] or [{"name": "host"}]
+        return [{"name": h} for h in _ssh_hosts(kwargs)]
     return [{"name": "pod"}]
 
 
@@ -119,7 +128,7 @@ def limit_of(launcher: str, kwargs: Mapping[str, Any]) -> int | None:
             raise OfferError("kwargs.capacity.limit must be a whole number ≥ 0")
         return int(limit)
     if launcher == "SSH":
-        return len(_ssh_hosts(kwargs)) or 1
+        return len(_ssh_hosts(kwargs))
     return None
 
 

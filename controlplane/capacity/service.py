@@ -316,10 +316,7 @@ def snapshot(
         view.launching = [
             i for i in mine if i.instance_id not in claimed and i.state not in _ASLEEP
         ]
-        # every launched instance and every live worker holds one unit of the limit
-        view.instances = len({i.instance_id for i in mine} | claimed) + launching_leases.get(
-            name, 0
-        )
+        view.instances = units(view.launcher, mine, view.live) + launching_leases.get(name, 0)
         launched = {iid: i for (p, iid), i in by_iid.items() if p == name}
         for w in view.live:
             if w.id in busy or w in leased:
@@ -339,6 +336,18 @@ def snapshot(
 
 
 _ASLEEP = ("suspended", "stopped", "stopping")
+
+
+def units(launcher: str, rows: Sequence[Instance], live: Sequence[Worker]) -> int:
+    """The units of a provider's limit held now: every launched instance and every
+    live worker holds one (a daemon's worker and its instance are one unit). On an
+    SSH pool a unit is a host: a direct run there and the host's daemon are one."""
+    from ..launchers.ssh import host_label
+
+    held = {i.instance_id for i in rows} | {w.instance_id for w in live}
+    if launcher == "SSH":
+        held = {host_label(u) for u in held}
+    return len(held)
 
 
 def provider_wire(view: ProviderView) -> dict[str, Any]:

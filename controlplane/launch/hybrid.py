@@ -203,6 +203,12 @@ def grow(loop: Any, s: Session, q: Queue, view: Any) -> None:
 
 def _daemons(loop: Any, s: Session, q: Queue, view: Any, count: int, why: str) -> None:
     state, box = loop.app.state, loop.box()
+    under = launches.limit_room(s, view.scope, state, q.provider_name, dispatch.DAEMON)
+    if under is not None and under < count:
+        count = under  # the provider's instance limit: never past it
+        if count <= 0:
+            loop.event(s, q, "at-limit", f"{q.provider_name} is at its instance limit", dedupe=True)
+            return
     body: dict[str, Any] = {
         "provider": q.provider_name,
         "count": count,

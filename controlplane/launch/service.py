@@ -240,6 +240,57 @@ def _validate(
         del resolved
 
 
+def limit_room(
+    session: Session, scope: registry.Scope, state: Any, provider: str, how: str, reserved: int = 0
+) -> int | None:
+    """Units of ``provider``'s instance limit (``kwargs.capacity.limit``, an SSH pool's
+    host count) still free for a launch dispatched ``how``, counted as ``lakeshore
+    capacity`` counts them (launched instances and live workers); ``reserved`` units
+    already held for this launch (a lease's slot) are not counted twice. None: no
+    limit applies (none is set; or a direct run on an SSH pool's host, which the
+    host's own room bounds)."""
+    from ..capacity.service import snapshot, units
+
+    hb = getattr(state, "heartbeats", None)
+    live = float(state.settings.live_seconds)
+    view = snapshot(
+        session, scope, live, hb.overlay if hb else None, only=[provider]
+    ).providers.get(provider)
+    if view is None or view.limit is None:
+        return None
+    held = view.instances
+    if view.launcher == "SSH":
+        if how != dispatch.DAEMON:
+            return None
+        # a host is one unit: one whose only runs are direct gets the daemon at no cost
+        mine = rows_for(session, scope.namespace.id, provider=provider)
+        daemons = [r for r in mine if (r.details or {}).get("dispatch") != dispatch.DIRECT]
+        held -= units("SSH", mine, view.live) - units("SSH", daemons, view.live)
+    return max(0, view.limit - max(0, held - reserved))
+
+
+def _within_limit(
+    session: Session,
+    scope: registry.Scope,
+    state: Any,
+    preview: Mapping[str, Any],
+    count: int,
+    reserved: int,
+) -> None:
+    """Refuse a launch that would take the provider past its instance limit."""
+    name = preview["provider"]
+    room = limit_room(session, scope, state, name, preview["dispatch"], reserved)
+    if room is not None and count > room:
+        raise LaunchError(
+            409,
+            "limit_reached",
+            f"provider {name!r} is at its instance limit: room for {room} more unit(s) and "
+            f"this launch asks for {count} (launched instances and live workers each hold "
+            "one); terminate one (lakeshore instances terminate ID) or raise "
+            "kwargs.capacity.limit (lakeshore capacity shows what holds them)",
+        )
+
+
 def launch(
     session: Session,
     scope: registry.Scope,
@@ -249,7 +300,10 @@ def launch(
     state: Any,
     server_url: str,
     data_dir: Path,
+    reserved: int = 0,
 ) -> dict[str, Any]:
+    """Launch what ``body`` asks for. ``reserved``: units of the provider's limit
+    already held for this launch (a lease's slot), not counted twice."""
     core, own = split_body(body)
     preview = registry.preview_launch(session, scope, core)
     hybrid = preview["dispatch"] == dispatch.HYBRID
@@ -294,6 +348,8 @@ def launch(
     )
 
     _validate(session, scope, box, state, core, own, preview["launcher"])
+    if req is None:  # a retry relaunches what its first try counted
+        _within_limit(session, scope, state, preview, own["count"], reserved)
 
     # The request row and the instance tokens first, so a retry reuses both.
     tokens: list[str] = []

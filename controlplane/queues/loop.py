@@ -390,6 +390,15 @@ class QueueLoop:
             need -= 1
         room = q.max_workers - len(view.rows)
         n = min(need, room)
+        under = launches.limit_room(s, view.scope, state, q.provider_name, dispatch.DAEMON)
+        if n > 0 and under is not None and under < n:
+            n = under  # the provider's instance limit: never past it
+            if n <= 0:
+                self.event(
+                    s, q, "at-limit",
+                    f"{need} worker(s) wanted; {q.provider_name} is at its instance limit",
+                    dedupe=True,
+                )  # fmt: skip
         if n > 0:
             body: dict[str, Any] = {
                 "provider": q.provider_name,

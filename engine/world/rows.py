@@ -47,6 +47,13 @@ SECRET_WORDS = (
     "access_key",
 )
 ADOPT_KEYS = ("host", "user", "port", "queues", "worker_name")
+OFFER_VARS: dict[str, tuple[str, ...]] = {
+    "EC2": ("instance_type",),
+    "GCE": ("machine_type", "zone"),
+}
+"""Launcher → the template variables that choose what the provider launches: the row
+carries them, so ``lakeshore capacity`` lists what it really launches."""
+VAR_FILE = "terraform/terraform.tfvars"
 TIMEOUT = 3.0
 
 
@@ -87,6 +94,38 @@ def row_kwargs(obs: Observation) -> dict[str, Any]:
             if k in SKIPPED or _secretish(k):
                 continue
             out[RENAMED.get(k, k)] = _plain(v)
+        out.update({k: v for k, v in offer_vars(obs).items() if k not in out})
+    return out
+
+
+def offer_vars(obs: Observation) -> dict[str, Any]:
+    """The values of the template variables that choose what the provider launches
+    (:data:`OFFER_VARS`), read from the file its decision names (the variables file
+    when no decision does); a value not set, not a string or unreadable is left out."""
+    record = getattr(obs, "record", None)
+    if record is None:
+        return {}
+    wanted = OFFER_VARS.get(launcher_for(record.vendor), ())
+    if not wanted:
+        return {}
+    from ..contract.errors import DreamlakeError
+    from ..scan.tfvars import read_var_file
+
+    files: dict[str, list[str]] = {}
+    for var in wanted:
+        d = (
+            next((d for d in obs.template.decisions if d.var == var), None)
+            if obs.template
+            else None
+        )
+        files.setdefault(d.file if d is not None else VAR_FILE, []).append(var)
+    out: dict[str, Any] = {}
+    for rel, names in files.items():
+        try:
+            values = read_var_file(obs.dir / rel, obs.name).values
+        except DreamlakeError:
+            continue
+        out.update({k: values[k] for k in names if isinstance(values.get(k), str) and values[k]})
     return out
 
 

@@ -187,3 +187,31 @@ def test_a_row_never_carries_a_credential() -> None:
         "SSH",
     ]
 
+
+def test_an_ec2_row_carries_the_instance_type_it_launches(tmp_path: Path) -> None:
+    """What a lifecycle ec2 provider launches is its template's ``instance_type``:
+    the row carries it, so ``lakeshore capacity`` lists that and not a default."""
+    from dreamlake.engine.backends.base import InfraState
+    from dreamlake.engine.world.derive import Observation
+    from dreamlake.engine.world.record import ProviderRecord
+    from dreamlake.engine.world.vendors import all_templates
+
+    (tmp_path / "terraform").mkdir()
+    (tmp_path / "terraform" / "terraform.tfvars").write_text(
+        'region = "us-east-1"\ninstance_type = "g5.xlarge"\n'
+    )
+    obs = Observation(
+        name="gpu",
+        dir=tmp_path,
+        dream_dir=None,
+        record=ProviderRecord(
+            name="gpu", vendor="ec2", template_version=1, engine_version="0", id="prv-1"
+        ),
+        template=all_templates()["ec2"],
+        infra=InfraState(present=True, outputs={"worker_host": "10.0.0.5", "region": "us-east-1"}),
+    )
+    kwargs = row_kwargs(obs)
+    assert kwargs == {"host": "10.0.0.5", "region": "us-east-1", "instance_type": "g5.xlarge"}
+    from dreamlake.controlplane.capacity.offers import offers_of
+
+    assert [o.name for o in offers_of("gpu", launcher_for("ec2"), kwargs)] == ["g5.xlarge"]
