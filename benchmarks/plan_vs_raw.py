@@ -1,17 +1,26 @@
-"""Wall time of `dreamlake provider plan --json` next to the raw terraform commands
-it runs (init, validate -json, plan -json -detailed-exitcode -out=tfplan,
-show -json tfplan) on the `local` vendor, offline.
+"""Wall time of `dreamlake provider plan --json` and `apply --yes --json` next to the
+raw terraform commands a person runs for the same answer, side by side in one
+folder, on the `local` vendor (offline), or with `--vendor ec2` against the AWS API
+double on 127.0.0.1 (`tests/aws_api.py`) with the hashicorp/aws provider from a
+filesystem mirror (`DREAMLAKE_TF_PLUGIN_MIRROR`, default /opt/tf-plugins).
 
-    .venv/bin/python benchmarks/plan_vs_raw.py [--runs 3]
+    .venv/bin/python benchmarks/plan_vs_raw.py [--runs 5] [--vendor local|ec2] [--apply]
 
-The difference is the engine's own cost: the decision scan, reading the state and
-writing the saved-plan record. Every terraform binary found is measured.
+plan: the raw four (init, validate -json, plan -json -detailed-exitcode -out=tfplan,
+show -json tfplan) against `dreamlake provider plan --json` on an unchanged,
+initialised provider; the two take turns, run by run. `python own` is the plan's
+wall time minus its terraform processes (from `DREAMLAKE_LOG=debug`'s subprocess
+lines). apply (`--apply`, local only): raw `apply tfplan` + `show -json` against
+`dreamlake provider apply --yes --json`, each of a fresh saved plan made untimed
+just before (the worker name alternates, so every apply changes the outputs).
+Every terraform binary found is measured.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -21,64 +30,187 @@ from pathlib import Path
 
 from dreamlake.engine.backends.terraform.binaries import available
 from dreamlake.engine.backends.terraform.tfexec import (
+    apply_args,
     init_args,
     plan_args,
     show_args,
     validate_args,
 )
-from dreamlake.engine.verbs.create import create
 
-TFVARS = 'workdir = "/tmp/nymph-bench"\nqueues = ["default"]\nworker_name = "bench-1"\n'
+TFVARS = 'workdir = "/tmp/nymph-bench"\nqueues = ["default"]\nworker_name = "{worker}"\n'
+_DONE = re.compile(r"done in ([0-9.]+)s, exit")
 
 
 def once(argv: list[str], cwd: Path, env: dict[str, str], ok: tuple[int, ...] = (0,)) -> float:
     t = time.perf_counter()
-    rc = subprocess.run(
+    done = subprocess.run(
         argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, check=False
-    ).returncode
-    if rc not in ok:
-        raise SystemExit(f"{' '.join(argv)} exited {rc}")
-    return time.perf_counter() - t
+    )
+    took = time.perf_counter() - t
+    if done.returncode not in ok:
+        raise SystemExit(f"{' '.join(argv)} exited {done.returncode}: {done.stderr[-800:]!r}")
+    return took
+
+
+def ours(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
+    """Wall time of one dreamlake run and the part of it spent in terraform processes."""
+    t = time.perf_counter()
+    done = subprocess.run(
+        argv,
+        cwd=cwd,
+        env=dict(env, DREAMLAKE_LOG="debug"),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    took = time.perf_counter() - t
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} exited {done.returncode}: {done.stdout[-800:]}")
+    return took, sum(float(m.group(1)) for m in _DONE.finditer(done.stderr))
+
+
+def med(xs: list[float]) -> float:
+    return statistics.median(xs) if xs else float("nan")
+
+
+def planned_ec2(env: dict[str, str], proj: Path, url: str, subnet: str) -> None:
+    """An ``ec2`` provider ``bench`` with its decisions filled in as the e2e journey
+    does, against the API at ``url`` (status_vs_show.py's steps, stopping at ready)."""
+    from functools import partial
+
+    import status_vs_show as svs
+
+    project = svs.ec2_project()
+    dreamlake = str(Path(sys.executable).parent / "dreamlake")
+    (proj / ".dreamrc").write_text(project.dreamrc(url, svs.MIRROR))
+    dl = partial(svs.step, dreamlake, env, proj)
+    out = dl("provider create -n bench --provider ec2", "needs_input")
+    tfvars = out["nextAction"]["file"]
+    project.set_line(tfvars, project.blocking(out)["region"]["line"], 'region = "us-east-1"')
+    b = project.blocking(dl("provider status -n bench", "needs_input"))
+    project.set_line(tfvars, b["subnet"]["line"], f'subnet_id = "{subnet}"')
+    project.set_line(tfvars, b["instance_type"]["line"], 'instance_type = "g5.xlarge"')
+    project.set_line(tfvars, b["ami"]["line"], f'ami_id = "{b["ami"]["observed"][0]}"')
+    with open(tfvars, "a") as f:
+        f.write("associate_public_ip = null\n")
+
+
+def project(tmp: Path, vendor: str, env: dict[str, str]) -> tuple[Path, Path]:
+    """A provider ``bench`` with its decisions answered; (project, terraform folder)."""
+    proj = tmp / "proj"
+    proj.mkdir()
+    from dreamlake.engine.verbs.create import create
+
+    create("bench", "local", dream_dir=str(proj), probe=False)
+    tf_dir = proj / ".dream/providers/bench/terraform"
+    (tf_dir / "terraform.tfvars").write_text(TFVARS.format(worker="bench-1"))
+    return proj, tf_dir
+
+
+def raw_environment(env: dict[str, str], tf_dir: Path) -> dict[str, str]:
+    """What a person sets to run terraform as dreamlake does: non-interactive, and the
+    provider's settings (a plugin mirror's CLI config, the AWS endpoints)."""
+    from dreamlake.engine.backends.terraform.cliconfig import cli_env
+
+    raw = dict(env, TF_IN_AUTOMATION="1", TF_INPUT="0", CHECKPOINT_DISABLE="1")
+    raw.update(cli_env(tf_dir.parent))
+    return raw
+
+
+def bench_plan(binary: str, env: dict[str, str], proj: Path, tf_dir: Path, runs: int) -> None:
+    raw_env = raw_environment(env, tf_dir)
+    dreamlake = str(Path(sys.executable).parent / "dreamlake")
+    steps = {
+        "init": ([binary, *init_args()], (0,)),
+        "validate": ([binary, *validate_args()], (0,)),
+        "plan": ([binary, *plan_args()], (0, 2)),
+        "show": ([binary, *show_args("tfplan")], (0,)),
+    }
+    plan_cmd = [dreamlake, "provider", "plan", "-n", "bench", "--json"]
+    ours(plan_cmd, proj, env)  # initialised (and the bytecode written) before timing
+    raw: dict[str, list[float]] = {k: [] for k in steps}
+    sums: list[float] = []
+    walls: list[float] = []
+    own: list[float] = []
+    for _ in range(runs):
+        total = 0.0
+        for name, (argv, ok) in steps.items():
+            took = once(argv, tf_dir, raw_env, ok)
+            raw[name].append(took)
+            total += took
+        sums.append(total)
+        wall, children = ours(plan_cmd, proj, env)
+        walls.append(wall)
+        own.append(wall - children)
+    cells = " | ".join(f"{med(raw[k]):.3f}" for k in steps)
+    ratio = med(walls) / med(sums)
+    print(
+        f"| plan | {cells} | {med(sums):.3f} | {med(walls):.3f} | {ratio:.2f}× | {med(own) * 1000:.0f} ms |"
+    )
+
+
+def bench_apply(binary: str, env: dict[str, str], proj: Path, tf_dir: Path, runs: int) -> None:
+    raw_env = raw_environment(env, tf_dir)
+    dreamlake = str(Path(sys.executable).parent / "dreamlake")
+    tfvars = tf_dir / "terraform.tfvars"
+    raw: list[float] = []
+    walls: list[float] = []
+    for i in range(runs):
+        tfvars.write_text(TFVARS.format(worker=f"bench-raw-{i}"))
+        once([binary, *plan_args()], tf_dir, raw_env, (0, 2))
+        took = once([binary, *apply_args()], tf_dir, raw_env)
+        raw.append(took + once([binary, *show_args()], tf_dir, raw_env))
+        tfvars.write_text(TFVARS.format(worker=f"bench-ours-{i}"))
+        ours([dreamlake, "provider", "plan", "-n", "bench", "--json"], proj, env)
+        wall, _ = ours(
+            [dreamlake, "provider", "apply", "-n", "bench", "--yes", "--json"], proj, env
+        )
+        walls.append(wall)
+    ratio = med(walls) / med(raw)
+    print(
+        f"| apply --yes | raw apply tfplan + show -json | {med(raw):.3f} | {med(walls):.3f} | {ratio:.2f}× |"
+    )
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=int, default=3)
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--vendor", choices=("local", "ec2"), default="local")
+    ap.add_argument("--apply", action="store_true", help="also apply --yes of a saved plan")
     args = ap.parse_args()
-    dreamlake = str(Path(sys.executable).parent / "dreamlake")
-    print(f"{'terraform':<10} {'step':<44} {'median s':>9}")
-    for version, binary in available():
-        with tempfile.TemporaryDirectory(prefix="dl-bench-") as tmp:
-            proj = Path(tmp)
+    load = os.getloadavg()[0]
+    print(f"load average at start: {load:.1f}; {args.runs} runs; vendor {args.vendor}")
+    binaries = available()
+    if args.vendor == "ec2":
+        import status_vs_show as svs
+
+        binaries = svs.ec2_binaries(False)
+        missing = svs.ec2_missing(binaries)
+        if missing:
+            raise SystemExit(f"--vendor ec2 not measured: {missing}")
+    for version, binary in binaries:
+        print(f"\nterraform {version}")
+        print("| | init | validate | plan | show | raw sum | dreamlake | ratio | python own |")
+        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        with tempfile.TemporaryDirectory(prefix="dl-bench-") as name:
+            tmp = Path(name)
+            if args.vendor == "ec2":
+                (tmp / "proj").mkdir()
+                (tmp / "home").mkdir()
+                env = svs.ec2_env(dict(os.environ), tmp / "home", binary)
+                with svs.aws_world(tmp) as (url, subnet):
+                    planned_ec2(env, tmp / "proj", url, subnet)
+                    tf_dir = tmp / "proj/.dream/providers/bench/terraform"
+                    bench_plan(binary, env, tmp / "proj", tf_dir, args.runs)
+                continue
             env = dict(os.environ, TERRAFORM_BINARY=binary, TF_CLI_CONFIG_FILE=os.devnull)
             env.setdefault("LAKESHORE_URL", "http://127.0.0.1:9")
-            raw_env = dict(env, TF_IN_AUTOMATION="1", TF_INPUT="0", CHECKPOINT_DISABLE="1")
-            create("bench", "local", dream_dir=str(proj), probe=False)
-            tf_dir = proj / ".dream/providers/bench/terraform"
-            (tf_dir / "terraform.tfvars").write_text(TFVARS)
-            steps = {
-                "terraform " + " ".join(init_args()[:1]): ([binary, *init_args()], (0,)),
-                "terraform validate -json": ([binary, *validate_args()], (0,)),
-                "terraform plan -json -detailed-exitcode -out": ([binary, *plan_args()], (0, 2)),
-                "terraform show -json tfplan": ([binary, *show_args("tfplan")], (0,)),
-            }
-            raw: dict[str, list[float]] = {k: [] for k in steps}
-            ours: list[float] = []
-            for _ in range(args.runs):
-                for name, (argv, ok) in steps.items():
-                    raw[name].append(once(argv, tf_dir, raw_env, ok))
-                ours.append(
-                    once([dreamlake, "provider", "plan", "-n", "bench", "--json"], proj, env)
-                )
-            total = 0.0
-            for name, samples in raw.items():
-                med = statistics.median(samples)
-                total += med
-                print(f"{version:<10} {name:<44} {med:>9.3f}")
-            print(f"{version:<10} {'sum of the raw commands':<44} {total:>9.3f}")
-            print(
-                f"{version:<10} {'dreamlake provider plan --json':<44} {statistics.median(ours):>9.3f}"
-            )
+            proj, tf_dir = project(tmp, args.vendor, env)
+            bench_plan(binary, env, proj, tf_dir, args.runs)
+            if args.apply:
+                bench_apply(binary, env, proj, tf_dir, args.runs)
+    print(f"load average at end: {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":
