@@ -47,6 +47,7 @@ from ..models import Namespace, Worker, WorkItem
 from ..registry import service as registry
 from ..registry.crypto import SecretBox, load_or_create_key
 from ..server.deps import org_namespace_ids
+from ..server.runtime import reload_if_rotated
 from . import service as queues
 
 log = logging.getLogger("lakeshore.queues")
@@ -189,6 +190,7 @@ class QueueLoop:
                         self._backoff.pop(qid, None)
                     except Exception as exc:
                         s.rollback()
+                        reload_if_rotated(self.app, exc)
                         # a failing provider is asked again later, not every tick
                         delay = min(MAX_BACKOFF, self.tick * 2 ** min(failures, 8))
                         self._backoff[qid] = (time.monotonic() + delay, failures + 1)
@@ -201,7 +203,8 @@ class QueueLoop:
 
         try:
             capacity.tick(self.app, self.box(), budget=max(0.2, self.tick / 2))
-        except Exception:
+        except Exception as exc:
+            reload_if_rotated(self.app, exc)
             log.exception("capacity reconcile failed")
 
     def box(self) -> SecretBox:

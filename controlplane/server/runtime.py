@@ -48,6 +48,15 @@ def reload_secret_box(app: Any) -> SecretBox | None:
     return box
 
 
+def reload_if_rotated(app: Any, exc: BaseException) -> None:
+    """After a write refused for a stale key (``StaleKeyError``) outside a request
+    (the queue loop's launches), read the key again as a refused request does."""
+    from ..registry.crypto import StaleKeyError
+
+    if isinstance(exc, StaleKeyError):
+        reload_secret_box(app)
+
+
 def unscoped_listings(settings: Settings, make_session: sessionmaker[Session]) -> bool:
     """Whether a namespace without an org lists every namespace's rows (the spec's
     rule): the setting when given, else what the database recorded at install
