@@ -39,13 +39,16 @@ def kwargs_summary(kwargs: Mapping[str, Any], width: int = KWARGS_WIDTH) -> str:
 
 
 def display_name(row: Mapping[str, Any]) -> str:
-    """Bare name first so ``grep NAME`` keeps working: ``name  [H]``, ``name  [D <iso>]``."""
+    """Bare name first so ``grep NAME`` keeps working: ``name  [H]``, ``name  [D <iso>]``;
+    a row stored with text that is not valid Unicode also ``[bad text: kwargs.host]``."""
     name = str(row["name"])
+    bad = row.get("invalidText")
+    mark = f"  [bad text: {', '.join(map(str, bad))}]" if bad else ""
     if row.get("deletedAt"):
-        return f"{name}  [D {row['deletedAt']}]"
+        return f"{name}  [D {row['deletedAt']}]{mark}"
     if row.get("hidden"):
-        return f"{name}  [H]"
-    return name
+        return f"{name}  [H]{mark}"
+    return name + mark
 
 
 def table(headers: list[str], rows: Iterable[list[str]]) -> str:
@@ -91,6 +94,12 @@ def provider_detail(row: Mapping[str, Any]) -> str:
         else ("hidden" if row.get("hidden") else "active")
     )
     lines.append(f"state:     {state}")
+    if row.get("invalidText"):
+        lines.append(
+            "bad text:  "
+            + ", ".join(map(str, row["invalidText"]))
+            + " (not valid Unicode, shown escaped; write it again)"
+        )
     pairs = flatten(row.get("kwargs") or {})
     lines.append("kwargs:" + ("" if pairs else "    (none)"))
     lines.extend(f"  {k} = {leaf_text(v)}" for k, v in pairs)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from dreamlake.controlplane.registry.render import kwargs_summary, providers_table
+from dreamlake.controlplane.registry.render import (
+    kwargs_summary,
+    provider_detail,
+    providers_table,
+)
 
 
 def test_table_marks_hidden_and_deleted() -> None:
@@ -33,3 +37,16 @@ def test_table_marks_hidden_and_deleted() -> None:
 def test_summary_truncates() -> None:
     assert kwargs_summary({}) == "-"
     assert kwargs_summary({"k": "v" * 100}, width=20).endswith("…")
+
+
+def test_a_row_with_text_that_is_not_unicode_is_marked() -> None:
+    row = {
+        "name": "poison",
+        "launcher": "SSH",
+        "dispatch": "direct",
+        "kwargs": {"host": "a\\udcffb"},
+        "invalidText": ["kwargs.host"],
+    }
+    line = providers_table([row]).splitlines()[1]
+    assert line.startswith("poison  [bad text: kwargs.host]")
+    assert "bad text:  kwargs.host (not valid Unicode" in provider_detail(row)
