@@ -11,6 +11,7 @@ from .access import scopes
 from .access.gate import Gate
 from .bootstrap import bootstrap
 from .deps import TokenCache
+from .docs_ui import install_docs
 from .errors import install_error_handlers
 from .files import secure_data_dir, secure_db_files
 from .fleet import presence
@@ -78,7 +79,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app = FastAPI(
         title="lakeshore",
         version=__version__,
-        docs_url="/docs",
+        docs_url=None,  # /docs serves its assets itself (docs_ui.py)
         redoc_url=None,
         lifespan=lifespan,
     )
@@ -113,6 +114,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.add_middleware(RequestLog)  # outermost: every answer gets the request's id
     app.state.mounted = include_routers(app)
+    install_docs(app)
     # the gate's table, from the routes the router serves: a route without an access
     # rule stops the server here (UndeclaredRoutes)
     app.state.route_rules = scopes.rules_for(scopes.app_routes(app))
