@@ -438,7 +438,10 @@ def unit_gone(
                 Worker.provider_name == inst.provider_name,
             )
         )
+        # this start's daemon: a row a daemon of an earlier instance with the same id
+        # left (deregistered, another token) is not this instance's
         if tracking.belongs(w, inst)
+        and (w.token_id is None or inst.token_id is None or w.token_id == inst.token_id)
     ]
     if not mine:
         return None  # its daemon has not registered yet

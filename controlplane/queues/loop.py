@@ -393,7 +393,11 @@ class QueueLoop:
             need -= 1
         room = q.max_workers - len(view.rows)
         n = min(need, room)
-        under = launches.limit_room(s, view.scope, state, q.provider_name, dispatch.DAEMON)
+        under = (
+            launches.limit_room(s, view.scope, state, q.provider_name, dispatch.DAEMON)
+            if n > 0
+            else None
+        )
         if n > 0 and under is not None and under < n:
             n = under  # the provider's instance limit: never past it
             if n <= 0:

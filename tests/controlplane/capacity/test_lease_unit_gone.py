@@ -97,12 +97,24 @@ def _renew(srv: Any, lease_id: str) -> _Answer:
         return _Answer(r.status, json.loads(r.read()))
 
 
+class TokenKeepingDouble(RefusingCloudDouble):
+    """The launcher TEST DOUBLE, keeping the instance tokens a launch hands out."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tokens: list[str] = []
+
+    def launch(self, order: Any) -> dict[str, Any]:
+        self.tokens.extend(order.bootstrap.tokens if order.bootstrap else ())
+        return super().launch(order)
+
+
 def test_a_lease_whose_launched_daemon_goes_away_is_pending_and_its_instance_ends(
     app_client: tuple[Any, Any],
 ) -> None:
     client, app = app_client
     app.state.queue_loop.stop()
-    double = RefusingCloudDouble()
+    double = TokenKeepingDouble()
     app.state.launch_backends = {"EC2": double}
     kwargs = {"region": "us-east-1", "image_id": "ami-1", "capacity": {"limit": 1, "offers": STD}}
     body = {"name": "aws", "launcher": "EC2", "kwargs": kwargs, "dispatch": "daemon"}
@@ -112,10 +124,12 @@ def test_a_lease_whose_launched_daemon_goes_away_is_pending_and_its_instance_end
     lid = lease["id"]
     # its daemon has not registered yet: starting, still granted
     assert ok(client.get(P + f"/capacity/leases/{lid}"))["state"] == "granted"
+    # its daemon registers with the instance's own token, as a launched daemon does
     reg = {"providerName": "aws", "instanceId": "fake-aws-0", "host": "h", "queues": []}
-    wid = ok(client.post(P + "/workers", json=reg), 201)["workerId"]
+    mine = {"Authorization": f"Bearer {double.tokens[0]}"}
+    wid = ok(client.post(P + "/workers", json=reg, headers=mine), 201)["workerId"]
     assert ok(client.get(P + f"/capacity/leases/{lid}"))["state"] == "granted"
-    assert client.delete(P + f"/workers/{wid}").status_code in (200, 204)
+    assert client.delete(P + f"/workers/{wid}", headers=mine).status_code in (200, 204)
     got = ok(client.get(P + f"/capacity/leases/{lid}"))
     assert got["state"] == "pending", got
     assert "the daemon on fake-aws-0 deregistered" in got["reason"], got
@@ -124,3 +138,23 @@ def test_a_lease_whose_launched_daemon_goes_away_is_pending_and_its_instance_end
     rows = ok(client.get(P + "/instances", params={"all": "true", "live": "false"}))["instances"]
     (row,) = [r for r in rows if r["id"] == "fake-aws-0"]
     assert row["state"] == "terminated" and row["terminatedAt"] is not None
+
+
+def test_a_daemon_gone_from_an_earlier_instance_of_the_same_id_is_not_the_leases(
+    app_client: tuple[Any, Any],
+) -> None:
+    """An id used again (an SSH host is its instance's id): the deregistered worker an
+    earlier instance left under it is not the daemon of the instance launched now."""
+    client, app = app_client
+    app.state.queue_loop.stop()
+    app.state.launch_backends = {"EC2": RefusingCloudDouble()}
+    kwargs = {"region": "us-east-1", "image_id": "ami-1", "capacity": {"limit": 1, "offers": STD}}
+    body = {"name": "aws", "launcher": "EC2", "kwargs": kwargs, "dispatch": "daemon"}
+    ok(client.post(P + "/providers", json=body), 201)
+    reg = {"providerName": "aws", "instanceId": "fake-aws-0", "host": "h", "queues": []}
+    earlier = ok(client.post(P + "/workers", json=reg), 201)["workerId"]
+    assert client.delete(P + f"/workers/{earlier}").status_code in (200, 204)
+    lease = ok(client.post(P + "/capacity/leases", json={"cpus": 2}), 201)
+    assert lease["instanceId"] == "fake-aws-0"
+    got = ok(client.get(P + f"/capacity/leases/{lease['id']}"))
+    assert got["state"] == "granted", got  # its own daemon is still starting
