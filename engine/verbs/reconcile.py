@@ -189,7 +189,7 @@ def _run(
     rerun = obs.intent is not None and obs.intent.interrupted
     if rerun:
         obs = replace(obs, intent=None)
-        assert obs.record is not None
+    assert obs.record is not None
     target: Target = new_target or read_target(paths, obs.backend)
     stateful = obs.stateful
     gating = obs.gating
