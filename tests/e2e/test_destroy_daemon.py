@@ -1,6 +1,6 @@
 """``destroy`` takes the daemon down first, for real: a ``local`` provider whose
 nymph runs under tmux on this machine, and an adopted (``ssh``) provider connected
-over a real sshd with only ``--host`` (which ``connect`` now keeps in adopt.json),
+over a real sshd with its queues chosen and ``--host`` (kept in adopt.json by connect),
 whose daemon is stopped and removed from the host while the host is left alone.
 Both against a real ``lakeshore serve``; the worker leaves the control plane."""
 
@@ -130,6 +130,7 @@ def test_destroy_removes_an_adopted_daemon_and_leaves_the_host(
     adopt = project / ".dream/providers" / name / "adopt.json"
     data = json.loads(adopt.read_text())
     data["identity_file"] = str(sshd.client_key)  # the key; the host comes from --host
+    data["queues"] = ["default"]  # a decision --host does not make
     adopt.write_text(json.dumps(data))
     try:
         out = dl("connect", "-n", name, "--host", sshd.spec)
@@ -191,6 +192,7 @@ def test_destroying_a_suspended_adopted_provider_does_not_say_suspended(
     adopt = project / ".dream/providers" / name / "adopt.json"
     data = json.loads(adopt.read_text())
     data["identity_file"] = str(sshd.client_key)
+    data["queues"] = ["default"]  # a decision --host does not make
     adopt.write_text(json.dumps(data))
     try:
         assert dl("connect", "-n", name, "--host", sshd.spec)["status"] in (
