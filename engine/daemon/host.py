@@ -1,7 +1,8 @@
 """Where a provider's daemon runs, as ``connect`` left it: ``daemon.json`` beside
 ``provider.json``, one small file written atomically::
 
-    {"host": "10.0.0.7", "user": "ubuntu", "port": 22, "key": "prv-…", "from": "--host"}
+    {"host": "10.0.0.7", "user": "ubuntu", "port": 22, "key": "prv-…", "from": "--host",
+     "supervisor": "tmux"}
 
 (``{"local": true, …}`` for this machine; ``identityFile`` when adopt.json names a
 key). It records the world as ``connect`` left it — which host holds the daemon,
@@ -43,6 +44,7 @@ class DaemonHost:
     target: SSHTarget | None
     source: Source
     key: str | None = None  # the key connect installed under (record only)
+    supervisor: str | None = None  # what connect started it under (record only)
 
     @property
     def label(self) -> str:
@@ -64,8 +66,9 @@ def read(provider_dir: Path) -> DaemonHost | None:
     if not isinstance(data, dict):
         return None
     key = data.get("key") if isinstance(data.get("key"), str) else None
+    sup = data.get("supervisor") if isinstance(data.get("supervisor"), str) else None
     if data.get("local") is True:
-        return DaemonHost(True, None, "record", key)
+        return DaemonHost(True, None, "record", key, sup)
     host = data.get("host")
     if not isinstance(host, str) or not host:
         return None
@@ -75,16 +78,23 @@ def read(provider_dir: Path) -> DaemonHost | None:
     from ..remote.ssh import SSHTarget  # not for this machine: status stays light
 
     return DaemonHost(
-        False, SSHTarget(host, user or None, port, identity_file=ident), "record", key
+        False, SSHTarget(host, user or None, port, identity_file=ident), "record", key, sup
     )
 
 
 def write(
-    provider_dir: Path, local: bool, target: SSHTarget | None, key: str, source: str
+    provider_dir: Path,
+    local: bool,
+    target: SSHTarget | None,
+    key: str,
+    source: str,
+    supervisor: str | None = None,
 ) -> Path | None:
     """Record where ``connect`` put the daemon; returns the path when it changed.
     ``source`` says who named the host (``--host``, ``adopt``, ``local``,
-    ``outputs``); ``record`` (a restart on the recorded host) keeps what it said."""
+    ``outputs``); ``record`` (a restart on the recorded host) keeps what it said.
+    ``supervisor``: what connect started the daemon under, once it did (``status``
+    reports it while a live claim proves the daemon runs, without asking the host)."""
     from ..settings.fsutil import atomic_write
 
     path = record_path(provider_dir)
@@ -103,6 +113,8 @@ def write(
         if target.identity_file:
             data["identityFile"] = target.identity_file
     data.update(key=key, **{"from": source})
+    if supervisor:
+        data["supervisor"] = supervisor
     text = json.dumps(data, indent=2) + "\n"
     try:
         if path.read_text(encoding="utf-8") == text:

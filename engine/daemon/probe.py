@@ -12,10 +12,14 @@ answer yes: no process at all when no tmux server listens and systemd is not PID
 (each supervisor would say no), else a local shell with ``tmux has-session`` and,
 where systemd runs, ``systemctl``. A remote host — the one ``connect`` recorded,
 or adopt.json's, never one guessed from the outputs (:mod:`.daemon_host`) — is
-asked over OpenSSH in batch mode with a short connect timeout, and only while a
-live worker claims the provider, or within the start window of a ``connect`` that
-saw no claim yet (the host is up and the answer can matter); never through the SSH library
-``connect`` uses, which ``status`` does not import.
+asked only when the claims cannot answer: while a live worker claims the provider
+the daemon plainly runs, and ``status`` reports the supervisor ``connect`` recorded
+starting it under (``daemon.json``) with no SSH connection at all. The host is asked
+— over OpenSSH in batch mode with a short connect timeout, never through the SSH
+library ``connect`` uses, which ``status`` does not import — only for a live daemon
+no ``connect`` recorded (installed by hand or by an older dreamlake), or within the
+start window of a ``connect`` that saw no claim yet (the host is up and whether the
+daemon runs decides ``connecting``).
 """
 
 from __future__ import annotations
@@ -112,8 +116,16 @@ def _observe(obs: Observation) -> tuple[str | None, str | None, tuple[str, ...]]
     else:
         if found.target is None:
             return None, None, ()
-        if (obs.claims is None or obs.claims.live == 0) and not _just_started(obs):
+        live = obs.claims is not None and obs.claims.live > 0
+        kept = found.supervisor
+        if live and kept is not None:
+            # A live claim proves the daemon runs: the host is not asked; what runs it
+            # is what connect recorded starting it under.
+            return kept, found.target.label, (("no-supervisor",) if kept == "tmux" else ())
+        if not live and not _just_started(obs):
             return None, None, ()
+        # Live, but no connect recorded what runs it (an install by hand or by an older
+        # dreamlake), or just started: only the host can say.
         done = _ssh(found.target, running_script(dk))
         if done is None:
             return None, None, ()

@@ -532,6 +532,8 @@ def _install_and_start(
             kind="daemon_exited",
             next_action=Run(command=commands.connect(name, dd)),
         )
+    # ...and under what: while a live claim proves it runs, status reads it here.
+    recorded = daemon_host.write(obs.dir, local, where[0], dk.key, where[1], sup) or recorded
     shell.close()  # the connection is never the supervisor
     notes = [
         f"✓ daemon installed in {label}:{inst.dir}" + ("" if inst.changed else " (unchanged)"),

@@ -106,12 +106,20 @@ def test_ssh_journey_connect_exists_restart(adopted, sshd) -> None:  # type: ign
     assert "no supervisor on this host — the daemon is running under tmux" in prose
     assert f"(session nymph-{key})" in prose  # keyed by the provider's identity
     assert "It does NOT restart it" in prose
+    deadline = time.monotonic() + 30
+    while (out := dl("status", "-n", name, cwd=project)[1])["status"] != "connected":
+        assert time.monotonic() < deadline, out
+        time.sleep(0.5)
+    # status on a connected provider: the live claim proves the daemon runs, so the
+    # host is not asked (not one ssh connection); the supervisor is the one connect
+    # recorded starting it under, no-supervisor as connect said.
+    before = sshd.connections()
     rc, out = dl("status", "-n", name, cwd=project)
     assert (rc, out["status"], out["nextAction"]) == (0, "connected", None), out
     assert out["claim"]["live"] == 1
-    # status asks the host, as connect did: the same supervisor and no-supervisor.
     assert out["supervisor"] == "tmux" and out["host"] == f"{sshd.user}@{sshd.host}:{sshd.port}"
     assert "no-supervisor" in out["degraded"]
+    assert sshd.connections() == before
 
     # connect again: exists, nothing written, and not a single ssh connection.
     before = sshd.connections()
