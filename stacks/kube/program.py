@@ -288,9 +288,11 @@ class GpuClusterArgs:
     ``region``: None (the default) uses the stack's default ``aws`` provider (what
     ``aws:region`` in the stack config sets); a region given asks for a provider of
     the component's own in that region (so do the endpoint settings). A provider
-    passed in ``opts`` wins over both. ``cluster_name``: default the component's
-    name; the IAM roles and the node group are named after it. Every other name is
-    :class:`Config`'s.
+    passed in ``opts`` wins over both. ``cluster_name``: the EKS cluster's name,
+    default ``<component name>-<stack>``; the node group is named after it. The IAM
+    roles are auto-named from the component's name (IAM names are account-wide: two
+    clusters in two regions, or one program as two stacks, never clash). Every other
+    name is :class:`Config`'s.
     """
 
     node_type: pulumi.Input[Sequence[pulumi.Input[str]]]
@@ -433,7 +435,8 @@ def component_class() -> Any:
         provider: one passed in ``opts`` (``providers=[...]`` or ``provider=``); else,
         when ``args.region`` (or an endpoint setting) is given, one of the
         component's own for it; else the stack's default provider. The cluster is
-        named ``args.cluster_name``, else the component's name. Outputs are
+        named ``args.cluster_name``, else ``<component name>-<stack>``; the IAM roles
+        are auto-named. Outputs are
         attributes of the same names (``worker_host``, ``cluster_endpoint``, ...;
         ``region`` is the one of the provider used); ``outputs`` maps them all.
         """
@@ -448,7 +451,11 @@ def component_class() -> Any:
             args = as_args(args, kwargs)
             super().__init__(TYPE, name, None, opts)
             self.args = args
-            cname = args.cluster_name if args.cluster_name is not None else name
+            # The EKS cluster's name is the one physical name fixed (it is regional, and
+            # the subnets are tagged with it before the cluster exists): the one asked
+            # for, else the component's and the stack's, so two stacks do not clash.
+            stack = re.sub(r"[^A-Za-z0-9_-]", "-", pulumi.get_stack())
+            cname = args.cluster_name if args.cluster_name is not None else f"{name}-{stack}"
             provider = given_provider(opts, "aws")
             # A region (or an endpoint setting) asked for: a provider of our own for it.
             asked = args.region is not None or bool(args.aws_endpoints)
@@ -504,8 +511,7 @@ def component_class() -> Any:
                 vpc_id, subnet_ids = self._network(name, cname, args, child, invoke)
 
             cluster_role = aws.iam.Role(
-                f"{name}-cluster",
-                name=pulumi.Output.concat(cname, "-cluster"),
+                f"{name}-cluster",  # auto-named: IAM names are account-wide
                 assume_role_policy=_assume("eks.amazonaws.com"),
                 opts=child,
             )
@@ -516,8 +522,7 @@ def component_class() -> Any:
                 opts=child,
             )
             node_role = aws.iam.Role(
-                f"{name}-node",
-                name=pulumi.Output.concat(cname, "-node"),
+                f"{name}-node",  # auto-named: IAM names are account-wide
                 assume_role_policy=_assume("ec2.amazonaws.com"),
                 opts=child,
             )

@@ -6,7 +6,10 @@
 ``program``: ``program(Config(...))`` (the CLI's path); ``embed``: two components
 (``a`` and ``b``) side by side in one program, as a team embedding them would;
 ``main``: the scaffolded file's ``main()`` reading the stack config with Pulumi's
-typed getters. Output: ``{"resources": [{urn, type, name, parent, custom,
+typed getters; ``regions``: two components (``east`` and ``west``) of the same
+args but their ``region`` (``us-east-1``, ``eu-west-1``) in one stack; ``stack:S``:
+one component (``gpu``) of the config as its args but its ``cluster_name``, in the
+stack named ``S``. Output: ``{"resources": [{urn, type, name, parent, custom,
 inputs}], "outputs": {...}, "error": null}`` per scenario. The SDK keeps its
 runtime settings in globals, so the tests run this in a child process (one per
 vendor, each scenario with fresh mocks).
@@ -19,6 +22,7 @@ the inputs back and add the few computed attributes the programs read
 from __future__ import annotations
 
 import json
+import secrets
 import sys
 from importlib import import_module
 from typing import Any
@@ -75,8 +79,8 @@ class CloudAPIDouble(Mocks):
         rid = f"{args.name}-id"
         state = dict(args.inputs)
         prop = AUTO_NAMED.get(args.typ)
-        if prop and not state.get(prop):
-            state[prop] = f"{args.name}-{n:07x}"
+        if prop and not state.get(prop):  # as the engine: a random suffix
+            state[prop] = f"{args.name}-{secrets.token_hex(4)[:7]}"
         if args.typ.startswith("pulumi:providers:"):
             self.providers[rid] = dict(args.inputs)
         elif args.typ == "aws:ec2/instance:Instance":
@@ -159,7 +163,8 @@ class Recorder(MockMonitor):
 def run_one(vendor: str, raw: dict[str, Any], mode: str) -> dict[str, Any]:
     mocks = CloudAPIDouble()
     monitor = Recorder(mocks)
-    set_mocks(mocks, project="dreamlake", stack="lab", preview=False, monitor=monitor)
+    stack = mode.split(":", 1)[1] if mode.startswith("stack:") else "lab"
+    set_mocks(mocks, project="dreamlake", stack=stack, preview=False, monitor=monitor)
     pulumi.runtime.set_all_config({})
     states: dict[str, Any] = {}
     original = mocks.new_resource
@@ -197,6 +202,13 @@ def run_one(vendor: str, raw: dict[str, Any], mode: str) -> dict[str, Any]:
             return pulumi.Output.all(a.worker_host, b.worker_host).apply(
                 lambda hosts: result.update(hosts=hosts)
             )
+        elif mode == "regions":
+            cls, args = mod.component_class(), mod.GpuClusterArgs
+            for comp, region in (("east", "us-east-1"), ("west", "eu-west-1")):
+                cls(comp, args(**raw, region=region))
+        elif mode.startswith("stack:"):
+            given = {k: v for k, v in raw.items() if k != "cluster_name"}
+            mod.component_class()("gpu", mod.GpuClusterArgs(**given))
         else:
             mod.program(mod.Config(**raw))
         return pulumi.Output.all(**exported).apply(lambda v: result.update(outputs=v))

@@ -64,6 +64,15 @@ CONFIGS: dict[str, dict[str, Any]] = {
 }
 
 
+KUBE_ARGS: dict[str, Any] = {
+    "cluster_name": "gpu",
+    "vpc": "10.42.0.0/16",
+    "node_type": ["g5.xlarge"],
+}
+"""GpuCluster's args for the clashes test (two regions of one stack; two stacks
+without a cluster_name, which the scenario drops)."""
+
+
 def needs_sdk(vendor: str) -> None:
     missing = [m for m in SDKS[vendor] if find_spec(m) is None]
     if missing:
@@ -79,6 +88,7 @@ SCENARIOS: list[tuple[str, dict[str, Any], str]] = [
     ("kube", {**CONFIGS["kube"], "vpc": "vpc-0def5678"}, "program"),
     ("ec2", {**CONFIGS["ec2"], "worker_count": "3"}, "main"),
     ("local", {"workdir": "/srv", "queues": "not-json", "worker_name": "box"}, "main"),
+    *[("kube", KUBE_ARGS, mode) for mode in ("regions", "stack:dev", "stack:prod")],
 ]
 
 
@@ -292,10 +302,10 @@ def test_kube_resources_and_outputs(run: Any) -> None:
     ]
     assert subnets[0]["inputs"]["tags"]["kubernetes.io/cluster/gpu-lab"] == "shared"
     assert len(custom(res, "aws:ec2/routeTableAssociation:RouteTableAssociation")) == 3
-    assert {r["inputs"]["name"] for r in custom(res, "aws:iam/role:Role")} == {
-        "gpu-lab-cluster",
-        "gpu-lab-node",
-    }
+    roles = custom(res, "aws:iam/role:Role")  # account-wide names: auto-named
+    assert [r["name"] for r in roles] == ["dreamlake-cluster", "dreamlake-node"]
+    assert not [r for r in roles if "name" in r["inputs"]]
+    assert all(r["state"]["name"].startswith(r["name"] + "-") for r in roles)
     assert len(custom(res, "aws:iam/rolePolicyAttachment:RolePolicyAttachment")) == 4
     [provider] = custom(res, "pulumi:providers:aws")
     tags = provider["inputs"]["defaultTags"]  # as the terraform template's default_tags
@@ -381,3 +391,33 @@ def test_main_reports_a_mistyped_value_by_key(run: Any) -> None:
     res = run("local", {"workdir": "/srv", "queues": "not-json", "worker_name": "box"}, "main")
     assert res["error"] is not None
     assert "dreamlake config: queues:" in res["error"]
+
+
+def _physical(res: dict[str, Any]) -> tuple[list[str], list[tuple[str, str]]]:
+    """The IAM role names (account-wide) and the (region, name) of each EKS cluster."""
+    assert res["error"] is None, res["error"]
+    roles = [r["state"]["name"] for r in custom(res, "aws:iam/role:Role")]
+    regions = {p["urn"]: p["inputs"].get("region") for p in custom(res, "pulumi:providers:aws")}
+    clusters = [
+        (regions.get(c["provider"].rsplit("::", 1)[0]) or "", c["state"]["name"])
+        for c in custom(res, "aws:eks/cluster:Cluster")
+    ]
+    return roles, clusters
+
+
+def test_two_clusters_in_two_regions_of_one_stack_do_not_clash(run: Any) -> None:
+    """One cluster_name in two regions: the EKS clusters share it (a regional name),
+    the IAM roles (account-wide names) are auto-named apart."""
+    roles, clusters = _physical(run("kube", KUBE_ARGS, "regions"))
+    assert len(roles) == 4 and len(set(roles)) == 4
+    assert sorted(clusters) == [("eu-west-1", "gpu"), ("us-east-1", "gpu")]
+
+
+def test_one_program_as_two_stacks_does_not_clash(run: Any) -> None:
+    """No cluster_name: the cluster is named after the component and the stack."""
+    names = {}
+    for stack in ("dev", "prod"):
+        roles, clusters = _physical(run("kube", KUBE_ARGS, f"stack:{stack}"))
+        assert [c[1] for c in clusters] == [f"gpu-{stack}"]
+        names[stack] = set(roles) | {c[1] for c in clusters}
+    assert not names["dev"] & names["prod"]
