@@ -138,28 +138,34 @@ def _accept_new_policy(known_hosts: Path) -> Any:
 
 
 def _pinned_keys(client: Any, t: SSHTarget) -> None:
-    """Trust exactly the keys ``t.host_keys`` states, for this host; refuse any other."""
+    """Trust exactly the keys ``t.host_keys`` states (any of them, for this host: a
+    pool states its hosts' keys together); refuse any other."""
     import base64
     import binascii
 
     import paramiko
 
-    name = t.host if t.port == 22 else f"[{t.host}]:{t.port}"
-    keys = client.get_host_keys()
+    stated: set[tuple[str, bytes]] = set()
     for line in (t.host_keys or "").splitlines():
         fields = line.split()
-        if not fields or fields[0].startswith("#"):
-            continue
-        if fields[0].startswith("@"):
-            continue  # @revoked / @cert-authority markers are not pinned keys
+        if not fields or fields[0].startswith(("#", "@")):
+            continue  # comments; @revoked / @cert-authority markers are not pinned keys
         if not _is_key_type(fields[0]):
             fields = fields[1:]  # a known_hosts line: the host patterns come first
         if len(fields) < 2 or not _is_key_type(fields[0]):
             continue
-        with contextlib.suppress(binascii.Error, ValueError, paramiko.SSHException):
-            key = paramiko.PKey.from_type_string(fields[0], base64.b64decode(fields[1]))
-            keys.add(name, key.get_name(), key)
-    client.set_missing_host_key_policy(paramiko.RejectPolicy())
+        with contextlib.suppress(binascii.Error, ValueError):
+            stated.add((fields[0], base64.b64decode(fields[1], validate=True)))
+
+    class Pinned(paramiko.MissingHostKeyPolicy):
+        def missing_host_key(self, client: Any, hostname: str, key: Any) -> None:
+            if (key.get_name(), key.asbytes()) not in stated:
+                raise paramiko.SSHException(f"{_UNPINNED} ({hostname})")
+
+    client.set_missing_host_key_policy(Pinned())
+
+
+_UNPINNED = "host key not stated"
 
 
 def _is_key_type(word: str) -> bool:
@@ -339,7 +345,7 @@ def open_ssh(target: SSHTarget) -> SSHShell:
             next_action=ShellAction(command=t.copy_id_command()),
         ) from exc
     except (TimeoutError, OSError, EOFError, paramiko.SSHException) as exc:
-        if t.isolated and "not found in known_hosts" in str(exc):
+        if t.isolated and _UNPINNED in str(exc):
             raise _unpinned(t) from exc
         raise _unreachable(t, exc) from exc
     return SSHShell(t, conn)

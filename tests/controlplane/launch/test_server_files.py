@@ -199,6 +199,24 @@ def test_ssh_session_uses_the_secret_key_and_the_stated_host_key(sshd: Any) -> N
 
 
 @pytest.mark.needs_sshd
+def test_a_pool_states_every_hosts_key_together(sshd: Any, tmp_path: Path) -> None:
+    other = start_sshd(tmp_path / "other")
+    try:
+        (other.dir / "authorized_keys").write_text(sshd.client_key.with_suffix(".pub").read_text())
+        kwargs = {
+            "user": "root",
+            "private_key": sshd.client_key.read_text(),
+            "host_key": sshd.host_key + other.host_key,
+        }
+        for server in (sshd, other):
+            assert _run(kwargs, f"127.0.0.1:{server.port}") == "ok"
+        with pytest.raises(LaunchRejected, match="not one of the host keys stated"):
+            _run({**kwargs, "host_key": sshd.host_key}, f"127.0.0.1:{other.port}")
+    finally:
+        other.stop()
+
+
+@pytest.mark.needs_sshd
 def test_ssh_session_refuses_a_host_key_not_stated(sshd: Any, tmp_path: Path) -> None:
     base = {"user": "root", "port": sshd.port, "private_key": sshd.client_key.read_text()}
     with pytest.raises(LaunchRejected, match="host key"):
