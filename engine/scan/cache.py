@@ -39,7 +39,7 @@ RUN_ARTIFACTS = frozenset(
     {
         "tfplan",
         "tfplan.meta.json",
-        "tfinit.meta.json",
+        "tfplan.init.json",
         "destroy.tfplan",
         "terraform.tfstate",
         "terraform.tfstate.backup",

@@ -1,8 +1,9 @@
 """What ``terraform init`` read when it last succeeded here, so ``plan`` runs it
 again only when that changed.
 
-The record, ``terraform/tfinit.meta.json`` beside the plan record, holds one hash
-over exactly what init reads and writes:
+The record, ``terraform/tfplan.init.json`` beside the plan record (git-ignored with
+it: it names this machine's binary), holds one hash over exactly what init reads
+and writes:
 
 * the terraform binary (its path, size and modification time) and its version;
 * where providers come from: the CLI config file in force (its text), the plugin
@@ -36,7 +37,7 @@ from pathlib import Path
 from ...settings.fsutil import atomic_write
 from .hcltext import block_body
 
-INIT_FILE = "tfinit.meta.json"
+INIT_FILE = "tfplan.init.json"
 INIT_FORMAT = 1
 LOCK_HCL = ".terraform.lock.hcl"
 DATA_DIR = ".terraform"

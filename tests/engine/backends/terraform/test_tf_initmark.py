@@ -240,3 +240,14 @@ def test_an_invalid_configuration_fails_as_validate_did(
     with pytest.raises(TerraformFailed) as e:
         BACKEND.plan(pdir)
     assert e.value.message.startswith("terraform init failed (exit 1)")
+
+
+def test_the_record_is_git_ignored_with_the_saved_plan() -> None:
+    import fnmatch
+
+    from dreamlake.engine.world.scaffold import GITIGNORE
+
+    path = f"providers/lab/terraform/{initmark.INIT_FILE}"
+    assert any(
+        fnmatch.fnmatch(path, line) for line in GITIGNORE.splitlines() if line and line[0] != "#"
+    )
