@@ -8,12 +8,14 @@ filesystem mirror (`DREAMLAKE_TF_PLUGIN_MIRROR`, default /opt/tf-plugins).
 
 plan: the raw four (init, validate -json, plan -json -detailed-exitcode -out=tfplan,
 show -json tfplan) against `dreamlake provider plan --json` on an unchanged,
-initialised provider; the two take turns, run by run. `python own` is the plan's
-wall time minus its terraform processes (from `DREAMLAKE_LOG=debug`'s subprocess
-lines). apply (`--apply`, local only): raw `apply tfplan` + `show -json` against
-`dreamlake provider apply --yes --json`, each of a fresh saved plan made untimed
-just before (the worker name alternates, so every apply changes the outputs).
-Every terraform binary found is measured.
+initialised provider; the two take turns, run by run. `python own (wall)` is the
+plan's wall time minus its terraform processes (from `DREAMLAKE_LOG=debug`'s
+subprocess lines), `python own (CPU)` the dreamlake process's own CPU time (its
+children's not counted), which a shared machine distorts far less. apply
+(`--apply`, local only): raw `apply tfplan` + `show -json` against `dreamlake
+provider apply --yes --json`, each of a fresh saved plan made untimed just before
+(the worker name alternates, so every apply changes the outputs). imports: `-X
+importtime` of the plan. Every terraform binary found is measured.
 """
 
 from __future__ import annotations
@@ -52,11 +54,27 @@ def once(argv: list[str], cwd: Path, env: dict[str, str], ok: tuple[int, ...] = 
     return took
 
 
-def ours(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
-    """Wall time of one dreamlake run and the part of it spent in terraform processes."""
+# The console script run as it is, printing its own CPU time (not its children's) at exit.
+_SELF_CPU = (
+    "import atexit, resource, runpy, sys\n"
+    "def _cpu():\n"
+    "    r = resource.getrusage(resource.RUSAGE_SELF)\n"
+    "    sys.stderr.write(f'self cpu {r.ru_utime + r.ru_stime:.4f}\\n')\n"
+    "atexit.register(_cpu)\n"
+    "sys.argv = sys.argv[1:]\n"
+    "runpy.run_path(sys.argv[0], run_name='__main__')\n"
+)
+_CPU = re.compile(r"self cpu ([0-9.]+)")
+
+
+def ours(
+    argv: list[str], cwd: Path, env: dict[str, str], cpu: list[float] | None = None
+) -> tuple[float, float]:
+    """Wall time of one dreamlake run and the part of it spent in terraform processes;
+    ``cpu`` gets the dreamlake process's own CPU time (its children's not counted)."""
     t = time.perf_counter()
     done = subprocess.run(
-        argv,
+        [sys.executable, "-c", _SELF_CPU, *argv],
         cwd=cwd,
         env=dict(env, DREAMLAKE_LOG="debug"),
         stdin=subprocess.DEVNULL,
@@ -67,6 +85,9 @@ def ours(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]
     took = time.perf_counter() - t
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} exited {done.returncode}: {done.stdout[-800:]}")
+    own_cpu = _CPU.search(done.stderr)
+    if cpu is not None and own_cpu:
+        cpu.append(float(own_cpu.group(1)))
     return took, sum(float(m.group(1)) for m in _DONE.finditer(done.stderr))
 
 
@@ -133,6 +154,7 @@ def bench_plan(binary: str, env: dict[str, str], proj: Path, tf_dir: Path, runs:
     sums: list[float] = []
     walls: list[float] = []
     own: list[float] = []
+    cpu: list[float] = []
     for _ in range(runs):
         total = 0.0
         for name, (argv, ok) in steps.items():
@@ -140,13 +162,13 @@ def bench_plan(binary: str, env: dict[str, str], proj: Path, tf_dir: Path, runs:
             raw[name].append(took)
             total += took
         sums.append(total)
-        wall, children = ours(plan_cmd, proj, env)
+        wall, children = ours(plan_cmd, proj, env, cpu)
         walls.append(wall)
         own.append(wall - children)
     cells = " | ".join(f"{med(raw[k]):.3f}" for k in steps)
     ratio = med(walls) / med(sums)
     print(
-        f"| plan | {cells} | {med(sums):.3f} | {med(walls):.3f} | {ratio:.2f}× | {med(own) * 1000:.0f} ms |"
+        f"| plan | {cells} | {med(sums):.3f} | {med(walls):.3f} | {ratio:.2f}× | {med(own) * 1000:.0f} ms | {med(cpu) * 1000:.0f} ms |"
     )
 
 
@@ -173,6 +195,47 @@ def bench_apply(binary: str, env: dict[str, str], proj: Path, tf_dir: Path, runs
     )
 
 
+HEAVY = ("typer", "click", "rich", "pydantic", "http.client", "dreamlake.engine.scan.expr")
+
+
+def bench_imports(env: dict[str, str], proj: Path, runs: int) -> None:
+    """``-X importtime`` of ``plan --json`` on the initialised provider: modules
+    imported, their summed own time (median of runs) and which heavy ones are among
+    them."""
+    dreamlake = str(Path(sys.executable).parent / "dreamlake")
+    counts: list[int] = []
+    totals: list[float] = []
+    heavy: set[str] = set()
+    for _ in range(runs):
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-X",
+                "importtime",
+                dreamlake,
+                "provider",
+                "plan",
+                "-n",
+                "bench",
+                "--json",
+            ],
+            cwd=proj,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        rows = re.findall(r"import time:\s+(\d+) \|\s+\d+ \|\s*(\S+)", done.stderr)
+        counts.append(len(rows))
+        totals.append(sum(int(us) for us, _ in rows) / 1000)
+        heavy |= {name for _, name in rows if name in HEAVY}
+    print(
+        f"| imports (-X importtime) | {med([float(c) for c in counts]):.0f} modules "
+        f"| {med(totals):.0f} ms own import time | heavy: {', '.join(sorted(heavy)) or 'none'} |"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
@@ -191,8 +254,11 @@ def main() -> None:
             raise SystemExit(f"--vendor ec2 not measured: {missing}")
     for version, binary in binaries:
         print(f"\nterraform {version}")
-        print("| | init | validate | plan | show | raw sum | dreamlake | ratio | python own |")
-        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        print(
+            "| | init | validate | plan | show | raw sum | dreamlake | ratio "
+            "| python own (wall) | python own (CPU) |"
+        )
+        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
         with tempfile.TemporaryDirectory(prefix="dl-bench-") as name:
             tmp = Path(name)
             if args.vendor == "ec2":
@@ -208,6 +274,7 @@ def main() -> None:
             env.setdefault("LAKESHORE_URL", "http://127.0.0.1:9")
             proj, tf_dir = project(tmp, args.vendor, env)
             bench_plan(binary, env, proj, tf_dir, args.runs)
+            bench_imports(env, proj, args.runs)
             if args.apply:
                 bench_apply(binary, env, proj, tf_dir, args.runs)
     print(f"load average at end: {os.getloadavg()[0]:.1f}")
