@@ -29,8 +29,9 @@ from typing import Any
 from dreamlake.engine.contract.errors import ControlPlaneError
 
 from .connection import Connection, Observer, describe, retry_after
+from .tlsclient import explain, plain_to_tls_hint
 
-__all__ = ["ApiFailure", "Client", "Unreachable"]
+__all__ = ["ApiFailure", "Client", "Unreachable", "Untrusted"]
 
 
 class Unreachable(ControlPlaneError):
@@ -41,6 +42,18 @@ class Unreachable(ControlPlaneError):
     def __init__(self, message: str, url: str | None = None) -> None:
         super().__init__(message)
         self.url = url
+
+
+class Untrusted(Unreachable):
+    """The server was not verified over TLS (a certificate no trusted CA signed, a
+    CA file that cannot be read, plain HTTP to a TLS port or TLS to a plain one):
+    ``advice`` says what to change. Nothing turns verification off."""
+
+    kind = "lakeshore_untrusted"
+
+    def __init__(self, message: str, url: str | None = None, advice: str = "") -> None:
+        super().__init__(message, url)
+        self.advice = advice
 
 
 class ApiFailure(ControlPlaneError):
@@ -66,12 +79,19 @@ class Client:
     keep_alive: bool = False
     observer: Observer | None = field(default=None, repr=False, compare=False)
     source_address: str | None = None  # connect from this local address (several hosts')
+    ca: str | None = None  # the CA certificate an https server is verified with (else LAKESHORE_CA)
     _conn: Connection | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def from_control_plane(cls, cp: Any, *, timeout: float = 10.0) -> Client:
         """From an ``engine.lakeshore.ControlPlane``."""
-        return cls(url=cp.url, token=cp.token, namespace=cp.namespace, timeout=timeout)
+        return cls(
+            url=cp.url,
+            token=cp.token,
+            namespace=cp.namespace,
+            timeout=timeout,
+            ca=getattr(cp, "ca", None),
+        )
 
     # -- plumbing ---------------------------------------------------------------
 
@@ -104,6 +124,7 @@ class Client:
                 keep_alive=self.keep_alive,
                 observer=self.observer,
                 source_address=self.source_address,
+                ca=self.ca,
             )
         return self._conn
 
@@ -131,13 +152,19 @@ class Client:
             answer = self.connection_to(base).request(
                 method, path, data, headers, timeout=timeout or self.timeout
             )
-        except ValueError as exc:  # not an http(s) URL
-            raise Unreachable(f"lakeshore at {base} is unreachable: {exc}", base) from None
         except (OSError, http.client.HTTPException) as exc:
             # OSError covers refused, reset and timed out; HTTPException a cut or garbled answer
+            trust = explain(exc, base, self.ca)
+            if trust is not None:
+                raise Untrusted(trust.message, base, trust.advice) from None
+            plain = plain_to_tls_hint(exc, base)
+            if plain is not None:
+                raise Untrusted(plain, base, f"use {'https' + base[4:]}") from None
             raise Unreachable(
                 f"lakeshore at {base} is unreachable: {describe(exc)}", base
             ) from None
+        except ValueError as exc:  # not an http(s) URL (after OSError: a TLS error is both)
+            raise Unreachable(f"lakeshore at {base} is unreachable: {exc}", base) from None
         raw = answer.body
         if answer.status >= 400:
             try:

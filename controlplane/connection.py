@@ -57,7 +57,9 @@ class Exchange:
 
 class Connection:
     """See the module's docstring. ``url`` is the control plane's base URL
-    (``http://host:port`` or ``https://…``, optionally with a path prefix)."""
+    (``http://host:port`` or ``https://…``, optionally with a path prefix); an
+    ``https`` server is verified against ``ca`` (a CA certificate file), else
+    ``LAKESHORE_CA``, else the system's trust store."""
 
     def __init__(
         self,
@@ -66,6 +68,7 @@ class Connection:
         keep_alive: bool = True,
         observer: Observer | None = None,
         source_address: str | None = None,
+        ca: str | None = None,
     ) -> None:
         parts = urllib.parse.urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -78,6 +81,7 @@ class Connection:
         self.keep_alive = keep_alive
         self.observer = observer
         self.source_address = source_address  # the local address to connect from
+        self.ca = ca  # the CA certificate to verify an https server with (see tlsclient)
         self._conn: http.client.HTTPConnection | None = None  # kept between requests
         self._active: http.client.HTTPConnection | None = None  # carrying a request now
         self._lock = threading.Lock()
@@ -86,9 +90,22 @@ class Connection:
     # -- the connection -------------------------------------------------------------
 
     def _open(self, timeout: float) -> http.client.HTTPConnection:
-        cls = http.client.HTTPSConnection if self.scheme == "https" else http.client.HTTPConnection
         source = (self.source_address, 0) if self.source_address else None
-        conn = cls(self.host, self.port, timeout=timeout, source_address=source)
+        conn: http.client.HTTPConnection
+        if self.scheme == "https":
+            from .tlsclient import client_context  # always verifying, see tlsclient
+
+            conn = http.client.HTTPSConnection(
+                self.host,
+                self.port,
+                timeout=timeout,
+                source_address=source,
+                context=client_context(self.ca),
+            )
+        else:
+            conn = http.client.HTTPConnection(
+                self.host, self.port, timeout=timeout, source_address=source
+            )
         conn.connect()
         self.opened += 1
         return conn

@@ -60,8 +60,10 @@ def usage_error(exc: Exception, argv: list[str]) -> int:
 
 def fail_from(exc: Exception, namespace: str | None = None) -> NoReturn:
     """Exit 1 for a control-plane error (Unreachable / ApiFailure); re-raise others."""
-    from dreamlake.controlplane.client import ApiFailure, Unreachable
+    from dreamlake.controlplane.client import ApiFailure, Unreachable, Untrusted
 
+    if isinstance(exc, Untrusted):
+        fail(exc.message, exc.advice, kind="lakeshore_untrusted")
     if isinstance(exc, Unreachable):
         fail(
             exc.message,

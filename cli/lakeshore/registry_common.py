@@ -83,7 +83,7 @@ def _client(
         # the token resolved for cp.url (perhaps this machine's admin token) is not
         # for another server
         return make_client(server, None, None, namespace or cp.namespace)
-    return Client(url=cp.url, token=cp.token, namespace=namespace or cp.namespace)
+    return Client(url=cp.url, token=cp.token, namespace=namespace or cp.namespace, ca=cp.ca)
 
 
 def _ns_path(client: Client, *parts: str) -> str:

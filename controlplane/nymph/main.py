@@ -2,7 +2,8 @@
 
     nymph --server URL --token-file F --provider NAME --queues gpu,cpu [--instance-id ID]
 
-``--server`` defaults to ``LAKESHORE_URL``; several URLs, comma-separated (replicas
+``--server`` defaults to ``LAKESHORE_URL``; an ``https`` server is always verified,
+against ``--ca`` (``LAKESHORE_CA``) or the system's trust store; several URLs, comma-separated (replicas
 over one database), are tried in turn when one cannot be reached. The token comes from ``--token-file``,
 else ``LAKESHORE_TOKEN``, else ``LAKESHORE_TOKEN_FILE``; ``--namespace`` defaults to
 ``LAKESHORE_NAMESPACE`` or ``default``; ``--instance-id`` to ``NYMPH_INSTANCE_ID`` or
@@ -71,6 +72,12 @@ def parser() -> argparse.ArgumentParser:
         "--token-file",
         type=Path,
         help="File holding the bearer token [env var: LAKESHORE_TOKEN, LAKESHORE_TOKEN_FILE].",
+    )
+    p.add_argument(
+        "--ca",
+        default=os.environ.get("LAKESHORE_CA") or None,
+        help="CA certificate (PEM) an https server is verified with; else the system's "
+        "trust store [env var: LAKESHORE_CA].",
     )
     p.add_argument(
         "--namespace",
@@ -162,8 +169,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not servers:
         print("nymph: error: --server (or LAKESHORE_URL) is required", file=sys.stderr)
         return 2
+    if any(u.startswith("https:") for u in servers):
+        from ..tlsclient import TrustProblem, client_context
+
+        try:
+            client_context(args.ca)  # a CA that cannot be read stops here, not in every retry
+        except TrustProblem as exc:
+            print(f"nymph: error: {exc}; {exc.advice}", file=sys.stderr)
+            return 2
     # keep-alive: the long-poll and the heartbeats each keep their connection open
-    client = Client(url=servers[0], token=token, namespace=args.namespace, keep_alive=True)
+    client = Client(
+        url=servers[0], token=token, namespace=args.namespace, keep_alive=True, ca=args.ca
+    )
     config = DaemonConfig(
         provider=args.provider,
         queues=args.queues,

@@ -18,6 +18,7 @@ A ``.dreamrc`` is YAML. Provider entries are mappings tagged with their launcher
       url: http://127.0.0.1:7878
       namespace: default
       token_file: ~/.config/lakeshore/token
+      ca: ~/.config/lakeshore/ca.crt  # the CA an https url is verified with
 
 Resolution, first hit wins: ``--dreamrc PATH``, ``$DREAMRC``, ``./.dreamrc`` walking up
 from cwd, ``$HOME/.dreamrc``, a server pull (only when ``LAKESHORE_URL`` or a token is
@@ -57,7 +58,7 @@ DEFAULT_DISPATCH: dict[str, str] = {
     "SLURM": "direct",
 }
 RESERVED_ROOT_KEYS: tuple[str, ...] = ("modes", "mode", "providers", "lakeshore", "settings")
-LAKESHORE_KEYS: tuple[str, ...] = ("url", "namespace", "token_file")
+LAKESHORE_KEYS: tuple[str, ...] = ("url", "namespace", "token_file", "ca")
 CACHE_APP = "lakeshore"
 
 
@@ -291,11 +292,12 @@ def parse_dreamrc(text: str, *, path: Path | None = None, source: str = "file") 
             path=path,
         )
     lakeshore = {k: str(v) for k, v in lakeshore.items() if v is not None}
-    if "token_file" in lakeshore:
-        tf = Path(os.path.expanduser(lakeshore["token_file"]))
-        if not tf.is_absolute() and path is not None:
-            tf = path.parent / tf
-        lakeshore["token_file"] = str(tf)
+    for file_key in ("token_file", "ca"):  # paths: relative to the .dreamrc
+        if file_key in lakeshore:
+            tf = Path(os.path.expanduser(lakeshore[file_key]))
+            if not tf.is_absolute() and path is not None:
+                tf = path.parent / tf
+            lakeshore[file_key] = str(tf)
 
     root = {k: v for k, v in data.items() if k not in RESERVED_ROOT_KEYS}
     default = _run_config(root, "default", providers, path)

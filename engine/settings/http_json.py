@@ -38,9 +38,12 @@ def request_json(
     timeout: float,
     loopback: bool,
     limit: int = LIMIT,
+    ca: str | None = None,
 ) -> tuple[int, Any]:
     """``(status, decoded JSON answer or None unless 200)``; raises OSError,
-    ValueError or ``http.client.HTTPException`` on failure. ``body`` is sent as JSON."""
+    ValueError or ``http.client.HTTPException`` on failure. ``body`` is sent as JSON.
+    An ``https`` server is verified against ``ca`` (a CA certificate file), else
+    ``LAKESHORE_CA``, else the system's trust store; never not verified."""
     data = None if body is None else json.dumps(body).encode("utf-8")
     if data is not None:
         headers = dict(headers, **{"Content-Type": "application/json"})
@@ -49,12 +52,19 @@ def request_json(
         raise ValueError(f"not an http(s) URL: {url}")
     proxy_vars = (f"{parts.scheme}_proxy", f"{parts.scheme.upper()}_PROXY")
     if not loopback and any(os.environ.get(v) for v in proxy_vars):
-        return _through_proxy(method, url, headers, data, timeout, limit)
+        return _through_proxy(method, url, headers, data, timeout, limit, ca)
     import http.client  # with a request to make: ``plan`` reads is_loopback only
 
     deadline = time.monotonic() + timeout
-    kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-    conn = kind(parts.hostname, parts.port, timeout=timeout)
+    conn: http.client.HTTPConnection
+    if parts.scheme == "https":
+        from dreamlake.controlplane.tlsclient import client_context
+
+        conn = http.client.HTTPSConnection(
+            parts.hostname, parts.port, timeout=timeout, context=client_context(ca)
+        )
+    else:
+        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
 
     def bounded(sock: Any, **kw: Any) -> http.client.HTTPResponse:
         reads: Any = _Bounded(sock, deadline)  # HTTPResponse only calls makefile("rb")
@@ -77,15 +87,26 @@ def _decode(status: int, raw: bytes, limit: int) -> Any:
 
 
 def _through_proxy(
-    method: str, url: str, headers: dict[str, str], data: bytes | None, timeout: float, limit: int
+    method: str,
+    url: str,
+    headers: dict[str, str],
+    data: bytes | None,
+    timeout: float,
+    limit: int,
+    ca: str | None = None,
 ) -> tuple[int, Any]:
     import urllib.error
     import urllib.request
 
     req = urllib.request.Request(url, data=data, method=method, headers=headers)
+    handlers: list[Any] = []
+    if url.startswith("https:"):
+        from dreamlake.controlplane.tlsclient import client_context
+
+        handlers.append(urllib.request.HTTPSHandler(context=client_context(ca)))
     try:
         # A fresh opener reads the proxy settings now (urlopen's is built once).
-        with urllib.request.build_opener().open(req, timeout=timeout) as resp:
+        with urllib.request.build_opener(*handlers).open(req, timeout=timeout) as resp:
             return int(resp.status), _decode(int(resp.status), resp.read(limit + 1), limit)
     except urllib.error.HTTPError as err:
         return int(err.code), None

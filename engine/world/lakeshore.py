@@ -5,6 +5,8 @@ Resolution, field by field, first hit wins:
 * url: ``LAKESHORE_URL``; the ``lakeshore:`` section of the nearest ``.dreamrc``
   (``url``); the embedded default ``http://127.0.0.1:7878``.
 * namespace: ``LAKESHORE_NAMESPACE``; ``.dreamrc`` ``namespace``; ``default``.
+* ca (the CA certificate an ``https`` url is verified with; else the system's
+  trust store): ``LAKESHORE_CA``; ``.dreamrc`` ``ca``.
 * token: ``LAKESHORE_TOKEN``; the file named by ``LAKESHORE_TOKEN_FILE``; the
   ``.dreamrc`` ``token_file``; for a loopback url only, the admin token file that
   ``lakeshore serve`` writes under its data directory (``LAKESHORE_DATA_DIR`` or
@@ -40,6 +42,7 @@ class ControlPlane:
     namespace: str = DEFAULT_NAMESPACE
     token: str | None = None
     source: str = "embedded default"
+    ca: str | None = None  # a CA certificate file (see controlplane/tlsclient.py)
 
 
 def default_data_dir() -> Path:
@@ -95,9 +98,10 @@ def _read_section(path: Path) -> dict[str, str]:
         for k, v in section.items()
         if v is not None and not isinstance(v, dict | list)
     }
-    if "token_file" in out:
-        tf = Path(os.path.expanduser(out["token_file"]))
-        out["token_file"] = str(tf if tf.is_absolute() else path.parent / tf)
+    for file_key in ("token_file", "ca"):
+        if file_key in out:
+            tf = Path(os.path.expanduser(out[file_key]))
+            out[file_key] = str(tf if tf.is_absolute() else path.parent / tf)
     return out
 
 
@@ -186,7 +190,8 @@ def resolve_control_plane(start: object | None = None, *, strict: bool = True) -
         token = _read_token(Path(section["token_file"]))
     elif is_loopback(url):
         token = _read_token(default_data_dir() / ADMIN_TOKEN_FILE)
-    return ControlPlane(url=url.rstrip("/"), namespace=namespace, token=token, source=source)
+    ca = env.get("LAKESHORE_CA", "").strip() or section.get("ca") or None
+    return ControlPlane(url=url.rstrip("/"), namespace=namespace, token=token, source=source, ca=ca)
 
 
 def _ask(
@@ -207,6 +212,7 @@ def _ask(
             timeout=timeout,
             loopback=is_loopback(cp.url),
             limit=64 * 1024 * 1024,
+            ca=cp.ca,
         )
     except Exception:
         return None

@@ -1,0 +1,129 @@
+"""How every client of the control plane trusts its server (standard library only:
+the daemon imports it on a host's own ``python3``).
+
+An ``https://`` control plane is always verified: its certificate must chain to the
+system's trust store, or to the CA certificate named by ``ca`` (``LAKESHORE_CA``,
+``.dreamrc`` ``lakeshore.ca``, or a daemon's ``--ca``), and name the host the URL
+names. Nothing here turns verification off. TLS 1.2 is the oldest spoken.
+
+What goes wrong is said as a :class:`TrustProblem`: its sentence names the server
+and the CA in use, its ``advice`` what to do (``LAKESHORE_CA`` to the CA certificate
+``lakeshore serve`` printed). :func:`explain` turns the errors of a failed request
+into one, or into a sentence for plain HTTP sent to a TLS port.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import ssl
+
+CA_ENV = "LAKESHORE_CA"
+"""The environment variable naming a CA certificate (PEM) clients trust."""
+CA_ADVICE = (
+    "set LAKESHORE_CA (or .dreamrc lakeshore.ca) to the CA certificate lakeshore "
+    "serve printed at start (<data dir>/tls/ca.crt), or give the server a certificate "
+    "the system trusts"
+)
+
+_lock = threading.Lock()
+_contexts: dict[tuple[str | None, int, int], ssl.SSLContext] = {}
+
+
+class TrustProblem(OSError):
+    """The server could not be verified, or the CA to verify it with cannot be read."""
+
+    def __init__(self, message: str, advice: str = CA_ADVICE) -> None:
+        super().__init__(message)
+        self.message = message
+        self.advice = advice
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def ca_path(ca: str | os.PathLike[str] | None = None) -> str | None:
+    """The CA certificate to trust: ``ca``, else ``$LAKESHORE_CA``, else None (the
+    system's trust store)."""
+    if ca is not None and str(ca).strip():
+        return os.path.expanduser(str(ca).strip())
+    env = os.environ.get(CA_ENV, "").strip()
+    return os.path.expanduser(env) if env else None
+
+
+def client_context(ca: str | os.PathLike[str] | None = None) -> ssl.SSLContext:
+    """A verifying client context: the system's trust store, or only the CA of
+    :func:`ca_path`. Raises :class:`TrustProblem` when that file cannot be read as
+    a CA certificate. Kept per file (its size and time), so a request does not read
+    the trust store again."""
+    import ssl  # with an https URL only: a plain client never pays for it
+
+    path = ca_path(ca)
+    key: tuple[str | None, int, int] = (path, 0, 0)
+    if path is not None:
+        try:
+            st = os.stat(path)
+        except OSError as exc:
+            raise TrustProblem(
+                f"the CA certificate {path} cannot be read: {exc.strerror or exc}"
+            ) from None
+        key = (path, st.st_size, st.st_mtime_ns)
+    with _lock:
+        got = _contexts.get(key)
+        if got is not None:
+            return got
+    try:
+        context = ssl.create_default_context(cafile=path)
+    except (OSError, ValueError) as exc:
+        raise TrustProblem(
+            f"the CA certificate {path} is not a PEM certificate: {getattr(exc, 'reason', None) or exc}"
+        ) from None
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    with _lock:
+        _contexts[key] = context
+    return context
+
+
+def explain(exc: BaseException, url: str, ca: str | None = None) -> TrustProblem | None:
+    """A :class:`TrustProblem` for what a failed request to ``url`` raised when it
+    is about TLS (an untrusted certificate, a server that does not speak TLS, a TLS
+    port asked in plain HTTP); None for anything else."""
+    import ssl
+
+    if isinstance(exc, TrustProblem):
+        return exc
+    trusted = f"the CA in {ca_path(ca)}" if ca_path(ca) else "the system's trust store"
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        why = exc.verify_message or exc.reason or str(exc)
+        return TrustProblem(
+            f"lakeshore at {url} presents a certificate that {trusted} does not verify ({why})"
+        )
+    if isinstance(exc, ssl.SSLError):
+        reason = str(getattr(exc, "reason", "") or exc)
+        if "WRONG_VERSION_NUMBER" in reason.upper() or "RECORD_LAYER" in reason.upper():
+            return TrustProblem(
+                f"lakeshore at {url} does not answer in TLS ({reason}): it serves plain HTTP",
+                "use the server's http:// URL only on this machine's loopback; off it, "
+                "start lakeshore serve without --insecure-http",
+            )
+        return TrustProblem(f"TLS with lakeshore at {url} failed ({reason})")
+    return None
+
+
+def plain_to_tls_hint(exc: BaseException, url: str) -> str | None:
+    """For an ``http://`` URL whose server closed the connection without answering
+    (what a TLS port does with plain HTTP): a sentence saying so."""
+    import http.client
+
+    if not url.startswith("http://"):
+        return None
+    closed = (http.client.RemoteDisconnected, http.client.BadStatusLine, ConnectionResetError)
+    if isinstance(exc, closed):
+        return (
+            f"lakeshore at {url} closed the connection without an answer: a server "
+            "serving HTTPS does that to plain HTTP; use its https:// URL"
+        )
+    return None
