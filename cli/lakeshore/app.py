@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -145,8 +146,37 @@ def serve(
             "probes answer under any load (default: LAKESHORE_PROBE_PORT, else none)."
         ),
     ] = None,
+    tls_cert: Annotated[
+        Path | None,
+        typer.Option(
+            "--tls-cert",
+            help="Serve HTTPS with this certificate (PEM, chain after it), on the probe "
+            "port too; reloaded on SIGHUP or when the file changes.",
+        ),
+    ] = None,
+    tls_key: Annotated[
+        Path | None, typer.Option("--tls-key", help="The private key of --tls-cert (PEM).")
+    ] = None,
+    tls_name: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--tls-name",
+            help="Another name or address the built-in CA's server certificate covers "
+            "(a load balancer's, a DNS alias); repeat for more.",
+        ),
+    ] = None,
+    insecure_http: Annotated[
+        bool,
+        typer.Option(
+            "--insecure-http",
+            help="Serve plain HTTP off loopback (tokens cross the network in clear "
+            "text): said at start and in /readyz.",
+        ),
+    ] = False,
 ) -> None:
-    """Run the control plane (FastAPI under uvicorn); migrate the database first."""
+    """Run the control plane (FastAPI under uvicorn); migrate the database first.
+    Off loopback it serves HTTPS: with --tls-cert/--tls-key, else with a certificate
+    from a CA it makes (its path and fingerprint are printed at start)."""
     from ..extras import install_line, missing
 
     if gone := missing("server"):
@@ -172,6 +202,12 @@ def serve(
         fail("--pool-size must be at least 1")
     if probe_port is not None and (not 0 < probe_port < 65536 or probe_port == port):
         fail("--probe-port must be a free port from 1 to 65535, other than --port")
+    if (tls_cert is None) != (tls_key is None):
+        fail(
+            "--tls-cert and --tls-key go together", "lakeshore serve --tls-cert FILE --tls-key FILE"
+        )
+    if tls_cert is not None and insecure_http:
+        fail("--insecure-http serves plain HTTP: leave it out with --tls-cert")
     settings = Settings.from_env(
         data_dir=data_dir,
         db_url=db,
@@ -203,14 +239,12 @@ def serve(
             if isinstance(exc, SecretKeyError)
             else "check --db / LAKESHORE_DB and that --data-dir is writable",
         )
-    if host not in ("127.0.0.1", "localhost", "::1"):
-        typer.echo(
-            f"warning: listening on {host} without TLS; bearer tokens cross the network in "
-            "clear text (put a TLS proxy in front)",
-            err=True,
-        )
+    from .serve_tls import serving_tls
+
+    tls = serving_tls(application, settings, host, tls_cert, tls_key, tls_name or [], insecure_http)
+    scheme = "https" if tls is not None else "http"
     typer.echo(
-        f"lakeshore listening on http://{host}:{port} "
+        f"lakeshore listening on {scheme}://{host}:{port} "
         f"(database: {application.state.engine.dialect.name}, "
         f"admin token: {application.state.admin_token_file})",
         err=True,
@@ -225,6 +259,7 @@ def serve(
             port=port,
             log_level=log_level.lower(),
             access_log=False,  # the app logs each request itself, with its fields
+            tls=tls,
         )
     except serving.ProbePortError as exc:
         fail(str(exc), "lakeshore serve --probe-port <a free port>")

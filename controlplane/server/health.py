@@ -78,18 +78,27 @@ def healthy(app: Any) -> dict[str, object]:
     return {"status": "ok", "version": __version__, "database": app.state.engine.dialect.name}
 
 
+INSECURE_HTTP = "plain HTTP off loopback (--insecure-http): tokens cross the network in clear text"
+
+
 def ready(app: Any) -> dict[str, object]:
-    """The ``/readyz`` document (when the database answered)."""
-    return {**healthy(app), "status": "ready"}
+    """The ``/readyz`` document (when the database answered); a server serving plain
+    HTTP off loopback says so in it."""
+    doc: dict[str, object] = {**healthy(app), "status": "ready"}
+    if getattr(app.state, "insecure_http", False):
+        doc["insecureHttp"] = True
+        doc["warning"] = INSECURE_HTTP
+    return doc
 
 
 class ProbeListener:
     """``GET``/``HEAD`` ``/healthz`` and ``/readyz`` on ``host:port``, one thread per
     probe; every other path is 404. Start with :meth:`start`, end with :meth:`stop`."""
 
-    def __init__(self, app: Any, host: str, port: int) -> None:
+    def __init__(self, app: Any, host: str, port: int, context: Any = None) -> None:
         self.app = app
         self.server = _Server((host, port), _handler(app))
+        self.server.tls = context  # an ssl.SSLContext: HTTPS, as on the main port
         self._thread = threading.Thread(
             target=self.server.serve_forever, name="probe-listener", daemon=True
         )
@@ -115,6 +124,15 @@ def _json(doc: dict[str, object]) -> bytes:
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    tls: Any = None
+
+    def get_request(self) -> tuple[Any, Any]:
+        """The accepted connection, wrapped in TLS when serving it; its handshake
+        runs on the probe's own thread (bounded by PROBE_TIMEOUT), never here."""
+        conn, addr = super().get_request()
+        if self.tls is not None:
+            conn = self.tls.wrap_socket(conn, server_side=True, do_handshake_on_connect=False)
+        return conn, addr
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A probe that hung up or stalled is not worth a traceback on stderr."""
@@ -127,6 +145,12 @@ def _handler(app: Any) -> type[BaseHTTPRequestHandler]:
     class Probe(BaseHTTPRequestHandler):
         timeout = PROBE_TIMEOUT
         server_version = "lakeshore-probes"
+
+        def setup(self) -> None:
+            super().setup()  # the timeout first: a silent client cannot hold the handshake
+            handshake = getattr(self.connection, "do_handshake", None)
+            if handshake is not None:
+                handshake()
 
         def do_GET(self) -> None:
             self._answer(body=True)

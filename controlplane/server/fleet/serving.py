@@ -25,6 +25,8 @@
 * **Probes**: with ``Settings.probe_port``, ``/healthz`` and ``/readyz`` are
   served on that port too, by a listener outside the event loop (see ``health.py``),
   so a probe does not queue behind a flood of other connections.
+* **TLS**: with a :class:`~..tls.Reloader`, both ports serve HTTPS from its one
+  context (the socket group included), reloaded in place.
 * **The event loop first**: the interpreter's thread switch interval is 1 ms, not
   5 ms. The loop gives up the GIL at every wait for sockets, and a thread of the
   pool that holds it (a listing, a claim) keeps it until the interval runs out: at
@@ -136,7 +138,10 @@ def run(
     port: int,
     log_level: str,
     access_log: bool,
+    tls: Any = None,
 ) -> None:
+    """Serve ``application``; with ``tls`` (a :class:`~..tls.Reloader`) in HTTPS on
+    the main port and the probe port, from its one context."""
     import uvicorn
 
     sys.setswitchinterval(SWITCH_INTERVAL)
@@ -151,6 +156,9 @@ def run(
         backlog=settings.backlog,
         timeout_keep_alive=math.ceil(settings.keep_alive),
     )
+    if tls is not None:
+        config.load()
+        config.ssl = tls.context  # the Reloader's: a reload reaches every listener
     draining = getattr(application.state, "draining", None)
 
     class FleetServer(uvicorn.Server):
@@ -195,15 +203,20 @@ def run(
         from ..health import ProbeListener
 
         try:
-            probes = ProbeListener(application, host, settings.probe_port).start()
+            context = tls.context if tls is not None else None
+            probes = ProbeListener(application, host, settings.probe_port, context).start()
         except OSError as exc:
             raise ProbePortError(
                 f"cannot serve the probes on {host}:{settings.probe_port}: {exc.strerror or exc}"
             ) from None
         log.info("probes (/healthz, /readyz) also on port %d, off the event loop", probes.port)
+    if tls is not None:
+        tls.start()  # reload on SIGHUP or a changed file
     try:
         server.run(sockets=sockets)
     finally:
+        if tls is not None:
+            tls.stop()
         if probes is not None:
             probes.stop()
         for sock in sockets or ():

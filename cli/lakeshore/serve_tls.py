@@ -1,0 +1,75 @@
+"""How ``lakeshore serve`` listens: HTTPS with the operator's certificate, HTTPS
+with the built-in CA's, or plain HTTP (loopback, or ``--insecure-http``).
+
+* ``--tls-cert`` and ``--tls-key``: HTTPS with them, on any host.
+* Neither, on loopback: plain HTTP, as always (nothing crosses a network).
+* Neither, off loopback: HTTPS with a certificate from the built-in CA
+  (``controlplane/server/builtin_ca.py``); its fingerprint and certificate's path
+  are printed, for clients' ``LAKESHORE_CA``.
+* ``--insecure-http`` off loopback: plain HTTP, said at start and in ``/readyz``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from .common import fail
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def serving_tls(
+    application: Any,
+    settings: Any,
+    host: str,
+    cert: Path | None,
+    key: Path | None,
+    names: list[str],
+    insecure_http: bool,
+) -> Any:
+    """The :class:`~dreamlake.controlplane.server.tls.Reloader` to serve with, or
+    None for plain HTTP; says which on stderr."""
+    from dreamlake.controlplane.server.tls import Reloader, TlsConfigError
+
+    if cert is not None and key is not None:
+        try:
+            reloader = Reloader(cert.expanduser(), key.expanduser())
+        except TlsConfigError as exc:
+            fail(str(exc), "lakeshore serve --tls-cert CERT.pem --tls-key KEY.pem")
+        typer.echo(f"TLS: serving {cert} (reloaded on SIGHUP or when it changes)", err=True)
+        return reloader
+    if host in LOOPBACK:
+        return None
+    if insecure_http:
+        application.state.insecure_http = True
+        typer.echo(
+            f"warning: --insecure-http: serving plain HTTP on {host}; bearer tokens and "
+            "the daemon bundle cross the network in clear text",
+            err=True,
+        )
+        return None
+    from dreamlake.controlplane.server import builtin_ca
+
+    try:
+        issued = builtin_ca.ensure(
+            settings.data_dir,
+            builtin_ca.served_names(host, names),
+            application.state.sessionmaker,
+            application.state.registry_secret_box,
+        )
+        reloader = Reloader(issued.cert, issued.key)
+    except (builtin_ca.BuiltinCaError, TlsConfigError, OSError) as exc:
+        fail(
+            f"cannot set up the built-in CA: {exc}",
+            "lakeshore serve --tls-cert CERT.pem --tls-key KEY.pem   # or fix the secret key",
+        )
+    typer.echo(
+        f"TLS: built-in CA, SHA-256 fingerprint {issued.fingerprint}\n"
+        f"TLS: clients trust it with LAKESHORE_CA={issued.ca_cert}\n"
+        f"TLS: serving a certificate for {', '.join(issued.names)}",
+        err=True,
+    )
+    return reloader

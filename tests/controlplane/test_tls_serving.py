@@ -1,0 +1,420 @@
+"""``lakeshore serve`` over real TLS on loopback: with a certificate the test makes
+(``--tls-cert``/``--tls-key``), on the main port's socket group and the probe
+port; every client verifies it (the daemon's connection, the ``lakeshore`` CLI,
+``dreamlake``'s reads), a client with another CA is refused with a clear error,
+plain HTTP to the TLS port is a clear error at once, and the certificate is
+reloaded on SIGHUP and on a changed file without a restart."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from dreamlake.controlplane.client import Client, Unreachable, Untrusted
+from dreamlake.controlplane.server.builtin_ca import issue_server, make_ca
+from lakeshore_fixtures import clean_env, free_port, lakeshore_argv, nymph_argv, wait_until
+
+pytestmark = pytest.mark.slow
+
+
+@dataclass
+class Pki:
+    folder: Path
+    ca: Path
+    cert: Path
+    key: Path
+    other_ca: Path
+
+
+def _pki(folder: Path, names: list[str]) -> Pki:
+    folder.mkdir(parents=True, exist_ok=True)
+    ca_pem, ca_key = make_ca("test CA")
+    cert, key = issue_server(ca_pem, ca_key, names)
+    other_pem, _ = make_ca("another CA")
+    paths = {n: folder / n for n in ("ca.crt", "server.crt", "server.key", "other.crt")}
+    paths["ca.crt"].write_bytes(ca_pem)
+    paths["server.crt"].write_bytes(cert)
+    paths["server.key"].write_bytes(key)
+    paths["server.key"].chmod(0o600)
+    paths["other.crt"].write_bytes(other_pem)
+    pki = Pki(folder, *paths.values())
+    pki._ca_key = ca_key  # type: ignore[attr-defined]
+    return pki
+
+
+@dataclass
+class TlsServer:
+    proc: subprocess.Popen[bytes]
+    data_dir: Path
+    port: int
+    probe_port: int
+    log: Path
+    host: str = "127.0.0.1"
+
+    @property
+    def url(self) -> str:
+        return f"https://{self.host}:{self.port}"
+
+    @property
+    def admin_token(self) -> str:
+        return (self.data_dir / "admin.token").read_text().strip()
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+
+def _serve(tmp: Path, *extra: str, host: str = "127.0.0.1", env: dict[str, str] | None = None,
+           probe: bool = True, ca: Path | None = None, plain: bool = False,
+           db: str | None = None) -> TlsServer:  # fmt: skip
+    data_dir = tmp / f"data-{free_port()}"
+    port, probe_port = free_port(), free_port()
+    log = tmp / f"server-{port}.log"
+    argv = [*lakeshore_argv(), "serve", "--host", host, "--port", str(port),
+            "--data-dir", str(data_dir), *extra]  # fmt: skip
+    if probe:
+        argv += ["--probe-port", str(probe_port)]
+    if db:
+        argv += ["--db", db]
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=clean_env(**(env or {}))
+        )
+    server = TlsServer(proc, data_dir, port, probe_port, log, host)
+    scheme = "http" if plain else "https"
+
+    def up() -> bool:
+        if proc.poll() is not None:
+            raise AssertionError(f"lakeshore exited:\n{server.output()}")
+        if "listening on" not in server.output():
+            return False
+        url = f"{scheme}://{host}:{port}"
+        ca_now = ca or (data_dir / "tls" / "ca.crt")
+        Client(url, ca=str(ca_now) if scheme == "https" else None, timeout=2).healthz()
+        return True
+
+    end = time.monotonic() + 90
+    while time.monotonic() < end:
+        try:
+            if up():
+                return server
+        except AssertionError:
+            raise
+        except Exception:
+            time.sleep(0.2)
+    _stop(server)
+    raise AssertionError(f"lakeshore did not answer:\n{server.output()}")
+
+
+def _stop(server: TlsServer) -> None:
+    if server.proc.poll() is None:
+        server.proc.send_signal(signal.SIGTERM)
+        try:
+            server.proc.wait(15)
+        except subprocess.TimeoutExpired:
+            server.proc.kill()
+            server.proc.wait()
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
+    return _pki(tmp_path_factory.mktemp("pki"), ["localhost", "127.0.0.1"])
+
+
+@pytest.fixture(scope="module")
+def tls_server(tmp_path_factory: pytest.TempPathFactory, pki: Pki) -> Iterator[TlsServer]:
+    tmp = tmp_path_factory.mktemp("tls")
+    server = _serve(tmp, "--tls-cert", str(pki.cert), "--tls-key", str(pki.key), ca=pki.ca)
+    yield server
+    _stop(server)
+
+
+def _peer_serial(host: str, port: int, ca: Path) -> int:
+    context = ssl.create_default_context(cafile=str(ca))
+    with (
+        socket.create_connection((host, port), timeout=5) as raw,
+        context.wrap_socket(raw, server_hostname=host) as tls,
+    ):
+        der = tls.getpeercert(binary_form=True)
+        assert tls.version() in ("TLSv1.2", "TLSv1.3")
+    from cryptography import x509
+
+    assert der is not None
+    return int(x509.load_der_x509_certificate(der).serial_number)
+
+
+def _lakeshore(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*lakeshore_argv(), *args], capture_output=True, text=True, env=clean_env(**env),
+        stdin=subprocess.DEVNULL, timeout=60,
+    )  # fmt: skip
+
+
+# -- serving ------------------------------------------------------------------------
+
+
+def test_both_ports_serve_https_and_announce_it(tls_server: TlsServer, pki: Pki) -> None:
+    assert f"listening on https://127.0.0.1:{tls_server.port}" in tls_server.output()
+    assert Client(tls_server.url, ca=str(pki.ca)).healthz()["status"] == "ok"
+    probe = ssl.create_default_context(cafile=str(pki.ca))
+    import urllib.request
+
+    with urllib.request.urlopen(
+        f"https://127.0.0.1:{tls_server.probe_port}/readyz", context=probe, timeout=5
+    ) as r:
+        doc = json.loads(r.read())
+    assert doc["status"] == "ready" and "insecureHttp" not in doc
+
+
+def test_tls_below_1_2_is_refused(tls_server: TlsServer, pki: Pki) -> None:
+    import warnings
+
+    context = ssl.create_default_context(cafile=str(pki.ca))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # asking for old TLS on purpose
+        context.minimum_version = ssl.TLSVersion.TLSv1
+        context.maximum_version = ssl.TLSVersion.TLSv1_1
+    with (
+        socket.create_connection(("127.0.0.1", tls_server.port), timeout=5) as raw,
+        pytest.raises(ssl.SSLError),
+    ):
+        context.wrap_socket(raw, server_hostname="127.0.0.1")
+
+
+def test_plain_http_to_the_tls_ports_is_a_clear_error_at_once(tls_server: TlsServer) -> None:
+    for port in (tls_server.port, tls_server.probe_port):
+        started = time.monotonic()
+        with pytest.raises(Untrusted, match="use its https:// URL") as caught:
+            Client(f"http://127.0.0.1:{port}", timeout=30).healthz()
+        assert time.monotonic() - started < 5  # closed at once, never held
+        assert caught.value.advice == f"use https://127.0.0.1:{port}"
+
+
+def test_tls_to_a_plain_server_is_a_clear_error(tmp_path: Path) -> None:
+    plain = _serve(tmp_path, probe=False, plain=True)
+    try:
+        with pytest.raises(Untrusted, match="does not answer in TLS"):
+            Client(f"https://127.0.0.1:{plain.port}").healthz()
+    finally:
+        _stop(plain)
+
+
+# -- clients verify -----------------------------------------------------------------
+
+
+def test_a_client_with_another_ca_or_none_is_refused(tls_server: TlsServer, pki: Pki) -> None:
+    with pytest.raises(Untrusted, match="does not verify") as caught:
+        Client(tls_server.url, ca=str(pki.other_ca)).healthz()
+    assert "LAKESHORE_CA" in caught.value.advice
+    assert str(pki.other_ca) in caught.value.message
+    with pytest.raises(Untrusted, match="system's trust store does not verify"):
+        Client(tls_server.url).healthz()
+    with pytest.raises(Untrusted, match="cannot be read"):
+        Client(tls_server.url, ca=str(pki.folder / "missing.crt")).healthz()
+    with pytest.raises(Untrusted, match="not a PEM certificate"):
+        Client(tls_server.url, ca=str(pki.key)).healthz()
+    assert issubclass(Untrusted, Unreachable)
+
+
+def test_lakeshore_ca_is_read_from_the_environment(
+    tls_server: TlsServer, pki: Pki, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LAKESHORE_CA", str(pki.ca))
+    assert Client(tls_server.url).healthz()["status"] == "ok"
+    monkeypatch.setenv("LAKESHORE_CA", str(pki.other_ca))
+    with pytest.raises(Untrusted):
+        Client(tls_server.url).healthz()
+
+
+def test_the_daemons_connection_registers_heartbeats_and_claims(
+    tls_server: TlsServer, pki: Pki
+) -> None:
+    daemon = Client(tls_server.url, tls_server.admin_token, keep_alive=True, ca=str(pki.ca))
+    worker = daemon.register("tls-box", "i-tls", queues=["gpu"])
+    beats = daemon.sibling()
+    for _ in range(3):
+        beats.heartbeat(worker["workerId"])
+    assert beats.connection.opened == 1  # one TLS connection kept for every beat
+    claims = Client(tls_server.url, tls_server.admin_token, ca=str(pki.ca)).claims("tls-box")
+    assert claims["live"] == 1
+    daemon.deregister(worker["workerId"])
+
+
+def test_a_real_nymph_works_over_tls_and_refuses_a_wrong_ca(
+    tls_server: TlsServer, pki: Pki, tmp_path: Path
+) -> None:
+    token = tmp_path / "token"
+    token.write_text(tls_server.admin_token + "\n")
+    token.chmod(0o600)
+    base = [*nymph_argv(), "--server", tls_server.url, "--token-file", str(token),
+            "--provider", "tls-nymph", "--poll-wait", "2", "--max-backoff", "1"]  # fmt: skip
+    admin = Client(tls_server.url, tls_server.admin_token, ca=str(pki.ca))
+    log = tmp_path / "nymph.log"
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(
+            [*base, "--ca", str(pki.ca), "--instance-id", "good"],
+            stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=clean_env(),
+        )  # fmt: skip
+    try:
+        assert wait_until(lambda: admin.claims("tls-nymph")["live"] == 1, 60), log.read_text()
+        work = admin.submit_work("tls-nymph", "echo over-tls")
+        done = admin.get_work(work["id"], wait=30)
+        assert done["exitCode"] == 0 and "over-tls" in done["outputTail"]
+    finally:
+        proc.terminate()
+        proc.wait(15)
+    wrong_log = tmp_path / "wrong.log"
+    with open(wrong_log, "ab") as out:
+        wrong = subprocess.Popen(
+            [*base, "--instance-id", "wrong"], stdin=subprocess.DEVNULL, stdout=out,
+            stderr=out, env=clean_env(LAKESHORE_CA=str(pki.other_ca)),
+        )  # fmt: skip
+    try:
+        assert wait_until(lambda: "does not verify" in wrong_log.read_text(), 30), (
+            wrong_log.read_text()
+        )
+        assert "Traceback" not in wrong_log.read_text()
+        assert admin.claims("tls-nymph")["live"] == 0
+    finally:
+        wrong.kill()
+        wrong.wait()
+    missing = subprocess.run(
+        [*base, "--ca", str(tmp_path / "nope.crt")], capture_output=True, text=True,
+        env=clean_env(), stdin=subprocess.DEVNULL, timeout=60,
+    )  # fmt: skip
+    assert missing.returncode == 2
+    assert "cannot be read" in missing.stderr and "LAKESHORE_CA" in missing.stderr
+
+
+def test_the_lakeshore_cli_verifies(tls_server: TlsServer, pki: Pki) -> None:
+    args = ("namespaces", "list", "--server", tls_server.url, "--data-dir",
+            str(tls_server.data_dir))  # fmt: skip
+    good = _lakeshore(*args, env={"LAKESHORE_CA": str(pki.ca)})
+    assert good.returncode == 0 and "default" in good.stdout, good.stderr
+    bad = _lakeshore(*args, "--json", env={"LAKESHORE_CA": str(pki.other_ca)})
+    assert bad.returncode == 1
+    assert "Traceback" not in bad.stderr
+    doc = json.loads(bad.stdout)
+    assert doc["kind"] == "lakeshore_untrusted"
+    assert "does not verify" in doc["error"] and "LAKESHORE_CA" in doc["hint"]
+    none = _lakeshore(*args, env={})
+    assert none.returncode == 1 and "does not verify" in none.stderr
+    assert "next: set LAKESHORE_CA" in none.stderr
+
+
+def test_dreamlake_reads_claims_over_tls(tls_server: TlsServer, pki: Pki, tmp_path: Path) -> None:
+    """``dreamlake provider status`` reaches the TLS server with the CA from
+    ``LAKESHORE_CA`` or from ``.dreamrc`` ``lakeshore.ca``; with another CA it is
+    degraded (no-lakeshore), never a traceback."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    token_file = tmp_path / "token"
+    token_file.write_text(tls_server.admin_token)
+    exe = Path(sys.executable).parent / "dreamlake"
+
+    def dreamlake(env: dict[str, str], *args: str) -> dict[str, object]:
+        full = clean_env(HOME=str(tmp_path), LAKESHORE_TOKEN_FILE=str(token_file), **env)
+        full.pop("DREAMRC", None)
+        out = subprocess.run(
+            [str(exe), *args, "--json"], cwd=proj, env=full, capture_output=True, text=True,
+            stdin=subprocess.DEVNULL, timeout=120,
+        )  # fmt: skip
+        assert out.stdout, out.stderr
+        assert "Traceback" not in out.stderr
+        return json.loads(out.stdout)  # type: ignore[no-any-return]
+
+    env = {"LAKESHORE_URL": tls_server.url, "LAKESHORE_CA": str(pki.ca)}
+    dreamlake(env, "provider", "create", "-n", "tlswatch", "--provider", "ssh")
+    Client(tls_server.url, tls_server.admin_token, ca=str(pki.ca)).register("tlswatch", "b-1")
+    seen = dreamlake(env, "provider", "status", "-n", "tlswatch")
+    assert seen["status"] == "connected", seen
+    assert seen["server"] == tls_server.url
+
+    (proj / ".dreamrc").write_text(f"lakeshore:\n  url: {tls_server.url}\n  ca: ca.crt\n")
+    (proj / "ca.crt").write_bytes(pki.ca.read_bytes())
+    from_rc = dreamlake({}, "provider", "status", "-n", "tlswatch")
+    assert from_rc["status"] == "connected", from_rc
+
+    wrong = dreamlake({**env, "LAKESHORE_CA": str(pki.other_ca)}, "provider", "status",
+                      "-n", "tlswatch")  # fmt: skip
+    assert wrong["status"] != "connected"
+    assert "no-lakeshore" in (wrong.get("degraded") or [])
+
+
+# -- reloading ------------------------------------------------------------------------
+
+
+def _replace_cert(pki: Pki, names: list[str]) -> int:
+    from cryptography import x509
+
+    cert, key = issue_server(pki.ca.read_bytes(), pki._ca_key, names)  # type: ignore[attr-defined]
+    tmp_cert, tmp_key = pki.cert.with_name("cert.new"), pki.key.with_name("key.new")
+    tmp_cert.write_bytes(cert)
+    tmp_key.write_bytes(key)
+    os.replace(tmp_key, pki.key)
+    os.replace(tmp_cert, pki.cert)
+    return int(x509.load_pem_x509_certificate(cert).serial_number)
+
+
+def test_the_certificate_reloads_on_sighup_and_on_a_changed_file(tmp_path: Path) -> None:
+    pki = _pki(tmp_path / "pki", ["localhost", "127.0.0.1"])
+    server = _serve(tmp_path, "--tls-cert", str(pki.cert), "--tls-key", str(pki.key), ca=pki.ca)
+    try:
+        first = _peer_serial("127.0.0.1", server.port, pki.ca)
+        kept = Client(server.url, ca=str(pki.ca), keep_alive=True)
+        kept.healthz()
+        # a changed file, no signal: the watcher loads it within seconds
+        second = _replace_cert(pki, ["localhost", "127.0.0.1"])
+        assert second != first
+        assert wait_until(lambda: _peer_serial("127.0.0.1", server.port, pki.ca) == second, 15)
+        assert wait_until(lambda: _peer_serial("127.0.0.1", server.probe_port, pki.ca) == second, 5)
+        kept.healthz()  # an open connection keeps going
+        # SIGHUP
+        third = _replace_cert(pki, ["localhost", "127.0.0.1"])
+        server.proc.send_signal(signal.SIGHUP)
+        assert wait_until(lambda: _peer_serial("127.0.0.1", server.port, pki.ca) == third, 5)
+        assert server.proc.poll() is None
+        # a broken pair is refused, the last good one served
+        refused = server.output().count("not reloaded")
+        pki.cert.write_text("not a certificate")
+        server.proc.send_signal(signal.SIGHUP)
+        assert wait_until(lambda: server.output().count("not reloaded") > refused, 10)
+        assert _peer_serial("127.0.0.1", server.port, pki.ca) == third
+    finally:
+        _stop(server)
+
+
+# -- flags -----------------------------------------------------------------------------
+
+
+def test_half_a_pair_or_a_pair_with_insecure_http_is_refused(tmp_path: Path, pki: Pki) -> None:
+    for args, says in (
+        (["--tls-cert", str(pki.cert)], "--tls-cert and --tls-key go together"),
+        (["--tls-key", str(pki.key)], "--tls-cert and --tls-key go together"),
+        (["--tls-cert", str(pki.cert), "--tls-key", str(pki.key), "--insecure-http"],
+         "--insecure-http serves plain HTTP"),
+    ):  # fmt: skip
+        out = _lakeshore("serve", "--port", str(free_port()), "--data-dir", str(tmp_path), *args,
+                         env={})  # fmt: skip
+        assert out.returncode == 1 and says in out.stderr, out.stderr
+        assert "Traceback" not in out.stderr
+
+
+def test_a_certificate_that_does_not_load_is_a_clear_error(tmp_path: Path, pki: Pki) -> None:
+    out = _lakeshore(
+        "serve", "--port", str(free_port()), "--data-dir", str(tmp_path / "d"),
+        "--tls-cert", str(pki.other_ca), "--tls-key", str(pki.key), env={},
+    )  # fmt: skip
+    assert out.returncode == 1, out.stderr
+    assert "not a PEM certificate and its private key" in out.stderr
+    assert "next: lakeshore serve --tls-cert" in out.stderr
+    assert "Traceback" not in out.stderr
