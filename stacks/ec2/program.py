@@ -9,8 +9,9 @@ each instance's declared run state (``aws.ec2transitgateway.InstanceState``, ter
 ``pulumi_aws`` is imported when the component is built (it is in the
 ``pulumi-clouds`` extra), so the config model loads without it.
 
-This file is self-contained (``pydantic`` plus, when run, ``pulumi`` and
-``pulumi_aws``) so a scaffolded copy is yours to edit. One code path, three ways
+This file needs ``pydantic``, the helpers every vendor shares
+(``dreamlake.stacks.support``) and, when run, ``pulumi`` and ``pulumi_aws``; a
+copy of it is yours to edit. One code path, three ways
 in: ``GpuWorkers(name, GpuWorkersArgs(...), opts)`` inside your own program
 (its arguments ``pulumi.Input`` values; a :class:`Config` is accepted too);
 ``program(Config(...))`` inline from Automation API code (what ``dreamlake
@@ -21,15 +22,16 @@ this file (:func:`main` reads :class:`Config` from the stack config, e.g.
 
 from __future__ import annotations
 
-import inspect
 import ipaddress
 import re
-import sys
 from collections.abc import Mapping, Sequence
 from functools import cache
-from typing import TYPE_CHECKING, Any, Literal, get_origin
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from dreamlake.stacks import support
+from dreamlake.stacks.support import ConfigError as ConfigError  # the vendor's, re-exported
+from dreamlake.stacks.support import given_provider, is_input, lift
+from pydantic import BaseModel, ConfigDict, field_validator
 
 if TYPE_CHECKING:
     import pulumi
@@ -158,64 +160,11 @@ class Config(BaseModel):
         return v
 
 
-def given_provider(opts: Any, package: str) -> Any:
-    """The ``package`` provider the caller passed in ``opts`` (``provider=`` or
-    ``providers=``), else None."""
-    if opts is None:
-        return None
-    if getattr(opts.provider, "package", None) == package:
-        return opts.provider
-    provs = opts.providers
-    if isinstance(provs, Mapping):
-        return provs.get(package)
-    return next((p for p in provs or [] if getattr(p, "package", None) == package), None)
-
-
-def is_input(value: Any) -> bool:
-    """``value`` is not known until the program runs: a ``pulumi.Output``, an
-    awaitable, or a list or mapping holding one."""
-    pulumi = sys.modules.get("pulumi")
-    if pulumi is not None and isinstance(value, pulumi.Output):
-        return True
-    if inspect.isawaitable(value):
-        return True
-    if isinstance(value, list | tuple):
-        return any(is_input(v) for v in value)
-    if isinstance(value, Mapping):
-        return any(is_input(v) for v in value.values())
-    return False
-
-
 def check_plain(values: Mapping[str, Any]) -> dict[str, Any]:
     """``values`` with every plain one validated and coerced as :class:`Config` does
-    it; a value only known when the program runs (:func:`is_input`) is kept as
-    given, and a rule across keys is checked only when all of them are plain.
-    Raises :class:`ConfigError`, one line per key."""
-    unknown = {k for k, v in values.items() if is_input(v)}
-    fields = Config.model_fields
-    plain = {k: v for k, v in values.items() if k in fields and k not in unknown and v is not None}
-    model = Config.model_construct(**plain)
-    out = dict(values)
-    lines: list[str] = []
-    for key, value in plain.items():
-        try:
-            Config.__pydantic_validator__.validate_assignment(model, key, value)
-        except ValidationError as exc:
-            lines += _error_lines(exc, unknown)
-        else:
-            out[key] = getattr(model, key)
-    if lines:
-        raise ConfigError("\n".join(dict.fromkeys(lines)))
-    return out
-
-
-def lift(fn: Any, *values: Any) -> Any:
-    """``fn(*values)``: computed now when every value is plain, else an ``Output``."""
-    if any(is_input(v) for v in values):
-        import pulumi
-
-        return pulumi.Output.all(*values).apply(lambda vs: fn(*vs))
-    return fn(*values)
+    it, values known only when the program runs kept as given
+    (``dreamlake.stacks.support.check_plain``). Raises :class:`ConfigError`."""
+    return support.check_plain(Config, values)
 
 
 class GpuWorkersArgs:
@@ -463,77 +412,15 @@ def program(config: Config | GpuWorkersArgs, name: str = "dreamlake") -> Any:
     return workers
 
 
-class ConfigError(ValueError):
-    """The stack config does not satisfy :class:`Config`. One line per key:
-    ``dreamlake config: <key>: <what is wrong>``."""
-
-
 def load_config(values: dict[str, Any]) -> Config:
     """Validate raw config values; raise :class:`ConfigError` naming each key."""
-    try:
-        return Config.model_validate(values)
-    except ValidationError as exc:
-        raise ConfigError("\n".join(_error_lines(exc))) from None
-
-
-def _error_lines(exc: ValidationError, unknown: set[str] | None = None) -> list[str]:
-    """One line per key. ``unknown``: keys whose values are not known yet; a
-    cross-field conflict naming one of them is not reported."""
-    lines = []
-    for err in exc.errors():
-        msg = "not set" if err["type"] == "missing" else str(err["msg"])
-        msg = msg.removeprefix("Value error, ")
-        if err["loc"]:
-            keys = [".".join(str(p) for p in err["loc"])]
-        else:  # a cross-field conflict names its keys
-            keys = [str(k) for k in (err.get("ctx") or {}).get("keys") or ["(config)"]]
-            if unknown and set(keys) & unknown:
-                continue
-        lines += [f"dreamlake config: {key}: {msg}" for key in keys]
-    return lines
-
-
-def _getter(cfg: Any, annotation: Any) -> Any:
-    """Pulumi's typed getter for a field of :class:`Config`."""
-    if annotation is bool:
-        return cfg.get_bool
-    if annotation is int:
-        return cfg.get_int
-    if annotation is float:
-        return cfg.get_float
-    if get_origin(annotation) in (list, dict):
-        return cfg.get_object
-    return cfg.get
+    return support.load_config(Config, values)
 
 
 def read_pulumi_config() -> Config:
-    """Read every field of :class:`Config` from the running stack's config with
-    Pulumi's typed getters (``get_int``, ``get_float``, ``get_bool``,
-    ``get_object``, ``get``); a value of the wrong type is reported like any
-    other invalid value."""
-    import pulumi
-
-    cfg = pulumi.Config()
-    values: dict[str, Any] = {}
-    lines: list[str] = []
-    mistyped: set[str] = set()
-    for name, field in Config.model_fields.items():
-        try:
-            value = _getter(cfg, field.annotation)(name)
-        except (pulumi.ConfigTypeError, ValueError) as exc:
-            lines.append(f"dreamlake config: {name}: {exc}")
-            mistyped.add(name)
-            continue
-        if value is not None:
-            values[name] = value
-    try:
-        config = Config.model_validate(values)
-    except ValidationError as exc:
-        lines += [line for line in _error_lines(exc) if line.split(": ")[1] not in mistyped]
-        raise ConfigError("\n".join(lines)) from None
-    if lines:
-        raise ConfigError("\n".join(lines))
-    return config
+    """Read :class:`Config` from the running stack's config with Pulumi's typed
+    getters (``dreamlake.stacks.support.read_pulumi_config``)."""
+    return support.read_pulumi_config(Config)
 
 
 def main() -> None:

@@ -28,16 +28,52 @@ def test_config_fields_are_the_template_decision_keys(vendor: str) -> None:
     assert all(not f.is_required() for k, f in fields.items() if k not in keys)
 
 
-@pytest.mark.parametrize("vendor", VENDORS)
-def test_program_file_is_self_contained(vendor: str) -> None:
-    """The scaffold copies program.py out of the package: it may import only the
-    standard library, pydantic and (inside functions) pulumi and its providers."""
-    src = resources.files("dreamlake.stacks").joinpath(vendor, "program.py").read_text()
+SHARED = "dreamlake.stacks.support"
+
+
+def _top_imports(src: str) -> set[str]:
     tree = ast.parse(src)
     top = [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]
-    names = {(n.module if isinstance(n, ast.ImportFrom) else n.names[0].name) or "" for n in top}
-    assert all(not n.startswith(("dreamlake", "pulumi", ".")) for n in names), names
     assert all(n.level == 0 for n in top if isinstance(n, ast.ImportFrom))
+    return {
+        (f"{n.module}.{n.names[0].name}" if n.module == "dreamlake.stacks" else n.module or "")
+        if isinstance(n, ast.ImportFrom)
+        else n.names[0].name
+        for n in top
+    }
+
+
+@pytest.mark.parametrize("vendor", VENDORS)
+def test_program_file_is_self_contained(vendor: str) -> None:
+    """A copy of program.py works wherever dreamlake is installed: it may import only
+    the standard library, pydantic, the helpers every vendor shares
+    (``dreamlake.stacks.support``, by its absolute name) and (inside functions)
+    pulumi and its providers."""
+    src = resources.files("dreamlake.stacks").joinpath(vendor, "program.py").read_text()
+    names = _top_imports(src)
+    assert SHARED in names
+    assert all(n == SHARED or not n.startswith(("dreamlake", "pulumi")) for n in names), names
+
+
+def test_the_shared_helpers_need_only_pydantic() -> None:
+    """The helpers every vendor shares import the standard library and pydantic at
+    the top, pulumi only inside the functions that run in a program."""
+    src = resources.files("dreamlake.stacks").joinpath("support.py").read_text()
+    names = _top_imports(src)
+    assert all(not n.startswith(("dreamlake", "pulumi")) for n in names), names
+
+
+@pytest.mark.parametrize("helper", ["given_provider", "is_input", "lift", "ConfigError"])
+def test_one_helper_serves_every_vendor(helper: str) -> None:
+    """A fix to a shared helper reaches every vendor: no program defines its own."""
+    from dreamlake.stacks import support
+
+    for vendor in VENDORS:
+        mod = import_module(f"dreamlake.stacks.{vendor}.program")
+        if hasattr(mod, helper):
+            assert getattr(mod, helper) is getattr(support, helper), (vendor, helper)
+        src = resources.files("dreamlake.stacks").joinpath(vendor, "program.py").read_text()
+        assert f"def {helper}(" not in src and f"class {helper}(" not in src, vendor
 
 
 def test_config_models_load_without_pulumi() -> None:

@@ -86,8 +86,13 @@ def _packaged_program(project: PulumiProject) -> bytes:
     from importlib import resources
 
     try:
-        node = resources.files("dreamlake.stacks").joinpath(record.vendor, "program.py")
-        return node.read_bytes() if node.is_file() else b""
+        stacks = resources.files("dreamlake.stacks")
+        node = stacks.joinpath(record.vendor, "program.py")
+        if not node.is_file():
+            return b""
+        # and the helpers every vendor's program imports
+        shared = stacks.joinpath("support.py")
+        return node.read_bytes() + (shared.read_bytes() if shared.is_file() else b"")
     except (ImportError, OSError):
         return b""
 
