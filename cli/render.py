@@ -65,7 +65,7 @@ def _next(r: ProviderLifecycleResult) -> str:
     if n is None:
         return "next: (none)"
     # The approval mark comes on top of what each kind says (the file to edit, the host).
-    yes = f"needs a person's yes: {_what_it_does(n)}"
+    yes = f"needs a person's yes: {_vendor_words(r, n) or _what_it_does(n)}"
     if isinstance(n, EditThenContinue):
         line = f"next: edit {show_path(n.file)}, then {n.command}"
         return f"{line}   # {yes}" if n.approval else line
@@ -90,6 +90,41 @@ _DOES = {
     "connect": "it starts a fresh daemon (the state the old one kept is gone)",
     "reconcile": "it performs the gated lifecycle step named above",
 }
+
+
+_VERB_STEP = {
+    "apply": "provision",
+    "connect": "provision",
+    "destroy": "deprovision",
+    "delete": "deprovision",
+    "suspend": "suspend",
+    "resume": "resume",
+}
+
+
+def _vendor_words(r: ProviderLifecycleResult, n: EditThenContinue | Run | Shell) -> str | None:
+    """What the flagged step does on this provider's vendor, as its TEMPLATE.json
+    declares it (``steps.<step>.does``); None when it declares nothing for it."""
+    words = n.command.split()
+    if not r.vendor or words[:2] != ["dreamlake", "provider"] or len(words) < 3:
+        return None
+    step = _VERB_STEP.get(words[2])
+    if step is None:
+        return None
+    from dreamlake.engine.lifecycle.gating import verb_step
+    from dreamlake.engine.world.vendors import find_template
+
+    try:
+        t = find_template(r.vendor)
+    except Exception:  # a manifest that does not read: the general words
+        return None
+    if t is None:
+        return None
+    if words[2] in ("suspend", "resume"):
+        step = verb_step(words[2], t.stateful_lifecycle) or step
+    decl = (t.raw.get("steps") or {}).get(step) if isinstance(t.raw.get("steps"), dict) else None
+    does = decl.get("does") if isinstance(decl, dict) else None
+    return does if isinstance(does, str) and does else None
 
 
 def _what_it_does(n: EditThenContinue | Run | Shell) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
 from dreamlake.cli.render import render
 from dreamlake.engine.contract.result import ProviderLifecycleResult
 
@@ -240,3 +241,23 @@ def test_decisions_to_settle_name_the_set_command_too() -> None:
         "region=VALUE zone=VALUE"
     )
     assert lines[-1].startswith("next: edit /p/t.tfvars, then")
+
+
+@pytest.mark.parametrize(
+    ("vendor", "command", "says", "never"),
+    [
+        ("ec2", "dreamlake provider resume -n gpu --yes", "hourly bill", "what that does is"),
+        ("ssh", "dreamlake provider connect -n box", "nothing is billed", "spends money"),
+        ("local", "dreamlake provider apply -n lab --yes", "nothing is billed", "spends money"),
+        ("kube", "dreamlake provider resume -n k --yes", "EKS cluster", "what that does is"),
+    ],
+)
+def test_a_gated_step_says_what_it_does_on_that_vendor(
+    vendor: str, command: str, says: str, never: str
+) -> None:
+    """The approval mark names what the step does on the provider's vendor (its
+    TEMPLATE.json's words): an ec2 resume starts a bill, an ssh connect spends nothing;
+    without the stateful lifecycle resume is provisioning."""
+    nxt = {"kind": "run", "command": command, "approval": True}
+    line = render(result(status="suspended", vendor=vendor, next_action=nxt)).splitlines()[-1]
+    assert "needs a person's yes" in line and says in line and never not in line, line
