@@ -3,13 +3,12 @@ per-rune case mapping and whitespace, RE2 regexes (see :mod:`.re2`)."""
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from typing import Any
 
 from .errors import EvalError, Unevaluable
 from .fn_args import coll_arg, int_arg, str_arg
-from .re2 import translate
+from .re2 import compiled
 from .values import (
     ListVal,
     LooseDict,
@@ -164,12 +163,12 @@ def fn_trim(s: Any, cutset: Any) -> str:
     return str_arg("trim", s).strip(str_arg("trim", cutset))
 
 
-def _regex_args(name: str, pattern: Any, s: Any) -> tuple[re.Pattern[str], str]:
+def _regex_args(name: str, pattern: Any, s: Any) -> tuple[Any, str]:
     p, text = str_arg(name, pattern), str_arg(name, s)
-    return translate(p).check(text), text
+    return compiled(p, text), text
 
 
-def _match_value(m: re.Match[str]) -> Any:
+def _match_value(m: Any) -> Any:
     names = m.re.groupindex
     if names and len(names) != m.re.groups:
         raise Unevaluable("named and unnamed groups together")
@@ -190,4 +189,8 @@ def fn_regex(pattern: Any, s: Any) -> Any:
 
 def fn_regexall(pattern: Any, s: Any) -> Any:
     rx, text = _regex_args("regexall", pattern, s)
-    return LooseList(_match_value(m) for m in rx.finditer(text))
+    found = list(rx.finditer(text))
+    if any(m.end() == m.start() for m in found):
+        # Go steps past an empty match next to the previous match; Python does not
+        raise Unevaluable("regexall with empty matches")
+    return LooseList(_match_value(m) for m in found)

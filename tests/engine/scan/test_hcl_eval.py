@@ -104,3 +104,35 @@ def test_regex_follows_re2_not_python() -> None:
     # POSIX classes are ASCII sets in RE2.
     assert evaluate('can(regex("^[[:alpha:]]+$", "abc"))') is True
     assert evaluate('can(regex("^[[:alpha:]]+$", "é"))') is False
+
+
+def test_regex_runs_on_re2_where_the_translation_gave_up() -> None:
+    """With google-re2 (a base dependency) the scan judges what the translation to
+    Python's re left for plan: Unicode classes, Unicode case folding, any subject
+    under a nested repetition."""
+    pytest.importorskip("re2", reason="needs google-re2 (the base install)")
+    assert evaluate('regex("\\\\pL+", "ab1 héllo")') == "ab"
+    assert evaluate('can(regex("^\\\\p{Greek}+$", "αβγ"))') is True
+    assert evaluate('can(regex("(?i)^é$", "É"))') is True
+    assert evaluate('can(regex("^(a+)+$", "' + "a" * 40 + 'b"))') is False  # linear time
+    assert evaluate('regex("^(?P<k>[a-z]+)=(?P<v>[0-9]+)$", "x=1")') == {"k": "x", "v": "1"}
+    assert evaluate('regexall("[0-9]", "a1b2")') == ["1", "2"]
+    with pytest.raises(Unevaluable):  # Go and Python step past empty matches apart
+        evaluate('regexall("[0-9]*", "a1")')
+    with pytest.raises(Unevaluable):  # C++ RE2's own escape, not Go's
+        evaluate('regex("\\\\C", "a")')
+
+
+def test_regex_without_re2_translates_or_leaves_it_for_plan(monkeypatch: Any) -> None:
+    import sys
+
+    from dreamlake.engine.scan.expr import re2 as ours
+
+    monkeypatch.setitem(sys.modules, "re2", None)  # as if google-re2 were not installed
+    ours._re2.cache_clear()
+    try:
+        assert evaluate('regex("^[a-z]+", "abc1")') == "abc"
+        with pytest.raises(Unevaluable):
+            evaluate('regex("\\\\pL+", "abc")')
+    finally:
+        ours._re2.cache_clear()
