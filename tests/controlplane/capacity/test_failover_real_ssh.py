@@ -169,6 +169,31 @@ def _drain(api: Any, items: list[str], timeout: float) -> list[dict[str, Any]] |
     return None
 
 
+def _backoffs_while_held(api: Any, providers: list[str], timeout: float = 60) -> dict[str, Any]:
+    """The capacity listing's back-off of each of ``providers``, read as soon as the
+    queue's events show its refusal: a back-off lasts 15 s at first, less than the
+    SSH installs that drain the queue take, so after the drain it has ended."""
+    deadline = time.monotonic() + timeout
+    while True:
+        events = api.request("GET", P + "/queues/mixed/status")["events"]
+        refused = {
+            p: e
+            for e in events
+            for p in providers
+            if e["action"] == "refused" and e["detail"].startswith(f"{p} refused")
+        }
+        if len(refused) == len(providers):
+            break
+        assert time.monotonic() < deadline, events
+        time.sleep(0.2)
+    listing = {p["name"]: p for p in api.request("GET", P + "/capacity")["providers"]}
+    out = {p: listing[p]["backoff"] for p in providers}
+    for p, b in out.items():  # the listing says until when, as the event did
+        assert b is not None, (p, refused)
+        assert f"back-off until {b['until']}" in refused[p]["detail"], (b, refused)
+    return out
+
+
 def _kill_tmux(names: list[str]) -> None:
     from dreamlake.engine.daemon.key import key_of
 
@@ -204,6 +229,7 @@ def test_queue_fails_over_from_refusing_ec2_to_a_real_ssh_host(
             }
             commands = [f"echo item-{n}" for n in range(4)]
             items = _mixed_queue(api, prices, ["aws", *names], 2, commands)
+            held = _backoffs_while_held(api, ["aws"])
             done = _drain(api, items, 180)
             status = api.request("GET", P + "/queues/mixed/status")
             assert done is not None, status["events"]
@@ -225,8 +251,8 @@ def test_queue_fails_over_from_refusing_ec2_to_a_real_ssh_host(
             launch_event = next(e for e in events if e["action"] == "launch")
             assert names[0] in launch_event["detail"]
             assert (first - _iso(refused["at"])).total_seconds() < 120
+            assert held["aws"]["reason"] == "InsufficientInstanceCapacity"
             listing = {p["name"]: p for p in api.request("GET", P + "/capacity")["providers"]}
-            assert listing["aws"]["backoff"]["reason"] == "InsufficientInstanceCapacity"
             assert listing[names[0]]["workers"]["live"] >= 1
 
             started = min(at for p, at in _launch_requests(app) if p in names)
@@ -269,6 +295,7 @@ def test_queue_over_ec2_slurm_and_two_ssh_hosts_fails_over_to_slurm(
             command = 'echo "item-{n} ${{SLURM_JOB_ID:-ssh}}" >> {ran}; echo item-{n}'
             commands = [command.format(n=n, ran=ran) for n in range(5)]
             items = _mixed_queue(api, prices, ["aws", hpc, *names], 3, commands)
+            held = _backoffs_while_held(api, ["aws"])
             done = _drain(api, items, 120)
             status = api.request("GET", P + "/queues/mixed/status")
             events = status["events"]
@@ -291,8 +318,8 @@ def test_queue_over_ec2_slurm_and_two_ssh_hosts_fails_over_to_slurm(
             assert double.calls.count("aws") == 1  # in back-off afterwards
             launch_events = [e for e in events if e["action"] == "launch"]
             assert hpc in launch_events[0]["detail"], launch_events  # the next cheapest
+            assert held["aws"]["reason"] == "InsufficientInstanceCapacity"
             listing = {p["name"]: p for p in api.request("GET", P + "/capacity")["providers"]}
-            assert listing["aws"]["backoff"]["reason"] == "InsufficientInstanceCapacity"
             assert listing[hpc]["workers"]["live"] == 1
 
             rows = _launch_requests(app)
@@ -356,6 +383,7 @@ def test_a_slurm_partition_that_cannot_start_the_job_refuses_and_the_work_goes_t
             command = "echo item-{n} >> {ran}; echo item-{n}"
             commands = [command.format(n=n, ran=ran) for n in range(3)]
             items = _mixed_queue(api, prices, ["aws", hpc, *names], 2, commands)
+            held = _backoffs_while_held(api, ["aws", hpc])
             done = _drain(api, items, 120)
             events = api.request("GET", P + "/queues/mixed/status")["events"]
             assert done is not None, events
@@ -371,9 +399,9 @@ def test_a_slurm_partition_that_cannot_start_the_job_refuses_and_the_work_goes_t
             assert f"({reason})" in slurm["detail"], slurm
             launch_events = [e for e in events if e["action"] == "launch"]
             assert names[0] in launch_events[0]["detail"], launch_events
+            assert held["aws"]["reason"] == "InsufficientInstanceCapacity"
+            assert held[hpc]["reason"] == reason
             listing = {p["name"]: p for p in api.request("GET", P + "/capacity")["providers"]}
-            assert listing["aws"]["backoff"]["reason"] == "InsufficientInstanceCapacity"
-            assert listing[hpc]["backoff"]["reason"] == reason
             assert listing[hpc]["workers"]["live"] == 0
 
             started = min(at for p, at in _launch_requests(app) if p == names[0])
