@@ -21,6 +21,8 @@ from .fleet.shedding import Shed
 from .fleet.wakeup import Wakeup
 from .json_guard import JsonGuard
 from .limits import BodySizeLimit
+from .metrics import install as install_metrics
+from .metrics.middleware import RequestMetrics
 from .requestlog import RequestLog
 from .runtime import add_service, lifespan, load_secret_box, unscoped_listings
 from .settings import Settings
@@ -36,9 +38,10 @@ OPTIONAL_ROUTERS = (
 
 def include_routers(app: FastAPI) -> list[str]:
     """Mount the core routers, then every optional router that is installed."""
+    from .metrics import route as metrics
     from .routes import admin, tokens, work, workers
 
-    for core in (admin, tokens, workers, work):
+    for core in (admin, tokens, workers, work, metrics):
         app.include_router(core.router)
     mounted: list[str] = []
     for modname in OPTIONAL_ROUTERS:
@@ -99,9 +102,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.registry_secret_box = box
     app.state.unscoped_listings = unscoped_listings(settings, make_session)
     install_error_handlers(app)
+    install_metrics(app)  # GET /metrics: this process's registry (metrics/)
     app.add_middleware(JsonGuard, max_depth=settings.max_json_depth)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(Gate, state=app.state)  # who asks, before any body is read
+    # every request's time, inside the hot path: its heartbeats only count (metrics/)
+    app.add_middleware(RequestMetrics, state=app.state)
     app.add_middleware(HotPath, state=app.state)  # heartbeats and idle polls
     app.add_middleware(  # a 503 with Retry-After when over capacity
         Shed,

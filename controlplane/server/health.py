@@ -10,7 +10,8 @@ event loop has to take first: under a flood of 200 unauthenticated clients that 
 a few hundred milliseconds however cheap each refusal is. ``lakeshore serve
 --probe-port`` therefore also serves the two probes from :class:`ProbeListener`, a
 plain HTTP server on threads of its own, outside the event loop, answering the same
-documents. Point an orchestrator's probes there.
+documents. Point an orchestrator's probes there. It also serves ``/metrics`` without a
+token (the probe port is the operator's own network's): point Prometheus there too.
 """
 
 from __future__ import annotations
@@ -162,6 +163,10 @@ def _handler(app: Any) -> type[BaseHTTPRequestHandler]:
             path = self.path.partition("?")[0]
             if path == "/healthz":
                 status, data, kind = 200, _json(healthy(app)), "application/json"
+            elif path == "/metrics":
+                from .metrics.route import render
+
+                status, (data, kind) = 200, render(app)
             elif path == "/readyz":
                 why = database_ready_blocking(app)
                 if why is None:
@@ -169,7 +174,7 @@ def _handler(app: Any) -> type[BaseHTTPRequestHandler]:
                 else:
                     status, data, kind = 503, problem_bytes(503, "unavailable", why), PROBLEM_JSON
             else:
-                detail = "the probe listener serves /healthz and /readyz only"
+                detail = "the probe listener serves /healthz, /readyz and /metrics only"
                 status, data, kind = 404, problem_bytes(404, "not_found", detail), PROBLEM_JSON
             self.send_response(status)
             self.send_header("Content-Type", kind)

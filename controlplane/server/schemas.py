@@ -49,11 +49,12 @@ class NamespaceOut(Wire):
 class TokenIn(Wire):
     """A namespace token (a person's or a program's), or with ``scope: daemon`` a
     daemon's: it works for ``provider`` only. A daemon token minted for a ``host``
-    replaces (revokes) the provider's earlier daemon token for that host."""
+    replaces (revokes) the provider's earlier daemon token for that host. With
+    ``scope: metrics`` a monitoring system's: ``GET /metrics`` only."""
 
     label: Annotated[str, StringConstraints(max_length=200)] | None = None
     expires_in_seconds: Annotated[int, Field(gt=0, le=10 * 366 * 24 * 3600)] | None = None
-    scope: Literal["namespace", "daemon"] = "namespace"
+    scope: Literal["namespace", "daemon", "metrics"] = "namespace"
     provider: Name | None = None
     host: Annotated[str, StringConstraints(min_length=1, max_length=255)] | None = None
     replaces: Annotated[str, StringConstraints(max_length=200)] | None = None

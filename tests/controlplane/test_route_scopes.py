@@ -103,6 +103,8 @@ def _call(
     try:
         with urllib.request.urlopen(req, timeout=30) as r:
             raw = r.read()
+            if not r.headers.get("Content-Type", "").startswith("application/json"):
+                return r.status, raw  # /metrics: Prometheus' text format
             return r.status, json.loads(raw) if raw.strip() else None
     except urllib.error.HTTPError as exc:
         raw = exc.read()
@@ -131,6 +133,7 @@ class World:
         self.d1 = mint(self.mine, label="d1", scope="daemon", provider="p1", host="h1")
         self.d2 = mint(self.mine, label="d2", scope="daemon", provider="p2", host="h2")
         self.d_sib = mint(self.sib, label="ds", scope="daemon", provider="p1", host="h1")
+        self.metrics = mint(self.mine, label="prometheus", scope="metrics")
         me = server.client(self.own, namespace=self.mine)
         self.w1 = me.register("p1", "inst-1", queues=["q"])["workerId"]
         self.w2 = me.register("p2", "inst-2", queues=["q"])["workerId"]
@@ -144,6 +147,7 @@ class World:
             "daemon": self.d1,
             "daemon-other-provider": self.d2,
             "daemon-of-sibling": self.d_sib,
+            "metrics": self.metrics,
         }
 
     def path(self, template: str) -> str:
@@ -177,6 +181,8 @@ def _expected(need: str, who: str, template: str) -> str:
         return "401"
     if who == "admin" or need == "caller":
         return "in"
+    if need == "metrics" or who == "metrics":
+        return "in" if need == who else "403"
     if need == "admin":
         return "403"
     if who in ("stranger", "daemon-of-sibling"):

@@ -66,6 +66,9 @@ class Gate:
         try:
             caller, access = await self._check(scope, found)
         except ApiError as exc:
+            metrics = getattr(self.state, "metrics", None)
+            if metrics is not None:
+                metrics.token_refused(exc.status, exc.detail)
             await self._refuse(scope, receive, send, exc)
             return
         state = scope.setdefault("state", {})

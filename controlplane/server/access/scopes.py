@@ -12,6 +12,8 @@ A token has a *scope* (the ``tokens.scope`` column):
     by a launch): the worker routes of its own namespace only, and there only for
     its own provider (and, for an instance's token, its own instance: see
     :func:`worker_allowed`).
+``metrics``
+    a monitoring system's token: ``GET /metrics`` (and ``whoami``), nothing else.
 
 Each route declares one :data:`Need` in :data:`ROUTES`, keyed by method and path
 template; :class:`~.gate.Gate` checks it for every request before a byte of the
@@ -29,13 +31,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-Need = Literal["public", "caller", "worker", "read", "write", "admin"]
+Need = Literal["public", "caller", "worker", "read", "write", "admin", "metrics"]
 """``public``: no token. ``caller``: any valid token (``whoami``). ``worker``: a
 daemon token of the namespace, or the namespace's own token, or admin. ``read``:
 the namespace's token, an org sibling's, or admin. ``write``: the namespace's own
-token, or admin. ``admin``: admin only."""
+token, or admin. ``admin``: admin only. ``metrics``: a metrics token, or admin."""
 
-NEEDS: tuple[Need, ...] = ("public", "caller", "worker", "read", "write", "admin")
+NEEDS: tuple[Need, ...] = ("public", "caller", "worker", "read", "write", "admin", "metrics")
 
 NS = "/api/namespaces/{ns}"
 
@@ -46,6 +48,8 @@ ROUTES: dict[tuple[str, str], Need] = {
     ("GET", "/openapi.json"): "public",
     ("GET", "/docs"): "public",
     ("GET", "/docs/assets/{asset}"): "public",  # the docs page's own script and style
+    # the server's metrics, every namespace's counts in one document
+    ("GET", "/metrics"): "metrics",
     # who am I, namespaces, tokens
     ("GET", "/api/whoami"): "caller",
     ("GET", "/api/namespaces"): "read",
@@ -241,7 +245,7 @@ def match(method: str, path: str, rules: Sequence[Rule] | None = None) -> Match:
 # -- what a token of each scope may do ------------------------------------------
 
 
-SCOPES = ("admin", "namespace", "daemon")
+SCOPES = ("admin", "namespace", "daemon", "metrics")
 
 
 def refusal(
@@ -262,6 +266,10 @@ def refusal(
         return "this needs an admin token"
     if need == "caller":
         return None
+    if need == "metrics":
+        return None if scope == "metrics" else "this needs an admin token or a metrics token"
+    if scope == "metrics":
+        return "a metrics token may only read /metrics"
     if scope == "daemon":
         if need == "worker" and own:
             return None

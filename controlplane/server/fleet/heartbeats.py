@@ -91,6 +91,7 @@ class Heartbeats:
         self._inflight: tuple[dict[str, datetime], dict[str, datetime]] = ({}, {})
         self._task: asyncio.Task[None] | None = None
         self.flushes = 0
+        self.beats = 0  # heartbeats recorded (not polls): lakeshore_heartbeats_received_total
 
     @property
     def running(self) -> bool:
@@ -133,6 +134,10 @@ class Heartbeats:
     def holding(self, worker_id: str) -> bool:
         return worker_id in self._held
 
+    def polls_held(self) -> int:
+        """Long-polls held open here now (read when /metrics is scraped)."""
+        return int(sum(held[0] for held in list(self._held.values())))
+
     def _refresh_held(self) -> None:
         """Beat every worker whose poll has been held ``refresh_seconds`` since its
         last beat (as its heartbeat would have)."""
@@ -163,6 +168,8 @@ class Heartbeats:
         self._seen[worker_id] = now
         if polled:
             self._polled[worker_id] = now
+        else:
+            self.beats += 1
         held = self._held.get(worker_id)
         if held is not None:
             held[1] = time.monotonic()

@@ -1,0 +1,209 @@
+"""``GET /metrics`` on a real ``lakeshore serve`` (each backend): refused without a
+token and for namespace and daemon tokens, answered for an admin token and a
+``metrics`` token (which opens nothing else), and served without a token on the
+probe port; after a heartbeat, a long-poll and a few requests the expected series
+are there, and no label value is an id or a raw path."""
+
+from __future__ import annotations
+
+import re
+import threading
+import urllib.error
+import urllib.request
+import uuid
+from typing import Any
+
+import pytest
+from dreamlake.controlplane.client import Client
+from dreamlake.controlplane.server.access import scopes
+from dreamlake.controlplane.server.metrics.registry import REFUSAL_REASONS, refusal_reason
+from lakeshore_fixtures import ServerProc, free_port, wait_until
+from prometheus_client.parser import text_string_to_metric_families
+
+Samples = list[tuple[str, dict[str, str], float]]
+
+
+def _get(url: str, token: str | None = None) -> tuple[int, str, str]:
+    req = urllib.request.Request(url)
+    if token is not None:
+        req.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, r.headers.get("Content-Type", ""), r.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, err.headers.get("Content-Type", ""), err.read().decode()
+
+
+def _scrape(server: ServerProc, token: str | None = None) -> Samples:
+    status, kind, text = _get(server.url + "/metrics", token or server.admin_token)
+    assert status == 200, text
+    assert kind.startswith("text/plain")
+    return [
+        (s.name, dict(s.labels), s.value)
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    ]
+
+
+def _value(samples: Samples, name: str, **labels: str) -> float | None:
+    for n, got, value in samples:
+        if n == name and all(got.get(k) == v for k, v in labels.items()):
+            return value
+    return None
+
+
+@pytest.fixture(scope="module")
+def ns(server: ServerProc) -> tuple[str, str]:
+    """A namespace of this module's own and its token."""
+    name = "metrics-" + uuid.uuid4().hex[:6]
+    server.admin.create_namespace(name)
+    return name, server.admin.create_token(name)
+
+
+def test_metrics_needs_an_admin_or_a_metrics_token(server: ServerProc, ns: tuple[str, str]) -> None:
+    name, token = ns
+    status, kind, body = _get(server.url + "/metrics")
+    assert status == 401 and "lakeshore_" not in body
+    assert _get(server.url + "/metrics", "not-a-token")[0] == 401
+    assert _get(server.url + "/metrics", token)[0] == 403
+    daemon = server.admin.create_token(name, scope="daemon", provider="box")
+    assert _get(server.url + "/metrics", daemon)[0] == 403
+    assert _get(server.url + "/metrics", server.admin_token)[0] == 200
+
+    metrics = server.admin.create_token(name, label="prometheus", scope="metrics")
+    status, kind, body = _get(server.url + "/metrics", metrics)
+    assert status == 200 and kind.startswith("text/plain; version=")
+    assert "# TYPE lakeshore_http_request_duration_seconds histogram" in body
+    # a metrics token opens nothing else
+    assert _get(server.url + "/api/namespaces", metrics)[0] == 403
+    assert _get(server.url + f"/api/namespaces/{name}/providers", metrics)[0] == 403
+    assert _get(server.url + "/api/whoami", metrics)[0] == 200
+
+
+def test_refusals_are_counted_by_reason(server: ServerProc) -> None:
+    before = _scrape(server)
+    _get(server.url + "/api/namespaces")
+    _get(server.url + "/api/namespaces", "no-such-token")
+    after = _scrape(server)
+    for reason in ("missing", "unknown"):
+        name = "lakeshore_token_refusals_total"
+        assert (_value(after, name, reason=reason) or 0) >= (
+            _value(before, name, reason=reason) or 0
+        ) + 1
+    assert {r for n, labels, _ in after if n == name for r in [labels["reason"]]} == set(
+        REFUSAL_REASONS
+    )
+
+
+def test_a_heartbeat_a_poll_and_a_request_show(server: ServerProc, ns: tuple[str, str]) -> None:
+    name, token = ns
+    client = Client(server.url, token, namespace=name)
+    before = _scrape(server)
+    worker = client.register("gpu-box", "i-" + uuid.uuid4().hex[:8], host="h1")["workerId"]
+    for _ in range(3):
+        client.heartbeat(worker)
+    client.submit_work("idle-box", "true", queue="batch")
+
+    after = _scrape(server)
+    beats = _value(after, "lakeshore_heartbeats_received_total") or 0
+    assert beats >= (_value(before, "lakeshore_heartbeats_received_total") or 0) + 3
+    assert _value(after, "lakeshore_workers", namespace=name, provider="gpu-box", state="live") == 1
+    assert _value(after, "lakeshore_workers", namespace=name, provider="gpu-box", state="gone") == 0
+    assert _value(after, "lakeshore_queue_depth", namespace=name, queue="batch") == 1
+    age = _value(after, "lakeshore_queue_oldest_age_seconds", namespace=name, queue="batch")
+    assert age is not None and 0 <= age < 60
+    assert _value(after, "lakeshore_work_items", namespace=name, state="queued") == 1
+    route = "/api/namespaces/{ns}/workers"
+    count = _value(
+        after,
+        "lakeshore_http_request_duration_seconds_count",
+        method="POST",
+        route=route,
+        status="2xx",
+    )
+    assert count is not None and count >= 1
+    assert _value(after, "lakeshore_metrics_database_up") == 1
+    assert (_value(after, "lakeshore_event_loop_lag_seconds_count") or 0) >= 1
+
+    # a long-poll held by the hot path shows while it is held
+    held: list[Any] = []
+    poll = threading.Thread(target=lambda: held.append(client.poll_work(worker, wait=4.0)))
+    poll.start()
+    try:
+        assert wait_until(
+            lambda: (_value(_scrape(server), "lakeshore_long_polls_held") or 0) >= 1, 3.0
+        )
+    finally:
+        poll.join(10)
+    assert _value(_scrape(server), "lakeshore_long_polls_held") == 0
+
+
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+HEXISH = re.compile(r"[0-9a-f]{16,}")
+
+
+def test_no_label_value_is_an_id_or_a_raw_path(server: ServerProc, ns: tuple[str, str]) -> None:
+    name, token = ns
+    client = Client(server.url, token, namespace=name)
+    worker = client.register("labels-box", "i-" + uuid.uuid4().hex)["workerId"]
+    client.heartbeat(worker)
+    raw = [
+        f"/api/namespaces/{name}/workers/{worker}",
+        f"/api/namespaces/{name}/work/{uuid.uuid4()}",
+        f"/nowhere/{uuid.uuid4().hex}",
+        f"/api/namespaces/{name}/providers/{uuid.uuid4().hex}",
+    ]
+    for path in raw:
+        _get(server.url + path, token)
+        _get(server.url + path)
+    templates = {t for _, t in scopes.ROUTES} | {"unmatched"}
+    samples = _scrape(server)
+    seen_routes = set()
+    for metric, labels, _ in samples:
+        for key, value in labels.items():
+            assert not UUID.search(value), (metric, key, value)
+            assert not HEXISH.search(value), (metric, key, value)
+            assert worker not in value
+            if key == "route":
+                seen_routes.add(value)
+                assert value in templates, (metric, value)
+            elif key != "le":
+                assert "/" not in value, (metric, key, value)
+    assert "unmatched" in seen_routes
+    assert "/api/namespaces/{ns}/work/{work_id}" in seen_routes
+
+
+def test_the_probe_port_serves_metrics_without_a_token(start_server: Any) -> None:
+    probe = free_port()
+    s = start_server(extra=["--probe-port", str(probe)])
+    status, kind, body = _get(f"http://127.0.0.1:{probe}/metrics")
+    assert status == 200 and kind.startswith("text/plain")
+    assert "lakeshore_heartbeats_received_total" in body
+    assert _get(s.url + "/metrics")[0] == 401  # the main port still asks for a token
+
+
+@pytest.mark.parametrize(
+    ("status", "detail", "reason"),
+    [
+        (401, "missing bearer token (Authorization: Bearer <token>)", "missing"),
+        (401, "unknown or revoked token", "unknown"),
+        (401, "this token has expired; mint a new one", "expired"),
+        (403, "this needs an admin token", "forbidden"),
+        (404, "no namespace named 'x'", "namespace"),
+        (429, "slow down", "other"),
+    ],
+)
+def test_refusal_reasons_are_a_fixed_set(status: int, detail: str, reason: str) -> None:
+    assert refusal_reason(status, detail) == reason
+    assert reason in REFUSAL_REASONS
+
+
+def test_the_metrics_scope() -> None:
+    assert scopes.ROUTES[("GET", "/metrics")] == "metrics"
+    assert scopes.refusal("metrics", scope="metrics", own=True, sibling=False) is None
+    assert scopes.refusal("metrics", scope="admin", own=True, sibling=False) is None
+    for other in ("namespace", "daemon"):
+        assert scopes.refusal("metrics", scope=other, own=True, sibling=False) is not None
+    for need in ("worker", "read", "write", "admin"):
+        assert scopes.refusal(need, scope="metrics", own=True, sibling=False) is not None
+    assert scopes.refusal("caller", scope="metrics", own=True, sibling=False) is None
