@@ -173,6 +173,16 @@ def serve(
             "text): said at start and in /readyz.",
         ),
     ] = False,
+    launch_server_credentials: Annotated[
+        bool,
+        typer.Option(
+            "--launch-server-credentials",
+            help="Let an EC2 or GCE launch with no credentials secret use this server's "
+            "own cloud credentials (its AWS chain, Google's application-default "
+            "credentials), for every namespace (default: LAKESHORE_LAUNCH_SERVER_CREDENTIALS, "
+            "else off: such a launch is refused).",
+        ),
+    ] = False,
 ) -> None:
     """Run the control plane (FastAPI under uvicorn); migrate the database first.
     Off loopback it serves HTTPS: with --tls-cert/--tls-key, else with a certificate
@@ -215,6 +225,7 @@ def serve(
         max_body_bytes=max_body_bytes,
         pool_size=pool_size,
         probe_port=probe_port,
+        launch_server_credentials=True if launch_server_credentials else None,
     )
     from dreamlake.controlplane.server.fleet.serving import prepare
 
@@ -323,6 +334,12 @@ def tokens_create(
         str | None,
         typer.Option(help="With --daemon-for: the daemon's host; replaces its earlier token."),
     ] = None,
+    metrics: Annotated[
+        bool,
+        typer.Option(
+            "--metrics", help="A monitoring system's token: it may only read GET /metrics."
+        ),
+    ] = False,
     server: ServerOpt = None,
     token_file: TokenFileOpt = None,
     data_dir: DataDirOpt = None,
@@ -331,7 +348,14 @@ def tokens_create(
     """Create a bearer token scoped to NAMESPACE; prints the token (shown once)."""
     client = make_client(server, token_file, data_dir)
     scoped: dict[str, str] = {}
-    if daemon_for is not None:
+    if metrics and (daemon_for is not None or host is not None):
+        fail(
+            "--metrics is a token of its own: drop --daemon-for and --host",
+            f"lakeshore tokens create --namespace {namespace} --metrics",
+        )
+    if metrics:
+        scoped = {"scope": "metrics"}
+    elif daemon_for is not None:
         scoped = {"scope": "daemon", "provider": daemon_for, **({"host": host} if host else {})}
     elif host is not None:
         fail("--host goes with --daemon-for PROVIDER")

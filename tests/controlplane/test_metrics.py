@@ -207,3 +207,30 @@ def test_the_metrics_scope() -> None:
     for need in ("worker", "read", "write", "admin"):
         assert scopes.refusal(need, scope="metrics", own=True, sibling=False) is not None
     assert scopes.refusal("caller", scope="metrics", own=True, sibling=False) is None
+
+
+def test_lakeshore_tokens_create_metrics(server: ServerProc, ns: tuple[str, str]) -> None:
+    import subprocess
+
+    from lakeshore_fixtures import clean_env, lakeshore_argv
+
+    name, _ = ns
+    common = ["--server", server.url, "--data-dir", str(server.data_dir)]
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*lakeshore_argv(), "tokens", "create", "--namespace", name, *args, *common],
+            capture_output=True,
+            text=True,
+            env=clean_env(),
+            stdin=subprocess.DEVNULL,
+            timeout=60,
+        )
+
+    out = run("--metrics", "--label", "prometheus")
+    assert out.returncode == 0, out.stderr
+    token = out.stdout.strip()
+    assert _get(server.url + "/metrics", token)[0] == 200
+    assert _get(server.url + f"/api/namespaces/{name}", token)[0] == 403
+    both = run("--metrics", "--daemon-for", "box")
+    assert both.returncode != 0 and "--metrics" in both.stderr
