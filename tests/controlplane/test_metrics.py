@@ -234,3 +234,16 @@ def test_lakeshore_tokens_create_metrics(server: ServerProc, ns: tuple[str, str]
     assert _get(server.url + f"/api/namespaces/{name}", token)[0] == 403
     both = run("--metrics", "--daemon-for", "box")
     assert both.returncode != 0 and "--metrics" in both.stderr
+
+
+def test_the_docs_table_names_every_metric(server: ServerProc) -> None:
+    from pathlib import Path
+
+    doc = Path(__file__).parents[2] / "docs" / "metrics.md"
+    documented = {
+        m.group(1): m.group(2)
+        for m in re.finditer(r"^\| `(lakeshore_[a-z_]+)` \| (\w+) \|", doc.read_text(), re.M)
+    }
+    text = _get(server.url + "/metrics", server.admin_token)[2]
+    exported = dict(re.findall(r"^# TYPE (\S+) (\S+)$", text, re.M))
+    assert documented == exported
