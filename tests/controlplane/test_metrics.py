@@ -247,3 +247,22 @@ def test_the_docs_table_names_every_metric(server: ServerProc) -> None:
     text = _get(server.url + "/metrics", server.admin_token)[2]
     exported = dict(re.findall(r"^# TYPE (\S+) (\S+)$", text, re.M))
     assert documented == exported
+
+
+def test_the_grafana_dashboard_reads_documented_metrics() -> None:
+    import json
+    from pathlib import Path
+
+    docs = Path(__file__).parents[2] / "docs"
+    table = set(
+        re.findall(r"^\| `(lakeshore_[a-z_]+)` \|", (docs / "metrics.md").read_text(), re.M)
+    )
+    dash = json.loads((docs / "grafana-lakeshore.json").read_text())
+    used: set[str] = set()
+    for panel in dash["panels"]:
+        for target in panel["targets"]:
+            for name in re.findall(r"lakeshore_[a-z_]+", target["expr"]):
+                used.add(re.sub(r"_(bucket|count|sum)$", "", name))
+    assert used <= table, used - table
+    assert used == table  # every metric has a panel
+    assert len({p["id"] for p in dash["panels"]}) == len(dash["panels"])
