@@ -123,6 +123,9 @@ def test_a_heartbeat_a_poll_and_a_request_show(server: ServerProc, ns: tuple[str
     )
     assert count is not None and count >= 1
     assert _value(after, "lakeshore_metrics_database_up") == 1
+    size = _value(after, "lakeshore_database_pool_size") or 0
+    in_use = _value(after, "lakeshore_database_pool_connections", state="in_use")
+    assert size >= 1 and in_use is not None and 0 <= in_use <= size
     assert (_value(after, "lakeshore_event_loop_lag_seconds_count") or 0) >= 1
 
     # a long-poll held by the hot path shows while it is held

@@ -64,6 +64,7 @@ class FleetCollector(Collector):
         )
         held.add_metric([], float(hb.polls_held() if hb is not None else 0))
         yield held
+        yield from _pool(getattr(self.app.state, "engine", None))
 
     def _database(self) -> list[Metric]:
         from ...db import utcnow
@@ -80,6 +81,31 @@ class FleetCollector(Collector):
             out += _capacity(session, now)
             out += _launches(session)
         return out
+
+
+def _pool(engine: Any) -> Iterator[Metric]:
+    """The database pool's connections in use and idle (a pool that counts them:
+    SQLAlchemy's QueuePool, which the server's engine uses)."""
+    pool = getattr(engine, "pool", None)
+    checkedout = getattr(pool, "checkedout", None)
+    checkedin = getattr(pool, "checkedin", None)
+    if checkedout is None or checkedin is None:
+        return
+    family = GaugeMetricFamily(
+        f"{PREFIX}_database_pool_connections",
+        "This process's database connections, in use and idle",
+        labels=("state",),
+    )
+    family.add_metric(["in_use"], float(checkedout()))
+    family.add_metric(["idle"], float(checkedin()))
+    yield family
+    size = getattr(pool, "size", None)
+    if size is not None:
+        limit = GaugeMetricFamily(
+            f"{PREFIX}_database_pool_size", "This process's database pool size"
+        )
+        limit.add_metric([], float(size()))
+        yield limit
 
 
 def _workers(session: Any, cutoff: Any) -> Metric:
