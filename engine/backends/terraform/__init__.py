@@ -4,7 +4,8 @@ Modules, one role each: ``runner`` (the one subprocess boundary), ``tfexec``
 (pure argv builders, one per command), ``uijson`` / ``planjson`` (machine output
 readers), ``statefile`` / ``lockinfo`` / ``planfile`` (files on disk),
 ``state`` (``observe_state``), ``diagnostics`` (variable errors → blocking),
-``backend`` (plan / apply).
+``initmark`` (whether ``init`` must run: what it read last time), ``hcltext`` (HCL
+read as text), ``backend`` (plan / apply).
 """
 
 from typing import Any
