@@ -428,3 +428,23 @@ def test_apply_says_when_the_row_was_not_registered(world: World, server: Embedd
         "approval": True,
     }
     assert "kind" not in out  # not an error: the infrastructure exists
+
+
+def test_the_admins_step_is_said_as_one() -> None:
+    """The prose flags the namespace line as an admin's step, not as installing software."""
+    from dreamlake.cli.render import render
+    from dreamlake.engine.contract.result import ProviderLifecycleResult, Shell
+
+    res = ProviderLifecycleResult(
+        status="error",
+        provider="lab",
+        server="http://127.0.0.1:7878",
+        namespace="teama",
+        next_action=Shell(command="lakeshore namespaces add teama", approval=True),
+        error="no namespace",
+        kind="token_mint_failed",
+    )
+    line = render(res).splitlines()[-1]
+    assert line.startswith("next: lakeshore namespaces add teama   # needs a person's yes")
+    assert "an admin's step on the control plane" in line
+    assert "installs software" not in line
