@@ -18,7 +18,7 @@ from typing import Any
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from .registry import PREFIX
+from .names import PREFIX
 
 
 class FleetCollector(Collector):

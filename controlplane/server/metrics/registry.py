@@ -6,7 +6,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-PREFIX = "lakeshore"
+from .names import PREFIX
 
 LATENCY_BUCKETS = (
     0.001,

@@ -1,0 +1,3 @@
+"""The prefix of every metric this server exports (docs/metrics.md)."""
+
+PREFIX = "lakeshore"
