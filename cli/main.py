@@ -156,6 +156,10 @@ def main(argv: list[str] | None = None) -> int:
 
     text_streams()
     args = hoist_verbose(list(sys.argv[1:] if argv is None else argv))
+    from .completion import completion_script
+
+    if (shown := completion_script(args, "dreamlake")) is not None:
+        return shown
     try:
         rv = app(args=args, prog_name="dreamlake", standalone_mode=False)
     except typer.Exit as exc:

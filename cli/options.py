@@ -6,9 +6,11 @@ from typing import Annotated
 
 import typer
 
+from .completion import provider_names
+
 NAME_HELP = "The provider's name (^[a-z0-9][a-z0-9-]*$)."
 
-Name = Annotated[str, typer.Option("-n", "--name", help=NAME_HELP)]
+Name = Annotated[str, typer.Option("-n", "--name", help=NAME_HELP, autocompletion=provider_names)]
 DreamDir = Annotated[
     str | None,
     typer.Option(
@@ -27,10 +29,17 @@ Events = Annotated[
         "(`dreamlake schema --events`); stdout is unchanged.",
     ),
 ]
-NameOpt = Annotated[str | None, typer.Option("-n", "--name", help=NAME_HELP)]
+NameOpt = Annotated[
+    str | None, typer.Option("-n", "--name", help=NAME_HELP, autocompletion=provider_names)
+]
 NameArg = Annotated[
     str | None,
-    typer.Argument(metavar="NAME", help="The provider's name (or use -n).", show_default=False),
+    typer.Argument(
+        metavar="NAME",
+        help="The provider's name (or use -n).",
+        show_default=False,
+        autocompletion=provider_names,
+    ),
 ]
 
 

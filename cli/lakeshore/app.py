@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ..completion import namespaces
 from ..conventions import HELP_OPTIONS, plain_help, version_callback
 from .common import fail
 
@@ -316,7 +317,13 @@ def namespaces_list(
 @tokens_app.command("create")
 def tokens_create(
     namespace: Annotated[
-        str, typer.Option("--namespace", "-N", help="The namespace the token is scoped to.")
+        str,
+        typer.Option(
+            "--namespace",
+            "-N",
+            help="The namespace the token is scoped to.",
+            autocompletion=namespaces,
+        ),
     ],
     label: Annotated[str | None, typer.Option(help="A note stored with the token.")] = None,
     expires_in: Annotated[
@@ -492,6 +499,10 @@ def main() -> None:
 
     text_streams()
     args = sys.argv[1:]
+    from ..completion import completion_script
+
+    if (shown := completion_script(args, "lakeshore")) is not None:
+        sys.exit(shown)
     try:
         refuse_non_utf8(args)  # before any command: a traceback otherwise (argtext.py)
         rv = app(args=args, prog_name="lakeshore", standalone_mode=False)

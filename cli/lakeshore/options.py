@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ..completion import namespaces
 from .common import fail, fail_from
 
 if TYPE_CHECKING:
@@ -54,7 +55,11 @@ DataDirOpt = Annotated[
 NamespaceOpt = Annotated[
     str | None,
     typer.Option(
-        "--namespace", "-N", envvar="LAKESHORE_NAMESPACE", help="Namespace (default: 'default')."
+        "--namespace",
+        "-N",
+        envvar="LAKESHORE_NAMESPACE",
+        help="Namespace (default: 'default').",
+        autocompletion=namespaces,
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from ..completion import namespaces
 from .common import fail, fail_from
 
 if TYPE_CHECKING:
@@ -26,7 +27,11 @@ ServerOpt = Annotated[
 NamespaceOpt = Annotated[
     str | None,
     typer.Option(
-        "--namespace", "-N", envvar="LAKESHORE_NAMESPACE", help="Namespace (default: 'default')."
+        "--namespace",
+        "-N",
+        envvar="LAKESHORE_NAMESPACE",
+        help="Namespace (default: 'default').",
+        autocompletion=namespaces,
     ),
 ]
 TokenFileOpt = Annotated[

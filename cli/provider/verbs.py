@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from ..completion import backends, provider_names, vendors
 from ..groups import provider_app
 from ..invoke import announce, call, emit, progress
 from ..options import NAME_HELP, DreamDir, Events, Json, NameArg, NameOpt, one_name
@@ -16,7 +17,9 @@ from ..options import NAME_HELP, DreamDir, Events, Json, NameArg, NameOpt, one_n
 @provider_app.command("create")
 def create_cmd(
     name_arg: NameArg = None,
-    name: Annotated[str | None, typer.Option("-n", "--name", help=NAME_HELP)] = None,
+    name: Annotated[
+        str | None, typer.Option("-n", "--name", help=NAME_HELP, autocompletion=provider_names)
+    ] = None,
     file: Annotated[
         Path | None,
         typer.Option(
@@ -28,10 +31,12 @@ def create_cmd(
         typer.Option(
             "--provider",
             help="The vendor template: kube, ec2, gce, local, ssh (an existing provider keeps its own).",
+            autocompletion=vendors,
         ),
     ] = None,
     backend: Annotated[
-        str | None, typer.Option("--backend", help="terraform (default) or pulumi.")
+        str | None,
+        typer.Option("--backend", help="terraform (default) or pulumi.", autocompletion=backends),
     ] = None,
     continue_: Annotated[
         bool, typer.Option("--continue", help="The directory is expected: re-scan the decisions.")
