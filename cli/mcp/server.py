@@ -273,13 +273,28 @@ def arguments(tool: VerbTool) -> list[Argument]:
 
 
 def input_schema(tool: VerbTool) -> dict[str, Any]:
+    """The tool's flags as a JSON Schema: a provider's ``name`` carries its pattern;
+    a tool over one provider or every one (``provider_reconcile``) takes exactly one
+    of ``name`` and its ``all: true`` (``oneOf``)."""
+    from dreamlake.engine.world.paths import NAME_RE
+
     args = arguments(tool)
-    return {
+    props = {a.key: a.schema for a in args}
+    if "name" in props and props["name"].get("type") == "string":
+        props["name"] = {**props["name"], "pattern": NAME_RE.pattern}
+    schema: dict[str, Any] = {
         "type": "object",
-        "properties": {a.key: a.schema for a in args},
+        "properties": props,
         "required": [a.key for a in args if a.required],
         "additionalProperties": False,
     }
+    if tool.many_flag is not None and "name" in props:
+        flag = tool.many_flag
+        schema["oneOf"] = [
+            {"required": ["name"]},
+            {"required": [flag], "properties": {flag: {"const": True}}},
+        ]
+    return schema
 
 
 def output_schema(tool: VerbTool | None = None) -> dict[str, Any]:
@@ -562,6 +577,9 @@ def build_server(default_dream_dir: str | None = None) -> Any:
         tool = by_name.get(params.name)
         if tool is None:
             failed = unknown_tool_result(str(params.name), list(by_name), default_dream_dir)
+            return _one_result(types, failed, wire_with_calls(failed, call_table()), [])
+        if (why := target_problem(tool, args)) is not None:  # what oneOf refuses, said plainly
+            failed = usage_result(tool, why, args, default_dream_dir)
             return _one_result(types, failed, wire_with_calls(failed, call_table()), [])
         try:
             jsonschema.validate(instance=args, schema=input_schema(tool))

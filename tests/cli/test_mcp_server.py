@@ -35,6 +35,13 @@ def test_every_tool_has_schemas_from_its_flags() -> None:
         assert "dream_dir" in schema["properties"]
         assert not {"json", "as_json", "events"} & set(schema["properties"])
         assert callable(mcp_server._engine_fn(tool))
+    status = mcp_server.input_schema(mcp_server.TOOLS_BY_NAME["provider_status"])
+    assert status["properties"]["name"]["pattern"] == "^[a-z0-9][a-z0-9-]{0,62}$"
+    reconcile = mcp_server.input_schema(mcp_server.TOOLS_BY_NAME["provider_reconcile"])
+    assert reconcile["oneOf"] == [
+        {"required": ["name"]},
+        {"required": ["all"], "properties": {"all": {"const": True}}},
+    ]
     create = mcp_server.input_schema(mcp_server.TOOLS[0])["properties"]
     assert {"name", "provider", "backend", "continue", "stack", "dream_dir"} == set(create)
     assert create["continue"] == {
