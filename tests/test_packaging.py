@@ -148,3 +148,20 @@ def test_postgres_is_psycopg_3_and_plain_urls_mean_it() -> None:
     for url in ("postgresql://u@h/db", "postgres://u@h/db"):
         assert normalize_url(url) == "postgresql+psycopg://u@h/db"
     assert normalize_url("postgresql+psycopg://u@h/db") == "postgresql+psycopg://u@h/db"
+
+
+def test_readme_reports_every_install() -> None:
+    """README's table has a row per user's install and names every extra in `[all]`;
+    the base install stays within 35 packages."""
+    import re
+
+    text = (REPO / "README.md").read_text()
+    rows = dict(
+        re.findall(r"^\| `(dreamlake(?:\[[a-z-]+\])?)` \| .* \| ([0-9]+) \| [^|]+ \|$", text, re.M)
+    )
+    assert {"dreamlake", "dreamlake[pulumi]", "dreamlake[server]", "dreamlake[all]"} <= set(rows)
+    assert int(rows["dreamlake"]) <= 35
+    _, extras = _extras()
+    all_row = next(line for line in text.splitlines() if line.startswith("| `dreamlake[all]`"))
+    for extra in set(extras) - {"all", "dev"}:
+        assert f"`{extra}`" in all_row, extra
