@@ -40,6 +40,7 @@ from ..world.derive import Derived, Observation
 from ..world.observe import observe, to_result
 from ..world.paths import ProviderPaths, check_name
 from ..world.refusal import SERVE_IN_BACKGROUND, SERVER_INSTALL, server_installed
+from . import connect_failed
 from ._common import error_result, root_for
 from .connect_in_cluster import IN_CLUSTER_VENDORS, in_cluster
 
@@ -133,6 +134,10 @@ def connect(
         return res
     except DreamlakeError as exc:
         vendor = obs.record.vendor if obs.record else None
+        if exc.kind in connect_failed.REMOTE_KINDS and exc.next_action is None:
+            # The same host, unchanged, hangs or drops the connection again.
+            nxt, why = connect_failed.host_failed(ProviderPaths(obs.dir), name, dream_dir, host)
+            exc.message, exc.next_action = f"{exc.message}. {why}", nxt
         res = error_result(
             exc,
             name,
@@ -145,19 +150,14 @@ def connect(
         return res.model_copy(update={"host": extra}) if extra else res
     except (OSError, EOFError) as exc:  # a transfer or connection that broke mid-way
         vendor = obs.record.vendor if obs.record else None
+        nxt, why = connect_failed.host_failed(ProviderPaths(obs.dir), name, dream_dir, host)
         wrapped = RemoteError(
-            f"connect could not finish: {exc or type(exc).__name__}. Re-run it; what was "
-            "installed is kept and the daemon is (re)started.",
+            f"connect could not finish: {exc or type(exc).__name__}. What was installed is "
+            f"kept and the daemon is (re)started by the next connect; {why}",
             kind="remote_io",
+            next_action=nxt,
         )
-        return error_result(
-            wrapped,
-            name,
-            root=root,
-            vendor=vendor,
-            dream_dir=dream_dir,
-            default_next=Run(command=commands.connect(name, dream_dir, host)),
-        )
+        return error_result(wrapped, name, root=root, vendor=vendor, dream_dir=dream_dir)
 
 
 def _connect(
@@ -526,11 +526,16 @@ def _install_and_start(
     time.sleep(START_GRACE)
     if not supervise.running(shell, dk.key, sup, caps):
         tail = supervise.log_tail(shell, spec, sup)
+        # Started again unchanged, it exits again: the host needs repairing first.
+        fix, why = connect_failed.daemon_exited(
+            label, inst.log, local=local, rerun=commands.connect(name, dd)
+        )
         raise DreamlakeError(
             f"the daemon exited right after it was started under {sup} on {label}"
-            + (f":\n{tail}" if tail else f"; see {inst.log}"),
+            + (f":\n{tail}" if tail else f"; see {inst.log}")
+            + f"\n{why}",
             kind="daemon_exited",
-            next_action=Run(command=commands.connect(name, dd)),
+            next_action=fix,
         )
     # ...and under what: while a live claim proves it runs, status reads it here.
     recorded = daemon_host.write(obs.dir, local, where[0], dk.key, where[1], sup) or recorded
