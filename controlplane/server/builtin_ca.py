@@ -6,6 +6,7 @@ certificate of its own.
   :data:`CA_KEY_ROW`; the key encrypted with the secret key, as secrets are, its
   key id beside it). The first replica to start makes it; one that loses the race
   takes the winner's.
+  ``lakeshore keys rotate`` seals it again with the new key (:func:`reseal`).
 * Under ``<data dir>/tls/``: ``ca.crt`` (public: what clients trust, through
   ``LAKESHORE_CA``), ``server.crt`` and ``server.key`` (0600), the certificate this
   replica serves, signed by the CA for the names and addresses it serves, valid
@@ -249,6 +250,28 @@ def _unseal(key_text: str, box: Any) -> Any:
             f"{sealed.get('keyId')}, which this server does not hold"
         ) from None
     return load_pem_private_key(pem.encode(), password=None)
+
+
+def reseal(session: Any, old_box: Any, new_box: Any) -> bool:
+    """In a key rotation's transaction: seal the built-in CA's key with the new
+    secret key (it is a secret like the others). Whether there was one to reseal;
+    a key that does not open with the old box is left as it is."""
+    from ..models import ServerMeta
+    from ..registry.crypto import SecretDecryptError
+
+    row = session.get(ServerMeta, CA_KEY_ROW, with_for_update=True)
+    if row is None:
+        return False
+    sealed = json.loads(row.value)
+    try:
+        pem = old_box.decrypt(
+            sealed["token"], namespace=_AAD[0], name=_AAD[1], key_id=sealed.get("keyId")
+        )
+    except SecretDecryptError:
+        return False
+    token = new_box.encrypt(pem, namespace=_AAD[0], name=_AAD[1])
+    row.value = json.dumps({"keyId": new_box.key_id, "token": token})
+    return True
 
 
 def _current(cert_path: Path, ca_pem: bytes, names: list[str]) -> bool:

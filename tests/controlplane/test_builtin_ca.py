@@ -78,6 +78,20 @@ def test_a_replica_with_another_secret_key_cannot_issue(tmp_path: Path) -> None:
         builtin_ca.ensure(tmp_path / "b", ["lake.example"], sessions, SecretBox(generate_key()))
 
 
+def test_a_key_rotation_seals_the_cas_key_with_the_new_key(tmp_path: Path) -> None:
+    from dreamlake.controlplane.server.access.keys import rotate_key
+
+    sessions = _sessions(tmp_path / "db")
+    old, new = generate_key(), generate_key()
+    made = builtin_ca.ensure(tmp_path / "a", ["lake.example"], sessions, SecretBox(old))
+    rotate_key(sessions.kw["bind"], old, new)
+    # a replica on the new key alone issues from the same CA
+    after = builtin_ca.ensure(tmp_path / "b", ["lake.example"], sessions, SecretBox(new))
+    assert after.fingerprint == made.fingerprint
+    with pytest.raises(builtin_ca.BuiltinCaError):
+        builtin_ca.ensure(tmp_path / "c", ["lake.example"], sessions, SecretBox(old))
+
+
 def test_served_names_cover_the_host_the_extras_and_loopback() -> None:
     import socket
 

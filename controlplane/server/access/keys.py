@@ -231,6 +231,9 @@ def rotate_key(
             row.ciphertext = new_box.encrypt(plain, namespace=ns, name=row.name)
             row.key_id = new_box.key_id
             count += 1
+        from ..builtin_ca import reseal  # the built-in CA's key is sealed as secrets are
+
+        reseal(session, old_box, new_box)
         token = new_box.encrypt(CHECK_TEXT, namespace=_CHECK_NS, name=CHECK_KEY)
         if check is None:
             session.add(ServerMeta(key=CHECK_KEY, value=token))
