@@ -34,7 +34,11 @@ DREAMLAKE = BIN / "dreamlake"
 DRIVEN = {
     "adopt_syntax",
     "bad_record",
+    "bad_value",
+    "daemon_exited",
+    "dir_not_ours",
     "identity_conflict",
+    "invalid_value",
     "token_mint_failed",
     "tfvars_syntax",
     "unknown_decision",
@@ -54,7 +58,6 @@ NOT_DRIVEN = {
     "pulumi": "the pulumi CLI",
     "stack_not_found": "a Pulumi service stack",
     # a host that misbehaves in a way this machine does not
-    "daemon_exited": "a daemon that dies at start",
     "install": "a host whose install fails",
     "no_python": "a host without python3",
     "no_supervisor": "a host without tmux or systemd",
@@ -86,9 +89,6 @@ NOT_DRIVEN = {
     "no_lakeshore": "its next action starts the control plane on the fixed port",
     "dreamrc": "an unreadable .dreamrc (tests/engine/settings)",
     "bad_template": "a broken template on DREAMLAKE_TEMPLATE_PATH",
-    "dir_not_ours": "a provider folder not written by create",
-    "bad_value": "a value set does not parse",
-    "invalid_value": "a value a validation refuses",
     "lakeshore": "the base class of the control plane kinds",
     "error": "the base class",
 }
@@ -273,6 +273,27 @@ def _good_record(w: World) -> None:
     _local(w)
 
 
+def _not_ours(w: World) -> list[str]:
+    """A provider folder something else wrote into: create refuses to write there."""
+    w.provider_dir("lab").mkdir(parents=True)
+    (w.provider_dir("lab") / "notes.txt").write_text("mine\n")
+    return ["dreamlake", "provider", "create", "-n", "lab", "--provider", "local"]
+
+
+def _user_number(w: World) -> list[str]:
+    """A variable of the user's own, declared a number, set to a word."""
+    _local(w)
+    (w.provider_dir("lab") / "terraform" / "extra.tf").write_text(
+        'variable "gpus" {\n  type = number\n}\n'
+    )
+    return ["dreamlake", "provider", "set", "-n", "lab", "gpus=abc"]
+
+
+def _bad_queue(w: World) -> list[str]:
+    _local(w)
+    return ["dreamlake", "provider", "set", "-n", "lab", "worker_name=bad name!"]
+
+
 SCENARIOS: list[Scenario] = [
     ("unknown_provider", lambda w: ["dreamlake", "provider", "plan", "-n", "ghost"], None),
     (
@@ -306,6 +327,9 @@ SCENARIOS: list[Scenario] = [
     ("tfvars_syntax", _broken_tfvars, _good_tfvars),
     ("adopt_syntax", _broken_adopt, _good_adopt),
     ("bad_record", _broken_record, _good_record),
+    ("dir_not_ours", _not_ours, None),
+    ("bad_value", _user_number, None),
+    ("invalid_value", _bad_queue, _good_tfvars),
 ]
 
 
