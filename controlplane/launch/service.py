@@ -189,6 +189,12 @@ def to_order(spec: LaunchSpec, **extra: Any) -> LaunchOrder:
     return LaunchOrder(**base)
 
 
+def server_credentials(state: Any) -> bool:
+    """Whether the operator lets a launch with no credentials secret use the server's
+    own cloud credentials (``Settings.launch_server_credentials``; off by default)."""
+    return bool(getattr(getattr(state, "settings", None), "launch_server_credentials", False))
+
+
 def _identity(session: Session, scope: registry.Scope, provider: str) -> str | None:
     """The provider row's identity (what names its daemons on a host), if it has one."""
     return registry.get_provider_row(session, scope, provider).identity
@@ -230,6 +236,7 @@ def _validate(
                 busy=_busy(
                     session, scope.namespace.id, resolved.provider, how, resolved.dispatch != how
                 ),
+                server_credentials=server_credentials(state),
             )
         )
     except LaunchRejected as exc:
@@ -421,6 +428,7 @@ def launch(
         dispatch=preview["dispatch"],
         busy=_busy(session, ns_id, preview["provider"], preview["dispatch"], hybrid),
         identity=_identity(session, scope, preview["provider"]),
+        server_credentials=server_credentials(state),
     )
     req.state = LAUNCHING  # a retry meanwhile waits instead of launching again
     session.commit()  # and the connection goes back while the cloud works
@@ -561,12 +569,21 @@ def instance_wire(row: Instance, namespace: str) -> dict[str, Any]:
 
 
 def _order_for(
-    session: Session, scope: registry.Scope, box: SecretBox, provider: str, plaintexts: list[str]
+    session: Session,
+    scope: registry.Scope,
+    box: SecretBox,
+    provider: str,
+    plaintexts: list[str],
+    state: Any = None,
 ) -> LaunchOrder:
     resolved = registry.resolve_launch(
         session, scope, box, {"provider": provider}, plaintexts=plaintexts
     )
-    return to_order(resolved, identity=_identity(session, scope, provider))
+    return to_order(
+        resolved,
+        identity=_identity(session, scope, provider),
+        server_credentials=server_credentials(state),
+    )
 
 
 def rows_for(
@@ -600,7 +617,7 @@ def refresh(
     for provider, group in by_provider.items():
         plaintexts: list[str] = []
         try:
-            order = _order_for(session, scope, box, provider, plaintexts)
+            order = _order_for(session, scope, box, provider, plaintexts, state)
             session.commit()  # no connection held while the provider is asked
             live = backend(state, order.launcher).describe(order, [r.instance_id for r in group])
         except Exception as exc:
@@ -687,7 +704,7 @@ def stop_instance(
         return instance_wire(row, scope.namespace.name)
     plaintexts: list[str] = []
     try:
-        order = _order_for(session, scope, box, row.provider_name, plaintexts)
+        order = _order_for(session, scope, box, row.provider_name, plaintexts, state)
         module = backend(state, order.launcher)
         fn = getattr(module, action, None)
         if fn is None:
@@ -756,7 +773,7 @@ def stop_orphan(
         return
     plaintexts: list[str] = []
     try:
-        order = _order_for(session, scope, box, w.provider_name, plaintexts)
+        order = _order_for(session, scope, box, w.provider_name, plaintexts, state)
         session.commit()
         module = backend(state, launcher or order.launcher)
         module.terminate(order, [target])

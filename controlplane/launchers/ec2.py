@@ -3,8 +3,9 @@ its own client token (``<request token>-<i>``: a retried request launches nothin
 twice) and, for ``daemon`` dispatch, its own user-data and token.
 
 Credentials: an ``aws_credentials`` kwarg (an ``aws_keypair`` secret, expanded to
-``{accessKeyId, secretAccessKey}``) or, without one, the server's own AWS credential
-chain. Endpoints: the engine's settings (``AWS_ENDPOINT_URL_EC2``,
+``{accessKeyId, secretAccessKey}``); without one a launch is refused, unless the
+operator lets launches use the server's own AWS credential chain
+(``order.server_credentials``, see own_credentials.py). Endpoints: the engine's settings (``AWS_ENDPOINT_URL_EC2``,
 ``AWS_ENDPOINT_URL``, ``DREAMLAKE_AWS_ENDPOINT_URL``, ``.dreamrc``), as for the
 probes and terraform.
 """
@@ -15,7 +16,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from . import bootstrap
+from . import bootstrap, own_credentials
 from .errors import LaunchRejected
 from .order import LaunchOrder
 
@@ -46,10 +47,14 @@ def available() -> str | None:
     return None
 
 
-def _credentials(kwargs: Mapping[str, Any]) -> dict[str, str]:
-    creds = kwargs.get("aws_credentials")
+def _credentials(order: LaunchOrder) -> dict[str, str]:
+    creds = order.kwargs.get("aws_credentials")
     if creds is None:
-        return {}
+        if order.server_credentials:
+            return {}  # the server's own chain, as its operator allows
+        raise own_credentials.refused(
+            "EC2", "aws_credentials", "an AWS key pair (kind aws_keypair)"
+        )
     if (
         not isinstance(creds, Mapping)
         or not isinstance(creds.get("accessKeyId"), str)
@@ -82,7 +87,7 @@ def client(order: LaunchOrder) -> Any:
     region = order.kwargs.get("region")
     if not isinstance(region, str) or not region:
         raise LaunchRejected("an EC2 provider needs a region kwarg")
-    creds = _credentials(order.kwargs)
+    creds = _credentials(order)
     with _LOCK:
         if not _SESSION:
             import boto3
@@ -192,7 +197,7 @@ def validate(order: LaunchOrder) -> None:
     region = order.kwargs.get("region")
     if not isinstance(region, str) or not region:
         raise LaunchRejected("an EC2 provider needs a region kwarg")
-    _credentials(order.kwargs)
+    _credentials(order)
     _image(order.kwargs)
 
 

@@ -5,8 +5,9 @@ id, so a retried launch creates nothing twice), the lakeshore labels, and for
 ``daemon`` dispatch a ``startup-script`` that fetches and starts the daemon.
 
 Credentials: ``credentials`` is a service-account key (a JSON secret: a mapping or
-its text) or an OAuth access token (any other string); without it, the server's
-application-default credentials. ``LAKESHORE_GCE_ENDPOINT`` points the client at
+its text) or an OAuth access token (any other string); without it a launch is
+refused, unless the operator lets launches use the server's application-default
+credentials (``order.server_credentials``, see own_credentials.py). ``LAKESHORE_GCE_ENDPOINT`` points the client at
 another API endpoint (a private one, or a test double on 127.0.0.1).
 """
 
@@ -19,7 +20,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from . import bootstrap
+from . import bootstrap, own_credentials
 from .errors import LaunchRejected
 from .labels import label_value, labels
 from .order import LaunchOrder
@@ -39,10 +40,14 @@ def available() -> str | None:
     return None
 
 
-def credentials(kwargs: Mapping[str, Any]) -> Any:
-    raw = kwargs.get("credentials")
+def credentials(order: LaunchOrder) -> Any:
+    raw = order.kwargs.get("credentials")
     if raw is None:
-        return None
+        if order.server_credentials:
+            return None  # application-default credentials, as the operator allows
+        raise own_credentials.refused(
+            "GCE", "credentials", "a service-account key (JSON) or an access token"
+        )
     info: Any = raw
     if isinstance(raw, str) and raw.lstrip().startswith("{"):
         try:
@@ -76,7 +81,7 @@ def client(order: LaunchOrder) -> Any:
     endpoint = os.environ.get(ENDPOINT_ENV)
     opts = ClientOptions(api_endpoint=endpoint) if endpoint else None
     return compute_v1.InstancesClient(
-        credentials=credentials(order.kwargs), client_options=opts, transport="rest"
+        credentials=credentials(order), client_options=opts, transport="rest"
     )
 
 
@@ -142,7 +147,7 @@ def _call(fn: Any, **params: Any) -> Any:
 def validate(order: LaunchOrder) -> None:
     """Offline: project, zone and usable credentials."""
     _where(order)
-    credentials(order.kwargs)
+    credentials(order)
 
 
 def launch(order: LaunchOrder) -> dict[str, Any]:

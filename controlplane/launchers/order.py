@@ -31,6 +31,9 @@ class LaunchOrder(LaunchSpec):
     bootstrap: Bootstrap | None = field(default=None, repr=False)
     identity: str | None = None
     """The provider row's identity (the lifecycle provider's ``prv-…`` id), if any."""
+    server_credentials: bool = False
+    """The operator lets a launch with no credentials secret use the server's own cloud
+    credentials (``lakeshore serve --launch-server-credentials``)."""
 
     def short_token(self, n: int = 12) -> str:
         """The client token cut to a name-safe stem (for instance, pod and job names)."""

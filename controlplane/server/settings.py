@@ -96,6 +96,10 @@ class Settings:
     # held polls takes the event loop seconds: a server with such a fleet wants more,
     # but uvicorn waits the whole grace for any request still in flight.
     shutdown_grace_seconds: float = DEFAULT_SHUTDOWN_GRACE_SECONDS
+    # An EC2 or GCE launch with no credentials secret may use the server's own cloud
+    # credentials (its AWS chain, Google's application-default credentials): the
+    # operator's opt-in, off by default, as any namespace could then launch on them.
+    launch_server_credentials: bool = False
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
@@ -130,6 +134,10 @@ class Settings:
                 values[key] = cast(os.environ[env].strip())
         if "unscoped_listings" not in values:
             values["unscoped_listings"] = _env_bool("LAKESHORE_UNSCOPED_LISTINGS")
+        if "launch_server_credentials" not in values:
+            own = _env_bool("LAKESHORE_LAUNCH_SERVER_CREDENTIALS")
+            if own is not None:
+                values["launch_server_credentials"] = own
         if "data_dir" in values:
             values["data_dir"] = Path(str(values["data_dir"])).expanduser()
         return cls(**values)  # type: ignore[arg-type]

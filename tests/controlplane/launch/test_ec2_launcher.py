@@ -155,12 +155,13 @@ def test_launch_list_retry_terminate(
 def test_server_credential_chain_and_direct_dispatch(
     aws_api: str, app_client: tuple[Any, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Without aws_credentials the server's own chain is used; direct dispatch sends no
-    user-data and mints no token."""
+    """Without aws_credentials, on a server whose operator allows it, the server's own
+    chain is used; direct dispatch sends no user-data and mints no token."""
     monkeypatch.setenv("AWS_ENDPOINT_URL_EC2", aws_api)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "server-chain")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "server-chain")
-    client, _ = app_client
+    client, app = app_client
+    app.state.settings.launch_server_credentials = True
     ok(
         client.post(
             P + "/providers",
@@ -200,7 +201,10 @@ def test_a_wrong_secret_is_a_4xx_without_plaintext(
     assert r.status_code == 422 and "aws_keypair" in r.json()["detail"]
     assert plain not in r.text and plain not in caplog.text
     # and an image the API does not have is the caller's problem, not a 5xx
-    ok(client.patch(P + "/providers/bad", json={"kwargs": {"region": "us-east-1"}}))
+    pair = {"name": "aws", "kind": "aws_keypair", "value": f"{AWS_ID}:{AWS_SECRET}"}
+    ok(client.post(P + "/secrets", json=pair), 201)
+    kwargs = {"region": "us-east-1", "aws_credentials": {"$secret": "aws"}}
+    ok(client.patch(P + "/providers/bad", json={"kwargs": kwargs}))
     r = client.post(P + "/launch", json={"provider": "bad", "runConfig": {"image_id": ""}})
     assert r.status_code == 422 and "image_id" in r.json()["detail"]
     assert ok(client.get(P + "/instances"))["instances"] == []

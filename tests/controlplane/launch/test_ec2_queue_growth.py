@@ -60,7 +60,7 @@ def test_queue_grows_stops_and_resumes_ec2_workers(
     monkeypatch.setenv("AWS_ENDPOINT_URL", aws_api)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "server-chain")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "server-chain")
-    srv = start_server()
+    srv = start_server(extra=["--launch-server-credentials"])  # the test AWS chain
     api = srv.admin
     api.request(
         "POST",

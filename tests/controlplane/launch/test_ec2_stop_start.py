@@ -36,7 +36,10 @@ def test_ec2_worker_survives_stop_and_start(
     monkeypatch.setenv("AWS_ENDPOINT_URL", aws_api)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "server-chain")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "server-chain")
-    srv = start_server(live_seconds=LIVE, env={"LAKESHORE_QUEUE_TICK": "0.5"})
+    srv = start_server(  # the server's own (test) AWS chain, as its operator allows
+        live_seconds=LIVE,
+        env={"LAKESHORE_QUEUE_TICK": "0.5", "LAKESHORE_LAUNCH_SERVER_CREDENTIALS": "1"},
+    )
     api = srv.admin
     kwargs = {"region": "us-east-1", "image_id": AMI}
     api.request("POST", P + "/providers", {"name": "aws", "launcher": "EC2", "kwargs": kwargs})
