@@ -472,3 +472,68 @@ def test_the_admins_step_is_said_as_one() -> None:
     assert line.startswith("next: lakeshore namespaces add teama   # needs a person's yes")
     assert "an admin's step on the control plane" in line
     assert "installs software" not in line
+
+
+# -- a daemon that exits at start: real tmux, on this machine (the local vendor) ------
+
+_BROKEN_PYTHON = """#!/bin/sh
+# A python3 that answers the probes (its version, the import check) but cannot run
+# the daemon itself.
+case "$1" in -c) case "$2" in *sys.executable*) echo "$0 {version}"; exit 0;; esac;; esac
+if [ "$1" = "-I" ] && [ "$2" = "-c" ]; then exec {real} "$@"; fi
+echo "this python3 cannot run the daemon" >&2
+exit 1
+"""
+
+
+def test_a_daemon_that_exits_at_start_names_the_hosts_repair(
+    world: World, server: EmbeddedServer
+) -> None:
+    """connect starts the daemon under tmux and it exits at once: the next action is
+    its log on the host, flagged for a person (the repair is theirs), not connect
+    again. The person reads it and repairs the python; the same connect then starts
+    a daemon that runs."""
+    import shutil
+
+    from daemon_keys import daemon_key
+    from dreamlake.engine.backends.terraform.binaries import available
+
+    tmux = shutil.which("tmux")
+    if tmux is None or not available():
+        pytest.skip("needs tmux and a terraform binary")
+    _in_namespace(world, server, "default")
+    world.env["TF_CLI_CONFIG_FILE"] = os.devnull
+    bin_dir = world.project / "host-bin"
+    bin_dir.mkdir()
+    python3 = bin_dir / "python3"
+    version = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    python3.write_text(_BROKEN_PYTHON.format(version=version, real=shlex.quote(sys.executable)))
+    python3.chmod(0o755)
+    world.env["PATH"] = f"{bin_dir}{os.pathsep}{world.env.get('PATH', '')}"
+    _local(world)
+    _good_tfvars(world)
+    assert world.dl("plan", "-n", "lab")[1]["status"] == "ready"
+    assert world.dl("apply", "-n", "lab", "--yes")[1]["status"] == "applied"
+    argv = ["dreamlake", "provider", "connect", "-n", "lab"]
+    key = daemon_key(world.project, "lab")
+    try:
+        _, out = world.run(argv)
+        assert isinstance(out, dict) and (out["status"], out["kind"]) == (
+            "error",
+            "daemon_exited",
+        ), out
+        nxt = out["nextAction"]
+        assert nxt["kind"] == "shell" and nxt["approval"] is True, nxt
+        assert nxt["command"].startswith("tail -n ") and not nxt.get("host"), nxt
+        assert "a person's step" in out["error"]
+        # The person reads the log (here, on this machine) and repairs what it says.
+        log = subprocess.run(
+            nxt["command"], shell=True, env=world.env, capture_output=True, text=True, check=False
+        )
+        assert "this python3 cannot run the daemon" in log.stdout, log
+        python3.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} "$@"\n')
+        _, after = world.run(argv)
+        assert not _is_same_failure(out, after), after
+        assert after["status"] in ("connected", "connecting"), after
+    finally:
+        subprocess.run([tmux, "kill-session", "-t", f"=nymph-{key}"], check=False)
