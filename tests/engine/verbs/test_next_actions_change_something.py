@@ -39,6 +39,7 @@ DRIVEN = {
     "dir_not_ours",
     "identity_conflict",
     "invalid_value",
+    "remote_io",
     "token_mint_failed",
     "tfvars_syntax",
     "unknown_decision",
@@ -62,7 +63,6 @@ NOT_DRIVEN = {
     "no_python": "a host without python3",
     "no_supervisor": "a host without tmux or systemd",
     "remote_command": "a host command that fails",
-    "remote_io": "a connection cut mid-transfer",
     "remote_timeout": "a host that hangs",
     "ssh": "the base class of the remote kinds",
     "ssh_auth": "an sshd refusing the key (tests/e2e/test_connect_ssh.py)",
@@ -537,3 +537,34 @@ def test_a_daemon_that_exits_at_start_names_the_hosts_repair(
         assert after["status"] in ("connected", "connecting"), after
     finally:
         subprocess.run([tmux, "kill-session", "-t", f"=nymph-{key}"], check=False)
+
+
+def test_a_transfer_that_breaks_does_not_answer_connect_again(
+    world: World, server: EmbeddedServer
+) -> None:
+    """The daemon's zipapp cannot land on the host (a folder stands where it goes):
+    the transfer breaks part-way (``remote_io``), and the next action is not the
+    connect that just failed."""
+    from daemon_keys import daemon_key
+    from dreamlake.engine.backends.terraform.binaries import available
+    from dreamlake.engine.daemon.install import APP_NAME
+
+    if not available():
+        pytest.skip("needs a terraform binary")
+    _in_namespace(world, server, "default")
+    world.env["TF_CLI_CONFIG_FILE"] = os.devnull
+    _local(world)
+    _good_tfvars(world)
+    assert world.dl("plan", "-n", "lab")[1]["status"] == "ready"
+    assert world.dl("apply", "-n", "lab", "--yes")[1]["status"] == "applied"
+    home = world.project / "host-home"
+    (home / ".dreamlake" / "nymph" / daemon_key(world.project, "lab") / APP_NAME).mkdir(
+        parents=True
+    )
+    world.env["HOME"] = str(home)
+    argv = ["dreamlake", "provider", "connect", "-n", "lab"]
+    _, out = world.run(argv)
+    assert isinstance(out, dict) and (out["status"], out["kind"]) == ("error", "remote_io"), out
+    assert "answers and is not overloaded" in out["error"]
+    after = follow_once(world, argv, out, None)
+    assert not _is_same_failure(out, after), after
