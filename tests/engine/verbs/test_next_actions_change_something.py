@@ -40,6 +40,7 @@ DRIVEN = {
     "identity_conflict",
     "invalid_value",
     "remote_io",
+    "remote_timeout",
     "token_mint_failed",
     "tfvars_syntax",
     "unknown_decision",
@@ -63,7 +64,6 @@ NOT_DRIVEN = {
     "no_python": "a host without python3",
     "no_supervisor": "a host without tmux or systemd",
     "remote_command": "a host command that fails",
-    "remote_timeout": "a host that hangs",
     "ssh": "the base class of the remote kinds",
     "ssh_auth": "an sshd refusing the key (tests/e2e/test_connect_ssh.py)",
     "ssh_host_key": "a changed host key",
@@ -565,6 +565,44 @@ def test_a_transfer_that_breaks_does_not_answer_connect_again(
     argv = ["dreamlake", "provider", "connect", "-n", "lab"]
     _, out = world.run(argv)
     assert isinstance(out, dict) and (out["status"], out["kind"]) == ("error", "remote_io"), out
+    assert "answers and is not overloaded" in out["error"]
+    after = follow_once(world, argv, out, None)
+    assert not _is_same_failure(out, after), after
+
+
+_HANGING_TMUX = """#!/bin/sh
+# A tmux whose new-session hangs (a host under load); anything else finds nothing.
+case " $* " in *" new-session "*) exec sleep 35;; esac
+exit 1
+"""
+
+
+def test_a_host_that_hangs_does_not_answer_connect_again(
+    world: World, server: EmbeddedServer
+) -> None:
+    """Starting the daemon hangs past connect's bound (``remote_timeout``): the next
+    action is not the connect that just timed out."""
+    from dreamlake.engine.backends.terraform.binaries import available
+
+    if not available():
+        pytest.skip("needs a terraform binary")
+    _in_namespace(world, server, "default")
+    world.env["TF_CLI_CONFIG_FILE"] = os.devnull
+    _local(world)
+    _good_tfvars(world)
+    assert world.dl("plan", "-n", "lab")[1]["status"] == "ready"
+    assert world.dl("apply", "-n", "lab", "--yes")[1]["status"] == "applied"
+    bin_dir = world.project / "host-bin"
+    bin_dir.mkdir()
+    (bin_dir / "tmux").write_text(_HANGING_TMUX)
+    (bin_dir / "tmux").chmod(0o755)
+    world.env["PATH"] = f"{bin_dir}{os.pathsep}{world.env.get('PATH', '')}"
+    argv = ["dreamlake", "provider", "connect", "-n", "lab"]
+    _, out = world.run(argv)
+    assert isinstance(out, dict) and (out["status"], out["kind"]) == (
+        "error",
+        "remote_timeout",
+    ), out
     assert "answers and is not overloaded" in out["error"]
     after = follow_once(world, argv, out, None)
     assert not _is_same_failure(out, after), after
