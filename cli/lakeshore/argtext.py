@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
+from dreamlake.controlplane.text import encodable
+
 PATH_OPTIONS = ("--write",)
 """Options whose value is a path, besides every ``--*-file`` and ``--*-dir``."""
 
@@ -20,14 +22,6 @@ PATH_OPTIONS = ("--write",)
 def _is_path_option(arg: str) -> bool:
     name = arg.split("=", 1)[0]
     return name.startswith("--") and (name.endswith(("-file", "-dir")) or name in PATH_OPTIONS)
-
-
-def _utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def shown(text: str) -> str:
@@ -46,12 +40,12 @@ def first_non_utf8(argv: Sequence[str], env: Mapping[str, str]) -> str | None:
         if _is_path_option(arg):
             after_path_option = "=" not in arg
             continue
-        if not _utf8(arg):
+        if not encodable(arg):
             return f"argument {i} ('{shown(arg)}') is not UTF-8 text"
     for name, value in sorted(env.items()):
         if not name.startswith("LAKESHORE_") or name.endswith(("_FILE", "_DIR")):
             continue
-        if not _utf8(value):
+        if not encodable(value):
             return f"{name} ('{shown(value)}') is not UTF-8 text"
     return None
 
