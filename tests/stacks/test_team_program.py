@@ -167,10 +167,14 @@ def test_physical_names_never_collide(stack: dict[str, Any]) -> None:
     ):
         found = names(typ, prop)
         assert len(found) == len(set(found)), (typ, found)
-    assert sorted(names("aws:eks/cluster:Cluster")) == ["batch", "research"]
-    assert sorted(names("aws:iam/role:Role")) == [
-        "batch-cluster", "batch-node", "research-cluster", "research-node",
-    ]  # fmt: skip
+    # a cluster is named after its component and the stack; IAM roles are auto-named
+    # (the logical name and a suffix), so one program as two stacks never clashes
+    assert sorted(names("aws:eks/cluster:Cluster")) == ["batch-prod", "research-prod"]
+    roles = sorted(names("aws:iam/role:Role"))
+    for role, logical in zip(
+        roles, ("batch-cluster-", "batch-node-", "research-cluster-", "research-node-"), strict=True
+    ):
+        assert role.startswith(logical) and len(role) > len(logical)
     # Name tags follow the component too
     tags = [
         r["inputs"]["tags"]["Name"]
@@ -251,7 +255,7 @@ def test_every_output_of_every_component(stack: dict[str, Any]) -> None:
         assert vm["worker_user"] is None
     for name in ("batch", "research"):
         c = out[name]
-        assert c["cluster_name"] == name and c["node_group"] == f"{name}-gpu"
+        assert c["cluster_name"] == f"{name}-prod" and c["node_group"] == f"{name}-prod-gpu"
         assert c["cluster_endpoint"] == "https://" + c["worker_host"]
         assert c["region"] in c["worker_host"] and c["cluster_ca_data"] == "Q0EtREFUQQ=="
     assert out["batch"]["vpc_id"] == "team-id"
@@ -275,7 +279,7 @@ def test_the_kubeconfig_names_the_region_of_the_provider_used(stack: dict[str, A
         [prov] = of_type(children(stack, name), "pulumi:providers:kubernetes")
         kubeconfig = json.loads(prov["inputs"]["kubeconfig"])
         args = kubeconfig["users"][0]["user"]["exec"]["args"]
-        assert args[-2:] == ["--region", region] and args[3] == name
+        assert args[-2:] == ["--region", region] and args[3] == f"{name}-prod"
 
 
 ASKED = """
