@@ -133,6 +133,11 @@ def test_connect_without_a_control_plane_installs_the_server_first(tmp_path: Pat
         "dreamlake", "provider", "create", "-n", "lab", "--provider", "ssh", *args, cwd=tmp_path
     )
     assert create.returncode == 0, create.stderr
+    # the queues an ssh host serves are the user's decision: set, so connect goes on
+    chosen = _run(
+        "dreamlake", "provider", "set", "-n", "lab", "queues=default", *args, cwd=tmp_path
+    )
+    assert chosen.returncode == 0, chosen.stderr
     out = _run(
         "dreamlake", "provider", "connect", "-n", "lab", "--host", "127.0.0.1", *args, cwd=tmp_path
     )
