@@ -20,7 +20,8 @@ def test_launch_list_terminate_from_the_cli(
     monkeypatch.setenv("AWS_ENDPOINT_URL", aws_api)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "server-chain")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "server-chain")
-    srv = start_server()
+    # the server's own credential chain is lent only when its operator says so
+    srv = start_server(env={"LAKESHORE_LAUNCH_SERVER_CREDENTIALS": "1"})
     conn = ["--server", srv.url, "--token-file", str(srv.data_dir / "admin.token")]
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
