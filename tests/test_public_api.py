@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from dreamlake.stacks import VENDORS
+from wheelbuild import build_wheel
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -137,26 +138,7 @@ wrong: int = status("lab", dream_dir="/nonexistent")
 
 
 def _install_wheel(tmp_path: Path) -> Path:
-    wheels = tmp_path / "wheels"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "-q",
-            "-w",
-            str(wheels),
-            str(REPO),
-        ],
-        check=True,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        timeout=300,
-    )
-    (wheel,) = wheels.glob("dreamlake-*.whl")
+    wheel = build_wheel(tmp_path / "wheels")
     site = tmp_path / "site"
     subprocess.run(
         [
