@@ -126,7 +126,11 @@ def test_a_heartbeat_a_poll_and_a_request_show(server: ServerProc, ns: tuple[str
     size = _value(after, "lakeshore_database_pool_size") or 0
     in_use = _value(after, "lakeshore_database_pool_connections", state="in_use")
     assert size >= 1 and in_use is not None and 0 <= in_use <= size
-    assert (_value(after, "lakeshore_event_loop_lag_seconds_count") or 0) >= 1
+    # the lag probe samples every half second from the server's start: wait for one
+    assert wait_until(
+        lambda: (_value(_scrape(server), "lakeshore_event_loop_lag_seconds_count") or 0) >= 1,
+        timeout=15,
+    )
 
     # a long-poll held by the hot path shows while it is held
     held: list[Any] = []

@@ -53,6 +53,7 @@ def test_asdict_and_replace_work_on_a_record() -> None:
         "namespace": "ns",
         "token": "t",
         "source": "env",
+        "ca": None,
     }
     moved = dataclasses.replace(cp, namespace="other")
     assert moved.namespace == "other" and cp.namespace == "ns"
