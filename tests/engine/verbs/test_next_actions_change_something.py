@@ -17,6 +17,7 @@ import os
 import shlex
 import subprocess
 import sys
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -384,6 +385,15 @@ def _in_namespace(w: World, server: EmbeddedServer, namespace: str) -> None:
     w.server = server
 
 
+def _own_namespace(w: World, server: EmbeddedServer) -> None:
+    """A namespace of the test's own: a provider's name is taken in a namespace by the
+    first project that claims it, and every test here names its provider ``lab``."""
+    ns = f"own-{uuid.uuid4().hex[:8]}"
+    _in_namespace(w, server, ns)
+    rc, _ = w.run(["lakeshore", "namespaces", "add", ns, "--server", server.url])
+    assert rc == 0
+
+
 def test_a_namespace_that_does_not_exist_is_an_admins_step(
     world: World, server: EmbeddedServer
 ) -> None:
@@ -551,7 +561,7 @@ def test_a_transfer_that_breaks_does_not_answer_connect_again(
 
     if not available():
         pytest.skip("needs a terraform binary")
-    _in_namespace(world, server, "default")
+    _own_namespace(world, server)
     world.env["TF_CLI_CONFIG_FILE"] = os.devnull
     _local(world)
     _good_tfvars(world)
@@ -586,7 +596,7 @@ def test_a_host_that_hangs_does_not_answer_connect_again(
 
     if not available():
         pytest.skip("needs a terraform binary")
-    _in_namespace(world, server, "default")
+    _own_namespace(world, server)
     world.env["TF_CLI_CONFIG_FILE"] = os.devnull
     _local(world)
     _good_tfvars(world)
