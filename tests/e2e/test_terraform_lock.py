@@ -85,8 +85,9 @@ def test_held_then_interrupted_then_applied(tf: str, project: Path) -> None:
         assert "an apply is in progress:" not in prose, prose  # said once, not twice
         assert (
             "--yes --dream-dir " + str(project) + "   # re-run; terraform resumes; needs a "
-            "person's yes: it creates or changes infrastructure, which spends money"
-        ) in prose
+            "person's yes: applying records this machine's settings (no cloud resource, "
+            "nothing is billed)"
+        ) in prose  # the local vendor's own words for its apply (TEMPLATE.json)
         waits = plan("lab", dream_dir=str(project))
         # one answer whoever asks: the apply in flight is the command to re-run
         assert waits.status == "applying" and waits.next_action == again
