@@ -13,6 +13,7 @@ import pytest
 
 mcp = pytest.importorskip("mcp", reason="needs the MCP SDK (pip install 'dreamlake[mcp]')")
 
+from dreamlake.cli.mcp import calls as mcp_calls  # noqa: E402
 from dreamlake.cli.mcp import server as mcp_server  # noqa: E402
 from dreamlake.cli.mcp.next_action import call_for, with_calls_schema  # noqa: E402
 from dreamlake.engine.contract.result import (  # noqa: E402
@@ -34,7 +35,7 @@ def test_every_tool_has_schemas_from_its_flags() -> None:
         assert schema["required"] == want.get(tool.name, ["name"]), tool.name
         assert "dream_dir" in schema["properties"]
         assert not {"json", "as_json", "events"} & set(schema["properties"])
-        assert callable(mcp_server._engine_fn(tool))
+        assert callable(mcp_calls._engine_fn(tool))
     status = mcp_server.input_schema(mcp_server.TOOLS_BY_NAME["provider_status"])
     assert status["properties"]["name"]["pattern"] == "^[a-z0-9][a-z0-9-]{0,62}$"
     reconcile = mcp_server.input_schema(mcp_server.TOOLS_BY_NAME["provider_reconcile"])
