@@ -20,6 +20,9 @@ from .provider import lifecycle as provider_lifecycle  # noqa: F401  (suspend, r
 from .provider import rows as provider_rows  # noqa: F401  (show, update)
 
 # isort: split
+from .provider import watch as provider_watch  # noqa: F401  (watch)
+
+# isort: split
 from . import pool  # noqa: F401  (the pool group)
 
 # isort: split

@@ -107,14 +107,16 @@ class DaemonSpec:
     log: str
     user: str = ""
     key: str = ""
+    prefix: str = "nymph"  # of the session and unit names (the watcher's: dreamlake)
+    description: str = ""  # the unit's Description (default: the daemon's)
 
     @property
     def session(self) -> str:
-        return f"nymph-{self.key or self.provider}"
+        return f"{self.prefix}-{self.key or self.provider}"
 
     @property
     def unit_name(self) -> str:
-        return f"nymph-{self.key or self.provider}.service"
+        return f"{self.prefix}-{self.key or self.provider}.service"
 
 
 def _systemd_quote(word: str) -> str:
@@ -130,7 +132,7 @@ def systemd_unit(spec: DaemonSpec, *, system: bool) -> str:
     """The unit file text. ``system``: a system unit running as ``spec.user``."""
     lines = [
         "[Unit]",
-        f"Description=nymph daemon claiming provider {spec.provider}",
+        f"Description={spec.description or 'nymph daemon claiming provider ' + spec.provider}",
         "Wants=network-online.target",
         "After=network-online.target",
         "",

@@ -34,14 +34,20 @@ def provider_names(root: Root) -> list[str]:
     )
 
 
-def list_providers(
-    *, dream_dir: str | None = None, cwd: Path | None = None, claims: bool = True
-) -> list[ProviderLifecycleResult]:
-    """The results ``status`` would give for every provider, in name order."""
-    root = root_for(dream_dir, cwd)
-    cp = lakeshore.resolve_control_plane(root.path)
+def observe_all(
+    root: Root,
+    dream_dir: str | None,
+    *,
+    claims: bool = True,
+    names: list[str] | None = None,
+    cp: lakeshore.ControlPlane | None = None,
+) -> list[Observation | ProviderLifecycleResult]:
+    """Every provider's observation (``names``: those only), in name order, the
+    claims of all of them asked in ONE request; a provider whose files are broken
+    is its error result instead."""
+    cp = cp or lakeshore.resolve_control_plane(root.path)
     seen: list[Observation | ProviderLifecycleResult] = []
-    for name in provider_names(root):
+    for name in provider_names(root) if names is None else names:
         try:
             seen.append(observe(name, root, dream_dir, probe=False, claims=False, cp=cp))
         except DreamlakeError as exc:
@@ -50,14 +56,26 @@ def list_providers(
     wanted = [(o.name, o.record.identity(o.dir) if o.record else None) for o in observed]
     got = lakeshore.fetch_claims_many(cp, wanted) if claims and wanted else None
     by_name = dict(zip((o.name for o in observed), got or [], strict=False))
-    out: list[ProviderLifecycleResult] = []
+    out: list[Observation | ProviderLifecycleResult] = []
     for o in seen:
+        if isinstance(o, Observation):
+            claim = by_name.get(o.name)
+            degraded = o.degraded if claim is not None else (*o.degraded, "no-lakeshore")
+            o = replace(o, claims=claim, degraded=tuple(dict.fromkeys(degraded)))
+        out.append(o)
+    return out
+
+
+def list_providers(
+    *, dream_dir: str | None = None, cwd: Path | None = None, claims: bool = True
+) -> list[ProviderLifecycleResult]:
+    """The results ``status`` would give for every provider, in name order."""
+    root = root_for(dream_dir, cwd)
+    out: list[ProviderLifecycleResult] = []
+    for o in observe_all(root, dream_dir, claims=claims):
         if not isinstance(o, Observation):
             out.append(o)
             continue
-        claim = by_name.get(o.name)
-        degraded = o.degraded if claim is not None else (*o.degraded, "no-lakeshore")
-        o = replace(o, claims=claim, degraded=tuple(dict.fromkeys(degraded)))
         try:
             out.append(to_result(o))
         except (DreamlakeError, ValueError) as exc:
@@ -81,4 +99,4 @@ def list_failure(exc: DreamlakeError, dream_dir: str | None) -> ProviderLifecycl
     return res.model_copy(update={"next_action": exc.next_action or nxt})
 
 
-__all__ = ["list_failure", "list_providers", "provider_names"]
+__all__ = ["list_failure", "list_providers", "observe_all", "provider_names"]

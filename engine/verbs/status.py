@@ -8,6 +8,7 @@ from pathlib import Path
 from ..contract import commands
 from ..contract.errors import DreamlakeError
 from ..contract.result import ProviderLifecycleResult
+from ..world.derive import Observation
 from ..world.observe import observe, to_result
 from ..world.paths import check_name
 from ._common import error_result, root_for
@@ -22,14 +23,7 @@ def status(
         obs = observe(name, root, dream_dir, probe=probe)
     except DreamlakeError as exc:
         return error_result(exc, name, root=root, dream_dir=dream_dir)
-    from ..daemon.probe import observe_supervisor
-
-    sup, host, deg = observe_supervisor(obs)  # the host says, as it told connect
-    if sup is not None:
-        obs = replace(obs, daemon="running")  # a daemon that has not claimed yet is starting
-    res = to_result(obs, extra_degraded=deg)
-    if sup is not None:
-        res = res.model_copy(update={"supervisor": sup, "host": host})
+    res = status_of(obs)
     t = res.template
     if t and t.latest > t.version:
         res.with_notes(
@@ -37,4 +31,18 @@ def status(
             f"under you; scaffold v{t.latest} beside it to compare: "
             f"{commands.create(name + f'-v{t.latest}', t.vendor, dream_dir, t.backend)}"
         )
+    return res
+
+
+def status_of(obs: Observation) -> ProviderLifecycleResult:
+    """The status of an observed provider: its daemon's supervisor asked (the host
+    says, as it told connect), then derived. What ``status`` and the watcher answer."""
+    from ..daemon.probe import observe_supervisor
+
+    sup, host, deg = observe_supervisor(obs)
+    if sup is not None:
+        obs = replace(obs, daemon="running")  # a daemon that has not claimed yet is starting
+    res = to_result(obs, extra_degraded=deg)
+    if sup is not None:
+        res = res.model_copy(update={"supervisor": sup, "host": host})
     return res

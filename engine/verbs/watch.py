@@ -1,0 +1,144 @@
+"""``dreamlake provider watch``: keep every provider of a root where its target says.
+
+Runs until stopped (SIGTERM or SIGINT end the pass in progress after the provider in
+hand; ``once``: one pass, then return). Each pass derives every provider's status as
+``status`` does and performs the next step toward ``target_status`` only where that
+step is not gated for the provider (``reconcile``'s planner and gating set); a gated
+step is reported once per change and never performed. A connected provider whose
+daemon died is started again by ``connect``. After a failure a provider is left
+alone for a growing, capped pause (``engine/watch/backoff.py``).
+
+Every ``drift_interval`` seconds (0: never) a pass first runs the drift check
+(``dreamlake provider drift``) on every provider with infrastructure; when the last
+one ran is kept in ``.dream/watch.json``, so a watcher run from cron with ``once``
+checks drift on the same schedule. One watcher per root (``engine/watch/lock.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from ..contract import commands
+from ..contract.errors import UsageError
+from ..lifecycle.actual import ShellFactory
+from ..world.paths import Root, check_name
+from ._common import root_for
+
+DEFAULT_INTERVAL = 60.0
+DEFAULT_DRIFT_INTERVAL = 15 * 60.0
+
+
+def watch(
+    *,
+    names: list[str] | None = None,
+    all_providers: bool = False,
+    dream_dir: str | None = None,
+    cwd: Path | None = None,
+    interval: float = DEFAULT_INTERVAL,
+    drift_interval: float = DEFAULT_DRIFT_INTERVAL,
+    once: bool = False,
+    emit: Callable[[dict[str, Any]], None],
+    stop: threading.Event | None = None,
+    shell_factory: ShellFactory | None = None,
+    handle_signals: bool = True,
+) -> int:
+    """Watch the root until ``stop`` is set (SIGTERM/SIGINT set it when
+    ``handle_signals``); returns the exit code (0). Raises ``UsageError`` for bad
+    flags and ``WatcherRunning`` when another watcher holds the root."""
+    from ..watch.lock import WatchLock
+    from ..watch.passes import Watcher
+
+    names = _names(names, all_providers)
+    if interval <= 0:
+        raise UsageError(f"--interval must be more than 0 seconds; got {interval:g}")
+    if drift_interval < 0:
+        raise UsageError(f"--drift-interval must be 0 (never) or more; got {drift_interval:g}")
+    root = root_for(dream_dir, cwd)
+    stop = stop or threading.Event()
+    lock = WatchLock(root.dream)
+    holder = lock.acquire(commands.list_(dream_dir))
+    try:
+        with _signals(stop, handle_signals):
+            w = Watcher(root, dream_dir, emit, names=names, stop=stop,
+                        shell_factory=shell_factory, holder=holder.to_wire())  # fmt: skip
+            emit({"event": "watching", "root": str(root.path), "providers": names or "all",
+                  "interval": interval, "driftInterval": drift_interval, "once": once,
+                  "holder": holder.to_wire(), "lock": str(lock.path),
+                  "at": holder.since})  # fmt: skip
+            while not stop.is_set():
+                due = _drift_due(root, drift_interval)
+                w.run_pass(drift=due)
+                if due:
+                    _drift_done(root)
+                if once:
+                    break
+                stop.wait(interval)
+            emit({"event": "stopped", "at": _now(), "once": once})
+    finally:
+        lock.release()
+    return 0
+
+
+def _names(names: list[str] | None, all_providers: bool) -> list[str] | None:
+    if names and all_providers:
+        raise UsageError("name providers with -n, or watch them all with --all: not both")
+    if not names and not all_providers:
+        raise UsageError("say which providers to watch: -n NAME (repeatable) or --all")
+    return [check_name(n) for n in dict.fromkeys(names)] if names else None
+
+
+def _now() -> str:
+    from ..watch.lock import now_iso
+
+    return now_iso()
+
+
+@contextmanager
+def _signals(stop: threading.Event, handle: bool) -> Iterator[None]:
+    """SIGTERM and SIGINT set ``stop``: the pass in progress finishes the provider
+    in hand, then the watcher lets go of the root and returns."""
+    if not handle or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+
+    def on_signal(_sig: int, _frame: object) -> None:
+        stop.set()
+
+    for s in old:
+        signal.signal(s, on_signal)
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def _drift_due(root: Root, drift_interval: float) -> bool:
+    if drift_interval <= 0:
+        return False
+    from ..watch.passes import state_path
+
+    try:
+        data = json.loads(state_path(root).read_text(encoding="utf-8"))
+        last = float(data.get("driftPassAt", 0)) if isinstance(data, dict) else 0.0
+    except (OSError, ValueError, TypeError):
+        last = 0.0
+    return time.time() - last >= drift_interval
+
+
+def _drift_done(root: Root) -> None:
+    from ..settings.fsutil import atomic_write
+    from ..watch.passes import state_path
+
+    atomic_write(state_path(root), json.dumps({"driftPassAt": time.time()}) + "\n")
+
+
+__all__ = ["DEFAULT_DRIFT_INTERVAL", "DEFAULT_INTERVAL", "watch"]

@@ -1,0 +1,83 @@
+"""What the engine sees, told to the control plane: each pass ``PUT``s a small
+``observed`` document on every registered provider's ``lakeshore`` row, with the
+engine's credentials for it (a namespace token, or the provider's own daemon token).
+
+A provider without a row (never connected, or registered elsewhere) answers 404 and
+is skipped; an unreachable control plane costs one short timeout per pass, once.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from typing import Any
+
+from ..contract.result import ProviderLifecycleResult
+from ..world.lakeshore import ControlPlane, is_loopback
+
+TIMEOUT = 2.0
+
+
+def observed_doc(
+    res: ProviderLifecycleResult, target: str, pass_at: str, watcher: dict[str, Any]
+) -> dict[str, Any]:
+    """The document one provider's row gets: its derived status, what it should be,
+    why it is degraded, its drift (when a drift record says), its next action and
+    when the pass saw it."""
+    wire = res.to_wire()
+    doc: dict[str, Any] = {
+        "status": res.status,
+        "targetStatus": target,
+        "degraded": list(res.degraded or []),
+        "nextAction": wire.get("nextAction"),
+        "passAt": pass_at,
+        "watcher": watcher,
+    }
+    drift = wire.get("drift")
+    if drift:
+        doc["drift"] = _drift_summary(drift)
+    return doc
+
+
+def _drift_summary(drift: Any) -> Any:
+    """The drift member, kept small: what drifted (addresses) and when it was seen."""
+    if isinstance(drift, dict):
+        resources = drift.get("resources")
+        if isinstance(resources, list):
+            addresses = [
+                r.get("address") for r in resources if isinstance(r, dict) and r.get("address")
+            ]
+            out = {k: v for k, v in drift.items() if k != "resources"}
+            return {**out, "resources": addresses[:50], "count": len(resources)}
+        return drift
+    if isinstance(drift, list):
+        return {"count": len(drift), "resources": drift[:50]}
+    return drift
+
+
+def put_observed(cp: ControlPlane, provider: str, doc: dict[str, Any]) -> int | None:
+    """``PUT .../providers/{provider}/observed``: the HTTP status, None when the
+    control plane could not be asked (unconfigured, unreachable). Never raises."""
+    if not cp.url or not cp.token:
+        return None
+    from ..settings.http_json import request_json
+
+    url = cp.url.rstrip("/") + "/api/namespaces/{}/providers/{}/observed".format(
+        urllib.parse.quote(cp.namespace, safe=""), urllib.parse.quote(provider, safe="")
+    )
+    headers = {"Accept": "application/json", "Authorization": f"Bearer {cp.token}"}
+    try:
+        code, _ = request_json(
+            url,
+            headers,
+            method="PUT",
+            body=doc,
+            timeout=TIMEOUT,
+            loopback=is_loopback(cp.url),
+            ca=cp.ca,
+        )
+    except Exception:
+        return None
+    return code
+
+
+__all__ = ["observed_doc", "put_observed"]
