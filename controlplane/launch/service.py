@@ -13,102 +13,54 @@ or an SSH daemon with the same name).
 from __future__ import annotations
 
 import logging
-import re
-import uuid
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import fields
-from datetime import datetime, timedelta
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import event, select
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ..db import utcnow
-from ..launchers import LauncherUnavailable, load
 from ..launchers.errors import LaunchRejected
-from ..launchers.order import Bootstrap, LaunchOrder
-from ..models import Token
-from ..names import is_name
+from ..launchers.order import Bootstrap
 from ..registry import service as registry
 from ..registry.crypto import SecretBox, require_current
 from ..registry.launch import scrub
 from ..registry.merge import LaunchSpec
-from ..server.access.tokens import hash_token, new_token
-from ..server.json_guard import refuse_nul
 from . import bundle, dispatch, tracking
+from .instances import (
+    fail_instance,
+    instance_wire,
+    list_instances,
+    refresh,
+    rows_for,
+    stop_instance,
+    stop_orphan,
+    terminate,
+)
 from .models import Instance, LaunchRequest
+from .orders import (
+    LaunchError,
+    _half,
+    _identity,
+    _launch_fn,
+    backend,
+    server_credentials,
+    split_body,
+    to_order,
+)
+from .tokens import _mint, revoke
 
 log = logging.getLogger("lakeshore.launch")
 
-CLIENT_TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,48}$")
-MAX_COUNT = 20
 LAUNCHING = "launching"
 IN_PROGRESS = "in_progress"
 """The error code of a retry that arrives while its first request is being launched."""
 IN_FLIGHT_SECONDS = 900.0
 """How long a request with the launcher makes a retry of its client token wait (the
 CLI's own wait); past it, a request whose server died with it may be retried."""
-ORDER_FIELDS = ("count", "clientToken", "queue", "command", "dispatch")
-GONE = ("terminated", "gone", "cancelled", "completed", "failed", "deleted", "succeeded", "timeout")
-
-
-class LaunchError(registry.RegistryError):
-    pass
-
-
-def _bad(detail: str) -> LaunchError:
-    return LaunchError(422, "validation_error", detail)
-
-
-def split_body(body: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``(the registry's preview body, this request's own fields)``, checked before
-    anything is stored: no NUL anywhere (PostgreSQL cannot hold it), a queue name that
-    fits its column (else the instances launched could not be recorded)."""
-    try:
-        refuse_nul(body)
-    except ValueError as exc:
-        raise _bad(str(exc)) from None
-    core = {k: v for k, v in body.items() if k not in ORDER_FIELDS}
-    own = {k: body[k] for k in ORDER_FIELDS if k in body}
-    count = own.get("count", 1)
-    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MAX_COUNT:
-        raise _bad(f"count must be a whole number from 1 to {MAX_COUNT}")
-    token = own.get("clientToken")
-    if token is None:
-        token = uuid.uuid4().hex
-    if not isinstance(token, str) or not CLIENT_TOKEN.match(token):
-        raise _bad("clientToken must be 1-48 characters of A-Z a-z 0-9 _ -")
-    queue = own.get("queue")
-    if queue is not None and (not isinstance(queue, str) or not is_name(queue)):
-        raise _bad("queue must be a queue name (^[a-z0-9][a-z0-9-]*$, at most 63 characters)")
-    command = own.get("command")
-    if command is not None and not isinstance(command, str):
-        raise _bad("command must be a shell command (a string)")
-    how = own.get("dispatch")
-    if how is not None and how not in (dispatch.DIRECT, dispatch.DAEMON):
-        raise _bad("dispatch (for a hybrid provider's launch) must be direct or daemon")
-    return core, {
-        "count": count,
-        "clientToken": token,
-        "queue": queue,
-        "command": command,
-        "dispatch": how,
-    }
-
-
-def _half(preview: dict[str, Any], own: Mapping[str, Any]) -> None:
-    """A hybrid provider's launch is direct or daemon (the request's ``dispatch``,
-    direct when it names none); another provider's launch cannot pick."""
-    how = own.get("dispatch")
-    if preview["dispatch"] == dispatch.HYBRID:
-        preview["dispatch"] = how or dispatch.DIRECT
-    elif how is not None and how != preview["dispatch"]:
-        raise _bad(
-            f"provider {preview['provider']!r} dispatches {preview['dispatch']!r}; "
-            "only a hybrid provider's launch picks direct or daemon"
-        )
 
 
 def _busy(session: Session, ns_id: int, provider: str, how: str, hybrid: bool) -> tuple[str, ...]:
@@ -120,84 +72,7 @@ def _busy(session: Session, ns_id: int, provider: str, how: str, hybrid: bool) -
     return tuple(r.instance_id for r in rows)
 
 
-# -- which function launches ------------------------------------------------------
-
-
-def backend(state: Any, kind: str) -> Any:
-    """The launcher module for ``kind`` (overridable per app for tests:
-    ``app.state.launch_backends = {"EC2": module-like}``)."""
-    overrides = getattr(state, "launch_backends", None) or {}
-    if kind in overrides:
-        return overrides[kind]
-    try:
-        return load(kind)
-    except LauncherUnavailable as exc:
-        raise LaunchError(501, "not_implemented", f"{exc}; nothing was launched") from None
-
-
-def _launch_fn(state: Any, kind: str) -> Callable[[LaunchSpec], Mapping[str, Any]]:
-    seam = getattr(state, "registry_launchers", None) or {}
-    if kind in seam:
-        return seam[kind]  # type: ignore[no-any-return]
-    return backend(state, kind).launch  # type: ignore[no-any-return]
-
-
-# -- tokens -----------------------------------------------------------------------
-
-
-def _mint(session: Session, namespace_id: int, label: str, provider: str) -> tuple[str, int]:
-    """An instance's token: a daemon token for ``provider``, pinned to the first
-    instance that registers with it (``instance_id=""``; see server/scopes.py)."""
-    token = new_token()
-    row = Token(
-        token_hash=hash_token(token),
-        namespace_id=namespace_id,
-        admin=False,
-        label=label,
-        scope="daemon",
-        provider_name=provider,
-        instance_id="",
-    )
-    session.add(row)
-    session.flush()
-    return token, row.id
-
-
-def revoke(session: Session, token_id: int | None, state: Any) -> None:
-    """Revoke an instance's token when ``session`` commits, and make every replica
-    forget it then (``forget:tokens``), as the tokens route does: a cached token
-    would otherwise stay good for up to a minute after its instance is gone."""
-    if token_id is None:
-        return
-    row = session.get(Token, token_id)
-    if row is not None and row.revoked_at is None:
-        row.revoked_at = utcnow()
-        notifier = getattr(state, "notifier", None)
-        if notifier is not None:
-            notifier.publish(session, "forget:tokens")
-        cache = getattr(state, "token_cache", None)
-        if cache is not None:
-            event.listen(session, "after_commit", lambda _s: cache.clear(), once=True)
-
-
 # -- launching ----------------------------------------------------------------------
-
-
-def to_order(spec: LaunchSpec, **extra: Any) -> LaunchOrder:
-    base = {f.name: getattr(spec, f.name) for f in fields(LaunchSpec)}
-    base.update(extra)
-    return LaunchOrder(**base)
-
-
-def server_credentials(state: Any) -> bool:
-    """Whether the operator lets a launch with no credentials secret use the server's
-    own cloud credentials (``Settings.launch_server_credentials``; off by default)."""
-    return bool(getattr(getattr(state, "settings", None), "launch_server_credentials", False))
-
-
-def _identity(session: Session, scope: registry.Scope, provider: str) -> str | None:
-    """The provider row's identity (what names its daemons on a host), if it has one."""
-    return registry.get_provider_row(session, scope, provider).identity
 
 
 def _validate(
@@ -541,250 +416,18 @@ def _record(
     return rows
 
 
-# -- listing and terminating -------------------------------------------------------------
-
-
-def _iso(dt: datetime | None) -> str | None:
-    return dt.isoformat().replace("+00:00", "Z") if dt else None
-
-
-def instance_wire(row: Instance, namespace: str) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "id": row.instance_id,
-        "provider": row.provider_name,
-        "launcher": row.launcher,
-        "namespace": namespace,
-        "state": row.state,
-        "queue": row.queue,
-        "clientToken": row.client_token,
-        "details": row.details or {},
-        "createdAt": _iso(row.created_at),
-        "startedAt": _iso(row.started_at or row.created_at),
-        "terminatedAt": _iso(row.terminated_at),
-    }
-    reason = (row.details or {}).get("reason")
-    if reason:
-        out["reason"] = reason
-    return out
-
-
-def _order_for(
-    session: Session,
-    scope: registry.Scope,
-    box: SecretBox,
-    provider: str,
-    plaintexts: list[str],
-    state: Any = None,
-) -> LaunchOrder:
-    resolved = registry.resolve_launch(
-        session, scope, box, {"provider": provider}, plaintexts=plaintexts
-    )
-    return to_order(
-        resolved,
-        identity=_identity(session, scope, provider),
-        server_credentials=server_credentials(state),
-    )
-
-
-def rows_for(
-    session: Session,
-    ns_id: int,
-    *,
-    provider: str | None = None,
-    include_gone: bool = False,
-    queue: str | None = None,
-) -> list[Instance]:
-    q = select(Instance).where(Instance.namespace_id == ns_id)
-    if provider:
-        q = q.where(Instance.provider_name == provider)
-    if queue:
-        q = q.where(Instance.queue == queue)
-    if not include_gone:
-        q = q.where(Instance.terminated_at.is_(None))
-    return list(session.scalars(q.order_by(Instance.id)))
-
-
-def refresh(
-    session: Session, scope: registry.Scope, box: SecretBox, state: Any, rows: Sequence[Instance]
-) -> dict[str, str]:
-    """Ask each provider for the live state of its instances; update the rows.
-    Returns ``{provider: error}`` for providers that could not be asked."""
-    errors: dict[str, str] = {}
-    by_provider: dict[str, list[Instance]] = {}
-    for r in rows:
-        if r.terminated_at is None:
-            by_provider.setdefault(r.provider_name, []).append(r)
-    for provider, group in by_provider.items():
-        plaintexts: list[str] = []
-        try:
-            order = _order_for(session, scope, box, provider, plaintexts, state)
-            session.commit()  # no connection held while the provider is asked
-            live = backend(state, order.launcher).describe(order, [r.instance_id for r in group])
-        except Exception as exc:
-            detail = exc.detail if isinstance(exc, registry.RegistryError) else str(exc)
-            errors[provider] = str(scrub(detail, plaintexts))
-            continue
-        for r in group:
-            session.refresh(r)  # what changed while the provider was asked wins
-            if r.terminated_at is not None:
-                continue
-            seen = live.get(r.instance_id, "gone")
-            if isinstance(seen, Mapping):  # a state and the outcome of a direct run
-                outcome = {k: v for k, v in seen.items() if k != "state"}
-                seen = str(seen.get("state") or "unknown")
-                if outcome and (r.details or {}).get("outcome") != outcome:
-                    r.details = {**(r.details or {}), "outcome": scrub(outcome, plaintexts)}
-            if seen != r.state:
-                r.state = seen
-            if seen.lower() in GONE and r.terminated_at is None:
-                _ended(session, state, r, f"the instance is {seen}")
-    session.commit()
-    return errors
-
-
-def _ended(session: Session, state: Any, row: Instance, reason: str) -> None:
-    """``row`` is over: terminated now, its token revoked, its workers out of the
-    count at once."""
-    row.terminated_at = utcnow()
-    revoke(session, row.token_id, state)
-    tracking.take_out(session, state, row, f"{reason}; the run was lost")
-
-
-def list_instances(
-    session: Session,
-    scope: registry.Scope,
-    box: SecretBox,
-    state: Any,
-    *,
-    provider: str | None = None,
-    include_gone: bool = False,
-    live: bool = True,
-) -> dict[str, Any]:
-    """The instances, and the orphans: live workers whose instance row is terminated
-    or missing (listed with ``state: orphan`` until they are gone)."""
-    rows = rows_for(session, scope.namespace.id, provider=provider, include_gone=include_gone)
-    errors = refresh(session, scope, box, state, rows) if live else {}
-    if not include_gone:
-        rows = [r for r in rows if r.terminated_at is None]
-    ns = scope.namespace.name
-    workers = tracking.live_workers(session, state, scope.namespace.id, provider)
-    lost = tracking.orphans(session, state, scope.namespace.id, workers)
-    return {
-        "instances": [instance_wire(r, ns) for r in rows] + [o.wire(ns) for o in lost],
-        "errors": errors,
-    }
-
-
-def find(session: Session, ns_id: int, instance_id: str) -> Instance:
-    row = session.scalar(  # the live row first, else the latest
-        select(Instance)
-        .where(Instance.namespace_id == ns_id, Instance.instance_id == instance_id)
-        .order_by(Instance.terminated_at.is_(None).desc(), Instance.id.desc())
-    )
-    if row is None:
-        raise LaunchError(
-            404, "not_found", f"this control plane launched no instance {instance_id!r}"
-        )
-    return row
-
-
-def stop_instance(
-    session: Session,
-    scope: registry.Scope,
-    box: SecretBox,
-    state: Any,
-    row: Instance,
-    *,
-    action: str = "terminate",
-) -> dict[str, Any]:
-    """Terminate (or suspend) one instance through its launcher; a terminated
-    instance's token is revoked."""
-    session.refresh(row)  # another request or replica may have ended it meanwhile
-    if row.terminated_at is not None:
-        return instance_wire(row, scope.namespace.name)
-    plaintexts: list[str] = []
-    try:
-        order = _order_for(session, scope, box, row.provider_name, plaintexts, state)
-        module = backend(state, order.launcher)
-        fn = getattr(module, action, None)
-        if fn is None:
-            raise LaunchError(422, "unsupported", f"{order.launcher} cannot {action} instances")
-        if action == "resume":  # only a daemon registering after this start counts
-            tracking.forget_start(session, state, row)
-        session.commit()  # no connection held while the launcher works
-        fn(order, [row.instance_id])
-    except LaunchRejected as exc:
-        raise LaunchError(exc.status, exc.code, str(scrub(str(exc), plaintexts))) from None
-    except registry.RegistryError:
-        raise
-    except Exception as exc:
-        message = scrub(f"{type(exc).__name__}: {exc}", plaintexts)
-        raise LaunchError(
-            502, "launch_failed", f"could not {action} {row.instance_id}: {message}"
-        ) from None
-    if action == "terminate":
-        row.state = "terminated"
-        _ended(session, state, row, "the instance was terminated")
-    elif action == "suspend":
-        row.state = "stopping"
-    else:  # resumed: the start timeout counts from now
-        row.state = "pending"
-        row.started_at = utcnow()
-    session.commit()
-    return instance_wire(row, scope.namespace.name)
-
-
-def fail_instance(
-    session: Session,
-    scope: registry.Scope,
-    box: SecretBox,
-    state: Any,
-    row: Instance,
-    reason: str,
-) -> dict[str, Any]:
-    """Terminate ``row`` through its launcher and record it as ``failed`` with why."""
-    stop_instance(session, scope, box, state, row, action="terminate")
-    row.state = "failed"
-    row.details = {**(row.details or {}), "reason": reason}
-    session.commit()
-    return instance_wire(row, scope.namespace.name)
-
-
-def stop_orphan(
-    session: Session, scope: registry.Scope, box: SecretBox, state: Any, orphan: Any
-) -> None:
-    """Tell an orphaned worker to stop: its token is revoked and its daemon is stopped
-    through the launcher (the SSH host's supervisor, ``scancel``, the cloud), unless a
-    live instance now has its id (a relaunch on the same host is never stopped)."""
-    w, row = orphan.worker, orphan.row
-    revoke(session, w.token_id, state)
-    target = row.instance_id if row is not None else w.instance_id
-    launcher = row.launcher if row is not None else None
-    session.commit()
-    live = session.scalar(
-        select(Instance.id).where(
-            Instance.namespace_id == w.namespace_id,
-            Instance.provider_name == w.provider_name,
-            Instance.instance_id.in_({target, w.instance_id}),
-            Instance.terminated_at.is_(None),
-        )
-    )
-    if live is not None:
-        return
-    plaintexts: list[str] = []
-    try:
-        order = _order_for(session, scope, box, w.provider_name, plaintexts, state)
-        session.commit()
-        module = backend(state, launcher or order.launcher)
-        module.terminate(order, [target])
-    except Exception as exc:
-        detail = exc.detail if isinstance(exc, registry.RegistryError) else str(exc)
-        raise LaunchError(
-            502, "launch_failed", f"could not stop orphan {target}: {scrub(detail, plaintexts)}"
-        ) from None
-
-
-def terminate(
-    session: Session, scope: registry.Scope, box: SecretBox, state: Any, instance_id: str
-) -> dict[str, Any]:
-    return stop_instance(session, scope, box, state, find(session, scope.namespace.id, instance_id))
+# what callers reach through this module (the launch service's one door)
+__all__ = [
+    "LaunchError",
+    "backend",
+    "fail_instance",
+    "instance_wire",
+    "launch",
+    "limit_room",
+    "list_instances",
+    "refresh",
+    "rows_for",
+    "stop_instance",
+    "stop_orphan",
+    "terminate",
+]

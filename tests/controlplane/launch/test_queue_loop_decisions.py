@@ -192,7 +192,7 @@ def test_an_orphan_is_listed_told_to_stop_and_gone(app_client: tuple[Any, Any]) 
     from datetime import timedelta
 
     from dreamlake.controlplane.db import utcnow
-    from dreamlake.controlplane.launch.service import _mint
+    from dreamlake.controlplane.launch.tokens import _mint
     from dreamlake.controlplane.models import Worker
     from fastapi.testclient import TestClient
     from sqlalchemy import update

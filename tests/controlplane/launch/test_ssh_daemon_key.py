@@ -95,7 +95,7 @@ def test_a_name_keyed_install_of_an_older_server_is_still_found(
     why = skip_reason()
     if why:
         pytest.skip(why)
-    from dreamlake.controlplane.launch import service as launches
+    from dreamlake.controlplane.launch.orders import _order_for
     from dreamlake.controlplane.launchers import ssh
     from dreamlake.controlplane.registry import service as registry
     from dreamlake.controlplane.registry.crypto import SecretBox, load_or_create_key
@@ -125,7 +125,7 @@ def test_a_name_keyed_install_of_an_older_server_is_still_found(
             ns = s.scalar(select(Namespace).where(Namespace.name == "default"))
             assert ns is not None
             scope = registry.Scope(namespace=ns, org_ids=[ns.id])
-            order = launches._order_for(s, scope, box, prov, [])
+            order = _order_for(s, scope, box, prov, [])
         assert ssh.describe(order, [label]) == {label: "running"}
         ssh.terminate(order, [label])
         assert wait(lambda: _sessions(host) == set(), 10)

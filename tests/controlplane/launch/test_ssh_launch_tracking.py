@@ -189,7 +189,7 @@ def test_relaunch_pool_and_orphan_on_real_sshd_hosts(start_server: Any, tmp_path
 def _stray_daemon(srv: Any, host: Any, provider: str, tmp_path: Path) -> str:
     """Install and start a daemon on ``host`` with a fresh instance token that no
     instance row holds, through the engine's own installer (as the launcher does)."""
-    from dreamlake.controlplane.launch.service import _mint
+    from dreamlake.controlplane.launch.tokens import _mint
     from dreamlake.controlplane.models import Namespace
     from dreamlake.controlplane.server.app import create_app  # noqa: F401  (models)
     from sqlalchemy import create_engine, select
