@@ -149,7 +149,8 @@ def providers_list(
     data_dir: DataDirOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """List providers: NAME LAUNCHER DISPATCH KWARGS (hidden as [H], deleted as [D iso])."""
+    """List providers: NAME LAUNCHER DISPATCH [OBSERVED] KWARGS (hidden as [H], deleted as
+    [D iso]; OBSERVED: what the engine's watcher last published, and how long ago)."""
     from dreamlake.controlplane.registry.render import providers_table
 
     client = _client(server, namespace, token_file, data_dir)

@@ -33,6 +33,10 @@ class Provider(Base):
     # row registered by hand until a lifecycle provider of that name adopts it.
     identity: Mapped[str | None] = mapped_column(String(64), nullable=True)
     deleted_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    # What the engine's watcher last saw of this provider (its derived status,
+    # drift, next action) and when it was published; None until a watcher publishes.
+    observed: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    observed_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, nullable=False)
     updated_at: Mapped[datetime] = mapped_column(
         UTCDateTime(), default=utcnow, onupdate=utcnow, nullable=False

@@ -64,14 +64,49 @@ def table(headers: list[str], rows: Iterable[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def providers_table(rows: Iterable[Mapping[str, Any]]) -> str:
+def _age(iso: str, now: float) -> str:
+    """``12s``, ``5m``, ``3h``, ``2d``: how long ago ``iso`` was (``?`` unparseable)."""
+    from datetime import datetime
+
+    try:
+        then = datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return "?"
+    secs = max(0, int(now - then))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if secs >= size:
+            return f"{secs // size}{unit}"
+    return f"{secs}s"
+
+
+def observed_cell(row: Mapping[str, Any], now: float | None = None) -> str:
+    """What the engine's watcher last published for the row: ``connected (12s ago)``;
+    ``-`` when no watcher ever did. The age says since when a stopped watcher is silent."""
+    import time
+
+    obs = row.get("observed")
+    if not isinstance(obs, Mapping) or not obs.get("status"):
+        return "-"
+    when = obs.get("observedAt")
+    age = _age(str(when), time.time() if now is None else now) if when else "?"
+    drift = " drift" if obs.get("drift") else ""
+    return f"{obs['status']}{drift} ({age} ago)"
+
+
+def providers_table(rows: Iterable[Mapping[str, Any]], now: float | None = None) -> str:
+    """NAME LAUNCHER DISPATCH [OBSERVED] KWARGS; OBSERVED only when a watcher published
+    for one of the rows."""
+    rows = list(rows)
+    observed = any(r.get("observed") for r in rows)
+    head = ["NAME", "LAUNCHER", "DISPATCH", *(["OBSERVED"] if observed else []), "KWARGS"]
     return table(
-        ["NAME", "LAUNCHER", "DISPATCH", "KWARGS"],
+        head,
         (
             [
                 display_name(r),
                 str(r["launcher"]),
                 str(r["dispatch"]),
+                *([observed_cell(r, now)] if observed else []),
                 kwargs_summary(r.get("kwargs") or {}),
             ]
             for r in rows
@@ -94,6 +129,8 @@ def provider_detail(row: Mapping[str, Any]) -> str:
         else ("hidden" if row.get("hidden") else "active")
     )
     lines.append(f"state:     {state}")
+    if row.get("observed"):
+        lines.append(f"observed:  {observed_cell(row)}")
     if row.get("invalidText"):
         lines.append(
             "bad text:  "

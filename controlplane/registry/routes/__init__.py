@@ -4,6 +4,7 @@
     /api/namespaces/{ns}/providers/{name}          GET, PATCH, DELETE (soft)
     /api/namespaces/{ns}/providers/{name}/restore  POST
     /api/namespaces/{ns}/providers/{name}/test     POST (offline checks)
+    /api/namespaces/{ns}/providers/{name}/observed PUT (what the engine's watcher saw)
     /api/namespaces/{ns}/secrets                   GET (names and kinds only), POST
     /api/namespaces/{ns}/secrets/{name}            PUT, DELETE (?force)
     /api/namespaces/{ns}/modes                     GET, POST
@@ -18,10 +19,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from . import launch, modes, providers, secrets
+from . import launch, modes, observed, providers, secrets
 
 router = APIRouter()
-for _module in (providers, secrets, modes, launch):
+for _module in (providers, observed, secrets, modes, launch):
     router.include_router(_module.router)
 
 __all__ = ["router"]

@@ -37,6 +37,7 @@ from .common import (
     ns_names,
     unprocessable,
 )
+from .observed import observed_wire
 
 log = logging.getLogger("lakeshore.registry")
 
@@ -62,6 +63,7 @@ def provider_wire(row: Provider, namespace_name: str) -> dict[str, Any]:
         "deletedAt": iso(row.deleted_at),
         "createdAt": iso(row.created_at),
         "updatedAt": iso(row.updated_at),
+        "observed": observed_wire(row),
     }
 
 

@@ -13,7 +13,13 @@ A token has a *scope* (the ``tokens.scope`` column):
     its own provider (and, for an instance's token, its own instance: see
     :func:`worker_allowed`).
 ``metrics``
-    a monitoring system's token: ``GET /metrics`` (and ``whoami``), nothing else.
+    a monitoring system's token: ``GET /metrics``, the dashboard (``/ui``) and
+    ``whoami``, nothing else.
+``bootstrap``
+    what ``connect`` or a launch hands a host: one use, minutes to live, good only
+    to ask for the daemon's certificate for its provider (``enroll``). The
+    certificate then authenticates the daemon as a ``daemon`` token does (see
+    ``server/identity/``).
 
 Each route declares one :data:`Need` in :data:`ROUTES`, keyed by method and path
 template; :class:`~.gate.Gate` checks it for every request before a byte of the
@@ -31,13 +37,27 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-Need = Literal["public", "caller", "worker", "read", "write", "admin", "metrics"]
+Need = Literal["public", "caller", "worker", "read", "write", "admin", "metrics", "session",
+              "enroll"]  # fmt: skip
 """``public``: no token. ``caller``: any valid token (``whoami``). ``worker``: a
 daemon token of the namespace, or the namespace's own token, or admin. ``read``:
 the namespace's token, an org sibling's, or admin. ``write``: the namespace's own
-token, or admin. ``admin``: admin only. ``metrics``: a metrics token, or admin."""
+token, or admin. ``admin``: admin only. ``metrics``: a metrics token, or admin. ``session``: the
+dashboard's session cookie of a metrics or an admin token (``ui/session.py``).
+``enroll``: a bootstrap token of the namespace, or a daemon's own (a certificate
+renewing itself)."""
 
-NEEDS: tuple[Need, ...] = ("public", "caller", "worker", "read", "write", "admin", "metrics")
+NEEDS: tuple[Need, ...] = (
+    "public",
+    "caller",
+    "worker",
+    "read",
+    "write",
+    "admin",
+    "metrics",
+    "session",
+    "enroll",
+)
 
 NS = "/api/namespaces/{ns}"
 
@@ -50,6 +70,14 @@ ROUTES: dict[tuple[str, str], Need] = {
     ("GET", "/docs/assets/{asset}"): "public",  # the docs page's own script and style
     # the server's metrics, every namespace's counts in one document
     ("GET", "/metrics"): "metrics",
+    # the dashboard (ui/): its sign-in form and assets need nothing, its pages a
+    # session cookie of an admin or a metrics token
+    ("GET", "/ui/login"): "public",
+    ("POST", "/ui/login"): "public",
+    ("POST", "/ui/logout"): "public",
+    ("GET", "/ui/assets/{asset}"): "public",
+    ("GET", "/ui"): "session",
+    ("GET", "/ui/panel"): "session",
     # who am I, namespaces, tokens
     ("GET", "/api/whoami"): "caller",
     ("GET", "/api/namespaces"): "read",
@@ -68,6 +96,7 @@ ROUTES: dict[tuple[str, str], Need] = {
     ("POST", NS + "/workers/{worker_id}/work/{work_id}/result"): "worker",
     ("DELETE", NS + "/workers/{worker_id}"): "worker",
     ("GET", NS + "/daemon/{sha256}"): "worker",
+    ("POST", NS + "/daemon-certs"): "enroll",
     # who claims what (reads)
     ("GET", NS + "/workers"): "read",
     ("GET", NS + "/providers/{name}/claims"): "read",
@@ -83,6 +112,9 @@ ROUTES: dict[tuple[str, str], Need] = {
     ("DELETE", NS + "/providers/{name}"): "write",
     ("POST", NS + "/providers/{name}/restore"): "write",
     ("POST", NS + "/providers/{name}/test"): "write",
+    # what the engine's watcher saw: a namespace token, or the provider's own daemon
+    # token (the route refuses another provider's)
+    ("PUT", NS + "/providers/{name}/observed"): "worker",
     ("GET", NS + "/secrets"): "read",
     ("POST", NS + "/secrets"): "write",
     ("PUT", NS + "/secrets/{name}"): "write",
@@ -245,7 +277,7 @@ def match(method: str, path: str, rules: Sequence[Rule] | None = None) -> Match:
 # -- what a token of each scope may do ------------------------------------------
 
 
-SCOPES = ("admin", "namespace", "daemon", "metrics")
+SCOPES = ("admin", "namespace", "daemon", "metrics", "bootstrap")
 
 
 def refusal(
@@ -262,12 +294,22 @@ def refusal(
     namespace, other org) are :func:`~.deps.access_to`'s."""
     if need == "public" or scope == "admin":
         return None
+    if scope == "bootstrap":
+        if need == "enroll" and own:
+            return None
+        return "a bootstrap token may only ask for its daemon's certificate (POST .../daemon-certs)"
+    if need == "enroll":
+        if scope == "daemon" and own:
+            return None
+        return "a daemon's certificate is asked for with a bootstrap token or the daemon's own"
     if need == "admin":
         return "this needs an admin token"
     if need == "caller":
         return None
     if need == "metrics":
         return None if scope == "metrics" else "this needs an admin token or a metrics token"
+    if need == "session":
+        return None if scope == "metrics" else "the dashboard needs an admin or a metrics token"
     if scope == "metrics":
         return "a metrics token may only read /metrics"
     if scope == "daemon":
