@@ -344,7 +344,9 @@ def tokens_create(
     metrics: Annotated[
         bool,
         typer.Option(
-            "--metrics", help="A monitoring system's token: it may only read GET /metrics."
+            "--metrics",
+            help="A monitoring system's token: it may only read GET /metrics "
+            "and open the dashboard (/ui).",
         ),
     ] = False,
     server: ServerOpt = None,

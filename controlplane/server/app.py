@@ -40,8 +40,9 @@ def include_routers(app: FastAPI) -> list[str]:
     """Mount the core routers, then every optional router that is installed."""
     from .metrics import route as metrics
     from .routes import admin, tokens, work, workers
+    from .ui import routes as dashboard
 
-    for core in (admin, tokens, workers, work, metrics):
+    for core in (admin, tokens, workers, work, metrics, dashboard):
         app.include_router(core.router)
     mounted: list[str] = []
     for modname in OPTIONAL_ROUTERS:

@@ -6,6 +6,9 @@ looks the request up in the app's own routes, each with its rule from
 then:
 
 * a ``public`` route goes on as it is;
+* a ``session`` route (the dashboard, ``/ui``) takes its token from the session
+  cookie instead (``ui/session.py``); a page asked for without one is sent to
+  ``/ui/login``;
 * no bearer token, an unknown, revoked or expired one: 401, the body unread;
 * a token whose scope may not do what the route needs (a daemon's token outside
   its worker routes, an org sibling's write, a namespace token on an admin route):
@@ -26,6 +29,7 @@ from typing import Any
 from ..deps import access_cached, caller_cached
 from ..errors import ApiError, error_response
 from ..limits import body_length
+from ..ui.session import session_caller
 from . import scopes
 from .tokens import hash_token
 
@@ -63,6 +67,9 @@ class Gate:
         if found.need == "public":
             await self.app(scope, receive, send)
             return
+        if found.need == "session":
+            await self._session(scope, receive, send)
+            return
         try:
             caller, access = await self._check(scope, found)
         except ApiError as exc:
@@ -75,6 +82,25 @@ class Gate:
         state["caller"] = caller
         if access is not None:
             state["access"] = access
+        await self.app(scope, receive, send)
+
+    async def _session(self, scope: Scope, receive: Any, send: Any) -> None:
+        """A dashboard route: the session cookie instead of a bearer token; a page
+        asked for without a valid one is sent to the sign-in form."""
+        try:
+            caller = await session_caller(self.state, scope.get("headers", []))
+        except ApiError as exc:
+            metrics = getattr(self.state, "metrics", None)
+            if metrics is not None:
+                metrics.token_refused(exc.status, exc.detail)
+            if scope["method"] in ("GET", "HEAD") and b"text/html" in _header(scope, b"accept"):
+                from starlette.responses import RedirectResponse
+
+                await RedirectResponse("/ui/login", 303)(scope, receive, send)
+            else:
+                await self._refuse(scope, receive, send, exc)
+            return
+        scope.setdefault("state", {})["caller"] = caller
         await self.app(scope, receive, send)
 
     async def _check(self, scope: Scope, found: scopes.Match) -> tuple[Any, Any]:
