@@ -23,6 +23,9 @@ from .provider import rows as provider_rows  # noqa: F401  (show, update)
 from .provider import watch as provider_watch  # noqa: F401  (watch)
 
 # isort: split
+from .provider import drift as provider_drift  # noqa: F401  (drift)
+
+# isort: split
 from . import pool  # noqa: F401  (the pool group)
 
 # isort: split

@@ -275,6 +275,7 @@ def render(r: ProviderLifecycleResult, *, with_identity: bool = True) -> str:
         lines.append(f"infrastructure: {_infra(r)}")
     if r.supervisor:
         lines.append(f"supervisor: {r.supervisor}" + (f" on {r.host}" if r.host else ""))
+    lines += _drift_lines(r)
     lines += [n for n in dict.fromkeys(r.notes) if n not in lines]
     if r.degraded:
         lines.append("degraded: " + ", ".join(r.degraded) + _degraded_hint(r.degraded))
@@ -283,6 +284,25 @@ def render(r: ProviderLifecycleResult, *, with_identity: bool = True) -> str:
         lines.append(set_line)
     lines.append(_next(r))
     return "\n".join(lines)
+
+
+def _drift_lines(r: ProviderLifecycleResult, shown: int = 10) -> list[str]:
+    """What the last drift check found changed outside, one resource a line."""
+    if not r.drift:
+        return []
+    n = len(r.drift)
+    out = [
+        f"⚠ drift — {n} resource{'s' if n != 1 else ''} changed outside since the state was "
+        f"written (seen {r.drift[0].seen_at}):"
+    ]
+    for d in r.drift[:shown]:
+        what = d.action or "changed"
+        attrs = f": {', '.join(d.attributes)}" if d.attributes else ""
+        out.append(f"   · {d.address} — {what}{attrs}")
+    if n > shown:
+        out.append(f"   … {n - shown} more")
+    out.append("plan shows what an apply would put back.")
+    return out
 
 
 def _set_hint(r: ProviderLifecycleResult) -> str | None:
@@ -311,4 +331,6 @@ def _degraded_hint(deg: list[str]) -> str:
         hints.append("no account probe ran, so no observed values")
     if "no-lakeshore" in deg:
         hints.append("control plane not reachable, claims unknown")
+    if "drift" in deg:
+        hints.append("the infrastructure changed outside its state")
     return f" ({'; '.join(hints)})" if hints else ""

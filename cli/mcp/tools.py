@@ -85,6 +85,7 @@ TOOLS: tuple[VerbTool, ...] = (
         read_only=True,
     ),
     VerbTool("provider_plan", ("provider", "plan"), "dreamlake.engine.verbs.plan:plan"),
+    VerbTool("provider_drift", ("provider", "drift"), "dreamlake.engine.verbs.drift:drift"),
     VerbTool(
         "provider_apply",
         ("provider", "apply"),

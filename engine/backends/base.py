@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from ..contract.result import Blocking, LockInfo, PlanCounts
+from .driftrecord import DriftRecord
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,7 @@ class InfraState:
     ``plan_fresh``: a saved plan newer than every input, made against the current
     state (→ ready), with its counts in ``plan``.
     ``stale_hint``: a sentence when the state may not match the world without a refresh.
+    ``drift``: the last drift check's record, when it was taken against this state.
     """
 
     present: bool = False
@@ -38,6 +40,7 @@ class InfraState:
     notes: tuple[str, ...] = ()
     # An apply that failed part-way: the resources it left (addresses), else None.
     failed_apply: tuple[str, ...] | None = None
+    drift: DriftRecord | None = None
 
 
 @dataclass(frozen=True)
@@ -114,3 +117,11 @@ def get_backend(name: str) -> Backend:
     mod = import_module(_BACKENDS[name])
     backend: Backend = mod.BACKEND
     return backend
+
+
+def check_drift(name: str, provider_dir: Path, *, progress: Progress | None = None) -> DriftRecord:
+    """The named backend's drift check (its ``drift`` module's ``check_drift``): a
+    refresh that writes no state, recorded beside the plan record."""
+    mod = import_module(_BACKENDS[name] + ".drift")
+    record: DriftRecord = mod.check_drift(provider_dir, progress=progress)
+    return record

@@ -41,7 +41,7 @@ state; their next action is the recovery (``plan``, never ``apply``)."""
 
 BlockingReason = Literal["unset", "placeholder", "invalid", "conflict"]
 
-Degraded = Literal["no-credentials", "no-probe", "no-supervisor", "no-lakeshore"]
+Degraded = Literal["no-credentials", "no-probe", "no-supervisor", "no-lakeshore", "drift"]
 
 
 class _Wire(Wire, extra="forbid", frozen=True):
@@ -144,6 +144,25 @@ class LockInfo(_Wire):
     detail: str | None = None
 
 
+class DriftedResource(_Wire):
+    """One resource whose real state moved away from the state recorded for it, as the
+    last drift check saw it (terraform ``plan -refresh-only``, pulumi ``preview
+    --refresh``). Attribute names only: never their values."""
+
+    address: str = Field(
+        description="The resource's address: terraform's (`aws_instance.web`) or a pulumi URN."
+    )
+    action: str | None = Field(
+        default=None,
+        description="What the refresh found: update (changed outside) or delete (gone).",
+    )
+    attributes: list[str] = Field(
+        default_factory=list,
+        description="The attributes that changed (`tags.team`, `ingress`); empty when unknown.",
+    )
+    seen_at: str = Field(description="RFC 3339 time the drift check saw it.")
+
+
 class TemplateInfo(_Wire):
     vendor: str
     version: int
@@ -170,7 +189,11 @@ class ProviderLifecycleResult(_Wire):
     claim: Claim | None = None
     degraded: list[str] | None = Field(
         default=None,
-        description='Unavailable but not fatal: "no-credentials", "no-probe", "no-supervisor", "no-lakeshore".',
+        description=(
+            'Unavailable but not fatal: "no-credentials", "no-probe", "no-supervisor", '
+            '"no-lakeshore"; "drift": the last drift check found resources changed outside '
+            "(listed in `drift`)."
+        ),
     )
     next_action: NextAction | None = Field(
         description="REQUIRED, nullable. An agent reads exactly one key."
@@ -201,6 +224,14 @@ class ProviderLifecycleResult(_Wire):
         default=None,
         description="Why the infrastructure state may not match the world without a refresh.",
     )
+    drift: list[DriftedResource] | None = Field(
+        default=None,
+        description=(
+            "Resources changed outside, as the last drift check (`provider drift`, or a "
+            "watcher's drift pass) saw them against the current state; present with "
+            '"drift" in `degraded`. `plan` shows what an apply would put back.'
+        ),
+    )
 
     _notes: list[str]
     _headline: str | None
@@ -214,13 +245,15 @@ class ProviderLifecycleResult(_Wire):
 
     @check
     def _null_next_action_means_done(self) -> None:
-        """``connected`` is the only state whose nextAction is null, and it always is:
-        a null anywhere else would tell an agent the run is over."""
-        if (self.status == "connected") != (self.next_action is None):
+        """``connected`` is the only state whose nextAction is null, and it always is
+        but for drift (its next action is then ``plan``): a null anywhere else would
+        tell an agent the run is over."""
+        drifted = self.status == "connected" and bool(self.drift)
+        if (self.status == "connected" and not drifted) != (self.next_action is None):
             raise ValueError(
                 f"status {self.status!r} with nextAction "
                 f"{'null' if self.next_action is None else self.next_action.kind!r}: "
-                "nextAction is null exactly when the status is 'connected'"
+                "nextAction is null exactly when the status is 'connected' without drift"
             )
 
     @property

@@ -41,6 +41,8 @@ RUN_ARTIFACTS = frozenset(
         "tfplan.meta.json",
         "tfplan.init.json",
         "destroy.tfplan",
+        "drift.tfplan",
+        "tfplan.drift.json",
         "terraform.tfstate",
         "terraform.tfstate.backup",
         ".terraform.tfstate.lock.info",

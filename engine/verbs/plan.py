@@ -130,13 +130,32 @@ def _plan(obs: Observation, root: Root, progress: Progress | None) -> ProviderLi
     counts = outcome.plan
     if after.infra is not None and after.infra.present and _no_changes(after):
         after = with_claims(after, root)  # unclaimed or connected, as status says
+        after, settled = _settle_drift(after)
         dv = derive(after)
         return to_result(after, dv, files=files, plan=counts).with_notes(
-            "plan is clean: the infrastructure already matches the configuration"
+            "plan is clean: the infrastructure already matches the configuration", *settled
         )
     return to_result(
         after, Derived("ready", step_action(after, "apply"), ()), files=files, plan=counts
     ).with_notes(SPENDS_MONEY)
+
+
+def _settle_drift(obs: Observation) -> tuple[Observation, tuple[str, ...]]:
+    """A clean plan answers a drift record: what moved outside is nothing the
+    configuration sets, so an apply would put nothing back. The record is removed
+    (the next drift check looks again) and the result says so."""
+    record = obs.infra.drift if obs.infra is not None else None
+    if record is None or not record.drifted:
+        return obs, ()
+    if record.path:
+        Path(record.path).unlink(missing_ok=True)
+    assert obs.infra is not None
+    n = len(record.resources)
+    note = (
+        f"the drift seen {record.seen_at} ({n} resource{'s' if n != 1 else ''}) changes nothing "
+        "the configuration sets: an apply would put nothing back; its record was removed"
+    )
+    return replace(obs, infra=replace(obs.infra, drift=None)), (note,)
 
 
 def _no_changes(obs: Observation) -> bool:

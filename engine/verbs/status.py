@@ -24,6 +24,7 @@ def status(
     except DreamlakeError as exc:
         return error_result(exc, name, root=root, dream_dir=dream_dir)
     res = status_of(obs)
+    _drift_events(res)
     t = res.template
     if t and t.latest > t.version:
         res.with_notes(
@@ -46,3 +47,20 @@ def status_of(obs: Observation) -> ProviderLifecycleResult:
     if sup is not None:
         res = res.model_copy(update={"supervisor": sup, "host": host})
     return res
+
+
+def _drift_events(res: ProviderLifecycleResult) -> None:
+    """One ``resource_drift`` progress event per resource the drift record names, as
+    the check itself reported them (``--events``); read from the record, nothing run."""
+    from ..contract import events
+
+    if not res.drift or not events.active():
+        return
+    for d in res.drift:
+        attrs = f": {', '.join(d.attributes)}" if d.attributes else ""
+        events.emit(
+            "resource_drift",
+            address=d.address,
+            action=d.action,
+            message=f"{d.address}: drift seen {d.seen_at} ({d.action or 'changed'}{attrs})",
+        )

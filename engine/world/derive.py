@@ -35,6 +35,11 @@ from .vendors import Template
 
 NextAction = EditThenContinue | Run | Shell | None
 
+# The states in which infrastructure stands as applied: a live drift record there is
+# reported (``"drift"`` in ``degraded``, the ``drift`` member) and its next action is
+# ``plan``, which shows what an apply would put back. No new state.
+DRIFT_STATUSES = frozenset({"applied", "unclaimed", "connected"})
+
 
 @dataclass(frozen=True)
 class Observation:
@@ -131,7 +136,7 @@ def derive(obs: Observation) -> Derived:
         nxt = EditThenContinue(file=str(tf), command=commands.plan(name, dd))
         return Derived("error", nxt, obs.blocking)
     if live:
-        return Derived("connected", None, obs.blocking)
+        return Derived("connected", after_drift(obs, None), obs.blocking)
     if starting(obs):
         return Derived("connecting", Run(command=commands.status(name, dd)), obs.blocking)
     if infra.plan_fresh and infra.plan_changes and not obs.blocking and not obs.adopt:
@@ -144,7 +149,7 @@ def derive(obs: Observation) -> Derived:
         # Stopped on purpose, its state kept: not a daemon that died (unclaimed).
         return Derived("suspended", step_action(obs, "resume"), obs.blocking)
     if infra.present or adopted:
-        connect = Run(command=commands.connect(name, dd))
+        connect = after_drift(obs, Run(command=commands.connect(name, dd)))
         if claims is None:
             return Derived("applied", connect, obs.blocking)
         return Derived("unclaimed", connect, obs.blocking)
@@ -155,6 +160,19 @@ def derive(obs: Observation) -> Derived:
     if infra.plan_fresh:
         return Derived("ready", step_action(obs, "apply"), ())
     return Derived("scaffolded", Run(command=commands.plan(name, dd)), ())
+
+
+def drifted(obs: Observation) -> bool:
+    """The last drift check, taken against the current state, found resources
+    changed outside (the backend dropped any record of an older state)."""
+    infra = obs.infra
+    return infra is not None and infra.present and infra.drift is not None and infra.drift.drifted
+
+
+def after_drift(obs: Observation, default: Run | None) -> Run | None:
+    """``plan`` for a drifted provider (it reads, costs nothing, and shows what an
+    apply would put back), else ``default``."""
+    return Run(command=commands.plan(obs.name, obs.dream_dir)) if drifted(obs) else default
 
 
 def starting(obs: Observation) -> bool:

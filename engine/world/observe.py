@@ -20,7 +20,7 @@ from ..contract.result import (
     TemplateInfo,
 )
 from . import lakeshore
-from .derive import Derived, Observation, derive
+from .derive import DRIFT_STATUSES, Derived, Observation, derive, drifted
 from .intent import Intent
 from .paths import ProviderPaths, Root
 from .record import read_record
@@ -218,6 +218,9 @@ def to_result(
         "outputs": infra.outputs if infra and infra.outputs else None,
         "state_note": infra.stale_hint if infra else None,
     }
+    if dv.status in DRIFT_STATUSES and drifted(obs) and infra is not None and infra.drift:
+        data["drift"] = list(infra.drift.resources)
+        data["degraded"] = list(dict.fromkeys((*obs.degraded, "drift", *extra_degraded)))
     if dv.status == "error" and infra is not None and infra.failed_apply is not None:
         data["error"] = partial_apply_message(infra.failed_apply)
         data["kind"] = "partial_apply"

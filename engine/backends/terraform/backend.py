@@ -81,11 +81,11 @@ class TerraformBackend:
         mark = initmark.check(tf, binary, env)
         version = require_version(tf, binary=binary, known=mark.version)
         if mark.needed:
-            _init(tf, provider_dir, binary, env, version)
+            run_init(tf, provider_dir, binary, env, version)
         done = _plan_run(tf, provider_dir, binary, env, progress)
         if done.returncode not in (0, 2) or uijson.error_diagnostics(done.messages):
             if not mark.needed:
-                _init(tf, provider_dir, binary, env, version)
+                run_init(tf, provider_dir, binary, env, version)
             _validate(tf, provider_dir, binary, env)
             if not mark.needed:
                 done = _plan_run(tf, provider_dir, binary, env, progress)
@@ -209,7 +209,7 @@ class _PlanRun:
         return self.run.returncode
 
 
-def _init(
+def run_init(
     tf: Path, provider_dir: Path, binary: str, env: dict[str, str], version: str | None
 ) -> None:
     """``terraform init``, and the record of what it read (only when it succeeded)."""
@@ -262,4 +262,4 @@ def _validate_diagnostics(stdout: str) -> list[dict[str, Any]]:
     return [d for d in diags or [] if isinstance(d, dict) and d.get("severity") == "error"]
 
 
-__all__ = ["StateLocked", "TerraformBackend", "TerraformFailed"]
+__all__ = ["StateLocked", "TerraformBackend", "TerraformFailed", "run_init"]

@@ -6,3 +6,7 @@ importing the argv builders (``tfexec``), which re-export both names.
 
 PLAN_FILE = "tfplan"
 DESTROY_PLAN_FILE = "destroy.tfplan"
+# The refresh-only plan a drift check saves (and removes once read), and the
+# drift record beside the plan record (``tfplan.meta.json``).
+DRIFT_PLAN_FILE = "drift.tfplan"
+DRIFT_FILE = "tfplan.drift.json"

@@ -14,11 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from ...backends.base import InfraState
+from ...backends.driftrecord import live_drift
 from ...contract.errors import DreamlakeError
 from ...contract.result import EditThenContinue, LockInfo
 from .location import state_location
 from .lockinfo import lock_info_path, probe_fcntl, read_lock_info, to_lock
 from .planfile import Freshness, freshness
+from .planname import DRIFT_FILE
 from .statefile import (
     ERRORED_STATE,
     StateFile,
@@ -113,7 +115,24 @@ def observe_state(provider_dir: Path) -> InfraState:
         stale_hint=stale_hint(state),
         notes=tuple(notes),
         failed_apply=failed,
+        drift=live_drift(tf / DRIFT_FILE, drift_key(state)),
     )
+
+
+def current_state(provider_dir: Path) -> StateFile:
+    """The state as a drift check takes it: the local file, or the pulled remote one."""
+    tf = provider_dir / "terraform"
+    where = state_location(tf)
+    if where.remote:
+        pulled, _ = _pull_remote(tf, provider_dir)
+        return pulled or StateFile(exists=False)
+    return read_state(where.path)
+
+
+def drift_key(state: StateFile) -> dict[str, Any]:
+    """The state a drift record is taken against: an apply, a refresh or a destroy
+    writes a new serial (and a new lineage after the state was replaced)."""
+    return {"serial": state.serial, "lineage": state.lineage}
 
 
 def _failed_apply(tf: Path, state: StateFile, fresh: Freshness) -> tuple[str, ...] | None:

@@ -161,3 +161,38 @@ def test_importing_errors_does_not_load_pydantic() -> None:
     code = "import sys, dreamlake.engine.contract.errors;print('pydantic' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+_DRIFT = [
+    {
+        "address": "aws_security_group.web",
+        "action": "update",
+        "attributes": ["ingress", "tags.team"],
+        "seen_at": "2026-01-01T00:00:00+00:00",
+    }
+]
+
+
+def test_drift_member_is_camel_case_and_lets_connected_name_plan() -> None:
+    """A drifted connected provider's next action is plan (it shows what an apply
+    would put back); without a drift list connected stays the one null."""
+    r = _result(
+        status="connected",
+        degraded=["drift"],
+        drift=_DRIFT,
+        next_action={"kind": "run", "command": "dreamlake provider plan -n p"},
+    )
+    wire = r.to_wire()
+    assert wire["drift"] == [
+        {
+            "address": "aws_security_group.web",
+            "action": "update",
+            "attributes": ["ingress", "tags.team"],
+            "seenAt": "2026-01-01T00:00:00+00:00",
+        }
+    ]
+    assert ProviderLifecycleResult.model_validate(json.loads(r.to_json())) == r
+    with pytest.raises(ValidationError, match="exactly when"):
+        _result(status="connected", drift=_DRIFT, next_action=None)
+    props = json_schema()["properties"]
+    assert "drift" in props and "drift" in props["degraded"]["description"]

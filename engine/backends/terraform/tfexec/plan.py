@@ -1,5 +1,6 @@
 """``terraform plan`` with a saved plan file, machine-readable output (``-json``,
-since 0.15.3) and ``-detailed-exitcode`` (0 no changes, 1 error, 2 changes)."""
+since 0.15.3) and ``-detailed-exitcode`` (0 no changes, 1 error, 2 changes);
+``refresh_only`` makes the drift check's plan (``-refresh-only``, since 0.15.4)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ def plan_args(
     lock_timeout: str = "0s",
     refresh: bool = True,
     destroy: bool = False,
+    refresh_only: bool = False,
 ) -> list[str]:
     args = [
         "plan",
@@ -29,5 +31,7 @@ def plan_args(
         args.append("-refresh=false")
     if destroy:
         args.append("-destroy")
+    if refresh_only:  # what the world holds against the state; never written (no apply)
+        args.append("-refresh-only")
     args += [f"-var-file={f}" for f in var_files]
     return args

@@ -150,11 +150,11 @@ def _aws_provider(tmp_path: Path, mirror: Path, monkeypatch: pytest.MonkeyPatch)
 
 
 def _init_as_plan_does(pdir: Path) -> None:
-    from dreamlake.engine.backends.terraform.backend import _init
+    from dreamlake.engine.backends.terraform.backend import run_init
     from dreamlake.engine.backends.terraform.runner import terraform_binary
 
     env = run_env(pdir)
-    _init(pdir / "terraform", pdir, terraform_binary(), env, None)
+    run_init(pdir / "terraform", pdir, terraform_binary(), env, None)
 
 
 @needs_mirror
