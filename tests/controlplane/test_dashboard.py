@@ -144,6 +144,8 @@ def test_the_panel_shows_the_namespace(server: ServerProc, ns: tuple[str, str]) 
     client.create_provider_row({"name": "lab", "launcher": "SSH", "kwargs": {}})
     worker = client.register("lab", "i-" + uuid.uuid4().hex[:8], host="<b>h1")["workerId"]
     client.submit_work("lab", "true")
+    observed = {"status": "ready", "drift": {"count": 1, "resources": ["aws_instance.box"]}}
+    client.request("PUT", f"/api/namespaces/{name}/providers/lab/observed", observed)
     cookie = _sign_in(server, server.admin_token)
     status, headers, page = _ask(server, "GET", f"/ui?ns={name}", cookie=cookie)
     assert status == 200 and headers["cache-control"] == "no-store"
@@ -154,6 +156,7 @@ def test_the_panel_shows_the_namespace(server: ServerProc, ns: tuple[str, str]) 
     assert "&lt;b&gt;h1" in panel and "<b>h1" not in panel  # escaped
     assert f'data-worker-id="{worker}" data-state="live"' in panel
     assert "1 / 0" in panel  # live / gone
+    assert "<td>ready <span" in panel and "1 drifted: aws_instance.box" in panel
     assert _ask(server, "GET", "/ui?ns=no-such-ns", cookie=cookie)[0] == 404
 
 

@@ -59,7 +59,7 @@ def namespace_view(session: Any, state: Any, name: str) -> dict[str, Any] | None
     live_seconds = float(state.settings.live_seconds)
     doc: dict[str, Any] = {"namespace": name, "at": now.strftime("%Y-%m-%d %H:%M:%S UTC")}
     doc["capacity"] = _capacity(session, state, scope, live_seconds)
-    doc["providers"] = _providers(session, scope, doc["capacity"])
+    doc["providers"] = _providers(session, scope, doc["capacity"], now)
     doc["workers"], doc["workerCounts"] = _workers(session, state, ns.id, now, live_seconds)
     doc["queues"] = _queues(session, scope)
     doc["leases"] = _leases(session, ns.id, now)
@@ -78,26 +78,36 @@ def _scope(session: Any, state: Any, ns: Any) -> Any:
     )
 
 
-def _lifecycle(wire: dict[str, Any]) -> tuple[str, str]:
-    """The lifecycle status dreamlake last published for a provider, and its drift."""
+def _lifecycle(wire: dict[str, Any], now: datetime) -> dict[str, str]:
+    """What dreamlake's watcher last published for a provider (its ``observed``
+    member): the lifecycle status, the drift if any, and how long ago."""
     observed = wire.get("observed")
     if not isinstance(observed, dict):
-        return "-", ""
-    status = str(observed.get("status") or "-")
+        return {"status": "-", "drift": "", "seen": ""}
     drift = observed.get("drift")
+    text = ""
     if isinstance(drift, dict):
-        drift = drift.get("summary") or drift.get("status") or "drift"
-    return status, str(drift) if drift else ""
+        names = [str(r) for r in drift.get("resources") or []]
+        count = drift.get("count", len(names))
+        text = f"{count} drifted" + (": " + ", ".join(names[:3]) if names else "")
+        text += " …" if len(names) > 3 else ""
+    elif drift:
+        text = str(drift)
+    seen = ""
+    with contextlib.suppress(TypeError, ValueError):
+        seen = age(datetime.fromisoformat(str(observed.get("observedAt"))), now)
+    return {"status": str(observed.get("status") or "-"), "drift": text, "seen": seen}
 
 
-def _providers(session: Any, scope: Any, capacity: dict[str, Any]) -> list[dict[str, Any]]:
+def _providers(
+    session: Any, scope: Any, capacity: dict[str, Any], now: datetime
+) -> list[dict[str, Any]]:
     from ...registry import service as registry
 
     out = []
     for wire in registry.list_providers(session, scope):
         if wire.get("namespace") != scope.namespace.name:
             continue  # an org sibling's row: shown on its own namespace's page
-        status, drift = _lifecycle(wire)
         cap = capacity.get(wire["name"], {})
         backoff = cap.get("backoff") or {}
         out.append(
@@ -105,8 +115,7 @@ def _providers(session: Any, scope: Any, capacity: dict[str, Any]) -> list[dict[
                 "name": wire["name"],
                 "launcher": wire.get("launcher", "?"),
                 "dispatch": wire.get("dispatch", "?"),
-                "status": status,
-                "drift": drift,
+                **_lifecycle(wire, now),
                 "error": wire.get("unreadable") or cap.get("error") or "",
                 "backoff": backoff.get("reason") or "",
             }
