@@ -57,7 +57,8 @@ def _line(event: dict[str, Any]) -> str:
         h = event["holder"]
         return (
             f"watching {event['root']} ({event['providers']}) every {event['interval']:g}s, "
-            f"drift every {event['driftInterval']:g}s; pid {h['pid']} holds {event['lock']}"
+            + (f"drift every {d:g}s" if (d := event["driftInterval"]) else "drift never checked")
+            + f"; pid {h['pid']} holds {event['lock']}"
         )
     return f"{at} {kind}" + (f" {who}" if who else "")
 

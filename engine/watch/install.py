@@ -67,6 +67,18 @@ def _argv(
             "--dream-dir", str(root.path)]  # fmt: skip
 
 
+def _running(shell: Any, spec: Any, sup: str, caps: Any) -> bool:
+    """Whether the supervisor runs this root's installed watcher now."""
+    if sup == "tmux":
+        return bool(shell.run(f"tmux has-session -t ={shlex.quote(spec.session)}").ok)
+    from ..daemon.probe import USER_ENV
+
+    sc = USER_ENV + "systemctl --user" if sup == "systemd-user" else "sudo -n systemctl"
+    if sup == "systemd-system" and caps.root:
+        sc = "systemctl"
+    return bool(shell.run(f"{sc} is-active --quiet {spec.unit_name}").ok)
+
+
 def install_watcher(
     *,
     names: list[str] | None,
@@ -103,7 +115,7 @@ def install_watcher(
         prefix="dreamlake",
         description=f"dreamlake provider watch on {root.path}",
     )
-    if not supervise.running(shell, key, sup, caps):
+    if not _running(shell, spec, sup, caps):
         # Not a re-install: a watcher holding the root now was started by hand, and
         # the installed one could not take it.
         lock = WatchLock(root.dream)
