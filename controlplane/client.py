@@ -29,7 +29,7 @@ from typing import Any
 from dreamlake.engine.contract.errors import ControlPlaneError
 
 from .connection import Connection, Observer, describe, retry_after
-from .tlsclient import explain, plain_to_tls_hint
+from .tlsclient import explain, plain_to_tls_hint, refused_cert_hint
 
 __all__ = ["ApiFailure", "Client", "Unreachable", "Untrusted"]
 
@@ -80,6 +80,7 @@ class Client:
     observer: Observer | None = field(default=None, repr=False, compare=False)
     source_address: str | None = None  # connect from this local address (several hosts')
     ca: str | None = None  # the CA certificate an https server is verified with (else LAKESHORE_CA)
+    cert: str | None = None  # a client certificate with its key (PEM): a daemon's identity
     _conn: Connection | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
@@ -125,7 +126,9 @@ class Client:
                 observer=self.observer,
                 source_address=self.source_address,
                 ca=self.ca,
+                cert=self.cert,
             )
+        self._conn.cert = self.cert  # a renewed certificate: the next request shakes hands again
         return self._conn
 
     def request(
@@ -154,7 +157,7 @@ class Client:
             )
         except (OSError, http.client.HTTPException) as exc:
             # OSError covers refused, reset and timed out; HTTPException a cut or garbled answer
-            trust = explain(exc, base, self.ca)
+            trust = refused_cert_hint(exc, base, self.cert) or explain(exc, base, self.ca)
             if trust is not None:
                 raise Untrusted(trust.message, base, trust.advice) from None
             plain = plain_to_tls_hint(exc, base)

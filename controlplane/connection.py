@@ -59,7 +59,9 @@ class Connection:
     """See the module's docstring. ``url`` is the control plane's base URL
     (``http://host:port`` or ``https://…``, optionally with a path prefix); an
     ``https`` server is verified against ``ca`` (a CA certificate file), else
-    ``LAKESHORE_CA``, else the system's trust store."""
+    ``LAKESHORE_CA``, else the system's trust store; ``cert`` (a PEM file with a
+    certificate and its key) is presented to it, and a kept connection opened with
+    an older one (renewed since) is replaced before the next request."""
 
     def __init__(
         self,
@@ -69,6 +71,7 @@ class Connection:
         observer: Observer | None = None,
         source_address: str | None = None,
         ca: str | None = None,
+        cert: str | None = None,
     ) -> None:
         parts = urllib.parse.urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -82,6 +85,8 @@ class Connection:
         self.observer = observer
         self.source_address = source_address  # the local address to connect from
         self.ca = ca  # the CA certificate to verify an https server with (see tlsclient)
+        self.cert = cert  # a client certificate and its key (PEM) to present, if any
+        self._context: Any = None  # the TLS context the kept connection was opened with
         self._conn: http.client.HTTPConnection | None = None  # kept between requests
         self._active: http.client.HTTPConnection | None = None  # carrying a request now
         self._lock = threading.Lock()
@@ -95,13 +100,12 @@ class Connection:
         if self.scheme == "https":
             from .tlsclient import client_context  # always verifying, see tlsclient
 
+            context = client_context(self.ca, self.cert)
             conn = http.client.HTTPSConnection(
-                self.host,
-                self.port,
-                timeout=timeout,
-                source_address=source,
-                context=client_context(self.ca),
+                self.host, self.port, timeout=timeout, source_address=source, context=context
             )
+            if self.keep_alive:
+                self._context = context
         else:
             conn = http.client.HTTPConnection(
                 self.host, self.port, timeout=timeout, source_address=source
@@ -121,6 +125,11 @@ class Connection:
         except (OSError, ValueError):
             return False
         return not readable
+
+    def _stale_context(self) -> bool:
+        from .tlsclient import client_context
+
+        return client_context(self.ca, self.cert) is not self._context
 
     def close(self) -> None:
         """Close the kept connection, if any (the next request opens a new one)."""
@@ -184,6 +193,9 @@ class Connection:
         error: BaseException | None = None
         try:
             conn = self._conn
+            if conn is not None and self.scheme == "https" and self._stale_context():
+                self._drop()  # a renewed (or dropped) client certificate: a new handshake
+                conn = None
             if conn is not None and not self._usable(conn):
                 self._drop()
                 conn = None

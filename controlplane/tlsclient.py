@@ -30,7 +30,7 @@ CA_ADVICE = (
 )
 
 _lock = threading.Lock()
-_contexts: dict[tuple[str | None, int, int], ssl.SSLContext] = {}
+_contexts: dict[tuple[str | None, int, int, str | None, int, int], ssl.SSLContext] = {}
 
 
 class TrustProblem(OSError):
@@ -54,23 +54,29 @@ def ca_path(ca: str | os.PathLike[str] | None = None) -> str | None:
     return os.path.expanduser(env) if env else None
 
 
-def client_context(ca: str | os.PathLike[str] | None = None) -> ssl.SSLContext:
+def _stamp(path: str | None, what: str) -> tuple[str | None, int, int]:
+    if path is None:
+        return (None, 0, 0)
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise TrustProblem(f"the {what} {path} cannot be read: {exc.strerror or exc}") from None
+    return (path, st.st_size, st.st_mtime_ns)
+
+
+def client_context(
+    ca: str | os.PathLike[str] | None = None, cert: str | None = None
+) -> ssl.SSLContext:
     """A verifying client context: the system's trust store, or only the CA of
-    :func:`ca_path`. Raises :class:`TrustProblem` when that file cannot be read as
-    a CA certificate. Kept per file (its size and time), so a request does not read
-    the trust store again."""
+    :func:`ca_path`; with ``cert`` (a PEM file holding a certificate and its key:
+    a daemon's identity) presenting it to the server. Raises :class:`TrustProblem`
+    when a file cannot be read as what it should be. Kept per file (its size and
+    time), so a request does not read the trust store again, and a renewed
+    certificate makes a new context."""
     import ssl  # with an https URL only: a plain client never pays for it
 
     path = ca_path(ca)
-    key: tuple[str | None, int, int] = (path, 0, 0)
-    if path is not None:
-        try:
-            st = os.stat(path)
-        except OSError as exc:
-            raise TrustProblem(
-                f"the CA certificate {path} cannot be read: {exc.strerror or exc}"
-            ) from None
-        key = (path, st.st_size, st.st_mtime_ns)
+    key = _stamp(path, "CA certificate") + _stamp(cert, "client certificate")
     with _lock:
         got = _contexts.get(key)
         if got is not None:
@@ -82,6 +88,16 @@ def client_context(ca: str | os.PathLike[str] | None = None) -> ssl.SSLContext:
             f"the CA certificate {path} is not a PEM certificate: {getattr(exc, 'reason', None) or exc}"
         ) from None
     context.minimum_version = ssl.TLSVersion.TLSv1_2
+    if cert is not None:
+        try:
+            context.load_cert_chain(cert)
+        except (OSError, ssl.SSLError) as exc:
+            raise TrustProblem(
+                f"the client certificate {cert} cannot be loaded: "
+                f"{getattr(exc, 'reason', None) or exc}",
+                "remove it: the daemon asks for a new one with its bootstrap token "
+                "(dreamlake provider connect hands the host a new token)",
+            ) from None
     with _lock:
         _contexts[key] = context
     return context
@@ -125,5 +141,32 @@ def plain_to_tls_hint(exc: BaseException, url: str) -> str | None:
         return (
             f"lakeshore at {url} closed the connection without an answer: a server "
             "serving HTTPS does that to plain HTTP; use its https:// URL"
+        )
+    return None
+
+
+CERT_ADVICE = (
+    "the daemon asks for a new certificate with a bootstrap token: run dreamlake "
+    "provider connect again to hand the host one"
+)
+
+
+def refused_cert_hint(exc: BaseException, url: str, cert: str | None) -> TrustProblem | None:
+    """For a client that presented ``cert`` to an ``https`` server that then ended
+    the connection (what a server does, after the handshake under TLS 1.3, with a
+    certificate of another CA or one that has ended): a sentence saying so."""
+    import http.client
+    import ssl
+
+    if cert is None or not url.startswith("https://"):
+        return None
+    closed = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
+    alert = isinstance(exc, ssl.SSLError) and "ALERT" in str(getattr(exc, "reason", "")).upper()
+    if isinstance(exc, closed) or alert:
+        return TrustProblem(
+            f"lakeshore at {url} ended the connection after the TLS handshake: it does "
+            f"not accept the client certificate {cert} (signed by another CA, ended, or "
+            "not yet valid)",
+            CERT_ADVICE,
         )
     return None

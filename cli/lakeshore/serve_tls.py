@@ -7,6 +7,9 @@ with the built-in CA's, or plain HTTP (loopback, or ``--insecure-http``).
   (``controlplane/server/builtin_ca.py``); its fingerprint and certificate's path
   are printed, for clients' ``LAKESHORE_CA``.
 * ``--insecure-http`` off loopback: plain HTTP, said at start and in ``/readyz``.
+
+Serving HTTPS, the server also asks clients for a certificate of the built-in CA
+(a daemon's identity) and signs daemons' requests for one.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ def serving_tls(
         except TlsConfigError as exc:
             fail(str(exc), "lakeshore serve --tls-cert CERT.pem --tls-key KEY.pem")
         typer.echo(f"TLS: serving {cert} (reloaded on SIGHUP or when it changes)", err=True)
-        return reloader
+        return _daemon_certs(application, reloader)
     if host in LOOPBACK:
         return None
     if insecure_http:
@@ -72,4 +75,20 @@ def serving_tls(
         f"TLS: serving a certificate for {', '.join(issued.names)}",
         err=True,
     )
+    return _daemon_certs(application, reloader)
+
+
+def _daemon_certs(application: Any, reloader: Any) -> Any:
+    """Daemons authenticate by a certificate of the built-in CA (shared through the
+    database, made now when there is none): the server asks for one, and signs
+    them (``controlplane/server/identity/``)."""
+    from dreamlake.controlplane.server import builtin_ca
+    from dreamlake.controlplane.server.identity.issue import Issuer
+    from dreamlake.controlplane.server.tls import accept_client_certs
+
+    ca_pem, unseal = builtin_ca.shared_ca(
+        application.state.sessionmaker, application.state.registry_secret_box
+    )
+    accept_client_certs(reloader.context, ca_pem)
+    application.state.client_ca = Issuer(ca_pem, unseal)
     return reloader

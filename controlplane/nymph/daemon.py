@@ -103,6 +103,7 @@ class Daemon:
     config: DaemonConfig
     runner: ProcessRunner = field(default_factory=ProcessRunner)
     token_loader: Callable[[], str | None] | None = None
+    credentials: Any = None  # a client certificate over TLS (credentials.Credentials)
     stop: threading.Event = field(default_factory=threading.Event)
     draining: threading.Event = field(default_factory=threading.Event)
 
@@ -120,6 +121,9 @@ class Daemon:
         servers += [u.rstrip("/") for u in self.config.servers if u.rstrip("/") not in servers]
         self._servers = servers
         self._url_lock = threading.Lock()
+        self._cert_lock = threading.Lock()
+        if self.credentials is not None:
+            self.credentials.apply(self.client, self.poller)
 
     # -- state --------------------------------------------------------------------
 
@@ -141,12 +145,21 @@ class Daemon:
         self._reachable = reachable
 
     def _refresh_token(self) -> None:
-        if self.token_loader is not None:
+        if self.credentials is not None:
+            self.credentials.apply(self.client, self.poller)
+        elif self.token_loader is not None:
             token = self.token_loader()
             if token:
                 self.client.token = token
 
+    def _certificate(self) -> None:
+        """Ask for this daemon's certificate when one is due (first, or renewal)."""
+        if self.credentials is not None and self.credentials.due():
+            with self._cert_lock:
+                self.credentials.step(self.client, self.poller)
+
     def ensure_registered(self) -> str:
+        self._certificate()
         with self._lock:
             if self._worker_id is not None:
                 return self._worker_id

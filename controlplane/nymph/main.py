@@ -8,7 +8,9 @@ over one database), are tried in turn when one cannot be reached. The token come
 else ``LAKESHORE_TOKEN``, else ``LAKESHORE_TOKEN_FILE``; ``--namespace`` defaults to
 ``LAKESHORE_NAMESPACE`` or ``default``; ``--instance-id`` to ``NYMPH_INSTANCE_ID`` or
 the host name; ``--identity`` (the provider's identity, sent when registering) to
-``NYMPH_PROVIDER_ID``. Exit 0 on SIGTERM/SIGINT (after deregistering), 2 on bad flags.
+``NYMPH_PROVIDER_ID``. Over ``https`` the daemon authenticates with a client
+certificate it asks for with its token (a bootstrap token, spent by it) and renews
+(``--cert-dir``, see credentials.py). Exit 0 on SIGTERM/SIGINT (after deregistering), 2 on bad flags.
 SIGUSR1 suspends: no new work, the running item finishes (a SIGTERM cuts it short),
 deregister, exit 75 (a supervisor does not restart it). ``--pid-file`` names a file
 holding the daemon's pid while it runs, so a suspend can signal exactly it.
@@ -25,6 +27,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 from ..names import NAME_MAX, NAME_PATTERN, is_name
 
@@ -78,6 +81,13 @@ def parser() -> argparse.ArgumentParser:
         default=os.environ.get("LAKESHORE_CA") or None,
         help="CA certificate (PEM) an https server is verified with; else the system's "
         "trust store [env var: LAKESHORE_CA].",
+    )
+    p.add_argument(
+        "--cert-dir",
+        type=Path,
+        default=Path(os.environ["NYMPH_CERT_DIR"]) if os.environ.get("NYMPH_CERT_DIR") else None,
+        help="Where an https daemon keeps its client certificate and key (asked for with "
+        "the bootstrap token) [env var: NYMPH_CERT_DIR; default: the token file's folder].",
     )
     p.add_argument(
         "--namespace",
@@ -154,7 +164,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     load = token_loader(args)
     token = load()
-    if token is None:
+    credentials = _credentials(args, load)
+    if token is None and not (credentials is not None and credentials.valid()):
         where = args.token_file or "LAKESHORE_TOKEN / LAKESHORE_TOKEN_FILE"
         print(f"nymph: error: no token (read from {where})", file=sys.stderr)
         return 2
@@ -193,7 +204,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         identity=args.identity,
         servers=servers[1:],
     )
-    daemon = Daemon(client, config, ProcessRunner(args.workdir), token_loader=load)
+    daemon = Daemon(
+        client, config, ProcessRunner(args.workdir), token_loader=load, credentials=credentials
+    )
 
     def on_signal(signum: int, _frame: FrameType | None) -> None:
         daemon.stop.set()
@@ -220,6 +233,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if args.pid_file is not None:
             _remove_pid(args.pid_file)
+
+
+def _credentials(args: argparse.Namespace, load: Callable[[], str | None]) -> Any:
+    """The daemon's certificate folder when it speaks TLS to the control plane
+    (``--cert-dir``, else the token file's folder), or None: bearer tokens only."""
+    if not any(u.strip().startswith("https:") for u in (args.server or "").split(",")):
+        return None
+    folder = args.cert_dir
+    if folder is None:
+        token_file = args.token_file or os.environ.get("LAKESHORE_TOKEN_FILE")
+        if not token_file or (os.environ.get("LAKESHORE_TOKEN") and args.token_file is None):
+            return None
+        folder = Path(token_file).expanduser().parent
+    from .credentials import Credentials
+
+    return Credentials(Path(folder).expanduser(), args.namespace, args.provider, load)
 
 
 def _write_pid(path: Path) -> None:

@@ -44,6 +44,9 @@ def include_routers(app: FastAPI) -> list[str]:
 
     for core in (admin, tokens, workers, work, metrics, dashboard):
         app.include_router(core.router)
+    from .identity import routes as daemon_certs  # a daemon's certificate
+
+    app.include_router(daemon_certs.router)
     mounted: list[str] = []
     for modname in OPTIONAL_ROUTERS:
         try:

@@ -62,7 +62,7 @@ class Caller:
     token_id: int
     admin: bool
     namespace_id: int | None
-    scope: str = "namespace"  # "admin", "namespace" or "daemon" (see scopes.py)
+    scope: str = "namespace"  # "admin", "namespace", "daemon", ... (see scopes.py)
     provider: str | None = None  # a daemon token's provider
     instance: str | None = None  # a daemon token's pinned instance ("" = pins on register)
     expires_at: datetime | None = None
@@ -199,8 +199,8 @@ def caller_of_digest(state: Any, digest: str, session: Session) -> Caller:
         admin=row.admin,
         namespace_id=row.namespace_id,
         scope=scope,
-        provider=row.provider_name if scope == "daemon" else None,
-        instance=row.instance_id if scope == "daemon" else None,
+        provider=row.provider_name if scope in ("daemon", "bootstrap") else None,
+        instance=row.instance_id if scope in ("daemon", "bootstrap") else None,
         expires_at=row.expires_at,
     )
     if caller.expired():

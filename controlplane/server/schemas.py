@@ -46,15 +46,20 @@ class NamespaceOut(Wire):
     created_at: datetime
 
 
+BOOTSTRAP_SECONDS = 15 * 60
+
+
 class TokenIn(Wire):
     """A namespace token (a person's or a program's), or with ``scope: daemon`` a
     daemon's: it works for ``provider`` only. A daemon token minted for a ``host``
     replaces (revokes) the provider's earlier daemon token for that host. With
-    ``scope: metrics`` a monitoring system's: ``GET /metrics`` only."""
+    ``scope: metrics`` a monitoring system's: ``GET /metrics`` only. With ``scope:
+    bootstrap`` a host's bootstrap token: it asks once for the daemon's certificate
+    for ``provider`` (:data:`BOOTSTRAP_SECONDS` to live unless told less)."""
 
     label: Annotated[str, StringConstraints(max_length=200)] | None = None
     expires_in_seconds: Annotated[int, Field(gt=0, le=10 * 366 * 24 * 3600)] | None = None
-    scope: Literal["namespace", "daemon", "metrics"] = "namespace"
+    scope: Literal["namespace", "daemon", "metrics", "bootstrap"] = "namespace"
     provider: Name | None = None
     host: Annotated[str, StringConstraints(min_length=1, max_length=255)] | None = None
     replaces: Annotated[str, StringConstraints(max_length=200)] | None = None

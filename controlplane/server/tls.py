@@ -48,6 +48,15 @@ def server_context(cert: Path, key: Path) -> ssl.SSLContext:
     return context
 
 
+def accept_client_certs(context: ssl.SSLContext, ca_pem: bytes) -> None:
+    """Ask every client for a certificate signed by the CA ``ca_pem`` without
+    requiring one: a daemon presents its own (see ``identity/``), people and
+    programs none. A certificate that does not verify (another CA, expired) ends
+    the handshake."""
+    context.load_verify_locations(cadata=ca_pem.decode())
+    context.verify_mode = ssl.CERT_OPTIONAL
+
+
 def _stamp(*paths: Path) -> tuple[tuple[int, int, int], ...]:
     out = []
     for path in paths:

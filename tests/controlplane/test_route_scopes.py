@@ -135,6 +135,7 @@ class World:
         self.d2 = mint(self.mine, label="d2", scope="daemon", provider="p2", host="h2")
         self.d_sib = mint(self.sib, label="ds", scope="daemon", provider="p1", host="h1")
         self.metrics = mint(self.mine, label="prometheus", scope="metrics")
+        self.bootstrap = mint(self.mine, label="boot", scope="bootstrap", provider="p1")
         me = server.client(self.own, namespace=self.mine)
         self.w1 = me.register("p1", "inst-1", queues=["q"])["workerId"]
         self.w2 = me.register("p2", "inst-2", queues=["q"])["workerId"]
@@ -149,6 +150,7 @@ class World:
             "daemon-other-provider": self.d2,
             "daemon-of-sibling": self.d_sib,
             "metrics": self.metrics,
+            "bootstrap": self.bootstrap,
         }
 
     def path(self, template: str) -> str:
@@ -182,6 +184,10 @@ def _expected(need: str, who: str, template: str) -> str:
         return "401"
     if who == "admin" or need == "caller":
         return "in"
+    if who == "bootstrap":  # good only to ask for its daemon's certificate
+        return "in" if need == "enroll" else "403"
+    if need == "enroll":  # or a daemon of the namespace renewing its own
+        return "in" if who in ("daemon", "daemon-other-provider") else "403"
     if need == "metrics" or who == "metrics":
         return "in" if need == who else "403"
     if need == "admin":

@@ -9,7 +9,9 @@ then:
 * a ``session`` route (the dashboard, ``/ui``) takes its token from the session
   cookie instead (``ui/session.py``); a page asked for without one is sent to
   ``/ui/login``;
-* no bearer token, an unknown, revoked or expired one: 401, the body unread;
+* no bearer token, an unknown, revoked or expired one: 401, the body unread (a
+  request without one whose connection presented a daemon's client certificate
+  is that certificate's, see ``identity/peer.py``);
 * a token whose scope may not do what the route needs (a daemon's token outside
   its worker routes, an org sibling's write, a namespace token on an admin route):
   403, the body unread;
@@ -28,6 +30,7 @@ from typing import Any
 
 from ..deps import access_cached, caller_cached
 from ..errors import ApiError, error_response
+from ..identity.peer import peer_digest
 from ..limits import body_length
 from ..ui.session import session_caller
 from . import scopes
@@ -104,14 +107,16 @@ class Gate:
         await self.app(scope, receive, send)
 
     async def _check(self, scope: Scope, found: scopes.Match) -> tuple[Any, Any]:
-        scheme, _, value = _header(scope, b"authorization").decode("latin-1").partition(" ")
-        if scheme.lower() != "bearer" or not value.strip():
+        header = _header(scope, b"authorization")
+        scheme, _, value = header.decode("latin-1").partition(" ")
+        peer = None if header else peer_digest(scope)  # a daemon's client certificate
+        if peer is None and (scheme.lower() != "bearer" or not value.strip()):
             raise ApiError(
                 401, "unauthorized", "missing bearer token (Authorization: Bearer <token>)"
             )
-        digest = hash_token(value.strip())
+        digest = peer or hash_token(value.strip())
         access = None
-        if found.ns is not None and found.need in ("worker", "read", "write"):
+        if found.ns is not None and found.need in ("worker", "read", "write", "enroll"):
             access = await access_cached(self.state, digest, found.ns)
             caller = access.caller
         else:

@@ -294,6 +294,10 @@ def refusal(
     namespace, other org) are :func:`~.deps.access_to`'s."""
     if need == "public" or scope == "admin":
         return None
+    if need == "admin":
+        return "this needs an admin token"
+    if need == "caller":
+        return None
     if scope == "bootstrap":
         if need == "enroll" and own:
             return None
@@ -302,10 +306,6 @@ def refusal(
         if scope == "daemon" and own:
             return None
         return "a daemon's certificate is asked for with a bootstrap token or the daemon's own"
-    if need == "admin":
-        return "this needs an admin token"
-    if need == "caller":
-        return None
     if need == "metrics":
         return None if scope == "metrics" else "this needs an admin token or a metrics token"
     if need == "session":

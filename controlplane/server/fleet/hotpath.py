@@ -41,6 +41,7 @@ from urllib.parse import parse_qsl
 from ..access.scopes import refusal
 from ..access.tokens import hash_token
 from ..deps import cached_access
+from ..identity.peer import peer_digest
 from ..limits import body_length
 from ..routes.workers import POLL_RECHECK_SECONDS, poll_deadline
 from ..schemas import HeartbeatOut
@@ -138,12 +139,17 @@ class HotPath:
         if cache is None:
             return None
         given = [value for key, value in scope["headers"] if key == b"authorization"]
-        if len(given) != 1:  # none, or several: the gate decides (it reads the first)
-            return None
-        scheme, _, token = given[0].decode("latin-1").partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            return None
-        access = cached_access(self.state, hash_token(token.strip()), ns)
+        peer = None if given else peer_digest(scope)  # a daemon's client certificate
+        if peer is not None:
+            digest = peer
+        else:
+            if len(given) != 1:  # none, or several: the gate decides (it reads the first)
+                return None
+            scheme, _, token = given[0].decode("latin-1").partition(" ")
+            if scheme.lower() != "bearer" or not token.strip():
+                return None
+            digest = hash_token(token.strip())
+        access = cached_access(self.state, digest, ns)
         if access is None:
             return None
         own = access.own

@@ -159,6 +159,9 @@ def run(
     if tls is not None:
         config.load()
         config.ssl = tls.context  # the Reloader's: a reload reaches every listener
+        from ..identity.peer import with_peer_cert  # a daemon's certificate, per request
+
+        config.http_protocol_class = with_peer_cert(config.http_protocol_class)
     draining = getattr(application.state, "draining", None)
 
     class FleetServer(uvicorn.Server):

@@ -25,6 +25,7 @@ from ..deps import (
 )
 from ..errors import ApiError
 from ..schemas import (
+    BOOTSTRAP_SECONDS,
     NamespaceIn,
     NamespaceOut,
     NamespacePatch,
@@ -134,25 +135,32 @@ def create_token(
     _admin: Caller = Depends(require_admin),
     session: Session = Depends(get_session),
 ) -> TokenOut:
-    """A namespace token, or (``scope: daemon``) a daemon's token for one provider.
+    """A namespace token, or (``scope: daemon``) a daemon's token for one provider,
+    or (``scope: bootstrap``) a host's one-use token for its daemon's certificate.
     A daemon token for a ``host`` replaces the provider's live daemon token for
     that host in the same commit: one daemon token per provider host."""
     row = session.scalar(select(Namespace).where(Namespace.name == ns))
     if row is None:
         raise ApiError(404, "not_found", f"no namespace named {ns!r}")
     body = body or TokenIn()
-    if body.scope == "daemon" and body.provider is None:
-        raise ApiError(422, "validation_error", "a daemon token names its provider")
-    if body.scope != "daemon" and (body.provider, body.host, body.replaces) != (None,) * 3:
+    hosted = body.scope in ("daemon", "bootstrap")  # a daemon's, or a host's bootstrap
+    if hosted and body.provider is None:
+        raise ApiError(422, "validation_error", f"a {body.scope} token names its provider")
+    if not hosted and (body.provider, body.host, body.replaces) != (None,) * 3:
         raise ApiError(
-            422, "validation_error", "provider and host are for daemon tokens (scope: daemon)"
+            422,
+            "validation_error",
+            "provider and host are for daemon and bootstrap tokens (scope: daemon or bootstrap)",
         )
     token = new_token()
     expires = None
-    if body.expires_in_seconds is not None:
-        expires = utcnow() + timedelta(seconds=body.expires_in_seconds)
+    seconds = body.expires_in_seconds
+    if body.scope == "bootstrap":  # minutes to live, never longer
+        seconds = min(seconds or BOOTSTRAP_SECONDS, BOOTSTRAP_SECONDS)
+    if seconds is not None:
+        expires = utcnow() + timedelta(seconds=seconds)
     replaced: list[int] = []
-    if body.scope == "daemon" and body.host is not None:
+    if hosted and body.host is not None:
         assert body.provider is not None
         replaced = daemon_tokens.revoke(
             session, row.id, body.provider, host=body.host, notifier=request.app.state.notifier

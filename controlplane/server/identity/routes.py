@@ -1,0 +1,134 @@
+"""``POST /api/namespaces/{ns}/daemon-certs``: a daemon's certificate request, signed.
+
+Asked with a **bootstrap token** (scope ``bootstrap``: what ``connect`` or a launch
+hands a host), which this spends: it is marked used (``revoked_at``) in the same
+commit, by a conditional update, so of two requests with one token exactly one
+gets a certificate. Asked again by a daemon itself (its current certificate, or a
+daemon token), it renews: a new certificate for the same provider, instance and
+host.
+
+Each certificate is a row in ``tokens`` (scope ``daemon``, ``token_hash``
+``x509:<serial>``, ``expires_at`` its end, label ``cert <serial>``): the gate
+finds it as it finds a token, ``lakeshore tokens list`` lists it,
+``lakeshore tokens revoke ID`` and everything that revokes a provider's daemon
+tokens (``destroy``, ``delete``, a replaced ``connect``) revoke it on every
+replica at once.
+
+A server that serves plain HTTP signs nothing (409): its daemons keep bearer tokens.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request
+from pydantic import StringConstraints
+from sqlalchemy import update
+from sqlalchemy.orm import Session
+
+from ...db import utcnow
+from ...models import Token
+from ..deps import Access, SessionRoute, get_session, require_namespace
+from ..errors import ApiError
+from ..schemas import Wire
+from .issue import CsrRefused, sign
+from .peer import serial_digest
+
+router = APIRouter(route_class=SessionRoute)
+
+
+class CsrIn(Wire):
+    csr: Annotated[str, StringConstraints(min_length=1, max_length=16384)]
+
+
+class DaemonCertOut(Wire):
+    certificate: str  # PEM
+    ca: str  # the CA that signed it (PEM)
+    serial: str  # hex
+    not_after: datetime
+    identity: str  # lakeshore://<namespace>/<provider>[/<instance>]
+    namespace: str
+    provider: str
+
+
+def _spend(session: Session, token_id: int) -> None:
+    """Mark the bootstrap token used; 401 when it was already (or revoked)."""
+    done = session.execute(
+        update(Token)
+        .where(Token.id == token_id, Token.revoked_at.is_(None))
+        .values(revoked_at=utcnow())
+    )
+    if getattr(done, "rowcount", 0) != 1:
+        raise ApiError(
+            401,
+            "unauthorized",
+            "this bootstrap token was used already or revoked; a bootstrap token is "
+            "spent by the first certificate it asks for: run connect again for a new one",
+        )
+
+
+@router.post("/api/namespaces/{ns}/daemon-certs", status_code=201, response_model=DaemonCertOut)
+def issue_daemon_cert(
+    body: CsrIn,
+    request: Request,
+    access: Access = Depends(require_namespace),
+    session: Session = Depends(get_session),
+) -> DaemonCertOut:
+    issuer = getattr(request.app.state, "client_ca", None)
+    if issuer is None:
+        raise ApiError(
+            409,
+            "conflict",
+            "this server serves plain HTTP, so it issues no client certificates; "
+            "daemons keep bearer tokens (serve TLS: see docs/deploy.md)",
+        )
+    caller = access.caller
+    row = session.get(Token, caller.token_id)
+    if row is None or row.revoked_at is not None or caller.expired():
+        raise ApiError(401, "unauthorized", "unknown, revoked or expired token")
+    if not row.provider_name:
+        raise ApiError(403, "forbidden", "this token names no provider to certify")
+    if caller.scope == "bootstrap":
+        _spend(session, row.id)
+    try:
+        signed = sign(
+            body.csr,
+            issuer.ca_pem,
+            issuer.key(),
+            namespace=access.namespace.name,
+            provider=row.provider_name,
+            instance=row.instance_id or None,
+        )
+    except CsrRefused as exc:
+        session.rollback()  # a bootstrap token is not spent on a request that is refused
+        raise ApiError(
+            422, "validation_error", f"the certificate request is refused: {exc}"
+        ) from None
+    session.add(
+        Token(
+            token_hash=serial_digest(signed.serial),
+            namespace_id=access.namespace.id,
+            admin=False,
+            label=f"cert {signed.serial:x}",
+            expires_at=signed.not_after,
+            scope="daemon",
+            provider_name=row.provider_name,
+            instance_id=row.instance_id,
+            host=row.host,
+        )
+    )
+    if caller.scope == "bootstrap":
+        request.app.state.notifier.publish(session, "forget:tokens")  # spent, everywhere
+    session.commit()
+    if caller.scope == "bootstrap":
+        request.app.state.token_cache.clear()
+    return DaemonCertOut(
+        certificate=signed.pem.decode(),
+        ca=issuer.ca_pem.decode(),
+        serial=f"{signed.serial:x}",
+        not_after=signed.not_after,
+        identity=signed.uri,
+        namespace=access.namespace.name,
+        provider=row.provider_name,
+    )

@@ -1,0 +1,271 @@
+"""A daemon's identity is a client certificate: a real ``lakeshore serve`` over TLS
+on 127.0.0.1 (SQLite and PostgreSQL) signs a daemon's request once for its
+bootstrap token, and from then on the daemon authenticates by mutual TLS; its key
+is made on the host and never sent. Refused: a reused or expired bootstrap token, a
+certificate of another CA, an expired one, a revoked one, one of provider A on B's
+routes. Renewed with the current certificate before it ends."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import ssl
+import stat
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dreamlake.controlplane.client import ApiFailure, Client, Untrusted
+from dreamlake.controlplane.nymph.credentials import Credentials
+from dreamlake.controlplane.nymph.keypair import KeyPair
+from lakeshore_fixtures import SHARED_KEY, clean_env, lakeshore_argv
+from test_tls_serving import Pki, TlsServer, _pki, _serve, _stop
+
+
+@dataclass
+class Setup:
+    server: TlsServer
+    pki: Pki
+    db: str | None
+    key: str | None
+
+    def admin(self) -> Client:
+        return Client(self.server.url, self.server.admin_token, ca=str(self.pki.ca))
+
+    def client(self, **kw: Any) -> Client:
+        return Client(self.server.url, ca=str(self.pki.ca), **kw)
+
+
+@pytest.fixture(scope="module")
+def setup(db_url: str | None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
+    tmp = tmp_path_factory.mktemp("certs")
+    pki = _pki(tmp / "pki", ["localhost", "127.0.0.1"])
+    env = {"LAKESHORE_SECRET_KEY": SHARED_KEY} if db_url else {}
+    server = _serve(
+        tmp, "--tls-cert", str(pki.cert), "--tls-key", str(pki.key),
+        ca=pki.ca, db=db_url, env=env, probe=False,
+    )  # fmt: skip
+    yield Setup(server, pki, db_url, SHARED_KEY if db_url else None)
+    _stop(server)
+
+
+def _namespace(setup: Setup, name: str) -> None:
+    try:
+        setup.admin().create_namespace(name)
+    except ApiFailure as exc:
+        assert exc.status == 409
+
+
+def _bootstrap(setup: Setup, ns: str, provider: str, **kw: Any) -> str:
+    _namespace(setup, ns)
+    return setup.admin().create_token(ns, scope="bootstrap", provider=provider, **kw)
+
+
+def _enrolled(setup: Setup, folder: Path, ns: str, provider: str) -> tuple[Credentials, Client]:
+    token = _bootstrap(setup, ns, provider, host="host-a")
+    creds = Credentials(folder, ns, provider, lambda: token)
+    client = setup.client(namespace=ns)
+    creds.step(client)
+    return creds, client
+
+
+def test_a_bootstrap_token_is_exchanged_once_for_a_certificate(
+    setup: Setup, tmp_path: Path
+) -> None:
+    from cryptography import x509
+
+    token = _bootstrap(setup, "certs-a", "lab", host="host-a")
+    creds = Credentials(tmp_path / "id", "certs-a", "lab", lambda: token)
+    client = setup.client(namespace="certs-a")
+    creds.step(client)
+    pem = tmp_path / "id" / "daemon.pem"
+    assert stat.S_IMODE(pem.stat().st_mode) == 0o600
+    assert client.token is None and client.cert == str(pem)
+    cert = x509.load_pem_x509_certificate(pem.read_bytes())
+    uris = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert [str(u) for u in uris.get_values_for_type(x509.UniformResourceIdentifier)] == [
+        "lakeshore://certs-a/lab"
+    ]
+    # authenticated by the certificate alone: no Authorization header is sent
+    who = client.whoami()
+    assert (who["scope"], who["provider"]) == ("daemon", "lab")
+    out = client.register("lab", "i-1", host="host-a")
+    client.heartbeat(out["workerId"])
+    # the bootstrap token is spent
+    again = setup.client(namespace="certs-a", token=token)
+    with pytest.raises(ApiFailure) as refused:
+        again.request(
+            "POST", "/api/namespaces/certs-a/daemon-certs", {"csr": KeyPair().csr_pem("x")}
+        )
+    assert refused.value.status == 401
+    # and it never was good for anything but asking for a certificate
+    other = _bootstrap(setup, "certs-a", "lab")
+    with pytest.raises(ApiFailure) as nope:
+        setup.client(namespace="certs-a", token=other).register("lab", "i-2")
+    assert nope.value.status == 403
+
+
+def test_an_expired_bootstrap_token_is_refused(setup: Setup, tmp_path: Path) -> None:
+    token = _bootstrap(setup, "certs-b", "lab", expires_in=1)
+    time.sleep(1.5)
+    creds = Credentials(tmp_path / "id", "certs-b", "lab", lambda: token)
+    with pytest.raises(ApiFailure) as refused:
+        creds.step(setup.client(namespace="certs-b"))
+    assert refused.value.status == 401
+    assert not (tmp_path / "id" / "daemon.pem").exists()
+
+
+def test_a_certificate_of_provider_a_may_not_act_for_b(setup: Setup, tmp_path: Path) -> None:
+    _, client = _enrolled(setup, tmp_path / "id", "certs-c", "alpha")
+    with pytest.raises(ApiFailure) as refused:
+        client.register("beta", "i-1")
+    assert refused.value.status == 403
+    with pytest.raises(ApiFailure) as other_ns:
+        Client(
+            setup.server.url, namespace="certs-a", ca=str(setup.pki.ca), cert=client.cert
+        ).register("alpha", "i-1")
+    assert other_ns.value.status == 403
+
+
+def _forged(setup: Setup, folder: Path, *, days: float, other_ca: bool) -> str:
+    """A certificate for certs-d/lab, signed by the server's CA (unsealed from the
+    database with the server's key) or by another, valid ``days`` from now."""
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+    from dreamlake.controlplane.db import make_engine, make_sessionmaker
+    from dreamlake.controlplane.registry.crypto import SecretBox
+    from dreamlake.controlplane.server import builtin_ca
+    from dreamlake.controlplane.server.identity.issue import sign
+
+    pair = KeyPair()
+    if other_ca:
+        ca_pem, ca_key = builtin_ca.make_ca("another CA")
+    else:
+        url = setup.db or f"sqlite:///{setup.server.data_dir / 'lakeshore.db'}"
+        key = setup.key or (setup.server.data_dir / "secret.key").read_text().strip()
+        engine = make_engine(url, 1)
+        try:
+            ca_pem, unseal = builtin_ca.shared_ca(
+                make_sessionmaker(engine), SecretBox(key.encode())
+            )
+            ca_key = unseal()
+        finally:
+            engine.dispose()
+    now = dt.datetime.now(dt.UTC) + dt.timedelta(days=days) - dt.timedelta(days=1)
+    signed = sign(pair.csr_pem("x"), ca_pem, ca_key, namespace="certs-d", provider="lab",
+                  instance=None, now=now)  # fmt: skip
+    assert load_pem_private_key(pair.key_pem(), None) is not None
+    path = folder / ("other.pem" if other_ca else "expired.pem")
+    folder.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(signed.pem + pair.key_pem())
+    return str(path)
+
+
+@pytest.mark.parametrize("other_ca", [True, False], ids=["another-ca", "expired"])
+def test_a_certificate_of_another_ca_or_expired_ends_the_handshake(
+    setup: Setup, tmp_path: Path, other_ca: bool
+) -> None:
+    _namespace(setup, "certs-d")
+    path = _forged(setup, tmp_path, days=-2 if not other_ca else 1, other_ca=other_ca)
+    client = setup.client(namespace="certs-d", cert=path)
+    with pytest.raises(Untrusted) as refused:
+        client.whoami()
+    assert "does not accept the client certificate" in str(refused.value)
+    assert "connect" in refused.value.advice
+
+
+def test_a_revoked_certificate_is_refused_at_once(setup: Setup, tmp_path: Path) -> None:
+    _, client = _enrolled(setup, tmp_path / "id", "certs-e", "lab")
+    client.whoami()  # known, and cached
+    serial = json.loads((tmp_path / "id" / "daemon.json").read_text())["serial"]
+    env = clean_env(
+        LAKESHORE_URL=setup.server.url,
+        LAKESHORE_TOKEN=setup.server.admin_token,
+        LAKESHORE_CA=str(setup.pki.ca),
+    )
+    listed = subprocess.run(
+        [*lakeshore_argv(), "tokens", "list", "--json"], env=env, capture_output=True, text=True
+    )
+    assert listed.returncode == 0, listed.stderr
+    rows = [r for r in json.loads(listed.stdout) if r.get("label") == f"cert {serial}"]
+    assert len(rows) == 1 and rows[0]["scope"] == "daemon" and rows[0]["provider"] == "lab"
+    revoked = subprocess.run(
+        [*lakeshore_argv(), "tokens", "revoke", str(rows[0]["id"])],
+        env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    assert revoked.returncode == 0, revoked.stderr
+    with pytest.raises(ApiFailure) as refused:
+        client.whoami()
+    assert refused.value.status == 401
+
+
+def test_a_providers_revocation_revokes_its_certificates(setup: Setup, tmp_path: Path) -> None:
+    _, client = _enrolled(setup, tmp_path / "id", "certs-f", "lab")
+    client.whoami()
+    setup.admin().request("DELETE", "/api/namespaces/certs-f/providers/lab/tokens")
+    with pytest.raises(ApiFailure) as refused:
+        client.whoami()
+    assert refused.value.status == 401
+
+
+def test_the_daemon_renews_with_its_current_certificate(setup: Setup, tmp_path: Path) -> None:
+    folder = tmp_path / "id"
+    creds, client = _enrolled(setup, folder, "certs-g", "lab")
+    poller = dataclasses.replace(client, keep_alive=True)
+    creds.apply(poller)
+    worker = client.register("lab", "i-1")["workerId"]
+    for _ in range(2):  # one kept connection, with the first certificate
+        assert poller.poll_work(worker, wait=0) is None
+    assert poller.connection.opened == 1
+    first = json.loads((folder / "daemon.json").read_text())
+    assert not creds.due()
+    meta = dict(first, issuedAt=time.time() - 49 * 3600)  # two thirds of its life ago
+    (folder / "daemon.json").write_text(json.dumps(meta))
+    assert creds.due()
+    creds.step(client, poller)  # the bootstrap token is spent: renewed by the certificate
+    second = json.loads((folder / "daemon.json").read_text())
+    assert second["serial"] != first["serial"]
+    assert poller.poll_work(worker, wait=0) is None
+    assert poller.connection.opened == 2  # a new handshake, with the new one
+    assert client.whoami()["provider"] == "lab"
+
+
+def test_people_keep_bearer_tokens_over_the_same_port(setup: Setup) -> None:
+    assert setup.admin().whoami()["admin"] is True
+    with pytest.raises(ApiFailure) as refused:
+        setup.client().whoami()
+    assert refused.value.status == 401
+
+
+def test_a_plain_server_signs_nothing(tmp_path: Path) -> None:
+    from lakeshore_fixtures import ServerProc, free_port
+
+    server = ServerProc(data_dir=tmp_path / "plain", port=free_port()).start()
+    try:
+        server.admin.create_namespace("certs-h")
+        token = server.admin.create_token("certs-h", scope="bootstrap", provider="lab")
+        client = Client(server.url, token, namespace="certs-h")
+        with pytest.raises(ApiFailure) as refused:
+            client.request(
+                "POST", "/api/namespaces/certs-h/daemon-certs", {"csr": KeyPair().csr_pem("x")}
+            )
+        assert refused.value.status == 409
+    finally:
+        server.stop()
+
+
+def test_the_keypair_is_one_ssl_loads(tmp_path: Path) -> None:
+    pair = KeyPair()
+    from dreamlake.controlplane.server.builtin_ca import make_ca
+    from dreamlake.controlplane.server.identity.issue import sign
+
+    ca_pem, ca_key = make_ca("t")
+    signed = sign(pair.csr_pem("x"), ca_pem, ca_key, namespace="n", provider="p", instance="i/1")
+    path = tmp_path / "id.pem"
+    path.write_bytes(signed.pem + pair.key_pem())
+    ssl.create_default_context().load_cert_chain(str(path))
+    assert signed.uri == "lakeshore://n/p/i%2F1"
