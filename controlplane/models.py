@@ -46,6 +46,9 @@ class Token(Base):
     provider_name: Mapped[str | None] = mapped_column(String(63), index=True, nullable=True)
     instance_id: Mapped[str | None] = mapped_column(String(255), nullable=True)
     host: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    # a daemon certificate's row: the token it was first asked for with (see
+    # server/identity/routes.py); revoking that token revokes it
+    root_token_id: Mapped[int | None] = mapped_column(Integer, index=True, nullable=True)
 
 
 class Worker(Base):

@@ -75,6 +75,8 @@ def serving_tls(
         f"TLS: serving a certificate for {', '.join(issued.names)}",
         err=True,
     )
+    # what a launched instance's user-data carries, to verify this server with
+    application.state.serving_ca_pem = issued.ca_cert.read_text()
     return _daemon_certs(application, reloader)
 
 

@@ -286,6 +286,7 @@ def launch(
             daemon_kind=kind,
             tokens=tuple(tokens),
             queues=(own["queue"],) if own["queue"] else (),
+            ca_pem=getattr(state, "serving_ca_pem", "") or "",  # the built-in CA's, over TLS
         )
 
     plaintexts: list[str] = list(tokens)

@@ -37,9 +37,12 @@ def revoke(session: Session, token_id: int | None, state: Any) -> None:
     would otherwise stay good for up to a minute after its instance is gone."""
     if token_id is None:
         return
+    from ..server.access.daemon_tokens import revoke_rooted
+
     row = session.get(Token, token_id)
     if row is not None and row.revoked_at is None:
         row.revoked_at = utcnow()
+        revoke_rooted(session, [row.id])  # the certificates its daemon asked for with it
         notifier = getattr(state, "notifier", None)
         if notifier is not None:
             notifier.publish(session, "forget:tokens")

@@ -1,6 +1,9 @@
 """The start-up script a ``daemon``-dispatched cloud instance runs (EC2 user-data, a
 GCE startup-script): fetch the daemon bundle from the control plane by content hash
-with the instance's own token, install it into a venv, start ``nymph``.
+with the instance's own token, install it into a venv, start ``nymph``. Over
+https the script carries the built-in CA's certificate (``ca.crt``, public): the
+fetch verifies the server with it, then the bundle by its hash, and the daemon
+verifies with it too, and asks for its client certificate with its token.
 
 The bundle is never embedded: the script stays far below EC2's 16 KB user-data
 limit (:data:`USER_DATA_LIMIT`) whatever the daemon weighs. A ``pyz`` bundle (a
@@ -26,12 +29,12 @@ EC2_INSTANCE_ID = (
 )
 
 _FETCH = """\
-import sys, urllib.request
+import os, ssl, sys, urllib.request
 token = open("token").read().strip()
+ctx = ssl.create_default_context(cafile="ca.crt") if os.path.exists("ca.crt") else None
 req = urllib.request.Request(sys.argv[1], headers={"Authorization": "Bearer " + token})
-with urllib.request.urlopen(req, timeout=120) as r, open(sys.argv[2] + ".part", "wb") as f:
+with urllib.request.urlopen(req, timeout=120, context=ctx) as r, open(sys.argv[2] + ".part", "wb") as f:
     f.write(r.read())
-import os
 os.replace(sys.argv[2] + ".part", sys.argv[2])
 """
 
@@ -146,6 +149,10 @@ def script(
     ]
     if boot.queues:
         argv += ["--queues", ",".join(boot.queues)]
+    ca_lines = ""
+    if boot.ca_pem:  # public: the CA the fetch and the daemon verify the server with
+        argv += ["--ca", "ca.crt"]
+        ca_lines = f"cat > ca.crt <<'LAKESHORE_CA'\n{boot.ca_pem.strip()}\nLAKESHORE_CA\n"
     args = " ".join(q(a) for a in argv)
     if boot.daemon_kind == "pyz":
         # one standard-library zipapp: the host's python3 runs it as is
@@ -161,7 +168,7 @@ SHA={q(boot.daemon_sha256)}
 mkdir -p "$D"
 cd "$D"
 umask 077
-{token_lines}IID="${{LAKESHORE_INSTANCE_ID:-{iid}}}"
+{token_lines}{ca_lines}IID="${{LAKESHORE_INSTANCE_ID:-{iid}}}"
 if [ ! -f "daemon-$SHA" ]; then
   python3 - {q(daemon_url(boot.server, order.namespace, boot.daemon_sha256))} "daemon-$SHA" <<'PY'
 {_FETCH}PY

@@ -20,6 +20,7 @@ class Bootstrap:
     tokens: tuple[str, ...]
     queues: tuple[str, ...] = ()
     daemon_kind: str = "wheels"  # "pyz" (a zipapp python3 runs) or "wheels" (a tar)
+    ca_pem: str = ""  # the built-in CA's certificate (PEM) an https server is verified with
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ clock read unless something is due:
   (the held long-poll keeps its connection; the next request shakes hands anew);
 * a server that signs none (plain HTTP behind a proxy: 409; a token that may not
   ask: 403; a server from before certificates: 404): bearer token, as before;
+* a certificate refused (401: revoked) is dropped, and one asked for again;
 * refused (401) when the certificate has ended and the token is spent or expired:
   the log says so, with the fix (``dreamlake provider connect`` hands the host a
   new bootstrap token), and it keeps trying, reading the token file again.
@@ -104,6 +105,13 @@ class Credentials:
             return True
         issued, ends = window
         return current >= issued + RENEW_AT * (ends - issued)
+
+    def refused(self) -> None:
+        """The server refused the certificate (401: revoked, or the provider's
+        daemons were): drop it, so the next step asks for one with the token."""
+        for path in (self.pem, self.meta):
+            path.unlink(missing_ok=True)
+        _LOG.warning("the control plane refused this daemon's certificate; asking for a new one")
 
     # -- the clients --------------------------------------------------------------------
 

@@ -144,8 +144,10 @@ class Daemon:
                 log(f"control plane unreachable, retrying: {why}", logging.WARNING)
         self._reachable = reachable
 
-    def _refresh_token(self) -> None:
+    def _refresh_token(self, refused: bool = False) -> None:
         if self.credentials is not None:
+            if refused and self.client.cert is not None:
+                self.credentials.refused()
             self.credentials.apply(self.client, self.poller)
         elif self.token_loader is not None:
             token = self.token_loader()
@@ -213,7 +215,7 @@ class Daemon:
                 return 0.0
             if exc.status == 401:
                 log("the control plane refused the token (401); re-reading it and retrying")
-                self._refresh_token()
+                self._refresh_token(refused=True)
             elif exc.status in (429, 503) and exc.retry_after is not None:
                 # shedding load: at least what it asks, and our own jitter on top
                 delay = backoff.next_delay()

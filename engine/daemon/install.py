@@ -8,7 +8,11 @@ Layout on the host (``~/.dreamlake/nymph/<key>/``, ``<key>`` the provider's iden
     nymph.pyz       the daemon, uploaded only when its sha256 differs from the local build
     installed.json  what was installed: the zipapp's sha256 and the python that runs it
     nymph.json      the daemon's config (control plane, namespace, provider, queues)
-    token           the control-plane token, mode 0600
+    token           the control-plane token, mode 0600 (over https a bootstrap token,
+                    spent by the daemon on its client certificate)
+    ca.crt          the CA certificate an https control plane is verified with, when
+                    connect used one (public)
+    daemon.pem      the daemon's client certificate and key, made by the daemon (0600)
     run.sh          execs the daemon in the foreground; what a supervisor starts
     nymph.log       the daemon's output under tmux
 
@@ -73,6 +77,7 @@ class DaemonConfig:
     extra: dict[str, Any] = field(default_factory=dict)
     identity: str | None = None  # provider.json's identity, sent when registering
     key: str | None = None  # names the install folder (daemon_key); the provider's name if unset
+    ca_pem: bytes | None = None  # the CA certificate of an https control plane
 
 
 @dataclass(frozen=True)
@@ -176,6 +181,8 @@ def nymph_argv(cfg: DaemonConfig, token_file: str) -> list[str]:
     argv += ["--pid-file", token_file.rsplit("/", 1)[0] + "/nymph.pid"]
     if cfg.identity:
         argv += ["--identity", cfg.identity]
+    if cfg.ca_pem:
+        argv += ["--ca", token_file.rsplit("/", 1)[0] + "/ca.crt"]
     return argv
 
 
@@ -288,6 +295,14 @@ def install(
     token_file = f"{d}/token"
     config = f"{d}/nymph.json"
     shell.put_bytes((cfg.token or "").encode(), token_file, mode=0o600)
+    # a new token replaces the host's identity: a certificate from before is revoked
+    check(
+        shell,
+        f"rm -f {shlex.quote(d + '/daemon.pem')} {shlex.quote(d + '/daemon.json')}",
+        what="removing the previous client certificate",
+    )
+    if cfg.ca_pem:
+        shell.put_bytes(cfg.ca_pem, f"{d}/ca.crt", mode=0o644)
     shell.put_bytes(daemon_config_json(cfg, token_file).encode(), config, mode=0o600)
     if cfg.workdir:
         check(shell, f"mkdir -p {shlex.quote(cfg.workdir)}", what=f"creating {cfg.workdir}")

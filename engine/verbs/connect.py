@@ -423,7 +423,12 @@ def _token(
     failure: Exception
     try:
         client = Client.from_control_plane(cp, timeout=10)
-        return lakeshore.mint_daemon_token(client, cp.namespace, name, slot, replaces=existing)
+        # over https the host gets a bootstrap token: its daemon spends it on a
+        # client certificate (its key made there) and authenticates by that
+        scope = "bootstrap" if cp.url.startswith("https://") else "daemon"
+        return lakeshore.mint_daemon_token(
+            client, cp.namespace, name, slot, replaces=existing, scope=scope
+        )
     except ApiFailure as exc:
         why = f"the control plane answered {exc.status} {exc.error}: {exc.detail}"
         if exc.status in (401, 403):
@@ -441,6 +446,17 @@ def _token(
         kind="token_mint_failed",
         next_action=nxt,
     )
+
+
+def _ca_pem(cp: lakeshore.ControlPlane) -> bytes | None:
+    """The CA certificate this run verified an https control plane with, for the
+    daemon to verify it too (None: the system's trust store, there as here)."""
+    if not cp.url.startswith("https://") or not cp.ca:
+        return None
+    try:
+        return Path(cp.ca).expanduser().read_bytes()
+    except OSError:
+        return None  # the mint above verified with it; a vanished file: the host's store
 
 
 def _install_and_start(
@@ -502,6 +518,7 @@ def _install_and_start(
         workdir=workdir,
         identity=dk.identity,
         key=dk.key,
+        ca_pem=_ca_pem(cp),
     )
     inst = install.install(shell, cfg, progress=say)
     notes.extend(inst.notes)

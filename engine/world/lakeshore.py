@@ -277,17 +277,25 @@ def fetch_claims_many(
 
 
 def mint_daemon_token(
-    client: Any, namespace: str, provider: str, host: str, *, replaces: str = ""
+    client: Any,
+    namespace: str,
+    provider: str,
+    host: str,
+    *,
+    replaces: str = "",
+    scope: str = "daemon",
 ) -> str:
     """A daemon token for ``provider`` on ``host`` (it works for that provider's
-    worker routes only). The control plane revokes, in the same commit, the
-    provider's earlier daemon token for the host and ``replaces`` (the token the
-    install held) unless that is an admin token. Raises the client's errors."""
+    worker routes only), or with ``scope="bootstrap"`` a one-use token the daemon
+    spends on its client certificate (a control plane over https). The control
+    plane revokes, in the same commit, the provider's earlier daemon tokens and
+    certificates for the host and ``replaces`` (the token the install held) unless
+    that is an admin token. Raises the client's errors."""
     return str(
         client.create_token(
             namespace,
             label=f"nymph {provider} on {host}",
-            scope="daemon",
+            scope=scope,
             provider=provider,
             host=host[:255],
             replaces=replaces or None,

@@ -212,6 +212,31 @@ def test_a_providers_revocation_revokes_its_certificates(setup: Setup, tmp_path:
     assert refused.value.status == 401
 
 
+def test_revoking_the_token_it_came_from_revokes_the_certificate(
+    setup: Setup, tmp_path: Path
+) -> None:
+    """An instance's daemon token (revoked when its instance ends) asks for the
+    certificate: revoking that token revokes the certificate, and its renewals."""
+    _namespace(setup, "certs-j")
+    admin = setup.admin()
+    token = admin.create_token("certs-j", label="instance i-9", scope="daemon", provider="lab")
+    creds = Credentials(tmp_path / "id", "certs-j", "lab", lambda: token)
+    client = setup.client(namespace="certs-j")
+    creds.step(client)
+    meta = json.loads((tmp_path / "id" / "daemon.json").read_text())
+    (tmp_path / "id" / "daemon.json").write_text(json.dumps(meta | {"issuedAt": 0}))
+    creds.step(client)  # renewed: the same root
+    assert client.whoami()["scope"] == "daemon"
+    (row,) = [t for t in admin.request("GET", "/api/tokens") if t["label"] == "instance i-9"]
+    admin.request("DELETE", f"/api/tokens/{row['id']}")
+    with pytest.raises(ApiFailure) as refused:
+        client.whoami()
+    assert refused.value.status == 401
+    certs = [t for t in admin.request("GET", "/api/tokens", query={"revoked": "true"})
+             if t["label"].startswith("cert ") and t["namespace"] == "certs-j"]  # fmt: skip
+    assert len(certs) == 2 and all(t["revokedAt"] for t in certs)
+
+
 def test_the_daemon_renews_with_its_current_certificate(setup: Setup, tmp_path: Path) -> None:
     folder = tmp_path / "id"
     creds, client = _enrolled(setup, folder, "certs-g", "lab")
@@ -269,3 +294,82 @@ def test_the_keypair_is_one_ssl_loads(tmp_path: Path) -> None:
     path.write_bytes(signed.pem + pair.key_pem())
     ssl.create_default_context().load_cert_chain(str(path))
     assert signed.uri == "lakeshore://n/p/i%2F1"
+
+
+def test_an_installed_daemon_enrolls_with_its_bootstrap_token(
+    setup: Setup, tmp_path: Path
+) -> None:
+    """What connect installs over https: the CA beside the daemon, a bootstrap token;
+    the host's python runs the zipapp, which makes its key, asks for its certificate
+    and works by it. A certificate of an earlier install is removed."""
+    from dreamlake.engine.daemon import install
+    from dreamlake.engine.remote import LocalShell
+    from lakeshore_fixtures import wait_until
+
+    home = tmp_path / "home"
+    shell = LocalShell(env={"HOME": str(home)})
+    token = _bootstrap(setup, "certs-i", "lab", host="h-1")
+    cfg = install.DaemonConfig(
+        "lab", setup.server.url, "certs-i", token, ("q",), worker_name="w-1",
+        ca_pem=setup.pki.ca.read_bytes(),
+    )  # fmt: skip
+    folder = Path(install.install_dir(str(home), "lab"))
+    folder.mkdir(parents=True)
+    (folder / "daemon.pem").write_text("an earlier install's\n")
+    inst = install.install(shell, cfg, cache=tmp_path / "cache")
+    assert not (folder / "daemon.pem").exists()
+    assert (folder / "ca.crt").read_bytes() == setup.pki.ca.read_bytes()
+    assert "--ca" in Path(inst.run_script).read_text()
+    log = open(tmp_path / "nymph.log", "wb")  # noqa: SIM115
+    proc = subprocess.Popen(
+        ["sh", inst.run_script], env=clean_env(HOME=str(home)), stdout=log, stderr=log
+    )
+    try:
+        admin = setup.admin()
+        admin.namespace = "certs-i"
+
+        def live() -> bool:
+            return any(w["providerName"] == "lab" for w in admin.workers("lab"))
+
+        assert wait_until(live, 60), (tmp_path / "nymph.log").read_text()
+        assert stat.S_IMODE((folder / "daemon.pem").stat().st_mode) == 0o600
+        item = admin.submit_work("lab", "echo by-certificate", queue="q")
+        done = admin.get_work(item["id"], wait=30)
+        assert done["state"] == "succeeded", (done, (tmp_path / "nymph.log").read_text())
+        assert "got a client certificate" in (tmp_path / "nymph.log").read_text()
+    finally:
+        proc.terminate()
+        proc.wait(15)
+        log.close()
+
+
+def test_user_data_carries_the_ca_and_the_fetch_verifies_with_it(
+    setup: Setup, tmp_path: Path
+) -> None:
+    from dreamlake.controlplane.launchers import bootstrap
+    from dreamlake.controlplane.launchers.order import Bootstrap
+
+    ca = setup.pki.ca.read_text()
+    boot = Bootstrap(setup.server.url, "0" * 64, ("tok",), daemon_kind="pyz", ca_pem=ca)
+
+    class Order:
+        namespace, provider, bootstrap = "n", "p", boot
+
+    script = bootstrap.script(Order(), 0, instance_id="i-1")  # type: ignore[arg-type]
+    assert ca.strip() in script and "--ca ca.crt" in script
+    # the fetch, run as the script runs it: verified with ca.crt, refused without
+    (tmp_path / "token").write_text(setup.server.admin_token)
+    url = setup.server.url + "/api/whoami"
+
+    def fetch() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["python3", "-I", "-", url, "out"], input=bootstrap._FETCH, cwd=tmp_path,
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+
+    refused = fetch()
+    assert refused.returncode != 0 and "CERTIFICATE_VERIFY_FAILED" in refused.stderr
+    (tmp_path / "ca.crt").write_text(ca)
+    ok = fetch()
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads((tmp_path / "out").read_text())["admin"] is True

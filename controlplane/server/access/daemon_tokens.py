@@ -1,5 +1,6 @@
 """Daemon tokens die when their reason does: a new ``connect`` to a host replaces
-the provider's token there; ``destroy`` and ``delete`` revoke them all.
+the provider's token there; ``destroy`` and ``delete`` revoke them all (a daemon's certificates are daemon
+tokens' rows too: see ``identity/routes.py``).
 
 :func:`revoke` marks the tokens revoked in the caller's transaction and publishes
 ``forget:tokens`` with it, so every replica drops its cached copy at the commit.
@@ -58,6 +59,23 @@ def revoke_held(
     if row.scope != "daemon" and not (row.label or "").startswith("nymph "):
         return []  # a person's or a program's token, not one minted for a daemon
     row.revoked_at = utcnow()
+    revoke_rooted(session, [row.id])  # and the certificates it led to
     if notifier is not None:
         notifier.publish(session, "forget:tokens")
     return [row.id]
+
+
+def revoke_rooted(session: Session, token_ids: list[int]) -> int:
+    """Revoke the live daemon certificates asked for with any of ``token_ids``
+    (their rows' ``root_token_id``, see ``identity/routes.py``); how many. The
+    caller publishes ``forget:tokens`` with its commit."""
+    from sqlalchemy import update
+
+    if not token_ids:
+        return 0
+    done = session.execute(
+        update(Token)
+        .where(Token.root_token_id.in_(token_ids), Token.revoked_at.is_(None))
+        .values(revoked_at=utcnow())
+    )
+    return int(getattr(done, "rowcount", 0) or 0)

@@ -12,7 +12,8 @@ Each certificate is a row in ``tokens`` (scope ``daemon``, ``token_hash``
 finds it as it finds a token, ``lakeshore tokens list`` lists it,
 ``lakeshore tokens revoke ID`` and everything that revokes a provider's daemon
 tokens (``destroy``, ``delete``, a replaced ``connect``) revoke it on every
-replica at once.
+replica at once, and so does revoking the token it was first asked for with
+(``root_token_id``: an instance's token when its instance ends).
 
 A server that serves plain HTTP signs nothing (409): its daemons keep bearer tokens.
 """
@@ -116,6 +117,7 @@ def issue_daemon_cert(
             provider_name=row.provider_name,
             instance_id=row.instance_id,
             host=row.host,
+            root_token_id=row.root_token_id or row.id,  # revoked with the token it came from
         )
     )
     if caller.scope == "bootstrap":

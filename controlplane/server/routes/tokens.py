@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from ...db import utcnow
 from ...models import Namespace, Token
+from ..access import daemon_tokens
 from ..access.tokens import hash_token, new_token
 from ..deps import Caller, SessionRoute, get_session, require_admin
 from ..errors import ApiError
@@ -81,6 +82,7 @@ def revoke_token(
         )
     if row.revoked_at is None:
         row.revoked_at = utcnow()
+        daemon_tokens.revoke_rooted(session, [row.id])  # a daemon's certificates from it
         _forget_everywhere(request, session)
         session.commit()
     request.app.state.token_cache.clear()
