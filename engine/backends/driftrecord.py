@@ -79,6 +79,28 @@ class DriftRecord:
         )
 
 
+def changed_attributes(before: Any, after: Any) -> tuple[str, ...]:
+    """The top-level attributes whose values differ; a map attribute (tags, labels)
+    names its changed keys too (``tags.team``). Sorted."""
+    if not isinstance(before, Mapping) or not isinstance(after, Mapping):
+        return ()
+    names: list[str] = []
+    for key in sorted(set(before) | set(after)):
+        b, a = before.get(key), after.get(key)
+        if b == a:
+            continue
+        if isinstance(b, Mapping | None) and isinstance(a, Mapping | None) and (b or a):
+            inner = dict(b or {}), dict(a or {})
+            keys = sorted(
+                k for k in set(inner[0]) | set(inner[1]) if inner[0].get(k) != inner[1].get(k)
+            )
+            if keys and all(not isinstance(v, Mapping | list) for d in inner for v in d.values()):
+                names.extend(f"{key}.{k}" for k in keys)
+                continue
+        names.append(str(key))
+    return tuple(names)
+
+
 def write_drift(path: Path, record: DriftRecord) -> DriftRecord:
     """Write ``record`` at ``path`` atomically (a reader sees the old one or this one);
     the record, with its ``path``."""
@@ -111,4 +133,11 @@ def live_drift(path: Path, state: Mapping[str, Any]) -> DriftRecord | None:
     return None
 
 
-__all__ = ["DRIFT_FORMAT", "DriftRecord", "live_drift", "read_drift", "write_drift"]
+__all__ = [
+    "DRIFT_FORMAT",
+    "DriftRecord",
+    "changed_attributes",
+    "live_drift",
+    "read_drift",
+    "write_drift",
+]

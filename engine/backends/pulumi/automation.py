@@ -1,7 +1,7 @@
 """The one place that drives Pulumi: the Automation API behind a small seam.
 
 ``Automation.open(request)`` selects (or creates) the stack and returns a
-``StackSession``: ``preview``, ``up``, ``refresh``, ``preview_destroy``,
+``StackSession``: ``preview``, ``preview_refresh`` (the drift check), ``up``, ``refresh``, ``preview_destroy``,
 ``destroy``, ``cancel``, ``export_stack`` and ``import_stack``. The real
 implementation (:class:`PulumiAutomation`) imports ``pulumi.automation`` lazily,
 runs the provider's ``__main__.py`` as an inline program (the way ``pulumi up``
@@ -56,6 +56,8 @@ class StackSession(Protocol):
     ) -> PreviewSummary: ...
 
     def up(self, *, plan: str | None = None, on_output: Output | None = None) -> UpSummary: ...
+
+    def preview_refresh(self, *, on_output: Output | None = None) -> list[Any]: ...
 
     def refresh(
         self, *, clear_pending_creates: bool = False, on_output: Output | None = None
@@ -155,6 +157,23 @@ class _Session:
             **self._config,
         )
         return PreviewSummary(_changes(res.change_summary))
+
+    def preview_refresh(self, *, on_output: Output | None = None) -> list[Any]:
+        """``preview --refresh``: the stack's resources read again from the cloud, in
+        memory only (a preview writes no state). Returns the engine events, which
+        name what the refresh found changed (the drift check reads them)."""
+        seen: list[Any] = []
+        listeners = _listeners(on_output, preview=True, step="drift")
+
+        def on_event(event: Any) -> None:
+            seen.append(event)
+            if listeners is not None:
+                listeners(event)
+
+        self._stack.preview(
+            refresh=True, on_event=on_event, color="never", diff=False, **self._config
+        )
+        return seen
 
     def up(self, *, plan: str | None = None, on_output: Output | None = None) -> UpSummary:
         res = self._stack.up(

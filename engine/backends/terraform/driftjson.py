@@ -18,6 +18,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..driftrecord import changed_attributes
+
 
 @dataclass(frozen=True)
 class Drifted:
@@ -52,28 +54,6 @@ def stream_drift(messages: Iterable[Mapping[str, Any]]) -> list[Drifted]:
         action = change.get("action")
         out[str(addr)] = Drifted(str(addr), str(action) if action else None)
     return list(out.values())
-
-
-def changed_attributes(before: Any, after: Any) -> tuple[str, ...]:
-    """The top-level attributes whose values differ; a map attribute (tags, labels)
-    names its changed keys too (``tags.team``). Sorted."""
-    if not isinstance(before, Mapping) or not isinstance(after, Mapping):
-        return ()
-    names: list[str] = []
-    for key in sorted(set(before) | set(after)):
-        b, a = before.get(key), after.get(key)
-        if b == a:
-            continue
-        if isinstance(b, Mapping | None) and isinstance(a, Mapping | None) and (b or a):
-            inner = dict(b or {}), dict(a or {})
-            keys = sorted(
-                k for k in set(inner[0]) | set(inner[1]) if inner[0].get(k) != inner[1].get(k)
-            )
-            if keys and all(not isinstance(v, Mapping | list) for d in inner for v in d.values()):
-                names.extend(f"{key}.{k}" for k in keys)
-                continue
-        names.append(str(key))
-    return tuple(names)
 
 
 def plan_drift(plan: Mapping[str, Any]) -> list[Drifted]:

@@ -15,7 +15,8 @@ version the installed SDK expects (``pulumi version`` prints the SDK's version):
 * the state is a file backend laid out as the real one (``.pulumi/meta.yaml``
   version 1, ``stacks/<project>/<stack>.json`` checkpoints, lock files under
   ``locks/organization/<project>/<stack>/``), so ``status`` reads it directly;
-* ``stack select|init|output|history|export|import``, ``preview``, ``up``,
+* ``stack select|init|output|history|export|import``, ``preview`` (and
+  ``--refresh``, reading the cloud from ``$PULUMI_STANDIN_CLOUD``), ``up``,
   ``refresh``, ``destroy`` (and ``--preview-only``), ``cancel``.
 
 Every argv is appended to ``$PULUMI_STANDIN_LOG`` (JSON lines) when set.
@@ -355,6 +356,8 @@ def deploy(be: Backend, args: Args, cwd: Path, kind: str) -> None:
                     f"error: an unhandled error occurred: {error}"
                 )
         after = {r["urn"]: r for r in engine.resources}
+        if planning and "--refresh" in args.bools:
+            refresh_steps(events, before)
         changes: dict[str, int] = {}
         for urn, r in after.items():
             op = "same" if urn in before else "create"
@@ -378,6 +381,24 @@ def deploy(be: Backend, args: Args, cwd: Path, kind: str) -> None:
     finally:
         if lock:
             lock.unlink(missing_ok=True)
+
+
+def refresh_steps(events: Events, before: dict[str, dict[str, Any]]) -> None:
+    """``preview --refresh``: one ``refresh`` step per resource in the state, its
+    ``old`` state as recorded and its ``new`` one as the cloud holds it. The cloud is
+    the double ``$PULUMI_STANDIN_CLOUD`` (a JSON file: URN → outputs now, ``null``
+    for a resource gone); a resource it does not name is unchanged."""
+    path = os.environ.get("PULUMI_STANDIN_CLOUD")
+    cloud = json.loads(Path(path).read_text()) if path else {}
+    for urn, r in before.items():
+        old = {"type": r["type"], "urn": urn, "outputs": r.get("outputs") or {}}
+        meta: dict[str, Any] = {"op": "refresh", "urn": urn, "type": r["type"], "provider": ""}
+        meta["old"] = old
+        now = cloud[urn] if urn in cloud else old["outputs"]
+        if now is not None:
+            meta["new"] = {**old, "outputs": now}
+        events.add(resourcePreEvent={"metadata": meta, "planning": True})
+        events.add(resOutputsEvent={"metadata": meta, "planning": True})
 
 
 def refresh(be: Backend, args: Args) -> None:
