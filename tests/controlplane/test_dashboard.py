@@ -66,6 +66,7 @@ def test_the_sign_in_form_and_the_cookie(server: ServerProc) -> None:
     status, headers, body = _ask(server, "GET", "/ui/login")
     assert status == 200 and 'name="token"' in body
     assert "script-src 'self'" in headers["content-security-policy"]
+    assert headers["referrer-policy"] == "same-origin"  # the form's POST carries its Origin
     status, headers, _ = _ask(server, "POST", "/ui/login", form={"token": server.admin_token})
     assert status == 303 and headers["location"] == "/ui"
     attrs = [a.strip() for a in headers["set-cookie"].split(";")]
@@ -109,6 +110,10 @@ def test_who_may_sign_in(server: ServerProc, ns: tuple[str, str]) -> None:
         "/ui/login",
         form={"token": server.admin_token},
         headers={"Origin": "http://elsewhere.example"},
+    )
+    assert status == 403
+    status, _, _ = _ask(  # a page that hides where it is (Referrer-Policy: no-referrer)
+        server, "POST", "/ui/login", form={"token": server.admin_token}, headers={"Origin": "null"}
     )
     assert status == 403
     metrics = server.admin.create_token(name, scope="metrics")

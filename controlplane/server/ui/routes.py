@@ -35,7 +35,8 @@ HEADERS = {
     "Cache-Control": "no-store",
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
+    # same-origin: a form posted from the page carries its Origin (checked at sign-in)
+    "Referrer-Policy": "same-origin",
     # the page's own script and style only: no inline script, nothing from elsewhere
     "Content-Security-Policy": (
         "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "

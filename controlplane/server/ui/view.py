@@ -258,6 +258,21 @@ def _instances(session: Any, ns_id: int, now: datetime) -> list[dict[str, Any]]:
     ]
 
 
+def _offer(o: dict[str, Any]) -> str:
+    """An offer in a few words: ``std (4 cpus, 16 GB, $0.19/h)``."""
+    parts = []
+    if o.get("accelerators"):
+        parts.append(f"{o['accelerators']}× {o.get('accelerator') or 'accelerator'}")
+    if o.get("cpus"):
+        parts.append(f"{o['cpus']:g} cpus")
+    if o.get("memoryGb"):
+        parts.append(f"{o['memoryGb']:g} GB")
+    if o.get("pricePerHour") is not None:
+        parts.append(f"${o['pricePerHour']:g}/h")
+    name = str(o.get("offer") or "?")
+    return f"{name} ({', '.join(parts)})" if parts else name
+
+
 def _capacity(
     session: Any, state: Any, scope: Any, live_seconds: float
 ) -> dict[str, dict[str, Any]]:
@@ -276,7 +291,7 @@ def _capacity(
         workers = p.get("workers") or {}
         out[p["name"]] = {
             **p,
-            "offerNames": ", ".join(str(o.get("name")) for o in offers if isinstance(o, dict)),
+            "offerNames": ", ".join(_offer(o) for o in offers if isinstance(o, dict)),
             "live": workers.get("live", 0),
             "idle": workers.get("idle", 0),
             "launching": workers.get("launching", 0),
