@@ -5,8 +5,9 @@ step the lifecycle planner names (``engine/lifecycle/planner.py``, the planner
 =====================================  ===========================================
 the provider                           the watcher
 =====================================  ===========================================
-a verb in flight (applying,            nothing: it waits for it
-connecting)
+a verb in flight (applying,            nothing: it waits for it (a reconcile
+connecting)                            interrupted, its process gone, is re-run
+                                       when that needs no person's yes)
 error, open decisions                  reports it (its next action is a person's)
 connected, target active /             nothing: where it should be
 suspended, target suspended
@@ -54,10 +55,14 @@ def decide(
     *,
     restart: bool,
     why: str = "",
+    finish: bool = False,
 ) -> Decision:
     """``step``/``gated``: the planner's step for this provider (None when
     :func:`needs_step` said none was needed). ``restart``: ``connect`` started a daemon
-    for it before (its host record is there)."""
+    for it before (its host record is there). ``finish``: a ``reconcile`` was
+    interrupted (its process is gone) and re-running it needs no person's yes."""
+    if status == "applying" and finish:
+        return Decision("reconcile", "finish", False, "a reconcile was interrupted: re-run it")
     if status in IN_FLIGHT:
         return Decision("nothing", "wait", False, f"{status}: a verb is in flight")
     if status == "error":

@@ -53,6 +53,21 @@ def restartable(obs: Observation) -> bool:
     return read(obs.dir) is not None
 
 
+def finishable(obs: Observation, res: ProviderLifecycleResult) -> bool:
+    """A ``reconcile`` whose process is gone (a watcher killed mid-step, or a person's
+    run) and whose re-run needs no person's yes: the next watcher finishes it."""
+    nxt = res.next_action
+    return (
+        res.status == "applying"
+        and res.lock is not None
+        and res.lock.state == "stale"
+        and obs.intent is not None
+        and obs.intent.verb == "reconcile"
+        and nxt is not None
+        and getattr(nxt, "approval", None) is None
+    )
+
+
 def look(item: Observation | ProviderLifecycleResult, factory: ShellFactory | None) -> Seen:
     """One provider's status and the watcher's decision for it."""
     if isinstance(item, ProviderLifecycleResult):
@@ -63,8 +78,10 @@ def look(item: Observation | ProviderLifecycleResult, factory: ShellFactory | No
 
     res = status_of(item)
     if not needs_step(res.status, item.target):
-        return Seen(item.name, item, res, decide(res.status, item.target, None, False,
-                                                 restart=False))  # fmt: skip
+        d = decide(
+            res.status, item.target, None, False, restart=False, finish=finishable(item, res)
+        )
+        return Seen(item.name, item, res, d)
     try:
         step, gated, why = planned(item, factory)
     except DreamlakeError as exc:
@@ -73,4 +90,4 @@ def look(item: Observation | ProviderLifecycleResult, factory: ShellFactory | No
     return Seen(item.name, item, res, d)
 
 
-__all__ = ["Seen", "look", "planned", "restartable"]
+__all__ = ["Seen", "finishable", "look", "planned", "restartable"]

@@ -151,6 +151,8 @@ class Watcher:
         ok = res.exit_code == 0 and res.status != "error"
         if s.decision.do == "connect":
             ok = ok and res.status in ("connected", "connecting")
+        if s.decision.step == "finish":
+            ok = ok and res.status != "applying"  # still interrupted: not again every pass
         if ok:
             self.backoff.succeeded(s.name)
             self.emit({"event": "acted", "provider": s.name, "step": s.decision.step,

@@ -39,19 +39,17 @@ def observed_doc(
 
 
 def _drift_summary(drift: Any) -> Any:
-    """The drift member, kept small: what drifted (addresses) and when it was seen."""
-    if isinstance(drift, dict):
-        resources = drift.get("resources")
-        if isinstance(resources, list):
-            addresses = [
-                r.get("address") for r in resources if isinstance(r, dict) and r.get("address")
-            ]
-            out = {k: v for k, v in drift.items() if k != "resources"}
-            return {**out, "resources": addresses[:50], "count": len(resources)}
+    """The ``drift`` member, kept small: how many resources drifted, their addresses
+    (at most 50) and when the check saw them (attribute names stay in the root)."""
+    if not isinstance(drift, list):
         return drift
-    if isinstance(drift, list):
-        return {"count": len(drift), "resources": drift[:50]}
-    return drift
+    items = [d for d in drift if isinstance(d, dict)]
+    seen = [str(d["seenAt"]) for d in items if d.get("seenAt")]
+    return {
+        "count": len(drift),
+        "resources": [str(d.get("address")) for d in items[:50]],
+        "seenAt": max(seen) if seen else None,
+    }
 
 
 def put_observed(cp: ControlPlane, provider: str, doc: dict[str, Any]) -> int | None:
