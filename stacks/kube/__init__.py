@@ -10,18 +10,8 @@
 
 from typing import Any
 
-from .program import (
-    DECISIONS,
-    OUTPUTS,
-    Config,
-    ConfigError,
-    GpuClusterArgs,
-    component_class,
-    load_config,
-    main,
-    program,
-    read_pulumi_config,
-)
+from .config import DECISIONS, Config, ConfigError, GpuClusterArgs, load_config
+from .program import OUTPUTS, component_class, main, program, read_pulumi_config
 
 
 def __getattr__(name: str) -> Any:

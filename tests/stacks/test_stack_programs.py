@@ -43,16 +43,37 @@ def _top_imports(src: str) -> set[str]:
     }
 
 
+def _vendor_modules(vendor: str) -> list[str]:
+    """The vendor's own modules beside its program (``kube``'s config model, say)."""
+    folder = resources.files("dreamlake.stacks").joinpath(vendor)
+    return sorted(
+        p.name.removesuffix(".py")
+        for p in folder.iterdir()
+        if p.name.endswith(".py") and p.name not in ("__init__.py", "program.py")
+    )
+
+
 @pytest.mark.parametrize("vendor", VENDORS)
 def test_program_file_is_self_contained(vendor: str) -> None:
     """A copy of program.py works wherever dreamlake is installed: it may import only
     the standard library, pydantic, the helpers every vendor shares
-    (``dreamlake.stacks.support``, by its absolute name) and (inside functions)
+    (``dreamlake.stacks.support``, by its absolute name), its vendor's own modules (by
+    their absolute names; each of those as self-contained) and (inside functions)
     pulumi and its providers."""
+    own = {f"dreamlake.stacks.{vendor}.{m}" for m in _vendor_modules(vendor)}
     src = resources.files("dreamlake.stacks").joinpath(vendor, "program.py").read_text()
     names = _top_imports(src)
     assert SHARED in names
-    assert all(n == SHARED or not n.startswith(("dreamlake", "pulumi")) for n in names), names
+    assert all(n in (SHARED, *own) or not n.startswith(("dreamlake", "pulumi")) for n in names), (
+        names
+    )
+    for module in _vendor_modules(vendor):
+        src = resources.files("dreamlake.stacks").joinpath(vendor, f"{module}.py").read_text()
+        names = _top_imports(src)
+        assert all(n == SHARED or not n.startswith(("dreamlake", "pulumi")) for n in names), (
+            module,
+            names,
+        )
 
 
 def test_the_shared_helpers_need_only_pydantic() -> None:
@@ -72,8 +93,9 @@ def test_one_helper_serves_every_vendor(helper: str) -> None:
         mod = import_module(f"dreamlake.stacks.{vendor}.program")
         if hasattr(mod, helper):
             assert getattr(mod, helper) is getattr(support, helper), (vendor, helper)
-        src = resources.files("dreamlake.stacks").joinpath(vendor, "program.py").read_text()
-        assert f"def {helper}(" not in src and f"class {helper}(" not in src, vendor
+        for module in ("program", *_vendor_modules(vendor)):
+            src = resources.files("dreamlake.stacks").joinpath(vendor, f"{module}.py").read_text()
+            assert f"def {helper}(" not in src and f"class {helper}(" not in src, vendor
 
 
 def test_config_models_load_without_pulumi() -> None:

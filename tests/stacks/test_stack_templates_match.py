@@ -37,16 +37,19 @@ def _variables(vendor: str) -> dict[str, dict[str, Any]]:
 
 def _messages(vendor: str) -> set[str]:
     """Every string the program can raise: constants and evaluated f-strings."""
-    mod = import_module(f"dreamlake.stacks.{vendor}.program")
-    src = resources.files("dreamlake.stacks").joinpath(vendor, "program.py").read_text()
+    folder = resources.files("dreamlake.stacks").joinpath(vendor)
     out: set[str] = set()
-    for node in ast.walk(ast.parse(src)):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            out.add(node.value)
-        elif isinstance(node, ast.JoinedStr):
-            # one that uses a local name is not a validation message
-            with contextlib.suppress(NameError):
-                out.add(eval(compile(ast.Expression(node), "<f>", "eval"), vars(mod)))
+    for path in folder.iterdir():  # the program and its vendor's own modules
+        if not path.name.endswith(".py") or path.name == "__init__.py":
+            continue
+        mod = import_module(f"dreamlake.stacks.{vendor}.{path.name.removesuffix('.py')}")
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                out.add(node.value)
+            elif isinstance(node, ast.JoinedStr):
+                # one that uses a local name is not a validation message
+                with contextlib.suppress(NameError):
+                    out.add(eval(compile(ast.Expression(node), "<f>", "eval"), vars(mod)))
     return out
 
 

@@ -90,9 +90,17 @@ def _packaged_program(project: PulumiProject) -> bytes:
         node = stacks.joinpath(record.vendor, "program.py")
         if not node.is_file():
             return b""
+        # the vendor's own modules the program imports (kube's config model, say)
+        own = sorted(
+            (p for p in stacks.joinpath(record.vendor).iterdir() if p.name.endswith(".py")),
+            key=lambda p: p.name,
+        )
+        beside = b"".join(
+            p.read_bytes() for p in own if p.name not in ("__init__.py", "program.py")
+        )
         # and the helpers every vendor's program imports
         shared = stacks.joinpath("support.py")
-        return node.read_bytes() + (shared.read_bytes() if shared.is_file() else b"")
+        return node.read_bytes() + beside + (shared.read_bytes() if shared.is_file() else b"")
     except (ImportError, OSError):
         return b""
 
