@@ -238,7 +238,12 @@ class Watcher:
             return 0
         sent = 0
         for s, res in seen:
-            code = put_observed(cp, s.name, observed_doc(res, s.target, at, self.holder))
+            doc = observed_doc(res, s.target, at, self.holder)
+            d = s.decision
+            doc["step"] = {"step": d.step, "gated": d.gated, "does": d.do, "why": d.why}
+            if d.gated and res is s.result:  # reported, not performed: what a person runs
+                doc["nextAction"] = self._next_action(s)
+            code = put_observed(cp, s.name, doc)
             if code is None:
                 return sent  # unreachable: not once per provider
             sent += code == 200

@@ -138,6 +138,9 @@ def test_watch_restarts_a_dead_daemon_and_follows_the_target(
         assert not _of(events, "acting", name)
         assert daemon_state(LocalShell(), key).state == "running"
         assert status(name, cwd=project).status == "connected"
+        seen = client.request("GET", f"/api/namespaces/default/providers/{name}")["observed"]
+        assert (seen["status"], seen["targetStatus"]) == ("connected", "suspended"), seen
+        assert seen["step"]["gated"] is True and seen["nextAction"]["approval"] is True, seen
 
         # Ungated (the local vendor's default): suspended within the one pass.
         _gating(project, name, None)
