@@ -32,6 +32,10 @@ providers/*/pulumi/.passphrase
 providers/*/pulumi/*.plan.json
 providers/*/daemon.json
 providers/*/intent.json
+watch.lock
+watch.json
+watch.sh
+watch.log
 """
 
 _SKIP = {"TEMPLATE.json", "__init__.py", "__pycache__"}

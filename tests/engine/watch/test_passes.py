@@ -124,3 +124,12 @@ def test_drift_is_checked_on_its_schedule_and_only_then_terraform_runs(
     events = _run(project, drift_interval=600)
     assert not [e for e in events if e["event"] == "drift"] and started == []
     assert plan("b", cwd=project).status == "ready" and started  # the count counts
+
+
+def test_the_watchers_files_stay_out_of_git(own_templates: Path, project: Path) -> None:
+    create("a", "bare", cwd=project)
+    ignored = (project / ".dream" / ".gitignore").read_text().splitlines()
+    _run(project)
+    written = {p.name for p in (project / ".dream").iterdir() if p.is_file()} - {".gitignore"}
+    assert written and written <= set(ignored), (written, ignored)
+    assert {"watch.sh", "watch.log"} <= set(ignored)  # --install's
