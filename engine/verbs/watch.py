@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..contract import commands
-from ..contract.errors import UsageError
+from ..contract.errors import DreamlakeError, UsageError
 from ..lifecycle.actual import ShellFactory
 from ..world.paths import Root, check_name
 from ._common import root_for
@@ -50,7 +50,8 @@ def watch(
     handle_signals: bool = True,
 ) -> int:
     """Watch the root until ``stop`` is set (SIGTERM/SIGINT set it when
-    ``handle_signals``); returns the exit code (0). Raises ``UsageError`` for bad
+    ``handle_signals``); returns the exit code (0; 1 when the last pass could not
+    read the root, which its ``error`` event says). Raises ``UsageError`` for bad
     flags and ``WatcherRunning`` when another watcher holds the root."""
     from ..watch.lock import WatchLock
     from ..watch.passes import Watcher
@@ -72,18 +73,40 @@ def watch(
                   "interval": interval, "driftInterval": drift_interval, "once": once,
                   "holder": holder.to_wire(), "lock": str(lock.path),
                   "at": holder.since})  # fmt: skip
+            code = 0
             while not stop.is_set():
                 due = _drift_due(root, drift_interval)
-                w.run_pass(drift=due)
-                if due:
-                    _drift_done(root)
+                try:
+                    w.run_pass(drift=due)
+                except DreamlakeError as exc:  # the root cannot be read (a broken .dreamrc)
+                    code = 1
+                    emit(_error_event(exc, dream_dir))
+                else:
+                    code = 0
+                    if due:
+                        _drift_done(root)
                 if once:
                     break
                 stop.wait(interval)
             emit({"event": "stopped", "at": _now(), "once": once})
     finally:
         lock.release()
-    return 0
+    return code
+
+
+def _error_event(exc: DreamlakeError, dream_dir: str | None) -> dict[str, Any]:
+    """A pass that could not look at the root: what went wrong and what fixes it."""
+    nxt = exc.next_action
+    bad = getattr(exc, "path", None)
+    if nxt is None and bad is not None:
+        action: dict[str, Any] = {"kind": "edit_then_continue", "file": str(bad),
+                                  "command": commands.list_(dream_dir)}  # fmt: skip
+    elif nxt is None:
+        action = {"kind": "run", "command": commands.list_(dream_dir)}
+    else:
+        action = nxt.model_dump(by_alias=True, exclude_none=True)
+    return {"event": "error", "error": exc.message, "kind": exc.kind, "nextAction": action,
+            "at": _now()}  # fmt: skip
 
 
 def _names(names: list[str] | None, all_providers: bool) -> list[str] | None:

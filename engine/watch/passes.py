@@ -71,7 +71,7 @@ class Watcher:
             if self.stop.is_set():
                 stopped = True  # SIGTERM: the provider in hand was finished; no next one
                 break
-            s = look(item, self.shell_factory)
+            s = self._look(item)
             self._report(s)
             gated += s.decision.gated
             final = s.result
@@ -94,6 +94,18 @@ class Watcher:
         }
         self.emit({**doc, "at": at})
         return doc
+
+    def _look(self, item: Observation | ProviderLifecycleResult) -> Seen:
+        """:func:`look`, a provider whose status cannot be derived being its error."""
+        from ..contract.errors import DreamlakeError
+        from ..verbs._common import error_result
+
+        try:
+            return look(item, self.shell_factory)
+        except (DreamlakeError, ValueError) as exc:
+            err = exc if isinstance(exc, DreamlakeError) else DreamlakeError(str(exc))
+            name = item.name if isinstance(item, Observation) else item.provider
+            return look(error_result(err, name, root=self.root, dream_dir=self.dream_dir), None)
 
     # -- reporting -----------------------------------------------------------------
 

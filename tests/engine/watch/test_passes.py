@@ -133,3 +133,16 @@ def test_the_watchers_files_stay_out_of_git(own_templates: Path, project: Path) 
     written = {p.name for p in (project / ".dream").iterdir() if p.is_file()} - {".gitignore"}
     assert written and written <= set(ignored), (written, ignored)
     assert {"watch.sh", "watch.log"} <= set(ignored)  # --install's
+
+
+def test_a_root_that_cannot_be_read_is_an_error_event(own_templates: Path, project: Path) -> None:
+    create("a", "bare", cwd=project)
+    rc = project / ".dreamrc"
+    rc.write_text("lakeshore: [unclosed\n")
+    events: list[dict[str, Any]] = []
+    code = watch(all_providers=True, cwd=project, once=True, drift_interval=0,
+                 emit=events.append, handle_signals=False)  # fmt: skip
+    (err,) = [e for e in events if e["event"] == "error"]
+    assert code == 1 and err["nextAction"]["kind"] == "edit_then_continue", err
+    assert err["nextAction"]["file"] == str(rc)
+    assert events[-1]["event"] == "stopped"
