@@ -51,9 +51,12 @@ class Untrusted(Unreachable):
 
     kind = "lakeshore_untrusted"
 
-    def __init__(self, message: str, url: str | None = None, advice: str = "") -> None:
+    def __init__(
+        self, message: str, url: str | None = None, advice: str = "", reason: str = "tls"
+    ) -> None:
         super().__init__(message, url)
         self.advice = advice
+        self.reason = reason  # see tlsclient.REASONS
 
 
 class ApiFailure(ControlPlaneError):
@@ -159,10 +162,10 @@ class Client:
             # OSError covers refused, reset and timed out; HTTPException a cut or garbled answer
             trust = refused_cert_hint(exc, base, self.cert) or explain(exc, base, self.ca)
             if trust is not None:
-                raise Untrusted(trust.message, base, trust.advice) from None
+                raise Untrusted(trust.message, base, trust.advice, trust.reason) from None
             plain = plain_to_tls_hint(exc, base)
             if plain is not None:
-                raise Untrusted(plain, base, f"use {'https' + base[4:]}") from None
+                raise Untrusted(plain, base, f"use {'https' + base[4:]}", "plain_to_tls") from None
             raise Unreachable(
                 f"lakeshore at {base} is unreachable: {describe(exc)}", base
             ) from None

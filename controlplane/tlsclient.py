@@ -36,13 +36,34 @@ _contexts: dict[tuple[str | None, int, int, str | None, int, int], ssl.SSLContex
 class TrustProblem(OSError):
     """The server could not be verified, or the CA to verify it with cannot be read."""
 
-    def __init__(self, message: str, advice: str = CA_ADVICE) -> None:
+    def __init__(self, message: str, advice: str = CA_ADVICE, reason: str = "tls") -> None:
         super().__init__(message)
         self.message = message
         self.advice = advice
+        self.reason = reason  # one of REASONS
 
     def __str__(self) -> str:
         return self.message
+
+
+REASONS = ("unknown_ca", "name_mismatch", "expired", "ca_unreadable", "not_tls", "tls",
+           "client_cert_refused")  # fmt: skip
+"""Why a server was not verified: its CA is not the one trusted, its certificate
+names another host, it has ended (or not begun), the CA file cannot be read, it
+does not speak TLS, another TLS failure, or it refused this client's certificate."""
+NAME_ADVICE = (
+    "use a URL whose host the server's certificate names, or have the certificate name "
+    "this one (lakeshore serve --tls-name HOST adds it to the built-in CA's)"
+)
+EXPIRED_ADVICE = (
+    "the server's certificate has ended or is not valid yet (check both clocks): "
+    "lakeshore serve renews the built-in CA's at start; your own, replace --tls-cert "
+    "and --tls-key and send the server SIGHUP"
+)
+# OpenSSL's verify codes (X509_V_ERR_*) by what they mean here
+_EXPIRED_CODES = (9, 10)
+_NAME_CODES = (62, 64)
+_UNKNOWN_CA_CODES = (2, 18, 19, 20, 21)
 
 
 def ca_path(ca: str | os.PathLike[str] | None = None) -> str | None:
@@ -60,7 +81,9 @@ def _stamp(path: str | None, what: str) -> tuple[str | None, int, int]:
     try:
         st = os.stat(path)
     except OSError as exc:
-        raise TrustProblem(f"the {what} {path} cannot be read: {exc.strerror or exc}") from None
+        raise TrustProblem(
+            f"the {what} {path} cannot be read: {exc.strerror or exc}", reason="ca_unreadable"
+        ) from None
     return (path, st.st_size, st.st_mtime_ns)
 
 
@@ -85,7 +108,8 @@ def client_context(
         context = ssl.create_default_context(cafile=path)
     except (OSError, ValueError) as exc:
         raise TrustProblem(
-            f"the CA certificate {path} is not a PEM certificate: {getattr(exc, 'reason', None) or exc}"
+            f"the CA certificate {path} is not a PEM certificate: {getattr(exc, 'reason', None) or exc}",
+            reason="ca_unreadable",
         ) from None
     context.minimum_version = ssl.TLSVersion.TLSv1_2
     if cert is not None:
@@ -114,8 +138,16 @@ def explain(exc: BaseException, url: str, ca: str | None = None) -> TrustProblem
     trusted = f"the CA in {ca_path(ca)}" if ca_path(ca) else "the system's trust store"
     if isinstance(exc, ssl.SSLCertVerificationError):
         why = exc.verify_message or exc.reason or str(exc)
-        return TrustProblem(
+        code = exc.verify_code
+        message = (
             f"lakeshore at {url} presents a certificate that {trusted} does not verify ({why})"
+        )
+        if code in _NAME_CODES:
+            return TrustProblem(message, NAME_ADVICE, "name_mismatch")
+        if code in _EXPIRED_CODES:
+            return TrustProblem(message, EXPIRED_ADVICE, "expired")
+        return TrustProblem(
+            message, CA_ADVICE, "unknown_ca" if code in _UNKNOWN_CA_CODES else "tls"
         )
     if isinstance(exc, ssl.SSLError):
         reason = str(getattr(exc, "reason", "") or exc)
@@ -124,6 +156,7 @@ def explain(exc: BaseException, url: str, ca: str | None = None) -> TrustProblem
                 f"lakeshore at {url} does not answer in TLS ({reason}): it serves plain HTTP",
                 "use the server's http:// URL only on this machine's loopback; off it, "
                 "start lakeshore serve without --insecure-http",
+                "not_tls",
             )
         return TrustProblem(f"TLS with lakeshore at {url} failed ({reason})")
     return None
@@ -168,5 +201,6 @@ def refused_cert_hint(exc: BaseException, url: str, cert: str | None) -> TrustPr
             f"not accept the client certificate {cert} (signed by another CA, ended, or "
             "not yet valid)",
             CERT_ADVICE,
+            "client_cert_refused",
         )
     return None

@@ -4,7 +4,7 @@ control plane's errors to a message, a next step and exit code 1."""
 from __future__ import annotations
 
 import json
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import typer
 
@@ -15,7 +15,7 @@ def error_doc(message: str, kind: str, next_step: str | None) -> dict[str, objec
     (``{"kind": "run", "command": ...}`` when the next step is a command, else null,
     with the advice in ``hint``)."""
     doc: dict[str, object] = {"error": message, "kind": kind, "nextAction": None}
-    if next_step and next_step.startswith(("lakeshore ", "dreamlake ")):
+    if next_step and next_step.startswith(("lakeshore ", "dreamlake ", "LAKESHORE_CA=")):
         doc["nextAction"] = {"kind": "run", "command": next_step}
     elif next_step:
         doc["hint"] = next_step
@@ -58,12 +58,52 @@ def usage_error(exc: Exception, argv: list[str]) -> int:
     return USAGE_EXIT
 
 
+def tls_next_step(exc: Any) -> str:
+    """The command that fixes a TLS failure, where one does: the same command with
+    ``LAKESHORE_CA`` naming the server's CA (its file under this data dir when it
+    is there), ``lakeshore serve --tls-name HOST`` on the server for a name its
+    certificate lacks, ``lakeshore serve`` (a restart renews the built-in CA's
+    certificate) for one that has ended; else the advice in words."""
+    import shlex
+    import sys
+    import urllib.parse
+
+    reason = getattr(exc, "reason", "")
+    again = "lakeshore " + shlex.join(sys.argv[1:])
+    if reason == "unknown_ca":
+        return f"LAKESHORE_CA={shlex.quote(_ca_guess())} {again}"
+    host = urllib.parse.urlsplit(getattr(exc, "url", None) or "").hostname or "HOST"
+    if reason == "name_mismatch":
+        return f"lakeshore serve --tls-name {host}   # on the server; {exc.advice}"
+    if reason == "expired":
+        return f"lakeshore serve   # on the server, restarted; {exc.advice}"
+    return str(exc.advice)
+
+
+def _ca_guess() -> str:
+    """The built-in CA's certificate under this machine's data dir when it is there."""
+    import sys
+    from pathlib import Path
+
+    from dreamlake.controlplane.server.settings import default_data_dir
+
+    data_dir: Path | str = default_data_dir()
+    argv = sys.argv
+    for i, arg in enumerate(argv):
+        if arg == "--data-dir" and i + 1 < len(argv):
+            data_dir = argv[i + 1]
+        elif arg.startswith("--data-dir="):
+            data_dir = arg.split("=", 1)[1]
+    path = Path(data_dir).expanduser() / "tls" / "ca.crt"
+    return str(path) if path.is_file() else "<the server's data dir>/tls/ca.crt"
+
+
 def fail_from(exc: Exception, namespace: str | None = None) -> NoReturn:
     """Exit 1 for a control-plane error (Unreachable / ApiFailure); re-raise others."""
     from dreamlake.controlplane.client import ApiFailure, Unreachable, Untrusted
 
     if isinstance(exc, Untrusted):
-        fail(exc.message, exc.advice, kind="lakeshore_untrusted")
+        fail(exc.message, tls_next_step(exc), kind="lakeshore_untrusted")
     if isinstance(exc, Unreachable):
         fail(
             exc.message,

@@ -41,7 +41,9 @@ state; their next action is the recovery (``plan``, never ``apply``)."""
 
 BlockingReason = Literal["unset", "placeholder", "invalid", "conflict"]
 
-Degraded = Literal["no-credentials", "no-probe", "no-supervisor", "no-lakeshore", "drift"]
+Degraded = Literal[
+    "no-credentials", "no-probe", "no-supervisor", "no-lakeshore", "lakeshore-untrusted", "drift"
+]
 
 
 class _Wire(Wire, extra="forbid", frozen=True):
@@ -191,7 +193,10 @@ class ProviderLifecycleResult(_Wire):
         default=None,
         description=(
             'Unavailable but not fatal: "no-credentials", "no-probe", "no-supervisor", '
-            '"no-lakeshore"; "drift": the last drift check found resources changed outside '
+            '"no-lakeshore" (with "lakeshore-untrusted" when that is for a TLS reason: '
+            "the server's certificate does not verify with the CA in use, names another "
+            "host or has ended; set LAKESHORE_CA or .dreamrc lakeshore.ca); "
+            '"drift": the last drift check found resources changed outside '
             "(listed in `drift`)."
         ),
     )

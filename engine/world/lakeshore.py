@@ -214,9 +214,37 @@ def _ask(
             limit=64 * 1024 * 1024,
             ca=cp.ca,
         )
-    except Exception:
+    except Exception as exc:
+        _note_untrusted(cp.url, exc, cp.ca)
         return None
+    _UNTRUSTED.pop(cp.url, None)
     return data if code == 200 else None
+
+
+_UNTRUSTED: dict[str, str] = {}
+"""The control planes this process could not verify over TLS, by URL: why."""
+
+
+def _note_untrusted(url: str, exc: BaseException, ca: str | None) -> None:
+    from ...controlplane.tlsclient import explain, plain_to_tls_hint
+
+    trust = explain(exc, url, ca)
+    why = trust.message if trust is not None else plain_to_tls_hint(exc, url)
+    if why:
+        _UNTRUSTED[url] = why
+
+
+def untrusted(url: str) -> str | None:
+    """Why the last request to ``url`` failed for a TLS reason (an unknown CA, a
+    name the certificate does not cover, an ended certificate, plain HTTP to a TLS
+    port), or None when it did not."""
+    return _UNTRUSTED.get(url)
+
+
+def unreachable(url: str) -> tuple[str, ...]:
+    """What ``degraded`` says when the control plane at ``url`` did not answer:
+    ``no-lakeshore``, and ``lakeshore-untrusted`` when that was for a TLS reason."""
+    return ("no-lakeshore", "lakeshore-untrusted") if untrusted(url) else ("no-lakeshore",)
 
 
 def _claim(data: object) -> Claim | None:

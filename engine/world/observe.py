@@ -93,7 +93,7 @@ def observe(
         # does not make this one connected.
         claim = lakeshore.fetch_claims(cp, name, identity=record.identity(d))
         if claim is None:
-            degraded.append("no-lakeshore")
+            degraded.extend(lakeshore.unreachable(cp.url))
     return Observation(
         name=name,
         dir=d,
@@ -121,7 +121,9 @@ def with_claims(obs: Observation, root: Root) -> Observation:
         return obs
     cp = lakeshore.resolve_control_plane(root.path)
     claim = lakeshore.fetch_claims(cp, obs.name, identity=obs.record.identity(obs.dir))
-    degraded = obs.degraded if claim is not None else (*obs.degraded, "no-lakeshore")
+    degraded = (
+        obs.degraded if claim is not None else (*obs.degraded, *lakeshore.unreachable(cp.url))
+    )
     return replace(obs, claims=claim, degraded=tuple(dict.fromkeys(degraded)))
 
 

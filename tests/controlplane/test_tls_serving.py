@@ -75,7 +75,7 @@ class TlsServer:
 
 def _serve(tmp: Path, *extra: str, host: str = "127.0.0.1", env: dict[str, str] | None = None,
            probe: bool = True, ca: Path | None = None, plain: bool = False,
-           db: str | None = None) -> TlsServer:  # fmt: skip
+           db: str | None = None, check: bool = True) -> TlsServer:  # fmt: skip
     data_dir = tmp / f"data-{free_port()}"
     port, probe_port = free_port(), free_port()
     log = tmp / f"server-{port}.log"
@@ -97,6 +97,8 @@ def _serve(tmp: Path, *extra: str, host: str = "127.0.0.1", env: dict[str, str] 
             raise AssertionError(f"lakeshore exited:\n{server.output()}")
         if "listening on" not in server.output():
             return False
+        if not check:  # a server no client can verify (its certificate is wrong on purpose)
+            return True
         url = f"{scheme}://{host}:{port}"
         ca_now = ca or (data_dir / "tls" / "ca.crt")
         Client(url, ca=str(ca_now) if scheme == "https" else None, timeout=2).healthz()
@@ -305,10 +307,14 @@ def test_the_lakeshore_cli_verifies(tls_server: TlsServer, pki: Pki) -> None:
     assert "Traceback" not in bad.stderr
     doc = json.loads(bad.stdout)
     assert doc["kind"] == "lakeshore_untrusted"
-    assert "does not verify" in doc["error"] and "LAKESHORE_CA" in doc["hint"]
+    assert "does not verify" in doc["error"]
+    # the next action is the same command, trusting the CA under this data dir
+    again = doc["nextAction"]["command"]
+    assert again.startswith("LAKESHORE_CA=") and again.endswith("namespaces list --server "
+        f"{tls_server.url} --data-dir {tls_server.data_dir} --json")  # fmt: skip
     none = _lakeshore(*args, env={})
     assert none.returncode == 1 and "does not verify" in none.stderr
-    assert "next: set LAKESHORE_CA" in none.stderr
+    assert "next: LAKESHORE_CA=" in none.stderr
 
 
 def test_dreamlake_reads_claims_over_tls(tls_server: TlsServer, pki: Pki, tmp_path: Path) -> None:
@@ -347,7 +353,10 @@ def test_dreamlake_reads_claims_over_tls(tls_server: TlsServer, pki: Pki, tmp_pa
     wrong = dreamlake({**env, "LAKESHORE_CA": str(pki.other_ca)}, "provider", "status",
                       "-n", "tlswatch")  # fmt: skip
     assert wrong["status"] != "connected"
-    assert "no-lakeshore" in (wrong.get("degraded") or [])
+    assert {"no-lakeshore", "lakeshore-untrusted"} <= set(wrong.get("degraded") or [])
+    down = dreamlake({**env, "LAKESHORE_URL": f"https://127.0.0.1:{free_port()}"},
+                     "provider", "status", "-n", "tlswatch")  # fmt: skip
+    assert down["degraded"] == ["no-lakeshore"]  # not reached at all: no TLS reason
 
 
 # -- reloading ------------------------------------------------------------------------
@@ -418,3 +427,76 @@ def test_a_certificate_that_does_not_load_is_a_clear_error(tmp_path: Path, pki: 
     assert "not a PEM certificate and its private key" in out.stderr
     assert "next: lakeshore serve --tls-cert" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def _expired_pair(pki: Pki, folder: Path) -> tuple[Path, Path]:
+    """A server certificate of the test CA for 127.0.0.1 that ended yesterday."""
+    import datetime as dt
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    ca = x509.load_pem_x509_certificate(pki.ca.read_bytes())
+    key = ec.generate_private_key(ec.SECP256R1())
+    now = dt.datetime.now(dt.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")]))
+        .issuer_name(ca.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(days=3))
+        .not_valid_after(now - dt.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .sign(pki._ca_key, hashes.SHA256())  # type: ignore[attr-defined]
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    crt, pem = folder / "expired.crt", folder / "expired.key"
+    crt.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    pem.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    pem.chmod(0o600)
+    return crt, pem
+
+
+def test_the_lakeshore_cli_names_the_fix_of_each_tls_failure(pki: Pki, tmp_path: Path) -> None:
+    """A name the certificate lacks and a certificate that has ended each get their
+    own sentence and next action (the unknown CA: test_the_lakeshore_cli_verifies)."""
+    env = {"LAKESHORE_CA": str(pki.ca)}
+    named = tmp_path / "named"
+    named.mkdir()
+    cert, key = issue_server(pki.ca.read_bytes(), pki._ca_key, ["lakeshore.test"])  # type: ignore[attr-defined]
+    (named / "s.crt").write_bytes(cert)
+    (named / "s.key").write_bytes(key)
+    (named / "s.key").chmod(0o600)
+    crt, pem = _expired_pair(pki, tmp_path / "expired")
+    servers = [
+        _serve(tmp_path, "--tls-cert", str(named / "s.crt"), "--tls-key", str(named / "s.key"),
+               probe=False, check=False),
+        _serve(tmp_path, "--tls-cert", str(crt), "--tls-key", str(pem), probe=False, check=False),
+    ]  # fmt: skip
+    try:
+        # a certificate for lakeshore.test, asked for as 127.0.0.1
+        mismatch = _lakeshore("namespaces", "list", "--server", servers[0].url, "--json", env=env)
+        doc = json.loads(mismatch.stdout)
+        assert mismatch.returncode == 1 and "Traceback" not in mismatch.stderr
+        assert "mismatch" in doc["error"].lower()
+        assert doc["nextAction"]["command"].startswith("lakeshore serve --tls-name 127.0.0.1")
+        ended = _lakeshore("namespaces", "list", "--server", servers[1].url, "--json", env=env)
+        doc = json.loads(ended.stdout)
+        assert ended.returncode == 1 and "expired" in doc["error"]
+        assert doc["nextAction"]["command"].startswith("lakeshore serve ")
+    finally:
+        for server in servers:
+            _stop(server)
