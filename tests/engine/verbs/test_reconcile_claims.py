@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 from dreamlake.controlplane.client import Client
+from dreamlake.engine.verbs._power import watch_claim
 from dreamlake.engine.verbs.create import create
 from dreamlake.engine.verbs.demo import EmbeddedServer, start_server
-from dreamlake.engine.verbs.reconcile import _watch_claim
 from dreamlake.engine.world.observe import observe
 from dreamlake.engine.world.paths import find_root
 from dreamlake.engine.world.record import read_record
@@ -43,8 +43,8 @@ def test_the_watch_counts_only_this_providers_identity(
     obs = observe(name, find_root(str(root)), str(root), probe=False, infra=False)
 
     admin.register(name, "elsewhere-1", identity="prv-someone-else")
-    assert _watch_claim(obs, True, 0.0).claims.live == 0  # type: ignore[union-attr]
+    assert watch_claim(obs, True, 0.0).claims.live == 0  # type: ignore[union-attr]
 
     admin.register(name, "mine-1", identity=record.identity(pdir))
-    seen = _watch_claim(obs, True, 0.0).claims
+    seen = watch_claim(obs, True, 0.0).claims
     assert seen is not None and seen.live == 1 and list(seen.instances) == ["mine-1"]
