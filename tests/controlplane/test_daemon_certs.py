@@ -130,6 +130,7 @@ def test_a_certificate_of_provider_a_may_not_act_for_b(setup: Setup, tmp_path: P
             setup.server.url, namespace="certs-a", ca=str(setup.pki.ca), cert=client.cert
         ).register("alpha", "i-1")
     assert other_ns.value.status == 403
+    assert _refusals(setup, "mismatch") >= 1
 
 
 def _forged(setup: Setup, folder: Path, *, days: float, other_ca: bool) -> str:
@@ -201,6 +202,23 @@ def test_a_revoked_certificate_is_refused_at_once(setup: Setup, tmp_path: Path) 
     with pytest.raises(ApiFailure) as refused:
         client.whoami()
     assert refused.value.status == 401
+    assert _refusals(setup, "revoked") >= 1
+
+
+def _refusals(setup: Setup, reason: str) -> float:
+    """``lakeshore_certificate_refusals_total{reason}`` as the server's /metrics says."""
+    import urllib.request
+
+    req = urllib.request.Request(
+        setup.server.url + "/metrics",
+        headers={"Authorization": f"Bearer {setup.server.admin_token}"},
+    )
+    ctx = ssl.create_default_context(cafile=str(setup.pki.ca))
+    with urllib.request.urlopen(req, context=ctx, timeout=10) as answer:
+        text = answer.read().decode()
+    wanted = f'lakeshore_certificate_refusals_total{{reason="{reason}"}} '
+    found = [line for line in text.splitlines() if line.startswith(wanted)]
+    return float(found[0].split()[-1]) if found else 0.0
 
 
 def test_a_providers_revocation_revokes_its_certificates(setup: Setup, tmp_path: Path) -> None:

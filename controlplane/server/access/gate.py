@@ -46,6 +46,18 @@ def _header(scope: Scope, name: bytes) -> bytes:
     return b""
 
 
+def _certificate_refused(state: Any, exc: ApiError) -> None:
+    """Count a daemon's certificate refused after its handshake: revoked (or its
+    row gone), ended, or used outside its provider's routes. (One of another CA, or
+    ended by the clock, never completes the handshake: the application never sees
+    it.)"""
+    from ..metrics.registry import certificate_refused
+
+    detail = str(exc.detail)
+    reason = "mismatch" if exc.status == 403 else "expired" if "expired" in detail else "revoked"
+    certificate_refused(state, reason)
+
+
 class Gate:
     """Pure ASGI middleware; see the module docstring."""
 
@@ -79,6 +91,8 @@ class Gate:
             metrics = getattr(self.state, "metrics", None)
             if metrics is not None:
                 metrics.token_refused(exc.status, exc.detail)
+            if not _header(scope, b"authorization") and peer_digest(scope) is not None:
+                _certificate_refused(self.state, exc)
             await self._refuse(scope, receive, send, exc)
             return
         state = scope.setdefault("state", {})
