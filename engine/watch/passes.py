@@ -76,8 +76,8 @@ class Watcher:
             gated += s.decision.gated
             final = s.result
             if s.decision.do in ("connect", "reconcile") and s.obs is not None:
-                acted += 1
                 final = self._act(s, s.obs)
+                acted += final is not s.result  # not while it is backed off
             published.append((s, final))
         at = now_iso()
         sent = self._publish(cp, published, at) if self.publish else 0

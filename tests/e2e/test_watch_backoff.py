@@ -62,3 +62,4 @@ def test_a_failing_restart_backs_off(
     assert failed["nextAction"] is not None
     backoffs = [e for e in events if e["event"] == "backoff"]
     assert len(backoffs) == 2 and all(0 < b["retryInSeconds"] <= 30 for b in backoffs)
+    assert [e["acted"] for e in events if e["event"] == "pass"] == [1, 0, 0]
