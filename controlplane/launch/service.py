@@ -185,9 +185,35 @@ def launch(
     reserved: int = 0,
 ) -> dict[str, Any]:
     """Launch what ``body`` asks for. ``reserved``: units of the provider's limit
-    already held for this launch (a lease's slot), not counted twice."""
+    already held for this launch (a lease's slot), not counted twice. Each launch's
+    outcome is counted in ``lakeshore_launches_total`` (server/metrics/)."""
+    from ..server.metrics.registry import LaunchTally
+
+    tally = LaunchTally(state)
+    try:
+        out = _launch(session, scope, box, body, state, server_url, data_dir, reserved, tally)
+    except BaseException as exc:
+        tally.ended(exc)
+        raise
+    tally.replayed = bool(out.get("replayed"))
+    tally.ended(None)
+    return out
+
+
+def _launch(
+    session: Session,
+    scope: registry.Scope,
+    box: SecretBox,
+    body: Mapping[str, Any],
+    state: Any,
+    server_url: str,
+    data_dir: Path,
+    reserved: int,
+    tally: Any,
+) -> dict[str, Any]:
     core, own = split_body(body)
     preview = registry.preview_launch(session, scope, core)
+    tally.launcher = preview["launcher"]
     hybrid = preview["dispatch"] == dispatch.HYBRID
     _half(preview, own)
     ns_id = scope.namespace.id

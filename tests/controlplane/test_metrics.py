@@ -273,3 +273,162 @@ def test_the_grafana_dashboard_reads_documented_metrics() -> None:
     assert used <= table, used - table
     assert used == table  # every metric has a panel
     assert len({p["id"] for p in dash["panels"]}) == len(dash["panels"])
+
+
+def test_launches_are_counted_by_launcher_and_outcome(
+    server: ServerProc, ns: tuple[str, str]
+) -> None:
+    """A capacity refusal (an SSH pool with no room), another refusal (a direct
+    launch with no command) and a launcher that failed (nothing listens on the
+    host's port), each counted under its outcome."""
+    name, token = ns
+    client = Client(server.url, token, namespace=name)
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    key = Ed25519PrivateKey.generate().private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.OpenSSH,
+        serialization.NoEncryption(),
+    )
+    secret = {"name": "pool-key", "kind": "ssh_key", "value": key.decode()}
+    client.request("POST", f"/api/namespaces/{name}/secrets", secret)
+    kwargs = {
+        "hosts": ["127.0.0.1"],
+        "port": free_port(),  # nothing listens there
+        "user": "nobody",
+        "private_key": {"$secret": "pool-key"},
+    }
+    client.create_provider_row({"name": "pool", "launcher": "SSH", "kwargs": kwargs})
+    path = f"/api/namespaces/{name}/launch"
+
+    def outcome(body: dict[str, Any]) -> int:
+        try:
+            client.request("POST", path, {"provider": "pool", **body})
+        except Exception as exc:
+            return int(getattr(exc, "status", 0))
+        return 201
+
+    before = _scrape(server)
+    assert 400 <= outcome({"count": 2, "command": "true"}) < 500  # room for one host
+    assert 400 <= outcome({}) < 500  # a direct launch needs a command
+    assert outcome({"command": "true"}) >= 500  # the host does not answer
+    after = _scrape(server)
+    name_ = "lakeshore_launches_total"
+    for want in ("capacity", "refused", "failed"):
+        was = _value(before, name_, launcher="SSH", outcome=want) or 0
+        assert _value(after, name_, launcher="SSH", outcome=want) == was + 1, want
+
+
+def test_a_launch_tally() -> None:
+    from types import SimpleNamespace
+
+    from dreamlake.controlplane.launch.orders import LaunchError
+    from dreamlake.controlplane.server.metrics.registry import (
+        LAUNCH_OUTCOMES,
+        LaunchTally,
+        ServerMetrics,
+        launch_outcome,
+    )
+
+    assert launch_outcome(None) == "launched"
+    assert launch_outcome(LaunchError(422, "launch_rejected", "InsufficientInstanceCapacity")) == (
+        "capacity"
+    )
+    assert launch_outcome(LaunchError(409, "limit_reached", "at its instance limit")) == "capacity"
+    assert launch_outcome(LaunchError(422, "validation_error", "bad")) == "refused"
+    assert launch_outcome(LaunchError(502, "launch_failed", "boom")) == "failed"
+    assert launch_outcome(RuntimeError("boom")) == "failed"
+    metrics = ServerMetrics()
+    state = SimpleNamespace(metrics=metrics)
+    tally = LaunchTally(state)
+    tally.ended(None)  # no launcher named yet (an unknown provider): not counted
+    tally.launcher = "EC2"
+    tally.ended(None)
+    replay = LaunchTally(state)
+    replay.launcher, replay.replayed = "EC2", True
+    replay.ended(None)  # a retry answered from its first result: not counted again
+    assert (
+        metrics.registry.get_sample_value(
+            "lakeshore_launches_total", {"launcher": "EC2", "outcome": "launched"}
+        )
+        == 1
+    )
+    assert set(LAUNCH_OUTCOMES) == {"launched", "capacity", "refused", "failed"}
+
+
+def test_shed_503s_are_counted_by_reason(start_server: Any) -> None:
+    """Beyond the connection budget (one connection, two held open): a 503, counted;
+    scraped from the probe port, which is never shed."""
+    import socket
+
+    probe = free_port()
+    s = start_server(extra=["--probe-port", str(probe)], env={"LAKESHORE_MAX_CONNECTIONS": "1"})
+    held = [socket.create_connection(("127.0.0.1", s.port)) for _ in range(2)]
+    try:
+        assert wait_until(lambda: _get(s.url + "/api/whoami", s.admin_token)[0] == 503, 10)
+    finally:
+        for sock in held:
+            sock.close()
+    _, _, text = _get(f"http://127.0.0.1:{probe}/metrics")
+    samples = [
+        (x.name, dict(x.labels), x.value)
+        for family in text_string_to_metric_families(text)
+        for x in family.samples
+    ]
+    assert (_value(samples, "lakeshore_shed_total", reason="connections") or 0) >= 1
+    for reason in ("in_flight", "queue_time", "draining"):
+        assert _value(samples, "lakeshore_shed_total", reason=reason) is not None
+
+
+def test_pool_wait_is_observed(server: ServerProc, ns: tuple[str, str]) -> None:
+    name, token = ns
+    Client(server.url, token, namespace=name).workers()  # a route that reads the database
+    samples = _scrape(server)
+    count = _value(samples, "lakeshore_database_pool_wait_seconds_count")
+    assert count is not None and count >= 1
+    assert (_value(samples, "lakeshore_database_pool_wait_seconds_sum") or 0) >= 0
+
+
+def test_pool_wait_survives_a_dispose(tmp_path: Any) -> None:
+    from dreamlake.controlplane.db import make_engine
+    from dreamlake.controlplane.server.metrics.poolwait import time_checkouts
+    from dreamlake.controlplane.server.metrics.registry import ServerMetrics
+    from sqlalchemy import text
+
+    metrics = ServerMetrics()
+    engine = make_engine(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    time_checkouts(engine, metrics.pool_wait)
+    for _ in range(2):
+        with engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+        engine.dispose()
+    got = metrics.registry.get_sample_value("lakeshore_database_pool_wait_seconds_count")
+    assert got == 2
+
+
+def test_the_certificate_refusal_hook() -> None:
+    """``certificate_refused(state, reason)``: what the TLS identity code calls where it
+    refuses a client certificate; a reason outside the set counts as other."""
+    from types import SimpleNamespace
+
+    from dreamlake.controlplane.server.metrics.registry import (
+        CERTIFICATE_REASONS,
+        ServerMetrics,
+        certificate_refused,
+    )
+
+    metrics = ServerMetrics()
+    state = SimpleNamespace(metrics=metrics)
+    certificate_refused(state, "revoked")
+    certificate_refused(SimpleNamespace(state=state), "expired")  # the app itself
+    certificate_refused(state, "made-up")
+    certificate_refused(SimpleNamespace(), "revoked")  # no metrics: nothing, no error
+
+    def value(reason: str) -> float | None:
+        return metrics.registry.get_sample_value(
+            "lakeshore_certificate_refusals_total", {"reason": reason}
+        )
+
+    assert (value("revoked"), value("expired"), value("other")) == (1, 1, 1)
+    assert value("untrusted") == 0 and "mismatch" in CERTIFICATE_REASONS

@@ -283,6 +283,8 @@ class HotPath:
                     await send({"type": "http.response.body", "body": b""})
                     return
                 if draining is not None and draining.is_set():
+                    if (metrics := getattr(self.state, "metrics", None)) is not None:
+                        metrics.shed("draining")
                     await send_503(send, restarting(self.state.settings.retry_after_seconds))
                     return
                 woke = await notifier.wait(

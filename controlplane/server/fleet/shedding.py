@@ -128,7 +128,9 @@ class Shed:
         self._next = 0
         self.shed = 0  # 503s sent so far
 
-    def _overloaded(self, scope: dict[str, Any]) -> tuple[str, tuple[int, int]] | None:
+    def _overloaded(self, scope: dict[str, Any]) -> tuple[str, str, tuple[int, int]] | None:
+        """Why ``scope`` is shed now, if it is: the reason counted in
+        ``lakeshore_shed_total``, the sentence and the Retry-After range."""
         connections = getattr(self.state, "connections", None)
         if (
             self.max_connections
@@ -136,6 +138,7 @@ class Shed:
             and len(connections) > self.max_connections
         ):
             return (
+                "connections",
                 f"the server holds {len(connections)} connections (at most {self.max_connections})",
                 RETRY_CONNECTIONS,
             )
@@ -143,6 +146,7 @@ class Shed:
             return None
         if self.max_pending and self.pending >= self.max_pending:
             return (
+                "in_flight",
                 f"{self.pending} requests are in flight (at most {self.max_pending})",
                 RETRY_PENDING,
             )
@@ -150,6 +154,7 @@ class Shed:
             waited = time.monotonic() - next(iter(self._started.values()))
             if waited >= self.max_queue_seconds:
                 return (
+                    "queue_time",
                     f"the oldest request in flight has waited {waited:.1f}s "
                     f"(at most {self.max_queue_seconds:g}s)",
                     RETRY_PENDING,
@@ -179,6 +184,9 @@ class Shed:
         finally:
             del self._started[key]
 
-    async def _refuse(self, send: Any, why: str, retry: tuple[int, int]) -> None:
+    async def _refuse(self, send: Any, reason: str, why: str, retry: tuple[int, int]) -> None:
         self.shed += 1
+        metrics = getattr(self.state, "metrics", None)  # lakeshore_shed_total (metrics/)
+        if metrics is not None:
+            metrics.shed(reason)
         await send_503(send, overloaded(f"shedding load: {why}", retry, self.retry_after))

@@ -33,6 +33,25 @@ one; an expired one; a token whose scope may not do this; a namespace it may not
 use (unknown, or another org's); anything else."""
 
 
+CERTIFICATE_REASONS = ("untrusted", "expired", "revoked", "mismatch", "other")
+"""``lakeshore_certificate_refusals_total{reason}``: a client certificate the built-in
+CA did not sign (or that does not verify); one past its validity; one revoked; one
+that does not name the namespace, provider or instance it asks for; anything else."""
+
+SHED_REASONS = ("connections", "in_flight", "queue_time", "draining")
+"""``lakeshore_shed_total{reason}``: 503s for too many connections, too many requests
+in flight, the oldest request waiting too long, and held long-polls answered while
+the server shuts down."""
+
+LAUNCH_OUTCOMES = ("launched", "capacity", "refused", "failed")
+"""``lakeshore_launches_total{launcher, outcome}``: instances asked of the launcher and
+launched; refused for capacity or quota (the cloud's or the SSH pool's, or the
+provider's own instance limit); refused otherwise (a 4xx: invalid, rejected); failed
+(the launcher broke, a 5xx)."""
+
+POOL_WAIT_BUCKETS = (0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 30.0)
+
+
 def refusal_reason(status: int, detail: str) -> str:
     """The bounded reason a request's token was refused (see :data:`REFUSAL_REASONS`)."""
     if status == 401:
@@ -80,13 +99,104 @@ class ServerMetrics:
             registry=r,
         )
 
+        self.certificate_refusals = Counter(
+            f"{PREFIX}_certificate_refusals",
+            "Client certificates refused, by reason",
+            ("reason",),
+            registry=r,
+        )
+        for reason in CERTIFICATE_REASONS:
+            self.certificate_refusals.labels(reason)
+        self.shed_total = Counter(
+            f"{PREFIX}_shed",
+            "Requests answered 503 with Retry-After to shed load, by reason",
+            ("reason",),
+            registry=r,
+        )
+        for reason in SHED_REASONS:
+            self.shed_total.labels(reason)
+        self.launches = Counter(
+            f"{PREFIX}_launches",
+            "Launches asked of this server, by launcher and outcome",
+            ("launcher", "outcome"),
+            registry=r,
+        )
+        self.pool_wait = Histogram(
+            f"{PREFIX}_database_pool_wait_seconds",
+            "Time a request waited for a connection from the database pool",
+            buckets=POOL_WAIT_BUCKETS,
+            registry=r,
+        )
+
     def token_refused(self, status: int, detail: object) -> None:
         self.token_refusals.labels(refusal_reason(status, str(detail or ""))).inc()
 
+    def shed(self, reason: str) -> None:
+        self.shed_total.labels(reason if reason in SHED_REASONS else "in_flight").inc()
+
+
+def _metrics(state: Any) -> ServerMetrics | None:
+    """The app's metrics from its ``app.state`` (or the app itself), if installed."""
+    state = getattr(state, "state", state)
+    found = getattr(state, "metrics", None)
+    return found if isinstance(found, ServerMetrics) else None
+
+
+def certificate_refused(state: Any, reason: str) -> None:
+    """Count a client certificate refused: call it wherever one is refused, with the
+    app's ``state`` (or the app) and one of :data:`CERTIFICATE_REASONS` (any other
+    value counts as ``other``). Never raises; a no-op without metrics."""
+    metrics = _metrics(state)
+    if metrics is not None:
+        label = reason if reason in CERTIFICATE_REASONS else "other"
+        metrics.certificate_refusals.labels(label).inc()
+
+
+def shed_answered(state: Any, reason: str) -> None:
+    """Count a 503 sent to shed load (one of :data:`SHED_REASONS`)."""
+    metrics = _metrics(state)
+    if metrics is not None:
+        metrics.shed(reason)
+
+
+def launch_outcome(exc: BaseException | None) -> str:
+    """The outcome a launch ended with (:data:`LAUNCH_OUTCOMES`): None is launched."""
+    if exc is None:
+        return "launched"
+    code = str(getattr(exc, "code", "") or "")
+    text = f"{code} {getattr(exc, 'detail', '') or ''} {exc}"
+    try:
+        from ...capacity.refusal import capacity_refusal
+    except ModuleNotFoundError:  # pragma: no cover - the capacity module is optional
+        capacity_refusal = None  # type: ignore[assignment]
+    if code == "limit_reached" or (capacity_refusal is not None and capacity_refusal(text)):
+        return "capacity"
+    status = getattr(exc, "status", None)
+    return "refused" if isinstance(status, int) and 400 <= status < 500 else "failed"
+
+
+class LaunchTally:
+    """Counts one launch into ``lakeshore_launches_total``: the launch service sets
+    :attr:`launcher` once it knows it, then :meth:`ended` is called with the
+    exception the launch raised (None: launched). A launch that never named its
+    launcher (an unknown provider) and a retry answered from its first result are
+    not counted."""
+
+    def __init__(self, state: Any) -> None:
+        self.metrics = _metrics(state)
+        self.launcher: str | None = None
+        self.replayed = False
+
+    def ended(self, exc: BaseException | None) -> None:
+        if self.metrics is None or self.launcher is None or self.replayed:
+            return
+        self.metrics.launches.labels(self.launcher, launch_outcome(exc)).inc()
+
 
 def install(app: Any) -> ServerMetrics:
-    """The app's metrics (``app.state.metrics``), its fleet collector registered and
-    its event-loop lag probe started with the server."""
+    """The app's metrics (``app.state.metrics``), its fleet collector registered, its
+    database pool's checkouts timed and its event-loop lag probe started with the
+    server."""
     from prometheus_client import disable_created_metrics
 
     from ..runtime import add_service
@@ -97,6 +207,11 @@ def install(app: Any) -> ServerMetrics:
     metrics = ServerMetrics()
     metrics.registry.register(FleetCollector(app))
     app.state.metrics = metrics
+    engine = getattr(app.state, "engine", None)
+    if engine is not None:
+        from .poolwait import time_checkouts
+
+        time_checkouts(engine, metrics.pool_wait)
     lag = LoopLag(metrics.loop_lag)
     add_service(app, lag.start, lag.stop)
     return metrics

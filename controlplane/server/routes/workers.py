@@ -300,6 +300,8 @@ async def poll_work(
             if remaining <= 0 or (gone is not None and gone.done()):
                 return Response(status_code=204)
             if draining is not None and draining.is_set():
+                if (metrics := getattr(request.app.state, "metrics", None)) is not None:
+                    metrics.shed("draining")
                 status, headers, body = restarting(request.app.state.settings.retry_after_seconds)
                 return Response(body, status, {k.decode(): v.decode() for k, v in headers})
             if gone is None:
