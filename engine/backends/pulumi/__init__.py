@@ -13,7 +13,8 @@ writes, ``adopt`` for ``create --stack`` and ``drift`` for the drift check
 from pathlib import Path
 
 from ..base import InfraState
-from .backend import BACKEND, PulumiBackend, counts_from
+from .backend import BACKEND, PulumiBackend
+from .planrecord import counts_from
 
 
 def observe_state(provider_dir: Path) -> InfraState:

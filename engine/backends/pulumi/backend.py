@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Mapping
@@ -25,7 +24,7 @@ from typing import Any
 
 from ...contract import events
 from ...contract.errors import BackendError, DreamlakeError
-from ...contract.result import Blocking, LockInfo, PlanCounts, Shell
+from ...contract.result import Blocking, LockInfo, Shell
 from ...settings.fsutil import atomic_write
 from ...world.paths import ProviderPaths
 from ...world.record import now_utc, read_record
@@ -33,11 +32,12 @@ from ..base import ApplyOutcome, DestroyOutcome, InfraState, PlanOutcome, Progre
 from .adopt import not_ours
 from .automation import Automation, PulumiAutomation, StackRequest, StackSession
 from .errors import classify
+from .holds import legacy_note, lock_info, pending_info
+from .planrecord import counts_from, has_changes, inputs_digest, read_summary, summary_counts
 from .project import BACKUPS, PulumiProject
 from .runtime import backend_url, cli_command, command_env, local_root, require_cli
 from .state import (
     BackendFiles,
-    LockFile,
     StateUnreadable,
     counted_resources,
     leftovers,
@@ -46,156 +46,6 @@ from .state import (
 )
 
 _TRUE = {"1", "true", "yes", "on"}
-
-
-def counts_from(changes: Mapping[str, int]) -> PlanCounts:
-    """Plan counts from Pulumi's change summary: a replace adds one and destroys one
-    (as terraform counts it); ``create-replacement`` / ``delete-replaced`` are the
-    steps of a ``replace`` and not counted again; ``same``, ``read``, ``refresh``
-    are not changes."""
-    c = {k: int(v) for k, v in changes.items()}
-    return PlanCounts(
-        add=c.get("create", 0) + c.get("replace", 0) + c.get("import", 0),
-        change=c.get("update", 0),
-        destroy=c.get("delete", 0) + c.get("replace", 0) + c.get("discard", 0),
-    )
-
-
-def inputs_digest(project: PulumiProject, url: str) -> str:
-    """The files a preview depends on, the backend URL, and the packaged vendor
-    program the scaffolded ``__main__.py`` wraps (an upgrade changes the plan)."""
-    h = hashlib.sha256(url.encode())
-    h.update(_packaged_program(project))
-    for p in project.inputs():
-        h.update(p.relative_to(project.dir).as_posix().encode() + b"\0")
-        try:
-            h.update(p.read_bytes())
-        except OSError:
-            h.update(b"?")
-        h.update(b"\0")
-    return h.hexdigest()
-
-
-def _packaged_program(project: PulumiProject) -> bytes:
-    try:
-        record = read_record(project.provider_dir / "provider.json")
-    except DreamlakeError:
-        return b""
-    if record is None or project.adopted:
-        return b""
-    from importlib import resources
-
-    try:
-        stacks = resources.files("dreamlake.stacks")
-        node = stacks.joinpath(record.vendor, "program.py")
-        if not node.is_file():
-            return b""
-        # the vendor's own modules the program imports (kube's config model, say)
-        own = sorted(
-            (p for p in stacks.joinpath(record.vendor).iterdir() if p.name.endswith(".py")),
-            key=lambda p: p.name,
-        )
-        beside = b"".join(
-            p.read_bytes() for p in own if p.name not in ("__init__.py", "program.py")
-        )
-        # and the helpers every vendor's program imports
-        shared = stacks.joinpath("support.py")
-        return node.read_bytes() + beside + (shared.read_bytes() if shared.is_file() else b"")
-    except (ImportError, OSError):
-        return b""
-
-
-def read_summary(project: PulumiProject) -> dict[str, Any] | None:
-    try:
-        from ...settings.readers import read_json
-
-        data = read_json(project.summary)
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def _lock_info(
-    lock: LockFile,
-    project: PulumiProject,
-    environ: Mapping[str, str] | None,
-    *,
-    refresh: bool = True,
-) -> LockInfo:
-    who = f"{lock.username}@{lock.hostname or '?'}" + (f" (pid {lock.pid})" if lock.pid else "")
-    if lock.held:
-        detail = (
-            f"pulumi holds the stack lock: an update, refresh or destroy is in flight ({lock.detail}). "
-            "Wait for it to end, then re-run; if that process is gone, "
-            f"`{cli_command(project, 'cancel --yes', environ)}` removes the lock."
-        )
-    elif project.adopted:  # plan refuses an adopted stack: only the team's own hands clear it
-        detail = (
-            f"a stack lock was left by an interrupted update ({lock.detail}). The stack is "
-            "managed where its program lives; there: "
-            f"`{cli_command(project, 'cancel --yes', environ)}`"
-            + (f", then `{cli_command(project, 'refresh --yes', environ)}`." if refresh else ".")
-        )
-    else:
-        detail = (
-            f"a stack lock was left by an interrupted update ({lock.detail}). "
-            f"`dreamlake provider plan -n {project.config_name}` removes it (after exporting the "
-            f"state to {BACKUPS}/) and previews again; by hand: "
-            f"`{cli_command(project, 'cancel --yes', environ)}`"
-            + (
-                f", then `{cli_command(project, 'refresh --yes', environ)}` reconciles the "
-                "state with the cloud before planning again."
-                if refresh
-                else "."
-            )
-        )
-    return LockInfo(
-        state="held" if lock.held else "stale",
-        path=str(lock.path),
-        who=who,
-        since=lock.timestamp,
-        operation="update",
-        detail=detail,
-    )
-
-
-def _pending_info(
-    ops: list[dict[str, Any]],
-    path: Path,
-    since: str | None,
-    project: PulumiProject,
-    environ: Mapping[str, str] | None,
-) -> LockInfo:
-    kinds = [str(o.get("type", "?")) for o in ops]
-    listed = "; ".join(
-        f"{(o.get('resource') or {}).get('urn', '?')} interrupted while {o.get('type', '?')}"
-        for o in ops[:5]
-    ) + ("; …" if len(ops) > 5 else "")
-    if "creating" in kinds:
-        fix = (
-            f"Check in the cloud account whether those resources exist, then "
-            f"`{cli_command(project, 'refresh --yes --clear-pending-creates', environ)}` clears "
-            "them (or `--import-pending-creates <urn> <id>` to keep one that was created)."
-        )
-    elif project.adopted:
-        fix = (
-            "The stack is managed where its program lives; there: "
-            f"`{cli_command(project, 'refresh --yes', environ)}`."
-        )
-    else:
-        fix = (
-            f"`dreamlake provider plan -n {project.config_name}` reconciles and clears them "
-            f"(pulumi refresh, after exporting the state to {BACKUPS}/); by hand: "
-            f"`{cli_command(project, 'refresh --yes', environ)}`."
-        )
-    return LockInfo(
-        state="stale",
-        path=str(path),
-        since=since,
-        operation=",".join(dict.fromkeys(kinds)),
-        detail=f"an update was interrupted with {len(ops)} pending operation(s): {listed}. {fix} "
-        "Re-running apply does not recover it.",
-    )
 
 
 class PulumiBackend:
@@ -246,8 +96,8 @@ class PulumiBackend:
             fresh = bool(summary and summary.get("inputs") == digest)
             return InfraState(
                 plan_fresh=fresh,
-                plan=_summary_counts(summary) if fresh else None,
-                plan_changes=_has_changes(summary) if fresh else True,
+                plan=summary_counts(summary) if fresh else None,
+                plan_changes=has_changes(summary) if fresh else True,
                 notes=(
                     f"pulumi state is kept in {url}; status reads file backends only, so it "
                     "cannot tell from here whether the stack is deployed",
@@ -256,7 +106,7 @@ class PulumiBackend:
             )
         files = BackendFiles.open(root, project.stack_project, project.stack_short)
         notes = list(files.notes)
-        notes += _legacy_note(root, project)
+        notes += legacy_note(root, project)
         cp = None
         try:
             cp = files.checkpoint()
@@ -267,11 +117,11 @@ class PulumiBackend:
         pending = cp.pending_operations if cp else []
         if locks:
             chosen = next((lk for lk in locks if lk.held), locks[0])
-            lock = _lock_info(chosen, project, env, refresh=not pending)
+            lock = lock_info(chosen, project, env, refresh=not pending)
             if len(locks) > 1:
                 notes.append(f"{len(locks)} lock files in {files.lock_dir}")
         if cp is not None and pending:
-            info = _pending_info(pending, cp.path, cp.manifest_time, project, env)
+            info = pending_info(pending, cp.path, cp.manifest_time, project, env)
             if lock is None:
                 lock = info
             else:
@@ -298,8 +148,8 @@ class PulumiBackend:
             lock=lock,
             partial=bool(pending or extra),
             plan_fresh=fresh,
-            plan=_summary_counts(summary) if fresh else None,
-            plan_changes=_has_changes(summary) if fresh else True,
+            plan=summary_counts(summary) if fresh else None,
+            plan_changes=has_changes(summary) if fresh else True,
             notes=tuple(notes),
         )
 
@@ -582,47 +432,6 @@ class PulumiBackend:
                 )
             )
         return tuple(out)
-
-
-def _legacy_note(root: Path, project: PulumiProject) -> list[str]:
-    """A shared backend holding a stack under the provider's bare name (from before
-    stacks carried its identity) while this provider's own stack is absent."""
-    if project.adopted or project.stack == project.config_name:
-        return []
-    base = root / ".pulumi" / "stacks"
-    own = [
-        base / project.stack_project / f"{project.stack_short}{x}" for x in (".json", ".json.gz")
-    ]
-    old = [
-        p / f"{project.config_name}{x}"
-        for p in (base / project.stack_project, base)
-        for x in (".json", ".json.gz", ".json.zst")
-    ]
-    if any(p.exists() for p in own) or not any(p.exists() for p in old):
-        return []
-    # the rename runs on the old stack: the command line names it, not the new one
-    rename = cli_command(project, f"stack rename {project.stack}", None).replace(
-        f" --stack {project.stack}", f" --stack {project.config_name}"
-    )
-    return [
-        f"this backend holds a stack named '{project.config_name}' from before stacks carried "
-        f"the provider's identity; this provider's stack is '{project.stack}'. If that one is "
-        f"this provider's, rename it (`{rename}`) or name it in provider.json "
-        "settings.pulumi.stack (docs/pulumi.md, migration)"
-    ]
-
-
-def _summary_counts(summary: dict[str, Any] | None) -> PlanCounts | None:
-    try:
-        return PlanCounts.model_validate((summary or {}).get("counts"))
-    except ValueError:
-        return None
-
-
-def _has_changes(summary: dict[str, Any] | None) -> bool:
-    """Whether a saved preview would change anything (unknown counts: assume so)."""
-    counts = _summary_counts(summary)
-    return counts is None or (counts.add + counts.change + counts.destroy) > 0
 
 
 BACKEND = PulumiBackend()
