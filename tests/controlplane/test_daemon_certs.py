@@ -314,9 +314,7 @@ def test_the_keypair_is_one_ssl_loads(tmp_path: Path) -> None:
     assert signed.uri == "lakeshore://n/p/i%2F1"
 
 
-def test_an_installed_daemon_enrolls_with_its_bootstrap_token(
-    setup: Setup, tmp_path: Path
-) -> None:
+def test_an_installed_daemon_enrolls_with_its_bootstrap_token(setup: Setup, tmp_path: Path) -> None:
     """What connect installs over https: the CA beside the daemon, a bootstrap token;
     the host's python runs the zipapp, which makes its key, asks for its certificate
     and works by it. A certificate of an earlier install is removed."""
@@ -391,3 +389,45 @@ def test_user_data_carries_the_ca_and_the_fetch_verifies_with_it(
     ok = fetch()
     assert ok.returncode == 0, ok.stderr
     assert json.loads((tmp_path / "out").read_text())["admin"] is True
+
+
+def test_an_ended_certificate_and_a_spent_token_name_connect(
+    setup: Setup, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """After an outage longer than its certificate's life the daemon says so, and that
+    connect hands the host a new bootstrap token; it never presents the ended one."""
+    folder = tmp_path / "id"
+    creds, client = _enrolled(setup, folder, "certs-k", "lab")
+    meta = json.loads((folder / "daemon.json").read_text())
+    (folder / "daemon.json").write_text(json.dumps(meta | {"notAfter": "2000-01-01T00:00:00Z"}))
+    assert not creds.valid() and creds.due()
+    with pytest.raises(ApiFailure) as refused, caplog.at_level("ERROR", logger="nymph"):
+        creds.step(client)
+    assert refused.value.status == 401 and client.cert is None
+    assert "has ended" in caplog.text and "dreamlake provider connect" in caplog.text
+
+
+def test_a_replica_over_the_same_database_takes_the_same_certificate(
+    setup: Setup, tmp_path: Path
+) -> None:
+    """Daemons move between replicas with their certificates: every replica trusts
+    the one built-in CA of the database, and a revocation at one is refused at the
+    other at once."""
+    if setup.db is None:
+        pytest.skip("replicas share a PostgreSQL database")
+    other = _serve(
+        tmp_path, "--tls-cert", str(setup.pki.cert), "--tls-key", str(setup.pki.key),
+        ca=setup.pki.ca, db=setup.db, env={"LAKESHORE_SECRET_KEY": SHARED_KEY}, probe=False,
+    )  # fmt: skip
+    try:
+        _, client = _enrolled(setup, tmp_path / "id", "certs-l", "lab")
+        there = Client(other.url, namespace="certs-l", ca=str(setup.pki.ca), cert=client.cert)
+        assert there.whoami()["provider"] == "lab"
+        worker = there.register("lab", "i-1")["workerId"]
+        client.heartbeat(worker)
+        setup.admin().request("DELETE", "/api/namespaces/certs-l/providers/lab/tokens")
+        with pytest.raises(ApiFailure) as refused:
+            there.whoami()
+        assert refused.value.status == 401
+    finally:
+        _stop(other)
