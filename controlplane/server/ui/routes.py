@@ -23,7 +23,7 @@ from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Resp
 
 from ..errors import ApiError
 from . import session as sessions
-from .view import WORKERS_SHOWN, namespace_view, namespaces
+from .view import SHOWN, namespace_view, namespaces
 
 router = APIRouter(include_in_schema=False)
 HERE = Path(__file__).parent
@@ -81,7 +81,7 @@ def page(request: Request, ns: str | None = None) -> HTMLResponse:
         current=current,
         view=view,
         refresh=REFRESH_SECONDS,
-        shown=WORKERS_SHOWN,
+        shown=SHOWN,
     )
 
 
@@ -90,7 +90,7 @@ def panel(request: Request, ns: str | None = None) -> HTMLResponse:
     _, _, view = _read(request, ns)
     if view is None:
         return HTMLResponse("", headers=HEADERS)
-    return render("panel.html", view=view, shown=WORKERS_SHOWN)
+    return render("panel.html", view=view, shown=SHOWN)
 
 
 @router.get("/ui/login")
