@@ -21,8 +21,6 @@ In the spec's order:
 
 from __future__ import annotations
 
-import contextlib
-import json
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -31,7 +29,7 @@ from typing import Any
 
 from ..contract import commands, events
 from ..contract.errors import DreamlakeError, RemoteError
-from ..contract.result import Blocking, EditThenContinue, ProviderLifecycleResult, Run
+from ..contract.result import EditThenContinue, ProviderLifecycleResult, Run
 from ..contract.result import Shell as ShellAction
 from ..remote import open_shell
 from ..remote.base import Shell
@@ -42,6 +40,7 @@ from ..world.paths import ProviderPaths, check_name
 from ..world.refusal import SERVE_IN_BACKGROUND, SERVER_INSTALL, server_installed
 from . import connect_failed
 from ._common import error_result, root_for
+from .connect_host import adopt_with_host, leave_recorded_host, needs_host, write_adopt
 from .connect_in_cluster import IN_CLUSTER_VENDORS, in_cluster
 
 Progress = Callable[[str], None]
@@ -51,13 +50,6 @@ ShellFactory = Callable[[Any], Shell]
 DEFAULT_WATCH = 20.0
 START_GRACE = 1.0
 LOCAL_VENDORS = ("local",)
-ADOPTED_STACK_VENDOR = "pulumi-stack"
-"""The vendor of an adopted Pulumi stack (``backends.pulumi.adopt``, not imported:
-connect without pulumi stays light)."""
-HOST_WHY = (
-    "The machine the daemon runs on. Pass --host user@host, set host in adopt.json, "
-    "or give the infrastructure a worker_host output."
-)
 
 
 def _outputs(obs: Observation) -> dict[str, Any]:
@@ -125,7 +117,7 @@ def connect(
             res = _connect(obs, host, dream_dir, say, watch, shell_factory or open_shell, adopt)
             if pending is not None and res.status in ("connected", "connecting"):
                 paths = ProviderPaths(obs.dir)
-                if _write_adopt(paths, *pending):
+                if write_adopt(paths, *pending):
                     say(f"wrote the host {host} into {paths.adopt_json}")
             if res.status == "connecting":
                 # The daemon runs and has not claimed yet: status says connecting
@@ -207,7 +199,7 @@ def _connect(
             return to_result(obs, Derived("needs_input", nxt, blocking))
         spec = host or adopt.get("host")
         if not spec:  # the scan reports it; this guards a hand-edited record
-            return _needs_host(obs, dd, str(paths.adopt_json))
+            return needs_host(obs, dd, str(paths.adopt_json))
         target = daemon_host.host_target(obs, host)  # as suspend, resume and destroy reach it
         queues = _queues(adopt.get("queues"))
         worker_name = adopt.get("worker_name") or None
@@ -245,7 +237,7 @@ def _connect(
             source = "outputs"
         else:
             where = paths.pulumi if obs.backend == "pulumi" else paths.terraform / "outputs.tf"
-            return _needs_host(obs, dd, str(where))
+            return needs_host(obs, dd, str(where))
 
     # No token, no claim: say so before any ssh.
     cp = lakeshore.resolve_control_plane(obs.dir.parent.parent.parent)
@@ -263,7 +255,7 @@ def _connect(
         )
 
     # One daemon per provider: one recorded on another host is taken down first.
-    moved_from = _leave_recorded_host(obs, local, target, say, factory)
+    moved_from = leave_recorded_host(obs, local, target, say, factory)
 
     # 3. The shell: this machine, or ssh in batch mode.
     label = "localhost" if local or target is None else target.label
@@ -300,104 +292,6 @@ def _connect(
         return res.with_notes(*moved_from) if moved_from else res
     finally:
         shell.close()
-
-
-def _leave_recorded_host(
-    obs: Observation, local: bool, target: Any, say: Progress, factory: ShellFactory
-) -> list[str]:
-    """When ``connect`` goes to another host than the one it recorded (a new
-    ``--host``, an edited adopt.json), stop and remove the daemon on the recorded
-    one, so two daemons never claim the provider. Best effort: a host that cannot be
-    reached is a note, and connect goes on."""
-    from ..daemon import host as daemon_host
-    from ..daemon import key as daemon_key
-    from ..daemon.stop import stop_commands
-
-    old = daemon_host.read(obs.dir)
-    if old is None or daemon_host.same_host(old, local, target):
-        return []
-    say(f"taking the daemon down on {old.label}, the host connect used before")
-    try:
-        shell = factory(None if old.local else old.target)
-    except DreamlakeError as exc:
-        return [f"⚠ could not reach {old.label}, where the daemon ran before: {exc.message}"]
-    try:
-        out = shell.run(stop_commands(daemon_key.of(obs), remove=True), timeout=60).stdout
-    except (DreamlakeError, OSError, EOFError) as exc:
-        return [f"⚠ could not take the daemon down on {old.label}: {exc}"]
-    finally:
-        shell.close()
-    if "stopped=" in out or "removed=install" in out:
-        return [f"✓ took the daemon down on {old.label}, the host connect used before"]
-    return []
-
-
-def adopt_with_host(
-    paths: ProviderPaths, host: str
-) -> tuple[dict[str, Any], dict[str, Any]] | None:
-    """``adopt.json`` as it is, and as ``--host`` makes it: the host, its user (else
-    the login ssh would use) and port — what ``--host`` says, nothing more: the
-    queues are a decision of their own, and one still open stops connect
-    (``needs_input``) as it stops every verb. None when nothing would change, or the
-    file is not a JSON object (the scan reports it). Nothing is written here."""
-    import getpass
-
-    from ..remote.ssh import parse_host
-
-    try:
-        text = paths.adopt_json.read_text(encoding="utf-8")
-        data = json.loads(text)
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict):
-        return None
-    try:
-        t = parse_host(host)
-    except DreamlakeError:
-        return None
-    new = dict(data)
-    new["host"] = t.host
-    if t.user:
-        new["user"] = t.user
-    elif not new.get("user"):
-        with contextlib.suppress(KeyError, OSError):
-            new["user"] = getpass.getuser()
-    if t.port != 22 or not isinstance(new.get("port"), int):
-        new["port"] = t.port
-    return None if new == data else (data, new)
-
-
-def _write_adopt(paths: ProviderPaths, before: dict[str, Any], after: dict[str, Any]) -> bool:
-    """Write ``after`` atomically, unless the file changed since ``before`` was read
-    (an edit made meanwhile is never overwritten)."""
-    from ..settings.fsutil import atomic_write
-
-    try:
-        if json.loads(paths.adopt_json.read_text(encoding="utf-8")) != before:
-            return False
-    except (OSError, ValueError):
-        return False
-    atomic_write(paths.adopt_json, json.dumps(after, indent=2) + "\n")
-    return True
-
-
-ADOPTED_HOST_WHY = (
-    "The machine the daemon runs on. The stack's outputs name no worker_host and its "
-    "program is managed where it lives: pass --host USER@HOST to connect."
-)
-
-
-def _needs_host(obs: Observation, dd: str | None, file: str) -> ProviderLifecycleResult:
-    if obs.record is not None and obs.record.vendor == ADOPTED_STACK_VENDOR:
-        # Nothing in the stack's folder is dreamlake's to edit: the next action names
-        # what is missing, so following it is not the same command again.
-        b = Blocking(key="host", reason="unset", file=file, why=ADOPTED_HOST_WHY)
-        command = commands.connect(obs.name, dd, host="USER@HOST")
-    else:
-        b = Blocking(key="host", reason="unset", file=file, why=HOST_WHY)
-        command = commands.connect(obs.name, dd)
-    nxt = EditThenContinue(file=file, command=command)
-    return to_result(obs, Derived("needs_input", nxt, (b,)))
 
 
 def _token(
