@@ -154,8 +154,8 @@ def test_hoisting_verbose_leaves_arguments_after_the_separator_alone() -> None:
 
 
 PROVIDER_VERBS = [
-    "create", "status", "plan", "apply", "connect", "set", "suspend", "resume", "reconcile",
-    "destroy", "delete", "show", "update",
+    "create", "status", "plan", "drift", "apply", "connect", "set", "suspend", "resume",
+    "reconcile", "destroy", "delete", "show", "update",
 ]  # fmt: skip
 
 

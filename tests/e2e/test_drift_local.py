@@ -76,6 +76,15 @@ def test_check_record_status_plan_apply(tf: str, project: Path) -> None:
     assert res.next_action is not None
     assert res.next_action.command == f"dreamlake provider plan -n lab --dream-dir {dd}"
 
+    # status reads the record in a file read: no terraform runner, no drift check loaded
+    code = (
+        "import sys; from dreamlake.engine.verbs.status import status; "
+        f"r = status('lab', dream_dir={dd!r}, probe=False); "
+        "print(bool(r.drift), sorted(m for m in sys.modules if m.endswith(('.runner', '.drift'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert out.stdout.split(" ", 1) == ["True", "[]\n"], out.stderr
+
     res = plan("lab", dream_dir=dd)  # nothing for an apply to put back: settled
     assert res.drift is None and not record.exists(), res.to_json()
     assert any("changes nothing the configuration sets" in n for n in res.notes)

@@ -89,6 +89,7 @@ def check_drift(
         from .automation import PulumiAutomation
 
         automation = PulumiAutomation()
+    against = checkpoint_key(project, request.env)  # before: see the terraform check
     try:
         session = automation.open(request)
         events.step("drift", "pulumi preview --refresh")
@@ -110,7 +111,7 @@ def check_drift(
     record = DriftRecord(
         backend="pulumi",
         seen_at=stamp,
-        state=checkpoint_key(project, request.env),
+        state=against,
         resources=tuple(
             DriftedResource(
                 address=d.address, action=d.action, attributes=list(d.attributes), seen_at=stamp

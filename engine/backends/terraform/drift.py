@@ -46,6 +46,9 @@ def check_drift(provider_dir: Path, *, progress: Progress | None = None) -> Drif
     version = require_version(tf, binary=binary, known=mark.version)
     if mark.needed:
         run_init(tf, provider_dir, binary, env, version)
+    # The state the refresh compares with, read before it runs: an apply that lands
+    # meanwhile makes the record older than the state at once (dropped, not misread).
+    against = drift_key(current_state(provider_dir))
     try:
         done = _refresh_plan(tf, provider_dir, binary, env, progress)
         messages = uijson.parse_stream(done.stdout)
@@ -69,7 +72,7 @@ def check_drift(provider_dir: Path, *, progress: Progress | None = None) -> Drif
     record = DriftRecord(
         backend="terraform",
         seen_at=seen,
-        state=drift_key(current_state(provider_dir)),
+        state=against,
         resources=tuple(_wire(d, seen) for d in drifted),
         tool_version=summary.version,
     )
