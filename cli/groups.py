@@ -23,8 +23,8 @@ app = typer.Typer(
 )
 provider_app = typer.Typer(
     help="Lifecycle of one provider: create, set, plan, apply, connect, status; day 2: suspend, "
-    "resume, reconcile, watch, destroy, delete, list; its control-plane row: create -f, show, "
-    "update.",
+    "resume, reconcile, watch, drift, destroy, delete, list; its control-plane row: create -f, "
+    "show, update.",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
