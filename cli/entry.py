@@ -80,6 +80,12 @@ def lifecycle_request(args: list[str]) -> tuple[str, str, str | None, bool] | No
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    from .tracing import traced  # standard library only unless traces are configured
+
+    return traced("dreamlake", args, lambda: _main(args))
+
+
+def _main(args: list[str]) -> int:
     req = status_request(args)
     if req is None:
         act = lifecycle_request(args)

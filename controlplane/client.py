@@ -23,6 +23,7 @@ import dataclasses
 import http.client
 import json
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +32,12 @@ from dreamlake.engine.contract.errors import ControlPlaneError
 from .connection import Connection, Observer, describe, retry_after
 from .tlsclient import explain, plain_to_tls_hint, refused_cert_hint
 
-__all__ = ["ApiFailure", "Client", "Unreachable", "Untrusted"]
+__all__ = ["HEADER_HOOKS", "ApiFailure", "Client", "Unreachable", "Untrusted"]
+
+HEADER_HOOKS: list[Callable[[dict[str, str]], None]] = []
+"""Functions that add headers to every request a :class:`Client` makes: a command
+that traces puts ``engine/settings/tracing.py``'s ``inject`` here, so its trace goes
+on in the server (the daemon, standard library only, never does)."""
 
 
 class Unreachable(ControlPlaneError):
@@ -154,6 +160,8 @@ class Client:
             headers["Content-Type"] = "application/json"
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
+        for hook in HEADER_HOOKS:  # a command's trace context (engine/settings/tracing.py)
+            hook(headers)
         try:
             answer = self.connection_to(base).request(
                 method, path, data, headers, timeout=timeout or self.timeout

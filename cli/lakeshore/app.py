@@ -495,6 +495,16 @@ if __name__ != "__main__":  # run as a script, the importable module below regis
 
 
 def main() -> None:
+    args = sys.argv[1:]
+    if args[:1] == ["serve"]:  # a server traces each request it answers instead
+        _main()
+        return
+    from ..tracing import traced
+
+    traced("lakeshore", args, _main)
+
+
+def _main() -> None:
     from ..conventions import text_streams
     from .argtext import refuse_non_utf8
     from .common import usage_error

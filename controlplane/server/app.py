@@ -123,6 +123,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         busy_at=settings.pool_size,  # fewer in flight: a thread is free, nothing queues
     )
     app.add_middleware(RequestLog)  # outermost: every answer gets the request's id
+    from dreamlake.engine.settings import tracing
+
+    if tracing.configured():  # OpenTelemetry: a span per request (server/tracing.py)
+        from .tracing import TraceRequests
+
+        app.add_middleware(TraceRequests, state=app.state)
     app.state.mounted = include_routers(app)
     install_docs(app)
     # the gate's table, from the routes the router serves: a route without an access

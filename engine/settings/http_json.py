@@ -17,6 +17,8 @@ import time
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from . import tracing
+
 if TYPE_CHECKING:
     import http.client
 
@@ -47,6 +49,9 @@ def request_json(
     data = None if body is None else json.dumps(body).encode("utf-8")
     if data is not None:
         headers = dict(headers, **{"Content-Type": "application/json"})
+    if tracing.active():  # the command's trace goes on in the server (OTEL_*)
+        headers = dict(headers)
+        tracing.inject(headers)
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(f"not an http(s) URL: {url}")
