@@ -124,23 +124,72 @@ def input_schema(tool: VerbTool) -> dict[str, Any]:
     return schema
 
 
-def output_schema(tool: VerbTool | None = None) -> dict[str, Any]:
-    """The contract's JSON Schema; for a tool with one result per provider, an
-    object holding their array."""
+RESULT_SCHEMA_URI = "dreamlake://schema/result"
+"""The resource holding the result's full JSON Schema (``result_schema``)."""
+
+
+def result_schema() -> dict[str, Any]:
+    """The contract's JSON Schema with the next action's MCP members declared: the
+    full schema of one result, served once as the resource ``RESULT_SCHEMA_URI``."""
     from dreamlake.engine.contract.result import json_schema
 
-    one = with_calls_schema(json_schema())
+    return with_calls_schema(json_schema())
+
+
+def _result_outline(full: dict[str, Any]) -> dict[str, Any]:
+    """One result, compactly: the contract's required members (and ``kind`` and
+    ``error``) as the contract types them, its next action by the members an agent
+    acts on. Every result the full schema admits passes it; it refers to nothing
+    outside itself, so a client validates against it as it is."""
+    props = full["properties"]
+    members: dict[str, Any] = {}
+    for key in (*full["required"], "kind", "error"):
+        members[key] = {k: v for k, v in props[key].items() if k not in ("title", "default")}
+    nxt = props["nextAction"]
+    kinds = sorted(
+        next(a for a in nxt["anyOf"] if "discriminator" in a)["discriminator"]["mapping"]
+    )
+    calls = full["$defs"]["Run"]["properties"]
+    members["nextAction"] = {
+        "type": ["object", "null"],
+        "description": f"{nxt.get('description', '')} Its members: {RESULT_SCHEMA_URI}.".strip(),
+        "properties": {
+            "kind": {"enum": kinds},
+            "command": {"type": "string"},
+            "tool": calls["tool"],
+            "arguments": calls["arguments"],
+        },
+        "required": ["command"],
+    }
+    return {
+        "type": "object",
+        "description": "The document `--json` prints. Branch on status and nextAction; "
+        f"every member is in the resource {RESULT_SCHEMA_URI}.",
+        "properties": members,
+        "required": list(full["required"]),
+    }
+
+
+def output_schema(tool: VerbTool | None = None) -> dict[str, Any]:
+    """A tool's output schema: one result in outline (the full schema is the resource
+    ``RESULT_SCHEMA_URI``, read once, not repeated in every tool); for a tool with one
+    result per provider, an object holding their array."""
+    one = _result_outline(result_schema())
     if tool is None or not (tool.many or tool.many_flag):
         return one
-    defs = one.pop("$defs", {})
-    many = {
+    if tool.many:
+        return _many(one)
+    # one result or every provider's: the outline once, referred to within the schema
+    ref = {"$ref": "#/$defs/result"}
+    return {"type": "object", "$defs": {"result": one}, "anyOf": [ref, _many(ref)]}
+
+
+def _many(item: dict[str, Any]) -> dict[str, Any]:
+    return {
         "type": "object",
-        "properties": {"providers": {"type": "array", "items": one}},
+        "properties": {"providers": {"type": "array", "items": item}},
         "required": ["providers"],
     }
-    if tool.many:
-        return {"$defs": defs, **many}
-    return {"type": "object", "$defs": defs, "anyOf": [one, many]}
 
 
 def description(tool: VerbTool) -> str:
@@ -165,4 +214,13 @@ def description(tool: VerbTool) -> str:
 # ---------------------------------------------------------------------------
 
 
-__all__ = ["ENUMS", "SKIPPED_FLAGS", "arguments", "description", "input_schema", "output_schema"]
+__all__ = [
+    "ENUMS",
+    "RESULT_SCHEMA_URI",
+    "SKIPPED_FLAGS",
+    "arguments",
+    "description",
+    "input_schema",
+    "output_schema",
+    "result_schema",
+]

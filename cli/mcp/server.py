@@ -40,7 +40,14 @@ from .calls import (
     wants_many,
 )
 from .next_action import wire_with_calls
-from .schemas import arguments, description, input_schema, output_schema
+from .schemas import (
+    RESULT_SCHEMA_URI,
+    arguments,
+    description,
+    input_schema,
+    output_schema,
+    result_schema,
+)
 from .tools import AGENT_LOOP_URI, TOOLS, TOOLS_BY_NAME, VerbTool
 
 # the server
@@ -166,18 +173,33 @@ def build_server(default_dream_dir: str | None = None) -> Any:
                     description="How to drive dreamlake: branch on status and nextAction; "
                     "the FUSE rule.",
                     mime_type="text/markdown",
-                )
+                ),
+                types.Resource(
+                    uri=RESULT_SCHEMA_URI,
+                    name="result-schema",
+                    title="The result document's JSON Schema",
+                    description="Every member of the document each tool returns (a tool's "
+                    "output schema outlines it), its next action with the tool to call.",
+                    mime_type="application/schema+json",
+                ),
             ]
         )
 
     async def read_resource(ctx: Any, params: Any) -> Any:
-        if str(params.uri) != AGENT_LOOP_URI:
+        uri = str(params.uri)
+        if uri == AGENT_LOOP_URI:
+            text, mime = TEXT, "text/markdown"
+        elif uri == RESULT_SCHEMA_URI:
+            text, mime = json.dumps(result_schema(), indent=2), "application/schema+json"
+        else:
             # code 0, the error the server has always answered an unknown resource with
-            raise MCPError(code=0, message=f"no resource {params.uri}; resources: {AGENT_LOOP_URI}")
+            raise MCPError(
+                code=0,
+                message=f"no resource {params.uri}; resources: {AGENT_LOOP_URI}, "
+                f"{RESULT_SCHEMA_URI}",
+            )
         return types.ReadResourceResult(
-            contents=[
-                types.TextResourceContents(uri=AGENT_LOOP_URI, mime_type="text/markdown", text=TEXT)
-            ]
+            contents=[types.TextResourceContents(uri=uri, mime_type=mime, text=text)]
         )
 
     return Server(
@@ -261,6 +283,7 @@ def serve(dream_dir: str | None = None) -> int:
 
 __all__ = [
     "AGENT_LOOP_URI",
+    "RESULT_SCHEMA_URI",
     "TOOLS",
     "TOOLS_BY_NAME",
     "VerbTool",
@@ -269,6 +292,7 @@ __all__ = [
     "engine_kwargs",
     "input_schema",
     "output_schema",
+    "result_schema",
     "run_many",
     "run_tool",
     "serve",

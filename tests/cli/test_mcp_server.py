@@ -50,11 +50,14 @@ def test_every_tool_has_schemas_from_its_flags() -> None:
         "description": create["continue"]["description"],
         "default": False,
     }
-    assert mcp_server.output_schema() == with_calls_schema(json_schema())
+    # the full schema once (a resource); each tool's output schema outlines one result
+    assert mcp_server.result_schema() == with_calls_schema(json_schema())
+    one = mcp_server.output_schema()
+    assert one["required"] == json_schema()["required"]
+    assert one["properties"]["status"]["enum"] == json_schema()["properties"]["status"]["enum"]
+    assert mcp_server.RESULT_SCHEMA_URI in one["description"]
     listing = next(t for t in mcp_server.TOOLS if t.many)
     wrapped = mcp_server.output_schema(listing)
-    one = with_calls_schema(json_schema())
-    assert wrapped["$defs"] == one.pop("$defs")
     assert wrapped["properties"]["providers"]["items"] == one
     destructive = {t.name for t in mcp_server.TOOLS if t.destructive}
     assert destructive == {"provider_apply", "provider_destroy", "provider_delete"}
@@ -164,7 +167,10 @@ def test_stdio_tools_resource_and_a_first_call(project: Path, tmp_path: Path) ->
     assert tools["provider_status"].annotations.read_only_hint is True
     assert tools["provider_plan"].annotations.destructive_hint is False
 
-    assert [str(r.uri) for r in got["resources"]] == [mcp_server.AGENT_LOOP_URI]
+    assert [str(r.uri) for r in got["resources"]] == [
+        mcp_server.AGENT_LOOP_URI,
+        mcp_server.RESULT_SCHEMA_URI,
+    ]
     text = got["loop"].contents[0].text
     assert "Branch on THOSE, never on the exit code" in text and "FUSE" in text
 
@@ -424,3 +430,40 @@ def test_reconcile_over_stdio_one_or_all_validates_against_its_schema(project: P
     neither = got["neither"].structured_content
     assert got["neither"].is_error and neither["status"] == "error"
     assert "all: true" in neither["error"] and neither["nextAction"]["command"]
+
+
+def test_tools_list_is_compact_and_the_client_still_validates(project: Path) -> None:
+    """tools/list carries each tool's output schema in outline, never the contract's
+    full schema once per tool; that schema is one resource. The SDK's client checks
+    every structured content against the outline (a successful call it could not
+    validate would raise), and each document is one the full schema admits."""
+    import anyio
+    import jsonschema
+
+    async def body(session: Any) -> dict[str, Any]:
+        listed = await session.list_tools()
+        full = await session.read_resource(mcp_server.RESULT_SCHEMA_URI)
+        docs = [
+            await session.call_tool("provider_create", {"name": "slim", "provider": "local"}),
+            await session.call_tool("provider_status", {"name": "slim"}),
+            await session.call_tool("provider_plan", {"name": "slim"}),
+            await session.call_tool("provider_list", {}),
+            await session.call_tool("provider_reconcile", {"all": True}),
+        ]
+        return {"listed": listed, "full": full, "docs": docs}
+
+    got = anyio.run(_session_run, project, body, "--dream-dir", str(project))
+    wire = got["listed"].model_dump_json(by_alias=True, exclude_none=True)
+    assert len(wire) < 40_000, len(wire)  # thirteen tools; the full schema alone is ~13 KB
+    for tool in got["listed"].tools:
+        assert len(json.dumps(tool.output_schema)) < 2_000, tool.name
+        assert "$defs" not in json.dumps(tool.output_schema) or tool.name == "provider_reconcile"
+    content = got["full"].contents[0]
+    assert content.mime_type == "application/schema+json"
+    full = json.loads(content.text)
+    assert full == with_calls_schema(json_schema())
+    for res in got["docs"]:
+        assert not res.is_error, res  # validated by the client against the outline
+        doc = res.structured_content
+        for one in doc.get("providers", [doc]):
+            jsonschema.validate(one, full)
