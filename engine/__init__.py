@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from .contract.result import (
         Blocking,
         Claim,
+        DriftedResource,
         EditThenContinue,
         PlanCounts,
         ProviderLifecycleResult,
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from .verbs.create import create
     from .verbs.delete import delete
     from .verbs.destroy import destroy
+    from .verbs.drift import drift
     from .verbs.listing import list_providers
     from .verbs.plan import plan
     from .verbs.reconcile import reconcile
@@ -44,6 +46,7 @@ __all__ = [
     "Blocking",
     "Claim",
     "DreamlakeError",
+    "DriftedResource",
     "EditThenContinue",
     "PlanCounts",
     "ProviderLifecycleResult",
@@ -55,6 +58,7 @@ __all__ = [
     "create",
     "delete",
     "destroy",
+    "drift",
     "json_schema",
     "list_providers",
     "plan",
@@ -76,6 +80,7 @@ _VERBS = {
     "suspend",
     "resume",
     "reconcile",
+    "drift",
 }
 _VERB_MODULES = {"list_providers": "listing"}
 
@@ -88,6 +93,7 @@ _LAZY = {
         for n in (
             "Blocking",
             "Claim",
+            "DriftedResource",
             "EditThenContinue",
             "PlanCounts",
             "ProviderLifecycleResult",

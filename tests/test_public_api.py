@@ -93,9 +93,11 @@ from dreamlake.controlplane.client import ApiFailure, Client, Unreachable
 from dreamlake.engine import (
     Blocking,
     DreamlakeError,
+    DriftedResource,
     ProviderLifecycleResult,
     ProviderStatus,
     create,
+    drift,
     json_schema,
     status,
     supports_stateful_lifecycle,
@@ -115,6 +117,11 @@ def where(name: str, root: str) -> ProviderStatus:
     keys: list[str] = keys_to_settle(result)
     print(keys, status(name, dream_dir=root).to_json())
     return result.status
+
+
+def drifted(name: str, root: str) -> list[str]:
+    found: list[DriftedResource] = drift(name, dream_dir=root).drift or []
+    return [f"{d.address}: {', '.join(d.attributes)} ({d.seen_at})" for d in found]
 
 
 def claims(url: str) -> int:
