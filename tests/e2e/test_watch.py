@@ -123,6 +123,28 @@ def test_watch_restarts_a_dead_daemon_and_follows_the_target(
         row = client.request("GET", f"/api/namespaces/default/providers/{name}")
         assert row["observed"]["status"] in ("connected", "connecting"), row
 
+        # A watcher killed with kill -9 in the middle of that restart: the next one
+        # finishes it, and one daemon claims (never two acts, never two daemons).
+        subprocess.run([str(TMUX), "kill-session", "-t", f"=nymph-{key}"], check=True)
+        assert _wait_status(name, project, "unclaimed") == "unclaimed"
+        first = subprocess.Popen(
+            [DREAMLAKE, "provider", "watch", "--all", "--json", "--interval", "60",
+             "--drift-interval", "0"],
+            cwd=project, stdout=subprocess.PIPE, text=True, env=dict(os.environ),
+        )  # fmt: skip
+        try:
+            assert first.stdout is not None
+            for line in first.stdout:
+                if json.loads(line)["event"] == "acting":
+                    break
+        finally:
+            first.kill()
+            first.wait()
+        rc, events = watch_once(project, "--all")
+        assert rc == 0, events
+        assert _wait_status(name, project, "connected") == "connected"
+        assert client.claims(name)["live"] == 1
+
         # Target suspended, suspend gated for this provider: reported, never performed.
         write_target(paths, "terraform", "suspended")
         _gating(project, name, ["suspend"])
