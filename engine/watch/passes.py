@@ -244,21 +244,25 @@ class Watcher:
 
     def _publish(self, cp: Any, seen: list[tuple[Seen, ProviderLifecycleResult]], at: str) -> int:
         """PUT each provider's ``observed`` document on its row; the number accepted."""
-        from .publish import observed_doc, put_observed
+        from .publish import Publisher, observed_doc
 
         if not cp.url or not cp.token:
             return 0
         sent = 0
-        for s, res in seen:
-            doc = observed_doc(res, s.target, at, self.holder)
-            d = s.decision
-            doc["step"] = {"step": d.step, "gated": d.gated, "does": d.do, "why": d.why}
-            if d.gated and res is s.result:  # reported, not performed: what a person runs
-                doc["nextAction"] = self._next_action(s)
-            code = put_observed(cp, s.name, doc)
-            if code is None:
-                return sent  # unreachable: not once per provider
-            sent += code == 200
+        pub = Publisher(cp)
+        try:
+            for s, res in seen:
+                doc = observed_doc(res, s.target, at, self.holder)
+                d = s.decision
+                doc["step"] = {"step": d.step, "gated": d.gated, "does": d.do, "why": d.why}
+                if d.gated and res is s.result:  # reported, not performed: what a person runs
+                    doc["nextAction"] = self._next_action(s)
+                code = pub.put(s.name, doc)
+                if code is None:
+                    return sent  # unreachable: not once per provider
+                sent += code == 200
+        finally:
+            pub.close()
         return sent
 
 

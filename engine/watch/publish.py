@@ -12,7 +12,7 @@ import urllib.parse
 from typing import Any
 
 from ..contract.result import ProviderLifecycleResult
-from ..world.lakeshore import ControlPlane, is_loopback
+from ..world.lakeshore import ControlPlane
 
 TIMEOUT = 2.0
 
@@ -52,30 +52,45 @@ def _drift_summary(drift: Any) -> Any:
     }
 
 
+class Publisher:
+    """``PUT .../providers/{name}/observed`` over one kept-alive connection per pass
+    (the control plane's own client): 200 providers, one connection."""
+
+    def __init__(self, cp: ControlPlane) -> None:
+        from dreamlake.controlplane.client import Client
+
+        self.client = Client.from_control_plane(cp, timeout=TIMEOUT)
+        self.client.keep_alive = True
+        self.namespace = cp.namespace
+
+    def put(self, provider: str, doc: dict[str, Any]) -> int | None:
+        """The HTTP status; None when the control plane could not be asked. Never raises."""
+        from dreamlake.controlplane.client import ApiFailure
+
+        path = "/api/namespaces/{}/providers/{}/observed".format(
+            urllib.parse.quote(self.namespace, safe=""), urllib.parse.quote(provider, safe="")
+        )
+        try:
+            self.client.request("PUT", path, doc)
+        except ApiFailure as exc:
+            return exc.status
+        except Exception:
+            return None
+        return 200
+
+    def close(self) -> None:
+        self.client.close()
+
+
 def put_observed(cp: ControlPlane, provider: str, doc: dict[str, Any]) -> int | None:
-    """``PUT .../providers/{provider}/observed``: the HTTP status, None when the
-    control plane could not be asked (unconfigured, unreachable). Never raises."""
+    """One ``PUT`` of ``provider``'s observed document (see :class:`Publisher`)."""
     if not cp.url or not cp.token:
         return None
-    from ..settings.http_json import request_json
-
-    url = cp.url.rstrip("/") + "/api/namespaces/{}/providers/{}/observed".format(
-        urllib.parse.quote(cp.namespace, safe=""), urllib.parse.quote(provider, safe="")
-    )
-    headers = {"Accept": "application/json", "Authorization": f"Bearer {cp.token}"}
+    pub = Publisher(cp)
     try:
-        code, _ = request_json(
-            url,
-            headers,
-            method="PUT",
-            body=doc,
-            timeout=TIMEOUT,
-            loopback=is_loopback(cp.url),
-            ca=cp.ca,
-        )
-    except Exception:
-        return None
-    return code
+        return pub.put(provider, doc)
+    finally:
+        pub.close()
 
 
-__all__ = ["observed_doc", "put_observed"]
+__all__ = ["Publisher", "observed_doc", "put_observed"]
