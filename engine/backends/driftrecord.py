@@ -129,7 +129,10 @@ def live_drift(path: Path, state: Mapping[str, Any]) -> DriftRecord | None:
     record = read_drift(path)
     if record is not None and record.state == dict(state):
         return replace(record, path=str(path))
-    path.unlink(missing_ok=True)
+    import contextlib
+
+    with contextlib.suppress(OSError):  # a folder this run may not write: ignored all the same
+        path.unlink(missing_ok=True)
     return None
 
 

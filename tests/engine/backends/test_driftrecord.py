@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from dreamlake.engine.backends.driftrecord import DriftRecord, live_drift, read_drift, write_drift
 from dreamlake.engine.contract.result import DriftedResource
 
@@ -39,3 +40,19 @@ def test_garbage_is_dropped_and_absence_is_none(tmp_path: Path) -> None:
     assert live_drift(path, STATE) is None
     path.write_text("{not json")
     assert live_drift(path, STATE) is None and not path.exists()
+
+
+def test_a_record_that_cannot_be_removed_is_ignored_all_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder status may not write (a read-only checkout; refused here by a stand-in
+    for ``unlink``, since this machine's root may write anywhere): still no drift."""
+    path = tmp_path / "tfplan.drift.json"
+    write_drift(path, _record())
+
+    def refused(self: Path, missing_ok: bool = False) -> None:
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "unlink", refused)
+    assert live_drift(path, {"serial": 9, "lineage": "abc"}) is None
+    assert path.exists()
