@@ -76,3 +76,20 @@ def test_refresh_only_argv_saves_its_own_plan_file() -> None:
     args = plan_args(out="drift.tfplan", refresh_only=True)
     assert "-refresh-only" in args and "-detailed-exitcode" in args and "-json" in args
     assert "-out=drift.tfplan" in args and "-out=tfplan" not in args
+
+
+@pytest.mark.parametrize("version", ["1.0.3", "1.11.4"])
+def test_the_check_streams_resource_drift_events(version: str) -> None:
+    """``drift --events``: each ``resource_drift`` line of the run becomes one event."""
+    from dreamlake.engine.backends.terraform.runs import feed
+    from dreamlake.engine.contract import events
+    from dreamlake.engine.contract.events import ProgressEvent
+
+    got: list[ProgressEvent] = []
+    with events.recording(got.append, verb="drift", provider="lab"):
+        on_line = feed(None)
+        assert on_line is not None
+        for line in (RECORDED / f"refresh-only-{version}.jsonl").read_text().splitlines():
+            on_line(line)
+    drifted = [(e.address, e.action) for e in got if e.type == "resource_drift"]
+    assert drifted == [(SG, "update")]
