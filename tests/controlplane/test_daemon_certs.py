@@ -431,3 +431,20 @@ def test_a_replica_over_the_same_database_takes_the_same_certificate(
         assert refused.value.status == 401
     finally:
         _stop(other)
+
+
+def test_where_nymph_keeps_its_certificate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dreamlake.controlplane.nymph import main
+
+    monkeypatch.delenv("NYMPH_CERT_DIR", raising=False)
+    monkeypatch.delenv("LAKESHORE_TOKEN", raising=False)
+    base = ["--provider", "lab", "--token-file", str(tmp_path / "t" / "token")]
+
+    def folder(*argv: str) -> Path | None:
+        args = main.parser().parse_args([*base, *argv])
+        creds = main._credentials(args, lambda: None)
+        return None if creds is None else creds.folder
+
+    assert folder("--server", "https://h:1") == tmp_path / "t"  # beside the token file
+    assert folder("--server", "https://h:1", "--cert-dir", str(tmp_path / "c")) == tmp_path / "c"
+    assert folder("--server", "http://127.0.0.1:1") is None  # plain HTTP: bearer tokens
