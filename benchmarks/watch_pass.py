@@ -6,9 +6,11 @@ in one root, none of them changed, and the processes it starts.
 The root holds `local` providers, all applied (a copy of a real terraform state,
 made once with the terraform found) and all `connected`: a real `lakeshore serve`
 on 127.0.0.1 holds a live worker for each, and a provider row to publish the
-`observed` document on. The watcher runs in this process as it runs under its
-supervisor: one watcher, pass after pass (`--drift-interval 0`: none is a drift
-pass). Every process the engine starts is counted where it starts (the trace every
+`observed` document on. A tmux server of the benchmark's own runs (as on any
+machine whose daemons run under tmux), so `status` asks it about each daemon, as it
+does for a `local` provider; `--no-tmux` measures without one. The watcher runs in
+this process as it runs under its supervisor: one watcher, pass after pass
+(`--drift-interval 0`: none is a drift pass). Every process the engine starts is counted where it starts (the trace every
 subprocess goes through); none may be terraform. The first pass starts with an
 empty cache of parsed HCL; the later ones are the watcher's steady state.
 """
@@ -21,6 +23,7 @@ import os
 import resource
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -91,6 +94,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-n", type=int, default=200)
     ap.add_argument("--passes", type=int, default=5)
+    ap.add_argument("--no-tmux", action="store_true", help="no tmux server on the machine")
     args = ap.parse_args()
     found = available()
     if not found:
@@ -103,6 +107,12 @@ def main() -> None:
                 del os.environ[k]
             os.environ.update(srv.env(), TERRAFORM_BINARY=found[-1][1])
             os.environ.update(TF_CLI_CONFIG_FILE=os.devnull, DREAMLAKE_CACHE_DIR=str(base / "c"))
+            os.environ["TMUX_TMPDIR"] = str(base / "tmux")  # a tmux server of our own, or none
+            (base / "tmux").mkdir()
+            if not args.no_tmux:
+                subprocess.run(
+                    ["tmux", "new-session", "-d", "-s", "bench", "sleep 3600"], check=True
+                )
             root = base / "root"
             t = time.perf_counter()
             made = build(root, args.n)
@@ -148,12 +158,15 @@ def main() -> None:
                 f"({cpu / args.n * 1000:.2f} ms/provider), {wall:.2f}s wall"
             )
             print(
-                f"processes started in {len(passes)} passes: {len(STARTED)} "
-                f"(terraform: {len(terraform)}), their CPU {kids:.2f}s"
+                f"tmux server: {'no' if args.no_tmux else 'yes'}; processes started in "
+                f"{len(passes)} passes: {len(STARTED)} (terraform: {len(terraform)}), their CPU "
+                f"{kids:.2f}s ({kids / len(passes):.2f}s a pass)"
             )
             print(f"load average at the end: {os.getloadavg()[0]:.1f}")
             assert not terraform, terraform[:3]
         finally:
+            if not args.no_tmux:
+                subprocess.run(["tmux", "kill-server"], check=False)
             srv.stop()
 
 
