@@ -12,6 +12,9 @@ the most recent :data:`SHOWN` workers, leases and instances are listed one by on
 from __future__ import annotations
 
 import contextlib
+import json
+import threading
+from collections import OrderedDict
 from datetime import datetime, timedelta
 from types import SimpleNamespace
 from typing import Any
@@ -173,7 +176,12 @@ def _providers(
     cap = _capacity(session, ns_id, now)
     rows = session.execute(
         select(
-            Provider.name, Provider.kind, Provider.config, Provider.observed, Provider.observed_at
+            Provider.name,
+            Provider.kind,
+            Provider.config,
+            Provider.observed,
+            Provider.observed_at,
+            Provider.updated_at,
         )
         .where(
             Provider.namespace_id == ns_id,
@@ -183,7 +191,7 @@ def _providers(
         .order_by(Provider.name)
     ).all()
     out = []
-    for name, kind, config, observed, observed_at in rows:
+    for name, kind, config, observed, observed_at, updated_at in rows:
         config = config if isinstance(config, dict) else {}
         kwargs = config.get("kwargs") if isinstance(config.get("kwargs"), dict) else {}
         n = counts.get(name, {})
@@ -196,7 +204,7 @@ def _providers(
                 "live": n.get("live", 0),
                 "gone": n.get("gone", 0),
                 "busy": n.get("busy", 0),
-                **cap(name, kind, kwargs),
+                **cap(name, kind, kwargs, updated_at),
             }
         )
     return out
@@ -214,8 +222,9 @@ def _capacity(session: Any, ns_id: int, now: datetime) -> Any:
         from ...capacity.service import price_table
         from ...launch.models import Instance
     except ModuleNotFoundError:
-        return lambda name, kind, kwargs: {}
+        return lambda name, kind, kwargs, updated_at: {}
     table = price_table(session, ns_id)
+    prices = json.dumps(table, sort_keys=True, default=str)
     offs = {p: b for p, b in backoff.of_namespace(session, ns_id).items() if b.until > now}
     leased = _grouped(
         session,
@@ -230,25 +239,58 @@ def _capacity(session: Any, ns_id: int, now: datetime) -> Any:
         .group_by(Instance.provider_name),
     )
 
-    def of(name: str, kind: str, kwargs: dict[str, Any]) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def static(name: str, kind: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+        try:
+            offers = offers_of(name, kind, kwargs, table)
+            return {
+                "offers": ", ".join(_offer(o.wire()) for o in offers),
+                "limit": limit_of(kind, kwargs),
+                "error": "",
+            }
+        except OfferError as exc:
+            return {"offers": "-", "limit": None, "error": f"kwargs.capacity cannot be read: {exc}"}
+
+    def of(name: str, kind: str, kwargs: dict[str, Any], updated_at: Any) -> dict[str, Any]:
+        key = (ns_id, name, updated_at, prices)
+        made = _OFFERS.get(key)
+        if made is None:
+            made = _OFFERS.put(key, static(name, kind, kwargs))
+        return {
+            **made,
             "leased": leased.get(name, 0),
             "instances": launched.get(name, 0),
             "backoff": offs[name].reason if name in offs else "",
-            "offers": "-",
-            "limit": None,
-            "error": "",
         }
-        try:
-            out["offers"] = ", ".join(
-                _offer(o.wire()) for o in offers_of(name, kind, kwargs, table)
-            )
-            out["limit"] = limit_of(kind, kwargs)
-        except OfferError as exc:
-            out["error"] = f"kwargs.capacity cannot be read: {exc}"
-        return out
 
     return of
+
+
+class _Kept:
+    """What a provider row's offers read as, kept while the row (its ``updated_at``)
+    and the namespace's prices stay the same; the least recently used beyond
+    ``most`` are dropped."""
+
+    def __init__(self, most: int = 4096) -> None:
+        self.most = most
+        self._items: OrderedDict[Any, dict[str, Any]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Any) -> dict[str, Any] | None:
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+            return found
+
+    def put(self, key: Any, value: dict[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            self._items[key] = value
+            while len(self._items) > self.most:
+                self._items.popitem(last=False)
+        return value
+
+
+_OFFERS = _Kept()
 
 
 def _offer(o: dict[str, Any]) -> str:
