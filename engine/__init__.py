@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from .verbs.resume import resume
     from .verbs.status import status
     from .verbs.suspend import suspend
+    from .verbs.watch import watch
     from .world.vendors import supports_stateful_lifecycle
 
 __all__ = [
@@ -67,6 +68,7 @@ __all__ = [
     "status",
     "supports_stateful_lifecycle",
     "suspend",
+    "watch",
 ]
 
 _VERBS = {
@@ -81,6 +83,7 @@ _VERBS = {
     "resume",
     "reconcile",
     "drift",
+    "watch",
 }
 _VERB_MODULES = {"list_providers": "listing"}
 

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from dreamlake.engine import watch  # the public name an embedding program uses
 from dreamlake.engine.verbs.create import create
 from dreamlake.engine.verbs.status import status
-from dreamlake.engine.verbs.watch import watch
 from dreamlake.engine.world.intent import write_intent
 
 DEAD_PID = 2**22 + 17
