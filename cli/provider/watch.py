@@ -31,7 +31,10 @@ def _line(event: dict[str, Any]) -> str:
     at = str(event.get("at") or "")[11:19]
     who = event.get("provider")
     nxt = event.get("nextAction") or {}
-    tail = f"  next: {nxt['command']}" if isinstance(nxt, dict) and nxt.get("command") else ""
+    tail = ""
+    if isinstance(nxt, dict) and nxt.get("command"):
+        edit = f"edit {nxt['file']}, then " if nxt.get("file") else ""
+        tail = f"  next: {edit}{nxt['command']}"
     if kind == "state":
         flag = " ⚠ needs a person's yes" if event.get("gated") else ""
         return (

@@ -37,3 +37,6 @@ def test_each_event_is_one_line() -> None:
         "watching /r (all) every 60s, drift never checked; pid 7 holds /r/.dream/watch.lock"
     )
     assert _line({"event": "stopped", "at": AT}) == "03:04:05 stopped"
+    edit = {**state, "gated": False, "nextAction": {"kind": "edit_then_continue", "file": "/f",
+            "command": "dreamlake provider create -n lab --continue"}}  # fmt: skip
+    assert _line(edit).endswith("next: edit /f, then dreamlake provider create -n lab --continue")
