@@ -5,7 +5,7 @@ hand: nothing the ``local`` vendor holds can change outside — its state is out
 only) makes ``status`` say ``degraded: ["drift"]`` with the resources and ``plan`` as
 next action, without running terraform; a clean plan settles it; an apply makes it
 older than the state, and it is dropped. The drift of real resources is
-test_drift_ec2.py (the AWS API double)."""
+test_ec2_journey.py (the AWS API double)."""
 
 from __future__ import annotations
 

@@ -140,8 +140,9 @@ def dl(env: dict[str, str], cwd: Path, command: str, *, json_out: bool = True) -
 
 def test_ec2_journey_apply_noop_and_drift(aws_api: str, tmp_path: Path) -> None:
     """create → needs_input → resolve → plan → ready → apply --yes → applied; a second
-    plan + apply changes nothing; an instance terminated behind the engine's back is
-    a change the next plan makes, and status says its record may be stale."""
+    plan + apply changes nothing; tags and rules changed through the API are drift
+    until plan and apply put them back; an instance terminated behind the engine's
+    back is a change the next plan makes, and status says its record may be stale."""
     _version, terraform = BINARIES[-1]
     running_instance(aws_api, "us-east-1")
     running_instance(aws_api, "eu-west-1", stopped=True)
@@ -223,6 +224,8 @@ def test_ec2_journey_apply_noop_and_drift(aws_api: str, tmp_path: Path) -> None:
     assert out["status"] == first_status
     assert out["outputs"]["instance_ids"] == [instance]
 
+    _drift_changed_through_the_api(env, proj, aws_api, instance)
+
     # Drift: the instance is terminated through the API, behind the engine's back.
     ec2(aws_api, "us-east-1").terminate_instances(InstanceIds=[instance])
     rc, text = dl(env, proj, "dreamlake provider status -n gpu", json_out=False)
@@ -243,6 +246,70 @@ def test_ec2_journey_apply_noop_and_drift(aws_api: str, tmp_path: Path) -> None:
     for path in (proj / ".dream").rglob("*"):
         if path.is_file() and "/.terraform/providers/" not in path.as_posix():
             assert DUMMY_SECRET not in path.read_text(errors="replace"), path
+
+
+def _drift_changed_through_the_api(
+    env: dict[str, str], proj: Path, aws_api: str, instance: str
+) -> None:
+    """The instance's tags and its security group's rules are changed through the API,
+    behind the engine's back: ``provider drift`` names both resources and what
+    changed (and writes no state), ``status`` says ``degraded: ["drift"]`` without
+    running terraform, ``plan`` shows the change back, and after ``apply`` the
+    record, older than the state, is gone."""
+
+    def run(command: str) -> dict[str, Any]:
+        rc, out = dl(env, proj, command)
+        assert rc == 0, (command, out)
+        return dict(out)
+
+    # What the double reads back differently from what the provider wrote at create
+    # (moto is not AWS) is there before anything is changed: the baseline.
+    out = run("dreamlake provider drift -n gpu")
+    baseline = {d["address"]: set(d["attributes"]) for d in out.get("drift") or []}
+    tf = proj / ".dream/providers/gpu/terraform"
+    state_before = (tf / "terraform.tfstate").read_bytes()
+
+    api = ec2(aws_api, "us-east-1")
+    api.create_tags(Resources=[instance], Tags=[{"Key": "Name", "Value": "renamed-by-hand"}])
+    group = api.describe_instances(InstanceIds=[instance])["Reservations"][0]["Instances"][0][
+        "SecurityGroups"
+    ][0]["GroupId"]
+    api.authorize_security_group_ingress(
+        GroupId=group,
+        IpPermissions=[
+            {
+                "IpProtocol": "tcp",
+                "FromPort": 8080,
+                "ToPort": 8080,
+                "IpRanges": [{"CidrIp": "0.0.0.0/0"}],
+            }
+        ],
+    )
+
+    out = run("dreamlake provider drift -n gpu")
+    assert (tf / "terraform.tfstate").read_bytes() == state_before  # the check wrote no state
+    assert str(tf / "tfplan.drift.json") in out["files"]
+    drift = {d["address"]: d for d in out["drift"]}
+    assert "tags.Name" in drift["aws_instance.worker[0]"]["attributes"], (drift, baseline)
+    assert "ingress" in drift["aws_security_group.worker"]["attributes"], (drift, baseline)
+    assert "tags.Name" not in baseline.get("aws_instance.worker[0]", set())
+    assert "ingress" not in baseline.get("aws_security_group.worker", set())
+    assert all(d["seenAt"] for d in drift.values())
+
+    st = run("dreamlake provider status -n gpu")
+    assert st["status"] in ("applied", "unclaimed") and "drift" in st["degraded"], st
+    assert {d["address"] for d in st["drift"]} == set(drift)
+    assert st["nextAction"] == {"kind": "run", "command": "dreamlake provider plan -n gpu"}
+
+    planned = run(st["nextAction"]["command"])
+    # the tag goes back; the group's rules are not set by the template (no ssh_ingress_cidrs)
+    assert planned["status"] == "ready" and planned["plan"]["change"] >= 1, planned
+    run("dreamlake provider apply -n gpu --yes")
+    st = run("dreamlake provider status -n gpu")
+    assert "drift" not in st["degraded"] and "drift" not in st, st
+    assert not (tf / "tfplan.drift.json").exists()  # older than the state: dropped
+    tags = api.describe_tags(Filters=[{"Name": "resource-id", "Values": [instance]}])["Tags"]
+    assert {t["Key"]: t["Value"] for t in tags}["Name"] != "renamed-by-hand"
 
 
 # ---------------------------------------------------------------------------
