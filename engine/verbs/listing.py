@@ -60,7 +60,9 @@ def observe_all(
     for o in seen:
         if isinstance(o, Observation):
             claim = by_name.get(o.name)
-            degraded = o.degraded if claim is not None else (*o.degraded, "no-lakeshore")
+            degraded = (
+                o.degraded if claim is not None else (*o.degraded, *lakeshore.unreachable(cp.url))
+            )
             o = replace(o, claims=claim, degraded=tuple(dict.fromkeys(degraded)))
         out.append(o)
     return out

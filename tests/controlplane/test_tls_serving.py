@@ -354,6 +354,14 @@ def test_dreamlake_reads_claims_over_tls(tls_server: TlsServer, pki: Pki, tmp_pa
                       "-n", "tlswatch")  # fmt: skip
     assert wrong["status"] != "connected"
     assert {"no-lakeshore", "lakeshore-untrusted"} <= set(wrong.get("degraded") or [])
+    listed = subprocess.run(
+        [str(exe), "provider", "list", "--json"], cwd=proj, capture_output=True, text=True,
+        env=clean_env(HOME=str(tmp_path), LAKESHORE_TOKEN_FILE=str(token_file),
+                      **{**env, "LAKESHORE_CA": str(pki.other_ca)}),
+        stdin=subprocess.DEVNULL, timeout=120,
+    )  # fmt: skip
+    (row,) = json.loads(listed.stdout)
+    assert {"no-lakeshore", "lakeshore-untrusted"} <= set(row["degraded"]), row  # list says it too
     down = dreamlake({**env, "LAKESHORE_URL": f"https://127.0.0.1:{free_port()}"},
                      "provider", "status", "-n", "tlswatch")  # fmt: skip
     assert down["degraded"] == ["no-lakeshore"]  # not reached at all: no TLS reason
