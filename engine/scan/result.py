@@ -11,6 +11,8 @@ from ..world.vendors import Template
 
 @dataclass(frozen=True)
 class ScanResult:
+    """What the offline scan found: blocking decisions and degraded notes."""
+
     blocking: tuple[Blocking, ...] = ()
     degraded: tuple[str, ...] = ()
 

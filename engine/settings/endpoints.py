@@ -196,6 +196,8 @@ class TerraformSettings:
 
 @dataclass(frozen=True)
 class Settings:
+    """The endpoint and mirror settings in force, and the sources that said so."""
+
     aws: AwsSettings = field(default_factory=AwsSettings)
     terraform: TerraformSettings = field(default_factory=TerraformSettings)
     sources: tuple[str, ...] = ()

@@ -81,6 +81,8 @@ class Observation:
 
 @dataclass(frozen=True)
 class Derived:
+    """What ``derive`` decides: the status, the next action and what blocks it."""
+
     status: ProviderStatus
     next_action: NextAction
     blocking: tuple[Blocking, ...]

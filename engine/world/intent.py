@@ -47,6 +47,8 @@ _ACTIVE: dict[str, Recorder] = {}
 
 @dataclass(frozen=True)
 class Intent:
+    """The record of a verb the engine started (``intent.json``)."""
+
     verb: str
     pid: int
     host: str
@@ -167,9 +169,11 @@ def read_intent(provider_dir: Path) -> Intent | None:
 
 
 def _now_iso(t: float) -> str:
-    from datetime import UTC, datetime
+    """``t`` as ``2026-11-29T16:20:21Z`` (to the second, UTC), without importing
+    ``datetime`` on apply's path."""
+    import time
 
-    return datetime.fromtimestamp(t, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
 
 
 def write_intent(

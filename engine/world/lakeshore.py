@@ -38,6 +38,8 @@ ADMIN_TOKEN_FILE = "admin.token"
 
 @dataclass(frozen=True)
 class ControlPlane:
+    """The control plane in force: its URL, namespace, token and where they came from."""
+
     url: str
     namespace: str = DEFAULT_NAMESPACE
     token: str | None = None

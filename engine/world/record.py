@@ -14,11 +14,12 @@ Backend = Literal["terraform", "pulumi", "none"]
 
 
 def now_utc() -> str:
-    """Now, UTC, to the second: when a record or a plan is written. ``datetime`` is
-    imported here, when something is written; status only reads."""
-    from datetime import UTC, datetime
+    """Now, UTC, to the second, as ``datetime.now(UTC).isoformat(timespec="seconds")``
+    writes it: when a record or a plan is written (``time`` is already loaded, and
+    ``datetime`` would be one more import on every plan)."""
+    import time
 
-    return datetime.now(UTC).isoformat(timespec="seconds")
+    return time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
 
 
 class ProviderRecord(Wire, extra="allow", frozen=False):

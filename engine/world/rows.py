@@ -152,10 +152,10 @@ def _get(client: Any, name: str) -> dict[str, Any] | None:
 
 def fetch_row(cp: lakeshore.ControlPlane, name: str) -> dict[str, Any] | None:
     """The active row named ``name``; None when there is none or nothing can be asked."""
-    from dreamlake.controlplane.client import ControlPlaneError
-
     if not cp.token:
         return None
+    from dreamlake.controlplane.client import ControlPlaneError  # with a request to make
+
     try:
         return _get(_client(cp), name)
     except ControlPlaneError:
@@ -178,10 +178,10 @@ def owner_elsewhere(cp: lakeshore.ControlPlane, name: str) -> str | None:
     """The identity of the control plane's row named ``name``, for a name this root
     has no provider of (so any identity is another root's); None when there is no
     such row or the control plane cannot be asked."""
-    from dreamlake.controlplane.client import ControlPlaneError
-
     if not cp.token:
         return None
+    from dreamlake.controlplane.client import ControlPlaneError
+
     try:
         row = _get(_client(cp), name)
     except ControlPlaneError:
@@ -198,10 +198,12 @@ def check(
 ) -> None:
     """Raise :class:`IdentityConflict` when another identity owns ``name``; say
     nothing when the control plane cannot be asked."""
-    from dreamlake.controlplane.client import ControlPlaneError
-
     if not cp.token:
         return
+    # http.client (and ssl, email) only with a request to make: apply's path without
+    # a token never pays for them.
+    from dreamlake.controlplane.client import ControlPlaneError
+
     try:
         row = _get(_client(cp), name)
     except ControlPlaneError:

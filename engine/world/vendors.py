@@ -35,6 +35,8 @@ trees; a vendor found there takes precedence over the shipped one."""
 
 @dataclass(frozen=True)
 class Decision:
+    """One decision a template asks for: the variable and file it is set in."""
+
     key: str
     var: str
     file: str
@@ -50,6 +52,8 @@ class Decision:
 
 @dataclass(frozen=True)
 class Template:
+    """A vendor's template: its files, backends and decisions."""
+
     vendor: str
     version: int
     kind: str

@@ -3,6 +3,9 @@ exactly what the full CLI prints."""
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -128,3 +131,71 @@ def test_plan_and_apply_hot_path_prints_what_the_full_cli_prints(
     full = _run("dreamlake.cli.main", args, tmp_path)
     assert (fast.returncode, fast.stdout) == (full.returncode, full.stdout)
     assert fast.stdout
+
+
+# What an agent's plan/apply loop must not pay for: the full CLI's rendering and
+# models, the control plane's HTTP client without a token to send, the error-only
+# diagnostics reader, ``datetime``, and the scan's reader and evaluator once its
+# answer is remembered.
+HEAVY = (
+    "typer",
+    "click",
+    "pydantic",
+    "rich",
+    "http.client",
+    "ssl",
+    "email",
+    "datetime",
+    "dreamlake.controlplane",
+    "dreamlake.engine.backends.terraform.diagnostics",
+    "dreamlake.engine.scan.terraform",
+    "dreamlake.engine.scan.tfvars",
+)
+
+
+def test_plan_and_apply_hot_path_import_nothing_heavy(tmp_path: Path) -> None:
+    terraform = shutil.which("terraform", path=os.environ.get("PATH"))
+    if terraform is None:
+        pytest.skip("no terraform binary on PATH")
+    created = _run(
+        "dreamlake.cli.main", ["provider", "create", "-n", "lab", "--provider", "local"], tmp_path
+    )
+    assert created.returncode == 0, created.stderr
+    (tmp_path / ".dream/providers/lab/terraform/terraform.tfvars").write_text(
+        f'workdir = "{tmp_path}/w"\nqueues = ["a"]\nworker_name = "lab-box"\n'
+    )
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "LAKESHORE_URL": "http://127.0.0.1:9",
+        "TERRAFORM_BINARY": terraform,
+        "TF_CLI_CONFIG_FILE": os.devnull,
+        "DREAMLAKE_CACHE_DIR": str(tmp_path / "cache"),
+    }
+    code = (
+        "import json, sys\n"
+        "from dreamlake.engine.settings import usercache\n"
+        "usercache.RACY_SECONDS = 0\n"
+        "from dreamlake.cli.entry import main\n"
+        "rc = main(sys.argv[1:])\n"
+        f"heavy = {HEAVY!r}\n"
+        "seen = [m for m in sys.modules if m in heavy or m.split('.')[0] in heavy\n"
+        "        or any(m.startswith(h + '.') for h in heavy)]\n"
+        "print(json.dumps({'rc': rc, 'heavy': sorted(seen)}), file=sys.stderr)\n"
+    )
+
+    def imported(*args: str) -> dict[str, object]:
+        done = subprocess.run(
+            [sys.executable, "-c", code, *args],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            env=env,
+        )
+        return json.loads(done.stderr.strip().splitlines()[-1])
+
+    plan = ["provider", "plan", "-n", "lab", "--json"]
+    assert imported(*plan)["rc"] == 0  # initialises, and remembers the scan's answer
+    assert imported(*plan) == {"rc": 0, "heavy": []}
+    assert imported("provider", "apply", "-n", "lab", "--yes", "--json") == {"rc": 0, "heavy": []}

@@ -14,7 +14,6 @@ from ...contract.errors import BackendError
 from ...contract.result import LockInfo
 from ...world.vendors import Template
 from . import initmark, planfile, uijson
-from .diagnostics import blocking_from_diagnostics
 from .location import state_location
 from .lockinfo import lock_from_diagnostic
 from .planjson import stream_plan
@@ -95,6 +94,8 @@ class TerraformBackend:
             if locked:
                 lock = lock_from_diagnostic(str(locked[0].get("detail", "")), lock_path(tf))
                 raise StateLocked("another terraform run holds the state lock", lock, done.run)
+            from .diagnostics import blocking_from_diagnostics  # a plan with errors only
+
             blocking = blocking_from_diagnostics(
                 summary.errors,
                 provider_dir=provider_dir,
@@ -201,6 +202,8 @@ class TerraformBackend:
 
 @dataclass(frozen=True)
 class _PlanRun:
+    """One ``plan -json`` run and the messages of its stream."""
+
     run: Completed
     messages: list[dict[str, Any]]
 

@@ -22,6 +22,8 @@ _BACKEND_BLOCK = re.compile(r'^\s*(?:backend\s+"([\w-]+)"|cloud)\s*\{', re.MULTI
 
 @dataclass(frozen=True)
 class StateLocation:
+    """Where terraform keeps this configuration's state."""
+
     path: Path  # the local state file (meaningful when ``remote`` is None)
     remote: str | None = None  # the backend type when state is not in a local file
     workspace: str = "default"

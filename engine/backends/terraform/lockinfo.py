@@ -30,6 +30,8 @@ _FLOCK = "hhqqi4x"
 
 @dataclass(frozen=True)
 class LockProbe:
+    """Whether the state lock is held, and by which process when known."""
+
     held: bool
     pid: int | None = None
 
@@ -142,12 +144,12 @@ def lock_from_diagnostic(detail: str, path: Path) -> LockInfo:
     )
 
 
-_GO_TIME = re.compile(r"^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d(?:\.\d+)?) \+0000 UTC$")
+_GO_TIME = r"^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d(?:\.\d+)?) \+0000 UTC$"  # compiled on first use
 
 
 def _rfc3339(value: str | None) -> str | None:
     """Go's ``2026-11-29 16:20:21.08 +0000 UTC`` as ``2026-11-29T16:20:21.08Z``."""
     if not value:
         return None
-    m = _GO_TIME.match(value.strip())
+    m = re.match(_GO_TIME, value.strip())
     return f"{m.group(1)}T{m.group(2)}Z" if m else value

@@ -64,6 +64,8 @@ def input_hashes(tf_dir: Path) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class PlanRecord:
+    """The record written beside a saved plan (``tfplan.meta.json``)."""
+
     plan_sha256: str
     inputs: dict[str, str]
     state: dict[str, Any]
@@ -163,6 +165,8 @@ def read_record(tf_dir: Path) -> PlanRecord | None:
 
 @dataclass(frozen=True)
 class Freshness:
+    """Whether the saved plan is still the one to apply, and why not."""
+
     fresh: bool
     reason: str  # why not fresh ("" when fresh)
     record: PlanRecord | None = None

@@ -201,7 +201,7 @@ def failed(
     )
 
 
-_WHERE = re.compile(r"^on (\S+) line (\d+)")
+_WHERE = r"^on (\S+) line (\d+)"  # compiled by re on first use: a failed run only
 _GENERIC = ("Terraform encountered problems during initialisation",)
 
 
@@ -214,6 +214,6 @@ def stderr_errors(stderr: str, limit: int = 3) -> list[str]:
     for i, ln in enumerate(lines):
         if not ln.startswith("Error:") or any(g in ln for g in _GENERIC):
             continue
-        where = next((m for m in (_WHERE.match(x) for x in lines[i + 1 : i + 3]) if m), None)
+        where = next((m for m in (re.match(_WHERE, x) for x in lines[i + 1 : i + 3]) if m), None)
         out.append(ln + (f" ({where.group(1)}:{where.group(2)})" if where else ""))
     return out[:limit] or lines[-limit:]
