@@ -112,6 +112,9 @@ def test_a_lakeshore_command_and_its_request_are_one_trace(
         lakeshore.main()
     assert done.value.code in (None, 0)
     _one_trace(served_spans(), "lakeshore namespaces list", "GET /api/namespaces")
+    from dreamlake.controlplane.client import HEADER_HOOKS
+
+    assert tracing.inject in HEADER_HOOKS  # how the client carries the command's trace
 
 
 def test_a_dreamlake_command_carries_its_trace_to_the_server(served: tuple[str, Path]) -> None:
