@@ -70,19 +70,21 @@ def test_hot_path_prints_what_the_full_cli_prints(tmp_path: Path, args: list[str
     assert fast.stdout
 
 
-def test_an_in_process_status_leaves_the_collector_as_it_found_it(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("verb", ["status", "plan", "apply"])
+def test_an_in_process_run_leaves_the_collector_as_it_found_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], verb: str
 ) -> None:
     import gc
 
     from dreamlake.cli.entry import main
 
+    args = ["provider", verb, "-n", "lab", "--json", "--dream-dir", str(tmp_path)]
     assert gc.isenabled()
-    assert main(["provider", "status", "-n", "lab", "--json", "--dream-dir", str(tmp_path)]) != 0
+    assert main(args) != 0
     assert gc.isenabled()
     gc.disable()
     try:
-        main(["provider", "status", "-n", "lab", "--json", "--dream-dir", str(tmp_path)])
+        main(args)
         assert not gc.isenabled()
     finally:
         gc.enable()
