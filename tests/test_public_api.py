@@ -58,6 +58,21 @@ def test_every_vendor_package_is_listed() -> None:
     assert set(STACK_SDK) == set(VENDORS)
 
 
+@pytest.mark.parametrize("module", [m for m in PUBLIC if PUBLIC[m] is None])
+def test_no_public_name_is_also_a_submodule(module: str) -> None:
+    """A package's public name never shares its name with one of its submodules:
+    importing that submodule (the verb itself may) would replace the name on the
+    package, and ``from package import name`` would then hand back a module."""
+    import importlib
+    import pkgutil
+
+    pkg = importlib.import_module(module)
+    if not hasattr(pkg, "__path__"):
+        return
+    submodules = {m.name for m in pkgutil.iter_modules(pkg.__path__)}
+    assert set(pkg.__all__) & submodules == set()
+
+
 @pytest.mark.parametrize("module", sorted(PUBLIC))
 def test_every_public_name_imports_in_a_fresh_interpreter(module: str) -> None:
     sdk = PUBLIC[module]

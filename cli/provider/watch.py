@@ -133,7 +133,7 @@ def watch_cmd(
     from dreamlake.engine.contract.errors import DreamlakeError
 
     if install:
-        from dreamlake.engine.watch.install import install_watcher
+        from dreamlake.engine.watcher.install import install_watcher
 
         try:
             done = install_watcher(

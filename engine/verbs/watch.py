@@ -6,12 +6,12 @@ hand; ``once``: one pass, then return). Each pass derives every provider's statu
 step is not gated for the provider (``reconcile``'s planner and gating set); a gated
 step is reported once per change and never performed. A connected provider whose
 daemon died is started again by ``connect``. After a failure a provider is left
-alone for a growing, capped pause (``engine/watch/backoff.py``).
+alone for a growing, capped pause (``engine/watcher/backoff.py``).
 
 Every ``drift_interval`` seconds (0: never) a pass first runs the drift check
 (``dreamlake provider drift``) on every provider with infrastructure; when the last
 one ran is kept in ``.dream/watch.json``, so a watcher run from cron with ``once``
-checks drift on the same schedule. One watcher per root (``engine/watch/lock.py``).
+checks drift on the same schedule. One watcher per root (``engine/watcher/lock.py``).
 """
 
 from __future__ import annotations
@@ -53,8 +53,8 @@ def watch(
     ``handle_signals``); returns the exit code (0; 1 when the last pass could not
     read the root, which its ``error`` event says). Raises ``UsageError`` for bad
     flags and ``WatcherRunning`` when another watcher holds the root."""
-    from ..watch.lock import WatchLock
-    from ..watch.passes import Watcher
+    from ..watcher.lock import WatchLock
+    from ..watcher.passes import Watcher
 
     names = _names(names, all_providers)
     if interval <= 0:
@@ -118,7 +118,7 @@ def _names(names: list[str] | None, all_providers: bool) -> list[str] | None:
 
 
 def _now() -> str:
-    from ..watch.lock import now_iso
+    from ..watcher.lock import now_iso
 
     return now_iso()
 
@@ -147,7 +147,7 @@ def _signals(stop: threading.Event, handle: bool) -> Iterator[None]:
 def _drift_due(root: Root, drift_interval: float) -> bool:
     if drift_interval <= 0:
         return False
-    from ..watch.passes import state_path
+    from ..watcher.passes import state_path
 
     try:
         data = json.loads(state_path(root).read_text(encoding="utf-8"))
@@ -159,7 +159,7 @@ def _drift_due(root: Root, drift_interval: float) -> bool:
 
 def _drift_done(root: Root) -> None:
     from ..settings.fsutil import atomic_write
-    from ..watch.passes import state_path
+    from ..watcher.passes import state_path
 
     atomic_write(state_path(root), json.dumps({"driftPassAt": time.time()}) + "\n")
 

@@ -84,7 +84,7 @@ NOT_DRIVEN = {
     "pool_empty": "a pool with no member",
     "pool_exhausted": "a pool with every member busy",
     "infrastructure_exists": "delete while infrastructure exists (a refusal)",
-    # the watcher's own (tests/engine/watch/): each answers with provider list
+    # the watcher's own (tests/engine/watcher/): each answers with provider list
     "watcher_running": "a second watcher on one root (test_lock.py)",
     "watch_start_failed": "a supervisor whose watcher never takes the lock",
     # the machine

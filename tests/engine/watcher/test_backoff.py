@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dreamlake.engine.watch.backoff import Backoff
+from dreamlake.engine.watcher.backoff import Backoff
 
 
 def test_backoff_grows_to_its_cap_per_provider() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from dreamlake.engine.watch.decide import decide, needs_step
+from dreamlake.engine.watcher.decide import decide, needs_step
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from dreamlake.engine.watch.lock import WatcherRunning, WatchLock, held_by, lock_path
+from dreamlake.engine.watcher.lock import WatcherRunning, WatchLock, held_by, lock_path
 
 DREAMLAKE = str(Path(sys.executable).parent / "dreamlake")
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from dreamlake.engine.daemon import start as supervise
 from dreamlake.engine.remote import LocalShell
-from dreamlake.engine.watch.lock import held_by, lock_path
+from dreamlake.engine.watcher.lock import held_by, lock_path
 
 DREAMLAKE = str(Path(sys.executable).parent / "dreamlake")
 
