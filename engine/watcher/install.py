@@ -43,6 +43,23 @@ def watch_key(root: Root) -> str:
     return "watch-" + hashlib.sha256(str(root.path).encode()).hexdigest()[:12]
 
 
+def watcher_spec(root: Root, user: str) -> Any:
+    """What the supervisor runs for this root's watcher (a ``DaemonSpec``): the script,
+    the root as its folder, its log, and the entry ``dreamlake-watch-<hash>``."""
+    from ..daemon import start as supervise
+
+    return supervise.DaemonSpec(
+        provider=str(root.path),
+        run_script=str(root.dream / SCRIPT),
+        workdir=str(root.path),
+        log=str(root.dream / LOG),
+        user=user,
+        key=watch_key(root),
+        prefix="dreamlake",
+        description=f"dreamlake provider watch on {root.path}",
+    )
+
+
 def script_text(root: Root, argv: list[str], env: dict[str, str]) -> str:
     """The script the supervisor runs: the environment kept, then the watcher, exec'd."""
     lines = [
@@ -99,22 +116,12 @@ def install_watcher(
 
     root = root_for(dream_dir, None)
     argv = _argv(names, all_providers, root, interval, drift_interval)
-    key = watch_key(root)
     shell = LocalShell()
     caps = supervise.detect(shell)
     sup = supervise.choose(caps)
     if sup is None:
         raise supervise.no_supervisor_error(shell, None)
-    spec = supervise.DaemonSpec(
-        provider=str(root.path),
-        run_script=str(root.dream / SCRIPT),
-        workdir=str(root.path),
-        log=str(root.dream / LOG),
-        user=caps.user,
-        key=key,
-        prefix="dreamlake",
-        description=f"dreamlake provider watch on {root.path}",
-    )
+    spec = watcher_spec(root, caps.user)
     if not _running(shell, spec, sup, caps):
         # Not a re-install: a watcher holding the root now was started by hand, and
         # the installed one could not take it.
@@ -159,4 +166,4 @@ def install_watcher(
     }
 
 
-__all__ = ["install_watcher", "script_text", "watch_key"]
+__all__ = ["install_watcher", "script_text", "watch_key", "watcher_spec"]
