@@ -38,9 +38,12 @@ TFVARS = 'workdir = "/tmp/nymph-bench"\nqueues = ["default"]\nworker_name = "{w}
 EXE = Path(sys.executable).parent / "dreamlake"
 
 
-def build(root: Path, n: int, env: dict[str, str]) -> list[tuple[str, str]]:
-    """N providers under ``root``; returns (name, identity) of each."""
-    os.environ.update(env)
+def build(
+    root: Path, n: int, env: dict[str, str] | None = None, *, mix: bool = True
+) -> list[tuple[str, str]]:
+    """N providers under ``root``; returns (name, identity) of each. ``mix``: a quarter
+    needs_input, a quarter scaffolded, half applied; else every one applied."""
+    os.environ.update(env or {})
     seed_root = root.parent / "seed"
     seed_root.mkdir()
     create("seed", "local", dream_dir=str(seed_root), probe=False)
@@ -60,7 +63,7 @@ def build(root: Path, n: int, env: dict[str, str]) -> list[tuple[str, str]]:
         record = json.loads((d / "provider.json").read_text())
         record.update(name=name, id=new_provider_id())
         (d / "provider.json").write_text(json.dumps(record, indent=2))
-        kind = i % 4
+        kind = i % 4 if mix else 3
         tfvars = d / "terraform/terraform.tfvars"
         if kind == 0:
             tfvars.write_text('workdir = "/tmp/nymph-bench"\nqueues = ["default"]\n')

@@ -18,10 +18,8 @@ empty cache of parsed HCL; the later ones are the watcher's steady state.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
-import shutil
 import statistics
 import subprocess
 import sys
@@ -34,41 +32,17 @@ from typing import Any
 from dreamlake.controlplane.client import Client
 from dreamlake.engine.backends.terraform.binaries import available
 from dreamlake.engine.settings import trace
-from dreamlake.engine.verbs.apply import apply
-from dreamlake.engine.verbs.create import create
 from dreamlake.engine.verbs.demo import start_server
-from dreamlake.engine.verbs.plan import plan
 from dreamlake.engine.verbs.watch import watch
-from dreamlake.engine.world.scaffold import new_provider_id
 
-TFVARS = 'workdir = "/tmp/nymph-bench"\nqueues = ["default"]\nworker_name = "{w}"\n'
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from list_providers import build as build_providers
 
 
 def build(root: Path, n: int) -> list[tuple[str, str]]:
-    """N applied providers under ``root``; returns (name, identity) of each."""
-    seed_root = root.parent / "seed"
-    seed_root.mkdir()
-    create("seed", "local", dream_dir=str(seed_root), probe=False)
-    seed = seed_root / ".dream/providers/seed"
-    (seed / "terraform/terraform.tfvars").write_text(TFVARS.format(w="seed"))
-    assert plan("seed", dream_dir=str(seed_root)).status == "ready"
-    assert apply("seed", yes=True, dream_dir=str(seed_root)).status == "applied"
-    state = (seed / "terraform/terraform.tfstate").read_text()
-    providers = root / ".dream/providers"
-    providers.mkdir(parents=True)
-    shutil.copy(seed_root / ".dream/.gitignore", root / ".dream/.gitignore")
-    out = []
-    for i in range(n):
-        name = f"p{i:05d}"
-        d = providers / name
-        shutil.copytree(seed, d, ignore=shutil.ignore_patterns(".terraform", "terraform.tfstate*"))
-        record = json.loads((d / "provider.json").read_text())
-        record.update(name=name, id=new_provider_id())
-        (d / "provider.json").write_text(json.dumps(record, indent=2))
-        (d / "terraform/terraform.tfvars").write_text(TFVARS.format(w=f"w-{i}"))
-        (d / "terraform/terraform.tfstate").write_text(state)
-        out.append((name, record["id"]))
-    return out
+    """N applied providers under ``root`` (list_providers.py's, all applied); returns
+    (name, identity) of each."""
+    return build_providers(root, n, mix=False)
 
 
 STARTED: list[str] = []
