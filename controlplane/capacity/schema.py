@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from .decide import REASONS, STRATEGIES
+from .request import REQUEST_FIELDS
 
 _NUM = {"type": ["number", "null"], "minimum": 0}
 _STR = {"type": ["string", "null"]}
@@ -45,18 +46,7 @@ OFFER: dict[str, Any] = {
 
 REQUEST: dict[str, Any] = {
     "type": "object",
-    "required": [
-        "accelerator",
-        "accelerators",
-        "cpus",
-        "memoryGb",
-        "maxPricePerHour",
-        "spot",
-        "providers",
-        "excludeProviders",
-        "strategy",
-        "ttlSeconds",
-    ],
+    "required": list(REQUEST_FIELDS),
     "properties": {
         "accelerator": _STR,
         "accelerators": {"type": "integer", "minimum": 0},
