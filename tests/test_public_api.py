@@ -58,7 +58,7 @@ def test_every_vendor_package_is_listed() -> None:
     assert set(STACK_SDK) == set(VENDORS)
 
 
-@pytest.mark.parametrize("module", [m for m in PUBLIC if PUBLIC[m] is None])
+@pytest.mark.parametrize("module", ["dreamlake.engine", "dreamlake.stacks"])
 def test_no_public_name_is_also_a_submodule(module: str) -> None:
     """A package's public name never shares its name with one of its submodules:
     importing that submodule (the verb itself may) would replace the name on the
@@ -67,8 +67,6 @@ def test_no_public_name_is_also_a_submodule(module: str) -> None:
     import pkgutil
 
     pkg = importlib.import_module(module)
-    if not hasattr(pkg, "__path__"):
-        return
     submodules = {m.name for m in pkgutil.iter_modules(pkg.__path__)}
     assert set(pkg.__all__) & submodules == set()
 
