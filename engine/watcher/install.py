@@ -103,10 +103,11 @@ def install_watcher(
     dream_dir: str | None,
     interval: float,
     drift_interval: float,
-    wait: float = 10.0,
+    wait: float = 30.0,
 ) -> dict[str, Any]:
     """Write the script, start it under the best supervisor this machine has, and
-    wait (up to ``wait`` s) until it holds the root's lock. Raises ``WatcherRunning``
+    wait (up to ``wait`` s) until it holds the root's lock (on a re-install, until the
+    new process holds it, not the one being replaced). Raises ``WatcherRunning``
     when a watcher not started by this install holds the root."""
     from ..daemon import start as supervise
     from ..remote.local import LocalShell
@@ -122,6 +123,8 @@ def install_watcher(
     if sup is None:
         raise supervise.no_supervisor_error(shell, None)
     spec = watcher_spec(root, caps.user)
+    before = held_by(lock_path(root.dream))
+    replaced = before.pid if before is not None else None
     if not _running(shell, spec, sup, caps):
         # Not a re-install: a watcher holding the root now was started by hand, and
         # the installed one could not take it.
@@ -137,7 +140,7 @@ def install_watcher(
     deadline = time.monotonic() + wait
     while holder is None and time.monotonic() < deadline:
         holder = held_by(lock_path(root.dream))
-        if holder is None or holder.pid is None:
+        if holder is None or holder.pid is None or holder.pid == replaced:
             holder = None
             time.sleep(0.1)
     if holder is None:

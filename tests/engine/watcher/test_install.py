@@ -52,7 +52,9 @@ def test_install_runs_the_watcher_under_tmux(project: Path, tmp_path: Path) -> N
         script = Path(doc["script"]).read_text()
         assert "provider watch --all --interval 5" in script and "LAKESHORE_TOKEN=" not in script
 
-        again = json.loads(_install(project, env).stdout)  # installing again restarts it
+        redone = _install(project, env)  # installing again restarts it
+        assert redone.returncode == 0, (redone.stdout, redone.stderr)
+        again = json.loads(redone.stdout)
         assert again["session"] == session and again["holder"]["pid"] != holder.pid
     finally:
         subprocess.run(["tmux", "kill-session", "-t", f"={session}"], check=False)
