@@ -3,7 +3,11 @@
 port; every client verifies it (the daemon's connection, the ``lakeshore`` CLI,
 ``dreamlake``'s reads), a client with another CA is refused with a clear error,
 plain HTTP to the TLS port is a clear error at once, and the certificate is
-reloaded on SIGHUP and on a changed file without a restart."""
+reloaded on SIGHUP and on a changed file without a restart.
+
+One TLS server serves the module: the reload test and the test of the CLI's
+advice for a wrong name or an ended certificate replace the pair it serves and
+put a good one back."""
 
 from __future__ import annotations
 
@@ -132,10 +136,31 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
     return _pki(tmp_path_factory.mktemp("pki"), ["localhost", "127.0.0.1"])
 
 
+@dataclass
+class Served:
+    """The pair the module's server serves: its own copy of the test CA's pair, which
+    the reload and CLI tests replace (and put back) while it runs."""
+
+    cert: Path
+    key: Path
+
+
 @pytest.fixture(scope="module")
-def tls_server(tmp_path_factory: pytest.TempPathFactory, pki: Pki) -> Iterator[TlsServer]:
+def served(tmp_path_factory: pytest.TempPathFactory, pki: Pki) -> Served:
+    folder = tmp_path_factory.mktemp("served")
+    pair = Served(folder / "server.crt", folder / "server.key")
+    pair.cert.write_bytes(pki.cert.read_bytes())
+    pair.key.write_bytes(pki.key.read_bytes())
+    pair.key.chmod(0o600)
+    return pair
+
+
+@pytest.fixture(scope="module")
+def tls_server(
+    tmp_path_factory: pytest.TempPathFactory, pki: Pki, served: Served
+) -> Iterator[TlsServer]:
     tmp = tmp_path_factory.mktemp("tls")
-    server = _serve(tmp, "--tls-cert", str(pki.cert), "--tls-key", str(pki.key), ca=pki.ca)
+    server = _serve(tmp, "--tls-cert", str(served.cert), "--tls-key", str(served.key), ca=pki.ca)
     yield server
     _stop(server)
 
@@ -370,44 +395,80 @@ def test_dreamlake_reads_claims_over_tls(tls_server: TlsServer, pki: Pki, tmp_pa
 # -- reloading ------------------------------------------------------------------------
 
 
-def _replace_cert(pki: Pki, names: list[str]) -> int:
+def _install(served: Served, cert: bytes, key: bytes) -> int:
+    """Replace the served pair (each file atomically); the new certificate's serial."""
     from cryptography import x509
 
-    cert, key = issue_server(pki.ca.read_bytes(), pki._ca_key, names)  # type: ignore[attr-defined]
-    tmp_cert, tmp_key = pki.cert.with_name("cert.new"), pki.key.with_name("key.new")
+    tmp_cert, tmp_key = served.cert.with_name("cert.new"), served.key.with_name("key.new")
     tmp_cert.write_bytes(cert)
     tmp_key.write_bytes(key)
-    os.replace(tmp_key, pki.key)
-    os.replace(tmp_cert, pki.cert)
+    tmp_key.chmod(0o600)
+    os.replace(tmp_key, served.key)
+    os.replace(tmp_cert, served.cert)
     return int(x509.load_pem_x509_certificate(cert).serial_number)
 
 
-def test_the_certificate_reloads_on_sighup_and_on_a_changed_file(tmp_path: Path) -> None:
-    pki = _pki(tmp_path / "pki", ["localhost", "127.0.0.1"])
-    server = _serve(tmp_path, "--tls-cert", str(pki.cert), "--tls-key", str(pki.key), ca=pki.ca)
+def _replace_cert(pki: Pki, served: Served, names: list[str]) -> int:
+    cert, key = issue_server(pki.ca.read_bytes(), pki._ca_key, names)  # type: ignore[attr-defined]
+    return _install(served, cert, key)
+
+
+def _serving(server: TlsServer, serial: int, timeout: float = 10) -> bool:
+    """Whether the server's main port comes to present ``serial`` (not verified:
+    the pair may be for another name, or ended)."""
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+
+    def presented() -> bool:
+        from cryptography import x509
+
+        with (
+            socket.create_connection(("127.0.0.1", server.port), timeout=5) as raw,
+            context.wrap_socket(raw) as tls,
+        ):
+            der = tls.getpeercert(binary_form=True)
+        assert der is not None
+        return int(x509.load_der_x509_certificate(der).serial_number) == serial
+
+    return wait_until(presented, timeout)
+
+
+def _put_back(server: TlsServer, pki: Pki, served: Served) -> None:
+    """The module's server serves a good pair of the test CA again."""
+    serial = _replace_cert(pki, served, ["localhost", "127.0.0.1"])
+    server.proc.send_signal(signal.SIGHUP)
+    assert _serving(server, serial), server.output()
+
+
+def test_the_certificate_reloads_on_sighup_and_on_a_changed_file(
+    tls_server: TlsServer, pki: Pki, served: Served
+) -> None:
+    """On the module's server (its pair is put back at the end)."""
+    server = tls_server
     try:
         first = _peer_serial("127.0.0.1", server.port, pki.ca)
         kept = Client(server.url, ca=str(pki.ca), keep_alive=True)
         kept.healthz()
         # a changed file, no signal: the watcher loads it within seconds
-        second = _replace_cert(pki, ["localhost", "127.0.0.1"])
+        second = _replace_cert(pki, served, ["localhost", "127.0.0.1"])
         assert second != first
         assert wait_until(lambda: _peer_serial("127.0.0.1", server.port, pki.ca) == second, 15)
         assert wait_until(lambda: _peer_serial("127.0.0.1", server.probe_port, pki.ca) == second, 5)
         kept.healthz()  # an open connection keeps going
         # SIGHUP
-        third = _replace_cert(pki, ["localhost", "127.0.0.1"])
+        third = _replace_cert(pki, served, ["localhost", "127.0.0.1"])
         server.proc.send_signal(signal.SIGHUP)
         assert wait_until(lambda: _peer_serial("127.0.0.1", server.port, pki.ca) == third, 5)
         assert server.proc.poll() is None
         # a broken pair is refused, the last good one served
         refused = server.output().count("not reloaded")
-        pki.cert.write_text("not a certificate")
+        served.cert.write_text("not a certificate")
         server.proc.send_signal(signal.SIGHUP)
         assert wait_until(lambda: server.output().count("not reloaded") > refused, 10)
         assert _peer_serial("127.0.0.1", server.port, pki.ca) == third
     finally:
-        _stop(server)
+        _put_back(server, pki, served)
 
 
 # -- flags -----------------------------------------------------------------------------
@@ -478,33 +539,33 @@ def _expired_pair(pki: Pki, folder: Path) -> tuple[Path, Path]:
     return crt, pem
 
 
-def test_the_lakeshore_cli_names_the_fix_of_each_tls_failure(pki: Pki, tmp_path: Path) -> None:
+def test_the_lakeshore_cli_names_the_fix_of_each_tls_failure(
+    tls_server: TlsServer, pki: Pki, served: Served, tmp_path: Path
+) -> None:
     """A name the certificate lacks and a certificate that has ended each get their
-    own sentence and next action (the unknown CA: test_the_lakeshore_cli_verifies)."""
+    own sentence and next action (the unknown CA: test_the_lakeshore_cli_verifies).
+    The module's server serves each pair in turn (SIGHUP), then its own again."""
     env = {"LAKESHORE_CA": str(pki.ca)}
-    named = tmp_path / "named"
-    named.mkdir()
     cert, key = issue_server(pki.ca.read_bytes(), pki._ca_key, ["lakeshore.test"])  # type: ignore[attr-defined]
-    (named / "s.crt").write_bytes(cert)
-    (named / "s.key").write_bytes(key)
-    (named / "s.key").chmod(0o600)
     crt, pem = _expired_pair(pki, tmp_path / "expired")
-    servers = [
-        _serve(tmp_path, "--tls-cert", str(named / "s.crt"), "--tls-key", str(named / "s.key"),
-               probe=False, check=False),
-        _serve(tmp_path, "--tls-cert", str(crt), "--tls-key", str(pem), probe=False, check=False),
-    ]  # fmt: skip
     try:
         # a certificate for lakeshore.test, asked for as 127.0.0.1
-        mismatch = _lakeshore("namespaces", "list", "--server", servers[0].url, "--json", env=env)
+        serial = _install(served, cert, key)
+        tls_server.proc.send_signal(signal.SIGHUP)
+        assert _serving(tls_server, serial), tls_server.output()
+        url = tls_server.url
+        mismatch = _lakeshore("namespaces", "list", "--server", url, "--json", env=env)
         doc = json.loads(mismatch.stdout)
         assert mismatch.returncode == 1 and "Traceback" not in mismatch.stderr
         assert "mismatch" in doc["error"].lower()
         assert doc["nextAction"]["command"].startswith("lakeshore serve --tls-name 127.0.0.1")
-        ended = _lakeshore("namespaces", "list", "--server", servers[1].url, "--json", env=env)
+        # a certificate that ended yesterday
+        serial = _install(served, crt.read_bytes(), pem.read_bytes())
+        tls_server.proc.send_signal(signal.SIGHUP)
+        assert _serving(tls_server, serial), tls_server.output()
+        ended = _lakeshore("namespaces", "list", "--server", url, "--json", env=env)
         doc = json.loads(ended.stdout)
         assert ended.returncode == 1 and "expired" in doc["error"]
         assert doc["nextAction"]["command"].startswith("lakeshore serve ")
     finally:
-        for server in servers:
-            _stop(server)
+        _put_back(tls_server, pki, served)
