@@ -1,6 +1,11 @@
 """Hostile and broken files against the real `dreamlake` and `lakeshore` commands, run as
-subprocesses with a timeout: every one ends in an `error` that names the file, with a
-next action pointing at it — in prose and in --json — never a traceback, never a hang."""
+processes with a timeout: every one ends in an `error` that names the file, with a
+next action pointing at it — in prose and in --json — never a traceback, never a hang.
+
+Each command is ``python -m <module> ARGS`` in a process of its own, forked from a
+server that has the imports done (``tests/cli_fork.py``: same exit code, streams,
+cwd, environment and timeout as a subprocess); the billion-laughs and token-file
+tests start the interpreter for real."""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_fork import run_module
 
 DREAMLAKE = [sys.executable, "-m", "dreamlake.cli.main"]
 LAKESHORE = [sys.executable, "-m", "dreamlake.cli.lakeshore.app"]
@@ -37,8 +43,17 @@ BAD_DREAMRC = {
 
 
 def run(
-    *args: str, cwd: Path, cmd: list[str] = DREAMLAKE, env: dict[str, str] | None = None
+    *args: str,
+    cwd: Path,
+    cmd: list[str] = DREAMLAKE,
+    env: dict[str, str] | None = None,
+    fork: bool = True,
 ) -> subprocess.CompletedProcess[str]:
+    if fork:
+        return run_module(
+            cmd[-1], args, cwd=cwd, stdin=subprocess.DEVNULL, text=True, timeout=TIMEOUT,
+            env={**os.environ, **(env or {})},
+        )  # fmt: skip
     return subprocess.run(
         [*cmd, *args],
         cwd=cwd,
@@ -204,7 +219,7 @@ def test_changing_a_rows_launcher_asks_a_person_before_deleting(project: Path) -
 def test_billion_laughs_answers_fast(project: Path) -> None:
     """Nine lines that expand to 387 million items: refused from the node graph."""
     (project / ".dreamrc").write_text(BILLION_LAUGHS)
-    p = run("provider", "status", "-n", "lab", "--json", cwd=project)
+    p = run("provider", "status", "-n", "lab", "--json", cwd=project, fork=False)
     assert "alias" in json.loads(p.stdout)["error"]
 
 
@@ -400,7 +415,7 @@ def test_a_binary_stack_file_is_an_error_naming_it(project: Path, pulumi_lab: Pa
 def test_binary_token_files_are_errors_not_tracebacks(project: Path) -> None:
     tok = project / "token"
     tok.write_bytes(NOT_UTF8)
-    p = run("namespaces", "list", "--token-file", str(tok), cwd=project, cmd=LAKESHORE)
+    p = run("namespaces", "list", "--token-file", str(tok), cwd=project, cmd=LAKESHORE, fork=False)
     no_traceback(p)
     assert p.returncode == 1 and str(tok) in p.stderr and f"next: fix {tok}" in p.stderr
     nymph = [sys.executable, "-m", "dreamlake.controlplane.nymph.main"]
@@ -429,8 +444,8 @@ def run_bytes(
     *args: bytes | str, cwd: Path, stdin: bytes | None = None
 ) -> subprocess.CompletedProcess[bytes]:
     """argv and stdin as raw bytes (a name that is not UTF-8 reaches us as such)."""
-    return subprocess.run(
-        [*DREAMLAKE, *args], cwd=cwd, input=stdin, capture_output=True, timeout=TIMEOUT,
+    return run_module(
+        DREAMLAKE[-1], args, cwd=cwd, input=stdin, timeout=TIMEOUT,
         stdin=None if stdin is not None else subprocess.DEVNULL,
     )  # fmt: skip
 

@@ -1,0 +1,121 @@
+"""The server behind ``tests/cli_fork.py``: import the commands' dependencies once,
+then fork a child per request that runs ``python -m MODULE ARGS`` as ``__main__``.
+
+It never runs a command itself, so every child starts from the same state: the
+dependencies imported, the command module not (``runpy`` runs it as ``-m`` would,
+and its ``__main__`` block imports it by name as it always does). Single-threaded,
+so forking is safe. A request is one JSON line with three file descriptors (stdin,
+stdout, stderr of the child); the answer is ``{"pid": N}`` at once and ``{"rc": N}``
+when the child ends (a signal's death as -N, as subprocess reports it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import os
+import socket
+import sys
+
+PREIMPORT = (
+    "typer",
+    "typer._adapters",
+    "typer._click.decorators",
+    "click",
+    "pydantic",
+    "pydantic.type_adapter",
+    "yaml",
+    "dreamlake.cli.commands",
+    "dreamlake.cli.invoke",
+    "dreamlake.cli.progress_view",
+    "dreamlake.cli.render",
+    "dreamlake.cli.run",
+    "dreamlake.cli.lakeshore.registry",
+    "dreamlake.cli.lakeshore.launch",
+    "dreamlake.cli.lakeshore.capacity",
+    "dreamlake.cli.lakeshore.argtext",
+    "dreamlake.cli.lakeshore.fleet",
+    "dreamlake.cli.lakeshore.options",
+    "dreamlake.cli.tracing",
+    "dreamlake.controlplane.client",
+    "dreamlake.controlplane.connection",
+    "dreamlake.controlplane.tlsclient",
+    "dreamlake.controlplane.server.settings",
+    "ssl",
+    "http.client",
+    "platformdirs",
+    "dreamlake.engine.contract.result",
+    "dreamlake.engine.contract.event_model",
+    "dreamlake.engine.contract.events",
+    "dreamlake.engine.world.rows",
+    "dreamlake.engine.verbs.status",
+    "dreamlake.engine.verbs.create",
+    "dreamlake.engine.scan.terraform",
+    "dreamlake.engine.scan.cache",
+    "dreamlake.engine.world.scaffold",
+    "dreamlake.engine.world.power",
+    "dreamlake.engine.daemon.probe",
+    "dreamlake.engine.backends.terraform.state",
+    "dreamlake.engine.backends.terraform.statefile",
+    "dreamlake.engine.backends.terraform.lockinfo",
+    "dreamlake.engine.backends.terraform.planfile",
+    "dreamlake.engine.world.derive",
+    "dreamlake.engine.world.observe",
+)
+
+
+def child(request: dict, fds: list[int], sock: socket.socket) -> None:  # type: ignore[type-arg]
+    """In the forked child: become ``python -m MODULE ARGS`` run from ``cwd`` with
+    ``env``. Returns only by raising (SystemExit or the command's own exception),
+    which ends this process the way the interpreter ends one."""
+    import runpy
+
+    sock.close()
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+        os.close(fd)
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    sys.path[0] = request["cwd"]  # -m puts the working folder first
+    sys.argv = [request["module"], *request["argv"]]
+    runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
+    raise SystemExit(0)
+
+
+def serve(sock: socket.socket) -> None:
+    while True:
+        try:
+            msg, fds, _, _ = socket.recv_fds(sock, 1 << 20, 3)
+        except OSError:
+            return
+        if not msg:
+            return
+        while not msg.endswith(b"\n"):
+            more = sock.recv(1 << 20)
+            if not more:
+                return
+            msg += more
+        request = json.loads(msg)
+        pid = os.fork()
+        if pid == 0:
+            child(request, fds, sock)
+        for fd in fds:
+            os.close(fd)
+        sock.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+        _, status = os.waitpid(pid, 0)
+        sock.sendall(json.dumps({"rc": os.waitstatus_to_exitcode(status)}).encode() + b"\n")
+
+
+def main() -> None:
+    sock = socket.socket(fileno=int(sys.argv[1]))
+    sys.path[0] = os.getcwd()  # not this script's folder; a child puts its cwd here
+    for name in PREIMPORT:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+    serve(sock)
+
+
+if __name__ == "__main__":
+    main()
