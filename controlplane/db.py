@@ -3,7 +3,8 @@ sessions, and the migration runner.
 
 SQLite (a file, WAL journal) by default; PostgreSQL by URL. Tables are created only
 by Alembic migrations (``controlplane/migrations/versions`` and, when present,
-``controlplane/registry/migrations``), never by ``metadata.create_all``.
+``controlplane/registry/migrations``), never by ``metadata.create_all``; an empty
+SQLite file gets, in one step, exactly what they make of one (``dbsnapshot.py``).
 """
 
 from __future__ import annotations
@@ -201,7 +202,34 @@ def alembic_config(engine: Engine | None = None) -> Any:
 
 
 def run_migrations(engine: Engine) -> None:
-    """Upgrade the database to every head (core and registry branches)."""
+    """Upgrade the database to every head (core and registry branches).
+
+    A database already at every head is left as it is, and an empty SQLite file is
+    made in one step from what the migrations make of one, both without Alembic
+    while the snapshot of that is current (``dbsnapshot.py``); anything else is
+    migrated by Alembic."""
+    from . import dbsnapshot
+
+    snapshot = dbsnapshot.current_snapshot(version_locations())
+    if snapshot is not None:
+        with engine.connect() as conn:
+            at_heads = dbsnapshot.stamped_heads(conn) == set(snapshot.HEADS)
+            conn.rollback()
+        if at_heads:
+            return
+        if engine.dialect.name == "sqlite":
+            with engine.begin() as conn:
+                # the write lock first: a second server starting on the same empty
+                # file waits here, then finds the tables made
+                conn.exec_driver_sql("BEGIN IMMEDIATE")
+                if dbsnapshot.sqlite_is_empty(conn):
+                    dbsnapshot.load_sqlite(conn, snapshot)
+                    return
+    upgrade_with_alembic(engine)
+
+
+def upgrade_with_alembic(engine: Engine) -> None:
+    """Replay every migration the database lacks, up to every head."""
     from alembic import command
 
     cfg = alembic_config(engine)
