@@ -116,44 +116,18 @@ def test_kill_9_goes_gone_after_the_bound(
     assert time.monotonic() - killed >= LIVE_SECONDS - 1.0  # not before the bound
 
 
-def test_reconnects_when_the_server_comes_back(
-    db_url: str | None,
-    start_server: Callable[..., ServerProc],
-    start_nymph: Callable[..., NymphProc],
-) -> None:
-    first = start_server(db_url=db_url)
-    token = first.admin_token
-    first.stop()
-    # The daemon starts while the server is down: it keeps retrying, never exits.
-    n = start_nymph(first.url, token, provider="phoenix")
-    time.sleep(2.0)
-    assert n.alive(), n.log()
-    second = start_server(data_dir=first.data_dir, port=first.port, db_url=db_url)
-    c = second.admin
-    assert wait_until(lambda: claims(c, "phoenix")[0] == 1, 30), n.log()
-    # Restarted under a running daemon: it reconnects and is live again.
-    second.stop()
-    time.sleep(1.0)
-    third = start_server(data_dir=first.data_dir, port=first.port, db_url=db_url)
-    c = third.admin
-    assert wait_until(lambda: claims(c, "phoenix")[0] == 1, 30), n.log()
-    done = c.get_work(c.submit_work("phoenix", "exit 0")["id"], wait=30)
-    assert done["state"] == "succeeded", n.log()
-    assert n.alive()
-    assert n.terminate() == 0
-
-
 def test_register_again_when_the_server_forgot_the_worker(
-    start_server: Callable[..., ServerProc],
+    server: ServerProc,
+    fresh_namespace: tuple[str, Client],
     start_nymph: Callable[..., NymphProc],
-    tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
-    first = start_server()
-    n = start_nymph(first.url, first.admin_token, provider="amnesia")
-    assert wait_until(lambda: claims(first.admin, "amnesia")[0] == 1, 30), n.log()
-    wid = first.admin.workers("amnesia")[0]["workerId"]
-    first.admin.deregister(wid)  # the server no longer knows the worker id
-    assert wait_until(lambda: claims(first.admin, "amnesia")[0] == 1, 15), n.log()
+    ns, c = fresh_namespace
+    assert c.token is not None
+    n = start_nymph(server.url, c.token, provider="amnesia", namespace=ns)
+    assert wait_until(lambda: claims(c, "amnesia")[0] == 1, 30), n.log()
+    wid = c.workers("amnesia")[0]["workerId"]
+    c.deregister(wid)  # the server no longer knows the worker id
+    assert wait_until(lambda: claims(c, "amnesia")[0] == 1, 15), n.log()
     assert "registering again" in n.log()
     n.terminate()
 
@@ -178,3 +152,29 @@ def test_bad_flags_exit_2(args: list[str], message: str) -> None:
     )
     assert out.returncode == 2
     assert message in out.stderr
+
+
+def test_reconnects_when_the_server_comes_back(
+    server: ServerProc, start_nymph: Callable[..., NymphProc]
+) -> None:
+    """The module's server is stopped under the daemon and started again (same port,
+    same data) twice, rather than servers of the test's own; it ends running."""
+    token = server.admin_token
+    server.stop()
+    # The daemon starts while the server is down: it keeps retrying, never exits.
+    n = start_nymph(server.url, token, provider="phoenix")
+    time.sleep(2.0)
+    assert n.alive(), n.log()
+    server.start()
+    c = server.admin
+    assert wait_until(lambda: claims(c, "phoenix")[0] == 1, 30), n.log()
+    # Restarted under a running daemon: it reconnects and is live again.
+    server.stop()
+    time.sleep(1.0)
+    server.start()
+    c = server.admin
+    assert wait_until(lambda: claims(c, "phoenix")[0] == 1, 30), n.log()
+    done = c.get_work(c.submit_work("phoenix", "exit 0")["id"], wait=30)
+    assert done["state"] == "succeeded", n.log()
+    assert n.alive()
+    assert n.terminate() == 0
