@@ -1,12 +1,12 @@
 """The offers laid out for deciding (``Catalog``): grouped by provider and
-accelerator, with the figures a request is checked against as ``numpy`` columns."""
+accelerator, with the figures a request is checked against as ``numpy`` columns
+(numpy is imported where a catalog is built and a decision made, not with the
+module: a server that never decides does not pay for it)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any
-
-import numpy as np
 
 from .offers import Offer
 
@@ -36,6 +36,8 @@ class Catalog:
     )
 
     def __init__(self, offers: Iterable[Offer]) -> None:
+        import numpy as np
+
         given = list(offers)
         self.count = len(given)
         # one pass: the provider and the (provider, accelerator) group of each offer,
@@ -140,6 +142,8 @@ class _Slot:
         """For a request naming ``accelerator`` (as it spells it): the does-not-fit
         entries of this provider's other accelerators, and the positions of the asked
         one's offers (None when it has none). Worked out once per spelling asked."""
+        import numpy as np
+
         got = self._split.get(accelerator)
         if got is None:
             if len(self._split) >= 64:  # bounded, whatever requests name

@@ -27,8 +27,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-import numpy as np
-
 from .catalog import Catalog
 from .offers import Offer
 from .request import MAX_TTL, STRATEGIES, Request, RequestError
@@ -115,6 +113,8 @@ def decide(
     A provider's entries follow the checks' order (its ``does-not-fit`` ones in the
     order first met); the ``outranked`` come after every provider's. An entry's
     ``offers`` list may be the catalog's own: read the document, do not change it."""
+    import numpy as np
+
     catalog = offers if isinstance(offers, Catalog) else Catalog(offers)
     allowed = set(req.providers) if req.providers else None
     excluded = set(req.exclude)
@@ -232,6 +232,8 @@ def _price_sentences(max_price: float | None) -> dict[int, str]:
 def _checked(req: Request, catalog: Catalog, cand: Any) -> tuple[Any, list[str], Any]:
     """Each candidate's code after the fit and price checks; the does-not-fit
     sentences, and each candidate's index into them (-1 where it fits)."""
+    import numpy as np
+
     n = len(cand)
     code = np.full(n, _FITS, dtype=np.int8)
     misfit_ids = np.full(n, -1, dtype=np.int64)
@@ -283,6 +285,8 @@ def _checked(req: Request, catalog: Catalog, cand: Any) -> tuple[Any, list[str],
 
 def _idle(catalog: Catalog, cand: Any, open_states: Sequence[ProviderState]) -> Any:
     """Which candidates have an idle worker of their offer."""
+    import numpy as np
+
     marked = [
         pos
         for st in open_states
@@ -303,6 +307,8 @@ def _grouped(
     """The candidates in groups of one provider, code and sentence, each naming its
     offers in candidate order: per provider (by its index among the open ones), the
     does-not-fit groups in the order first met, then price, limit and fitting."""
+    import numpy as np
+
     out: dict[int, list[tuple[int, int, list[str]]]] = {}
     if not len(cand):
         return out
@@ -342,6 +348,8 @@ def _best(
     """The offer the strategy ranks first among those that fit, and how it is served.
     The columns narrow the field to the offers tied on the strategy's first measures;
     the ranking itself is the one key below, over what is left."""
+    import numpy as np
+
     fits = np.flatnonzero(code == _FITS)
     if not fits.size:
         return None, ""
@@ -400,6 +408,8 @@ def _best(
 
 def _waste_column(req: Request, catalog: Catalog, pos: Any) -> Any:
     """``_waste`` of every offer at ``pos`` at once (the same sums, in the same order)."""
+    import numpy as np
+
     total = np.zeros(len(pos))
     parts = np.zeros(len(pos))
     for want, have in (
