@@ -18,8 +18,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 KWARGS_FILE_LIMIT = 1024 * 1024
 """A provider's kwargs are a small mapping; a larger file is the wrong file."""
 
@@ -118,6 +116,7 @@ def is_secret_marker(value: Any) -> bool:
 
 def load_kwargs_file(path: str | Path) -> dict[str, Any]:
     """A YAML or JSON mapping (JSON is YAML, so one loader reads both)."""
+    import yaml  # only here: a server that reads no kwargs file does not import it
     from dreamlake.engine.settings.readers import FileProblem, read_text
     from dreamlake.engine.settings.yamlload import safe_load
 
