@@ -1,5 +1,8 @@
 """The conventions users of typer/click, Terraform and Pulumi expect, on the real
-`dreamlake`, `lakeshore` and `nymph` commands run as subprocesses."""
+`dreamlake`, `lakeshore` and `nymph` commands, each run as a process of its own:
+forked from a server that has the imports done (``tests/cli_fork.py``), and started
+from scratch for the version of each command, shell completion and the stdout/stderr
+split."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_fork import run_module
 from dreamlake.engine.backends.terraform.binaries import available
 
 import dreamlake
@@ -22,8 +26,17 @@ COMMANDS = {
 
 
 def run(
-    prog: str, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+    prog: str,
+    *args: str,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    fork: bool = True,
 ) -> subprocess.CompletedProcess[str]:
+    if fork:
+        return run_module(
+            COMMANDS[prog][-1], args, cwd=cwd, stdin=subprocess.DEVNULL, text=True,
+            timeout=120, env={**os.environ, **(env or {})},
+        )  # fmt: skip
     return subprocess.run(
         [*COMMANDS[prog], *args],
         cwd=cwd,
@@ -37,7 +50,7 @@ def run(
 
 @pytest.mark.parametrize("prog", sorted(COMMANDS))
 def test_version(prog: str) -> None:
-    p = run(prog, "--version")
+    p = run(prog, "--version", fork=False)
     assert p.returncode == 0 and p.stdout.strip() == f"{prog} {dreamlake.__version__}"
 
 
@@ -181,10 +194,10 @@ def test_a_positional_name_and_y_reach_the_verb(project: Path) -> None:
 
 
 def test_prose_errors_go_to_stderr_and_json_errors_to_stdout(project: Path) -> None:
-    p = run("dreamlake", "provider", "status", "-n", "nope", cwd=project)
+    p = run("dreamlake", "provider", "status", "-n", "nope", cwd=project, fork=False)
     assert p.returncode == 1
     assert "✗" in p.stderr and "next: " in p.stderr and "✗" not in p.stdout
-    p = run("dreamlake", "provider", "status", "-n", "nope", "--json", cwd=project)
+    p = run("dreamlake", "provider", "status", "-n", "nope", "--json", cwd=project, fork=False)
     assert p.returncode == 1 and p.stdout.lstrip().startswith("{") and p.stderr == ""
 
 
