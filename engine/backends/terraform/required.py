@@ -25,6 +25,7 @@ from pathlib import Path
 
 from ...contract.errors import BinaryMissing
 from ...contract.result import Shell
+from .executable import exec_path
 from .hcltext import block_body
 from .runner import ENV_BINARY, OFFICIAL_INSTALL, run, terraform_binary
 from .tfexec import version_args
@@ -109,12 +110,31 @@ def requirements(tf_dir: Path) -> list[Requirement]:
 
 
 def binary_version(binary: str, cwd: Path) -> str | None:
-    """``terraform version -json``'s ``terraform_version``; None when it cannot say."""
-    done = run(version_args(), cwd=cwd, timeout=60, binary=binary)
-    try:
-        return str(json.loads(done.stdout)["terraform_version"])
-    except (ValueError, KeyError, TypeError):
-        return None
+    """``terraform version -json``'s ``terraform_version``; None when it cannot say.
+    Remembered in the user's cache (``terraform-version``) under the binary's file
+    stats (and those of the binary a wrapper script runs): the same file answers
+    the same, so only a new or changed binary is asked."""
+    from ...settings.usercache import file_stats, remembered, settled
+
+    def ask() -> str | None:
+        done = run(version_args(), cwd=cwd, timeout=60, binary=binary)
+        try:
+            return str(json.loads(done.stdout)["terraform_version"])
+        except (ValueError, KeyError, TypeError):
+            return None
+
+    stats = [file_stats(binary), file_stats(exec_path(binary))]
+    if stats[0] is None or stats[1] is None:
+        return ask()
+    files: list[list[object]] = [s for s in stats if s is not None]
+    answer = remembered(
+        "terraform-version",
+        os.path.abspath(binary),
+        stats,
+        ask,
+        keep=lambda v: isinstance(v, str) and settled(files),
+    )
+    return answer if isinstance(answer, str) else None
 
 
 def _candidates(used: str) -> list[str]:

@@ -237,3 +237,36 @@ def test_apply_with_an_older_binary_than_the_plan_says_so(
         BACKEND.apply(tf.parent)
     assert f"Terraform {old}" in ei.value.message
     assert not (tf / "terraform.tfstate").exists()
+
+
+def test_a_binarys_version_is_asked_once_per_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``terraform version`` runs for a binary not seen before, or changed since: the
+    answer is remembered under the file's stats (user cache), so a fresh provider's
+    first ``plan`` costs no ``version`` process for a known binary."""
+    from dreamlake.engine.backends.terraform.required import binary_version
+    from dreamlake.engine.settings import usercache
+
+    monkeypatch.setenv("DREAMLAKE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(usercache, "RACY_SECONDS", 0.0)  # the fake binary is settled at once
+    asked = tmp_path / "asked"
+    binary = tmp_path / "bin" / "terraform"
+    binary.parent.mkdir()
+
+    def fake(version: str) -> None:
+        binary.write_text(
+            f'#!/bin/sh\necho x >> {asked}\necho \'{{"terraform_version": "{version}"}}\'\n'
+        )
+        binary.chmod(0o755)
+
+    fake("1.5.7")
+    assert binary_version(str(binary), tmp_path) == "1.5.7"
+    assert binary_version(str(binary), tmp_path) == "1.5.7"
+    assert asked.read_text().count("x") == 1
+    fake("1.9.0-beta1")  # the same path, another file: asked again
+    assert binary_version(str(binary), tmp_path) == "1.9.0-beta1"
+    assert asked.read_text().count("x") == 2
+    monkeypatch.setenv("DREAMLAKE_CACHE_DIR", "off")
+    assert binary_version(str(binary), tmp_path) == "1.9.0-beta1"
+    assert asked.read_text().count("x") == 3
