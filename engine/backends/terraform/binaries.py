@@ -12,8 +12,23 @@ import subprocess
 import sys
 from pathlib import Path
 
+_VERSIONS: dict[tuple[str, int, int], str | None] = {}
+
 
 def version_of(binary: str) -> str | None:
+    """``terraform version -json``'s version, asked once per binary file (by its real
+    path, size and modification time: a replaced binary is asked again)."""
+    try:
+        st = os.stat(binary)
+    except OSError:
+        return None
+    key = (os.path.realpath(binary), st.st_size, st.st_mtime_ns)
+    if key not in _VERSIONS:
+        _VERSIONS[key] = _ask_version(binary)
+    return _VERSIONS[key]
+
+
+def _ask_version(binary: str) -> str | None:
     env = dict(os.environ, CHECKPOINT_DISABLE="1", TF_IN_AUTOMATION="1")
     try:
         out = subprocess.run(
