@@ -5,7 +5,12 @@ cluster when the server binaries exist. Helpers live in ``lakeshore_fixtures``.
     lakeshore_backend    "sqlite" or "postgres" (module-parametrized; postgres skips
                          with a reason when it cannot run)
     server               a running server for the module (live bound 2 s):
-                         .url, .admin_token, .data_dir, .admin (a Client), .client(token, ns)
+                         .url, .admin_token, .data_dir, .admin (a Client), .client(token, ns);
+                         shared by the modules that set SHARES_SERVER = True
+    shared_server_sqlite / shared_server_postgres
+                         the session's default server of each backend (one per
+                         worker): for tests that only read it or keep to their own
+                         namespace, tokens and names
     start_server(...)    start another one (restart tests), killed at teardown
     postgres             the session's PostgreSQL cluster (.new_database() -> URL)
     fresh_namespace      (name, Client with that namespace's own token)
@@ -163,8 +168,44 @@ def db_url(lakeshore_backend: str, request: pytest.FixtureRequest) -> str | None
     return cluster.new_database()
 
 
+def _shared(data: Path, db_url: str | None) -> Iterator[ServerProc]:
+    s = ServerProc(data_dir=data, port=free_port(), db_url=db_url).start()
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+@pytest.fixture(scope="session")
+def shared_server_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProc]:
+    yield from _shared(tmp_path_factory.mktemp("lakeshore-shared"), None)
+
+
+@pytest.fixture(scope="session")
+def shared_server_postgres(
+    postgres: PgCluster, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServerProc]:
+    yield from _shared(tmp_path_factory.mktemp("lakeshore-shared"), postgres.new_database())
+
+
 @pytest.fixture(scope="module")
-def server(db_url: str | None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProc]:
+def server(
+    lakeshore_backend: str,
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[ServerProc]:
+    """The module's server. A module that sets ``SHARES_SERVER = True`` (its tests
+    keep to namespaces, tokens and names of their own, and none needs an empty
+    server or changes it for others) gets the session's server of its backend (one
+    per worker) instead of starting two of its own."""
+    if getattr(request.module, "SHARES_SERVER", False):
+        shared: ServerProc = request.getfixturevalue(f"shared_server_{lakeshore_backend}")
+        assert shared.proc is not None and shared.proc.poll() is None, (
+            f"the shared {lakeshore_backend} server has ended:\n{shared.log_tail()}"
+        )
+        yield shared
+        return
+    db_url = request.getfixturevalue("db_url")
     s = ServerProc(data_dir=tmp_path_factory.mktemp("lakeshore"), port=free_port(), db_url=db_url)
     s.start()
     try:

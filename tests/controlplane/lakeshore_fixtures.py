@@ -158,7 +158,9 @@ class ServerProc:
     def client(self, token: str | None = None, namespace: str = "default") -> Client:
         return Client(self.url, token, namespace=namespace)
 
-    def start(self, timeout: float = 60.0) -> ServerProc:
+    def start(self, timeout: float = 180.0) -> ServerProc:
+        """Start it and wait for /healthz; the bound is for a machine busy with other
+        work (a start costs a few seconds of CPU, many more of waiting for it)."""
         argv = [
             *lakeshore_argv(),
             "serve",
