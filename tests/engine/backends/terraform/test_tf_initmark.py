@@ -75,6 +75,41 @@ def test_what_init_reads_of_a_file() -> None:
     assert not any("output" in g for g in got)
 
 
+def test_the_fingerprint_moves_with_each_input_init_reads(tmp_path: Path) -> None:
+    """Without running terraform: a changed versions.tf, provider block, lock file or
+    module call changes the fingerprint (the next plan inits); values, outputs and
+    comments outside those blocks do not."""
+    tf = _provider(tmp_path) / "terraform"
+    binary = str(tmp_path / "terraform")
+    env = {"TF_CLI_CONFIG_FILE": os.devnull}
+
+    def moved(path: str, text: str) -> bool:
+        before = initmark.fingerprint(tf, binary, env)
+        (tf / path).write_text(text)
+        return initmark.fingerprint(tf, binary, env) != before
+
+    assert not moved("terraform.tfvars", 'name = "other"\n')
+    assert not moved("outputs.tf", 'output "o" {\n  value = var.name\n}\n')
+    assert moved("versions.tf", 'terraform {\n  required_version = ">= 1.0.0"\n}\n')
+    assert moved("versions.tf", 'terraform {\n  required_version = ">= 1.1.0"\n}\n')
+    assert moved(
+        "versions.tf",
+        'terraform {\n  required_providers {\n    null = { source = "hashicorp/null" }\n  }\n}\n',
+    )
+    assert moved("providers.tf", 'provider "null" {\n}\n')
+    assert moved("providers.tf", 'provider "null" {\n  alias = "b"\n}\n')
+    assert moved("res.tf", 'resource "random_id" "a" {\n  byte_length = 4\n}\n')
+    assert moved(".terraform.lock.hcl", 'provider "registry.terraform.io/hashicorp/null" {\n}\n')
+    assert moved(
+        ".terraform.lock.hcl",
+        'provider "registry.terraform.io/hashicorp/null" {\n  version = "3.2.2"\n}\n',
+    )
+    assert moved("mod.tf", 'module "m" {\n  source = "./m"\n}\n')
+    (tf / "m").mkdir()
+    assert moved("m/main.tf", 'provider "null" {\n}\n')  # inside a local module it calls
+    assert not moved("m/vars.tf", 'variable "v" {\n  default = 1\n}\n')
+
+
 @pytest.mark.slow
 def test_a_second_plan_skips_init_and_an_edit_of_what_init_reads_does_not(
     terraform_binary: str, tmp_path: Path
