@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .executable import exec_path
+
 _VERSIONS: dict[tuple[str, int, int], str | None] = {}
 
 
@@ -33,6 +35,7 @@ def _ask_version(binary: str) -> str | None:
     try:
         out = subprocess.run(
             [binary, "version", "-json"],
+            executable=exec_path(binary),
             capture_output=True,
             text=True,
             timeout=60,
