@@ -13,6 +13,8 @@ import pytest
 from dreamlake.controlplane.client import ApiFailure
 from lakeshore_fixtures import ServerProc
 
+SHARES_SERVER = True  # its tests keep to namespaces and tokens of their own: the session's server
+
 
 def _held_poll(api: Any, worker: str, wait: float) -> tuple[threading.Thread, dict[str, Any]]:
     out: dict[str, Any] = {}

@@ -11,6 +11,8 @@ from typing import Any
 
 from lakeshore_fixtures import ServerProc
 
+SHARES_SERVER = True  # its tests only read, or send what is refused: the session's server
+
 
 def _error(server: ServerProc, path: str, token: str | None = None) -> tuple[int, str, Any]:
     req = urllib.request.Request(server.url + path)

@@ -5,6 +5,7 @@ all is 401 on everything but health, before any body is read."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import secrets
@@ -19,14 +20,22 @@ import pytest
 from dreamlake.controlplane.server.access import scopes
 from lakeshore_fixtures import ServerProc
 
+SHARES_SERVER = (
+    True  # its tests keep to namespaces, tokens and names of their own: the session's server
+)
 
-def _app_routes() -> set[tuple[str, str]]:
+
+@functools.cache
+def _app() -> Any:
+    """The app as ``lakeshore serve`` builds it, once for the module's reads of it."""
     from dreamlake.controlplane.server.app import create_app
     from dreamlake.controlplane.server.settings import Settings
 
-    data = tempfile.mkdtemp(prefix="scopes-")
-    app = create_app(Settings.from_env(data_dir=data))
-    paths = app.openapi()["paths"]
+    return create_app(Settings.from_env(data_dir=tempfile.mkdtemp(prefix="scopes-")))
+
+
+def _app_routes() -> set[tuple[str, str]]:
+    paths = _app().openapi()["paths"]
     return {(m.upper(), p) for p, ops in paths.items() for m in ops}
 
 
@@ -69,11 +78,7 @@ def test_the_app_refuses_to_start_with_an_undeclared_route(
 
 
 def _app_rules() -> list[scopes.Rule]:
-    from dreamlake.controlplane.server.app import create_app
-    from dreamlake.controlplane.server.settings import Settings
-
-    app = create_app(Settings.from_env(data_dir=tempfile.mkdtemp(prefix="scopes-")))
-    rules: list[scopes.Rule] = app.state.route_rules
+    rules: list[scopes.Rule] = _app().state.route_rules
     return rules
 
 

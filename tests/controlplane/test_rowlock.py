@@ -12,6 +12,8 @@ from typing import Any
 
 from lakeshore_fixtures import ServerProc
 
+SHARES_SERVER = True  # its tests keep to namespaces of their own: the session's server
+
 WRITERS = 16
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from lakeshore_fixtures import ServerProc, clean_env, free_port
 
+SHARES_SERVER = True  # its one provider name is its own: the session's server
+
 pytestmark = pytest.mark.slow
 
 
