@@ -162,6 +162,11 @@ def run(
         from ..identity.peer import with_peer_cert  # a daemon's certificate, per request
 
         config.http_protocol_class = with_peer_cert(config.http_protocol_class)
+    from ..access.early import refusing  # a body with no credential: 401 from its headers
+
+    if not config.loaded:
+        config.load()
+    config.http_protocol_class = refusing(config.http_protocol_class, application.state)
     draining = getattr(application.state, "draining", None)
 
     class FleetServer(uvicorn.Server):

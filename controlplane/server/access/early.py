@@ -1,0 +1,180 @@
+"""Refuse a request that carries a body and no credential from its headers alone.
+
+A ``POST`` (or any request with a body) to a route that needs a token, sent with
+no ``Authorization: Bearer`` header and no client certificate, is answered 401 by
+the connection's protocol as soon as its headers are parsed: no ASGI task, no
+middleware, not a byte of its body kept, and the connection closed after the
+answer so the rest of the body is never read (the kernel drops it). The answer
+is the one :class:`~.gate.Gate` gives (a problem, ``WWW-Authenticate: Bearer``,
+``Connection: close``, ``X-Request-ID``, ``Server-Timing``), and it is counted and
+logged as the gate's would be (``lakeshore_token_refusals_total``, the request's
+time, the access log).
+
+The gate answers a flood of such requests without reading their bodies too, but
+each costs the event loop a task and the whole middleware stack; refused here,
+each costs a few dictionary look-ups, so a ``/healthz`` (or a daemon's heartbeat)
+on the same port does not queue behind them. Everything else (a token to check, a
+public or session route, a request without a body) goes on to the app as before.
+
+:func:`refusing` wraps uvicorn's httptools protocol class (``lakeshore serve``,
+``fleet/serving.py``); another protocol class is returned as it is.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any
+
+from ..identity.peer import peer_digest
+from ..limits import body_length
+from ..metrics.registry import refusal_reason
+from ..problem import PROBLEM_JSON, problem
+from ..requestlog import REQUEST_ID, _record, request_id
+from . import scopes
+
+Scope = dict[str, Any]
+MISSING_TOKEN = "missing bearer token (Authorization: Bearer <token>)"
+"""The gate's sentence for a request without a bearer token (``gate.py``)."""
+
+_access_log = logging.getLogger("lakeshore.access")
+
+
+def carries_body(scope: Scope) -> bool:
+    """Whether the request declares a body: ``Content-Length`` above 0, or one sent
+    chunked (or a length that is not a number, which the app refuses anyway)."""
+    return body_length(scope) != 0
+
+
+def has_credential(scope: Scope) -> bool:
+    """Whether the request names a credential the gate would have to check: any
+    ``Authorization`` header with a bearer token, or a client certificate."""
+    for key, value in scope.get("headers", ()):
+        if key == b"authorization":
+            scheme, _, token = bytes(value).decode("latin-1").partition(" ")
+            return scheme.lower() == "bearer" and bool(token.strip())
+    return peer_digest(scope) is not None
+
+
+def _problem_parts() -> tuple[bytes, bytes]:
+    """The gate's 401 problem body, encoded as a JSON response encodes it, split
+    where the request's id goes."""
+    mark = "@request-id@"
+    token = REQUEST_ID.set(mark)
+    try:
+        body = json.dumps(
+            problem(401, "unauthorized", MISSING_TOKEN),
+            ensure_ascii=False,
+            allow_nan=False,
+            separators=(",", ":"),
+        ).encode()
+    finally:
+        REQUEST_ID.reset(token)
+    before, _, after = body.partition(mark.encode())
+    return before, after
+
+
+_BEFORE, _AFTER = _problem_parts()
+
+
+def answer_401(rid: str, default_headers: list[tuple[bytes, bytes]], started: float) -> bytes:
+    """The gate's 401 for the request whose id is ``rid``, as the bytes of a whole
+    HTTP/1.1 response (the id, :func:`~..requestlog.request_id`'s, is the problem's
+    ``instance``: only ever ``A-Z a-z 0-9 . _ : - @``, nothing JSON escapes)."""
+    raw = rid.encode("latin-1")
+    body = _BEFORE + raw + _AFTER
+    took = (time.perf_counter() - started) * 1000
+    head = b"".join(name + b": " + value + b"\r\n" for name, value in default_headers)
+    return b"".join(
+        (
+            b"HTTP/1.1 401 Unauthorized\r\n",
+            head,
+            b"www-authenticate: Bearer\r\nconnection: close\r\ncontent-length: ",
+            str(len(body)).encode(),
+            b"\r\ncontent-type: " + PROBLEM_JSON.encode(),
+            b"\r\nserver-timing: app;dur=" + f"{took:.2f}".encode(),
+            b"\r\nx-request-id: " + raw + b"\r\n\r\n",
+            body,
+        )
+    )
+
+
+class Refusals:
+    """Which requests to refuse, and counting them; what it needs is kept from one
+    refusal to the next: each path's route (up to a bound) and its metrics."""
+
+    BOUND = 4096
+
+    def __init__(self, state: Any) -> None:
+        self.state = state
+        self.matches: dict[tuple[str, str], scopes.Match] = {}
+        self.timers: dict[tuple[str, str], Any] = {}
+        self.refusals: Any = None
+
+    def refused(self, scope: Scope) -> scopes.Match | None:
+        """The route a request asks for when it must be refused 401 before its body
+        is read (it carries one, names no credential, and the route needs a token);
+        None when it goes on to the app (so does everything before the app's route
+        table, ``state.route_rules``, is built)."""
+        rules = getattr(self.state, "route_rules", None)
+        if rules is None or not carries_body(scope) or has_credential(scope):
+            return None
+        key = (scope["method"], scope["path"])
+        found = self.matches.get(key)
+        if found is None:
+            found = scopes.match(key[0], key[1], rules)
+            if len(self.matches) >= self.BOUND:
+                self.matches.clear()
+            self.matches[key] = found
+        return None if found.need in ("public", "session") else found
+
+    def count(self, scope: Scope, found: scopes.Match, started: float, rid: str) -> None:
+        """Count and log the refusal as the middlewares would have."""
+        seconds = time.perf_counter() - started
+        metrics = getattr(self.state, "metrics", None)
+        if metrics is not None:
+            from ..metrics.middleware import METHODS, UNMATCHED
+
+            if self.refusals is None:
+                self.refusals = metrics.token_refusals.labels(refusal_reason(401, MISSING_TOKEN))
+            self.refusals.inc()
+            method = scope["method"] if scope["method"] in METHODS else "other"
+            key = (method, found.template or UNMATCHED)
+            timer = self.timers.get(key)
+            if timer is None:
+                timer = self.timers[key] = metrics.request_seconds.labels(*key, "4xx")
+            timer.observe(seconds)
+        if _access_log.isEnabledFor(logging.INFO):
+            _record(scope, 401, seconds, rid)
+
+
+def refusing(protocol: type, state: Any) -> type:
+    """``protocol`` (uvicorn's httptools protocol class) refusing, from the headers,
+    what :meth:`Refusals.refused` names, for the app whose ``app.state`` is ``state``."""
+    if not hasattr(protocol, "_start_asgi_task"):
+        return protocol
+    refusals = Refusals(state)
+
+    class EarlyRefusal(protocol):  # type: ignore[misc,valid-type]
+        def _start_asgi_task(self, cycle: Any, app: Any) -> None:
+            if self.transport.is_closing():  # a request pipelined after a refusal
+                cycle.response_complete = True
+                return
+            scope = cycle.scope
+            found = refusals.refused(scope)
+            if found is None:
+                super()._start_asgi_task(cycle, app)
+                return
+            started = time.perf_counter()
+            # the body that follows is dropped as it is parsed (uvicorn keeps none
+            # once the response is complete), and closing stops the reading
+            cycle.response_complete = True
+            cycle.keep_alive = False
+            rid = request_id(scope["headers"])
+            self.transport.write(answer_401(rid, self.server_state.default_headers, started))
+            self.transport.close()
+            refusals.count(scope, found, started, rid)
+
+    EarlyRefusal.__name__ = f"EarlyRefusal{protocol.__name__}"
+    return EarlyRefusal

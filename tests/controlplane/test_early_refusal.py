@@ -1,0 +1,194 @@
+"""A request with a body and no credential is refused 401 from its headers, on a
+real ``lakeshore serve``: its body is never read, the connection is closed, and the
+answer is the access gate's, byte for byte but the request's id and its time
+(``controlplane/server/access/early.py``)."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from dreamlake.controlplane.server.access import early
+from lakeshore_fixtures import ServerProc, free_port
+
+NS_PATH = "/api/namespaces/default/tokens"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProc]:
+    data = tmp_path_factory.mktemp("early") / "data"
+    proc = ServerProc(data_dir=data, port=free_port()).start()
+    try:
+        yield proc
+    finally:
+        proc.stop()
+
+
+def _exchange(port: int, head: bytes, body: bytes = b"") -> tuple[int, dict[str, str], bytes]:
+    """Send ``head`` and ``body`` on a new connection; the status, the headers and
+    the body of the answer."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall(head + body)
+        raw = b""
+        while b"\r\n\r\n" not in raw:
+            chunk = sock.recv(65536)
+            assert chunk, raw
+            raw += chunk
+        top, _, rest = raw.partition(b"\r\n\r\n")
+        lines = top.decode("latin-1").split("\r\n")
+        headers = dict(line.split(": ", 1) for line in lines[1:])
+        headers = {k.lower(): v for k, v in headers.items()}
+        while len(rest) < int(headers["content-length"]):
+            chunk = sock.recv(65536)
+            assert chunk
+            rest += chunk
+    return int(lines[0].split(" ")[1]), headers, rest
+
+
+def _post_head(length: int, *extra: str, path: str = NS_PATH) -> bytes:
+    lines = [f"POST {path} HTTP/1.1", "Host: 127.0.0.1", "Content-Type: application/json"]
+    lines += [*extra, f"Content-Length: {length}"]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+def _read_bytes(pid: int) -> int:
+    """What the process has read so far (sockets included)."""
+    text = Path(f"/proc/{pid}/io").read_text()
+    return int(re.search(r"^rchar: (\d+)$", text, re.M).group(1))  # type: ignore[union-attr]
+
+
+def test_a_large_body_without_a_token_is_refused_unread(server: ServerProc) -> None:
+    assert server.proc is not None
+    declared = 256 * 1024 * 1024  # 256 MiB declared, far over any limit
+    before = _read_bytes(server.proc.pid)
+    sent = 0
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+        sock.sendall(_post_head(declared))
+        chunk = b"1," * 32768
+        refused_at = None
+        started = time.monotonic()
+        while sent < 64 * 1024 * 1024 and time.monotonic() - started < 20:
+            try:
+                sent += sock.send(chunk)
+            except (BrokenPipeError, ConnectionResetError):
+                refused_at = sent
+                break
+        assert refused_at is not None, "the server kept reading a body it refused"
+    # what the server read is the first buffer of the connection at most (its
+    # headers and what came with them), not the megabytes the client pushed
+    read = _read_bytes(server.proc.pid) - before
+    assert read < 1024 * 1024, read
+    assert refused_at < 16 * 1024 * 1024, refused_at
+
+
+def test_the_answer_is_the_gates(server: ServerProc) -> None:
+    # with a body: refused from the headers; without one: by the access gate
+    early_status, early_headers, early_body = _exchange(
+        server.port, _post_head(4096, "X-Request-ID: early-1"), b"{" + b" " * 4094 + b"}"
+    )
+    gate_status, gate_headers, gate_body = _exchange(
+        server.port, _post_head(0, "X-Request-ID: gate-1")
+    )
+    assert early_status == gate_status == 401
+    assert early_headers["connection"] == "close"  # the body is never read
+    assert early_headers["x-request-id"] == "early-1"
+    assert early_headers["server-timing"].startswith("app;dur=")
+    assert early_headers["content-type"] == "application/problem+json"
+    assert early_headers["www-authenticate"] == "Bearer"
+    same = {"date", "server-timing", "x-request-id", "connection", "content-length"}
+    assert {k: v for k, v in early_headers.items() if k not in same} == {
+        k: v for k, v in gate_headers.items() if k not in same
+    }
+    assert list(early_headers) == [*list(gate_headers)[:3], "connection", *list(gate_headers)[3:]]
+    problem = json.loads(early_body)
+    assert problem == {**json.loads(gate_body), "instance": "early-1"}
+    assert problem["detail"] == early.MISSING_TOKEN
+    assert problem["error"] == problem["kind"] == "unauthorized"
+    # a new id when the client sends none, echoed in the body
+    _, headers, body = _exchange(server.port, _post_head(2), b"{}")
+    assert re.fullmatch(r"[0-9a-f]{32}", headers["x-request-id"])
+    assert json.loads(body)["instance"] == headers["x-request-id"]
+
+
+def test_what_names_no_bearer_token_is_refused_alike(server: ServerProc) -> None:
+    for extra in ("Authorization: Basic dXNlcjpwdw==", "Authorization: Bearer  "):
+        status, headers, body = _exchange(server.port, _post_head(2, extra), b"{}")
+        assert (status, headers["connection"]) == (401, "close")
+        assert json.loads(body)["detail"] == early.MISSING_TOKEN
+    # a path no route serves, with a body: a token is needed there too (the gate's rule)
+    status, _, body = _exchange(server.port, _post_head(2, path="/api/nothing/here"), b"{}")
+    assert (status, json.loads(body)["error"]) == (401, "unauthorized")
+    # chunked: a body all the same
+    head = (
+        f"POST {NS_PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+    ).encode()
+    status, headers, _ = _exchange(server.port, head, b"2\r\n{}\r\n0\r\n\r\n")
+    assert (status, headers["connection"]) == (401, "close")
+
+
+def test_a_token_or_a_public_route_goes_on(server: ServerProc) -> None:
+    body = json.dumps({"label": "early refusal, not this one"}).encode()
+    token = f"Authorization: Bearer {server.admin_token}"
+    status, _, out = _exchange(server.port, _post_head(len(body), token), body)
+    assert status == 201, out
+    assert json.loads(out)["token"]
+    # a token the gate does not know: its answer (it looks the token up), not this one
+    status, headers, out = _exchange(
+        server.port, _post_head(2, "Authorization: Bearer nope"), b"{}"
+    )
+    assert status == 401
+    assert json.loads(out)["detail"] != early.MISSING_TOKEN
+    # the sign-in form is public: its body is read and answered by its route
+    form = b"token=nope"
+    head = (
+        "POST /ui/login HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        "Content-Type: application/x-www-form-urlencoded\r\n"
+        f"Content-Length: {len(form)}\r\n\r\n"
+    ).encode()
+    status, headers, _ = _exchange(server.port, head, form)
+    assert headers.get("connection") != "close"
+    assert status != 401 or headers.get("www-authenticate") is None
+
+
+def test_refusals_are_counted_as_the_gates(server: ServerProc) -> None:
+    def counts() -> tuple[float, float]:
+        req = urllib.request.Request(
+            server.url + "/metrics", headers={"Authorization": f"Bearer {server.admin_token}"}
+        )
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            text = resp.read().decode()
+        missing = re.search(
+            r'^lakeshore_token_refusals_total\{reason="missing"\} (\S+)$', text, re.M
+        )
+        timed = re.search(
+            r'^lakeshore_http_request_duration_seconds_count\{method="POST",'
+            r'route="/api/namespaces/[^"]*/tokens",status="4xx"\} (\S+)$',
+            text,
+            re.M,
+        )
+        return (
+            float(missing.group(1)) if missing else 0.0,
+            float(timed.group(1)) if timed else 0.0,
+        )
+
+    before = counts()
+    for _ in range(3):
+        _exchange(server.port, _post_head(2), b"{}")
+    after = counts()
+    assert after[0] - before[0] == 3
+    assert after[1] - before[1] == 3
+
+
+def test_only_the_httptools_protocol_is_wrapped() -> None:
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    wrapped = early.refusing(HttpToolsProtocol, object())
+    assert issubclass(wrapped, HttpToolsProtocol) and wrapped is not HttpToolsProtocol
+    assert early.refusing(H11Protocol, object()) is H11Protocol
