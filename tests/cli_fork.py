@@ -4,8 +4,8 @@ start and the command's imports each time.
 Tests that run a command dozens of times with different files or flags spend most
 of their time starting the interpreter and importing typer and pydantic (about
 0.6 s of CPU a run), not in the command. ``run_module`` gives the same answer as
-``subprocess.run([sys.executable, "-m", module, *args], ...)``: one server process
-per test process imports the command's dependencies once, then forks a child per
+``subprocess.run([sys.executable, "-m", module, *args], ...)``: a server process
+(one per test process and set of the variables Python reads at start) imports the command's dependencies once, then forks a child per
 call; the child takes the caller's stdin, stdout and stderr (real pipes, passed
 over a Unix socket), cwd, environment and argv, and runs the module as
 ``__main__`` with ``runpy``, as ``-m`` does. Its exit code, its two streams kept
@@ -35,39 +35,42 @@ from pathlib import Path
 from typing import Any
 
 SERVER = Path(__file__).with_name("cli_fork_server.py")
-# Environment variables Python reads at start: a run that changes one of them
-# is a real subprocess, since the forked child would not start again.
+# Environment variables Python reads at start: a server is started for each set of
+# them a caller asks for, since a forked child does not start again.
 _START_ENV = ("PYTHON", "LANG", "LC_")
 
 _lock = threading.Lock()
-_server: tuple[subprocess.Popen[bytes], socket.socket] | None = None
+_servers: dict[tuple[tuple[str, str], ...], tuple[subprocess.Popen[bytes], socket.socket]] = {}
 
 
-def _start() -> tuple[subprocess.Popen[bytes], socket.socket]:
-    global _server
-    if _server is not None and _server[0].poll() is None:
-        return _server
+def _start(env: Mapping[str, str]) -> tuple[subprocess.Popen[bytes], socket.socket]:
+    key = tuple(sorted((k, v) for k, v in env.items() if k.startswith(_START_ENV)))
+    running = _servers.get(key)
+    if running is not None and running[0].poll() is None:
+        return running
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     proc = subprocess.Popen(
         [sys.executable, str(SERVER), str(theirs.fileno())],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         pass_fds=(theirs.fileno(),),
+        env=dict(env),
     )
     theirs.close()
-    _server = (proc, ours)
-    return _server
+    _servers[key] = (proc, ours)
+    return proc, ours
 
 
 @atexit.register
 def _stop() -> None:
-    if _server is not None:
-        proc, sock = _server
+    for _, sock in _servers.values():
         sock.close()  # the server ends on EOF
+    for proc, _ in _servers.values():
         try:
             proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             proc.kill()
+    _servers.clear()
 
 
 def _recv_line(sock: socket.socket) -> dict[str, Any]:
@@ -96,16 +99,6 @@ def run_module(
     answered by a forked child of the server (see the module's docstring)."""
     full_env = dict(os.environ if env is None else env)
     argv = [os.fsdecode(a) if isinstance(a, bytes) else a for a in args]
-    changed = [
-        k for k in set(full_env) ^ set(os.environ) | {
-            k for k in full_env if os.environ.get(k) != full_env[k]
-        } if k.startswith(_START_ENV)
-    ]  # fmt: skip
-    if changed:
-        return subprocess.run(
-            [sys.executable, "-m", module, *args], cwd=cwd, env=full_env, input=input,
-            stdin=stdin, capture_output=True, timeout=timeout, text=text, check=check,
-        )  # fmt: skip
     if isinstance(input, str):
         input = input.encode()
     out_r, out_w = os.pipe()
@@ -125,7 +118,7 @@ def run_module(
         "env": full_env,
     }
     with _lock:
-        _, sock = _start()
+        _, sock = _start(full_env)
         try:
             socket.send_fds(
                 sock, [json.dumps(request, ensure_ascii=True).encode() + b"\n"],

@@ -1,7 +1,8 @@
 """Every `lakeshore` command, given an argument made of bytes that are not UTF-8 (what
 a Latin-1 shell types for `é`), says which argument and exits 1: no traceback. The
 commands come from the app's own command tree; each runs as a real process, its
-argv carrying the raw bytes."""
+argv carrying the raw bytes: forked from a server with the imports done
+(``tests/cli_fork.py``), and started from scratch for the namespace variable."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_fork import run_module
 
 LAKESHORE = [sys.executable, "-m", "dreamlake.cli.lakeshore.app"]
 BAD = os.fsdecode(b"h\xe9")  # surrogateescape'd: the child's argv gets the raw bytes
@@ -73,12 +75,10 @@ CASES = _cases()
 
 
 def _run(argv: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*LAKESHORE, *argv],
+    p = run_module(
+        LAKESHORE[-1],
+        argv,
         cwd=cwd,
-        capture_output=True,
-        text=True,
-        errors="replace",
         stdin=subprocess.DEVNULL,
         timeout=120,
         env={
@@ -88,6 +88,8 @@ def _run(argv: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[
             **env,
         },
     )
+    out, err = p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+    return subprocess.CompletedProcess(p.args, p.returncode, out, err)
 
 
 def test_every_command_is_covered() -> None:
