@@ -9,21 +9,20 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_fork import run_module
 
 LAKESHORE = [sys.executable, "-m", "dreamlake.cli.lakeshore.app"]
 DREAMLAKE = [sys.executable, "-m", "dreamlake.cli.main"]
 
 
 def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        argv,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
+    """``python -m MODULE ARGS`` forked from a server with the imports done
+    (``tests/cli_fork.py``): a process of its own, as a subprocess is."""
+    assert argv[:2] == [sys.executable, "-m"], argv
+    return run_module(
+        argv[2], argv[3:], cwd=cwd, text=True, stdin=subprocess.DEVNULL, timeout=120,
         env={"PATH": "/usr/bin:/bin", "HOME": str(cwd), "LAKESHORE_URL": "http://127.0.0.1:9"},
-    )
+    )  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -13,15 +13,18 @@ import sys
 import time
 from pathlib import Path
 
+from cli_fork import run_module
+
 EXE = Path(sys.executable).parent / "dreamlake"
 ARGV = [str(EXE)] if EXE.exists() else [sys.executable, "-m", "dreamlake.cli.main"]
 GOOD = 'workdir = "/tmp/nymph-work"\nqueues = ["default"]\nworker_name = "lab-1"\n'
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*ARGV, *args], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120
-    )
+    """The console script's ``main`` (``python -m dreamlake.cli.entry``) forked from a
+    server with the imports done (``tests/cli_fork.py``): a process of its own; the
+    terminal test below starts the installed script itself."""
+    return run_module("dreamlake.cli.entry", args, text=True, stdin=subprocess.DEVNULL, timeout=120)
 
 
 def root(project: Path) -> Path:

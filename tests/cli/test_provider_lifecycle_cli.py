@@ -11,20 +11,18 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_fork import run_module
 
 DREAMLAKE = [sys.executable, "-m", "dreamlake.cli.main"]
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*DREAMLAKE, *args],
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
+    """``python -m dreamlake.cli.main ARGS`` forked from a server with the imports
+    done (``tests/cli_fork.py``): a process of its own, as a subprocess is."""
+    return run_module(
+        DREAMLAKE[-1], args, cwd=cwd, stdin=subprocess.DEVNULL, text=True, timeout=120,
         env=os.environ.copy(),
-    )
+    )  # fmt: skip
 
 
 def test_commands_are_registered(project: Path) -> None:

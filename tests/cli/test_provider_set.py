@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_fork import run_module
 from dreamlake.engine.verbs.create import create
 from dreamlake.engine.verbs.set_values import set_values
 
@@ -17,9 +18,11 @@ DREAMLAKE = [sys.executable, "-m", "dreamlake.cli.main"]
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*DREAMLAKE, *args], cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True,
-        text=True, timeout=60, env=dict(os.environ),
+    """``python -m dreamlake.cli.main ARGS`` forked from a server with the imports
+    done (``tests/cli_fork.py``): a process of its own, as a subprocess is."""
+    return run_module(
+        DREAMLAKE[-1], args, cwd=cwd, stdin=subprocess.DEVNULL, text=True, timeout=60,
+        env=dict(os.environ),
     )  # fmt: skip
 
 
