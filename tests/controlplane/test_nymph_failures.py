@@ -12,6 +12,8 @@ from dreamlake.controlplane.nymph.daemon import MAX_REJECTED_REPORTS, Daemon, Da
 from dreamlake.controlplane.nymph.runner import RunResult
 from lakeshore_fixtures import ServerProc
 
+SHARES_SERVER = True  # its one provider name is its own: the session's server
+
 
 class BrokenRunner:
     """Fault injection: a runner whose own code raises (not the command failing)."""

@@ -15,6 +15,8 @@ from dreamlake.controlplane.client import Client
 from dreamlake.controlplane.nymph.daemon import SUSPENDED_EXIT
 from lakeshore_fixtures import NymphProc, ServerProc, wait_until
 
+SHARES_SERVER = True  # its tests keep to namespaces of their own: the session's server
+
 pytestmark = pytest.mark.slow
 
 

@@ -16,6 +16,8 @@ from dreamlake.controlplane.models import Worker, WorkItem
 from dreamlake.controlplane.server import store
 from launch_harness import P, ok
 
+SHARES_SERVER = True  # its tests keep to namespaces of their own: the session's server
+
 STD = [{"name": "std", "cpus": 4, "memoryGb": 16}]
 
 

@@ -22,6 +22,8 @@ from dreamlake.controlplane.server.settings import Settings
 from launch_harness import AMI
 from launch_harness import ec2 as ec2_api
 
+SHARES_SERVER = True  # its refused launches go to namespaces of its own: the session's server
+
 CASES: dict[str, tuple[dict[str, Any], str, str]] = {
     # launcher: (kwargs with no credentials, the kwarg named, the secret named)
     "EC2": ({"region": "us-east-1", "image_id": AMI}, "aws_credentials", "kind aws_keypair"),
