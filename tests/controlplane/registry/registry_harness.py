@@ -188,6 +188,39 @@ def _stop(server: Server) -> None:
 # --- PostgreSQL --------------------------------------------------------------
 
 
+SHARED: dict[str, Server] = {}
+"""The folder's servers, one per database: started by the first module that asks
+and kept for the modules after it (every test works in namespaces of its own,
+``Server.namespace``). The leak scan stops them (``stop_shared``) before it reads
+their logs, so it sees each log whole."""
+
+
+def shared(label: str, request: pytest.FixtureRequest) -> Server:
+    s = SHARED.get(label)
+    if s is None or s.proc.poll() is not None:
+        db_url = None
+        if label == "postgres":
+            # the session's throwaway cluster, from tests/controlplane/conftest.py
+            db_url = request.getfixturevalue("postgres").new_database()
+        tmp = request.getfixturevalue("tmp_path_factory").mktemp(f"lakeshore-{label}")
+        s = SHARED[label] = _start(tmp, db_url, label)
+    return s
+
+
+def stop_shared() -> None:
+    """Stop the folder's servers (each log recorded for the scan)."""
+    for s in SHARED.values():
+        if s.proc.poll() is None:
+            _stop(s)
+    SHARED.clear()
+
+
+@pytest.fixture(scope="session")
+def registry_servers() -> Iterator[dict[str, Server]]:
+    yield SHARED
+    stop_shared()
+
+
 @pytest.fixture(
     scope="module",
     params=[
@@ -195,30 +228,16 @@ def _stop(server: Server) -> None:
         pytest.param("postgres", marks=[pytest.mark.needs_postgres, pytest.mark.slow]),
     ],
 )
-def server(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Server]:
-    """A real ``lakeshore serve`` subprocess, once per test module and database."""
-    db_url = None
-    if request.param == "postgres":
-        # the session's throwaway cluster, from tests/controlplane/conftest.py
-        pg = request.getfixturevalue("postgres")
-        db_url = pg.new_database()
-    s = _start(tmp_path_factory.mktemp(f"lakeshore-{request.param}"), db_url, request.param)
-    try:
-        yield s
-    finally:
-        _stop(s)
+def server(request: pytest.FixtureRequest, registry_servers: dict[str, Server]) -> Server:
+    """A real ``lakeshore serve`` subprocess per database, shared by the folder's modules."""
+    return shared(str(request.param), request)
 
 
 @pytest.fixture(scope="module")
-def sqlite_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    """SQLite only: for CLI journeys where a second database adds time but no coverage."""
-    s = _start(tmp_path_factory.mktemp("lakeshore-cli"), None, "sqlite-cli")
-    try:
-        yield s
-    finally:
-        _stop(s)
+def sqlite_server(request: pytest.FixtureRequest, registry_servers: dict[str, Server]) -> Server:
+    """SQLite only: for CLI journeys where a second database adds time but no coverage
+    (the folder's SQLite server)."""
+    return shared("sqlite", request)
 
 
 def dump(obj: Any) -> str:

@@ -4,16 +4,16 @@ also runs its own journey through every path that touches a secret)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from registry_harness import PLAINTEXTS, SEEN, SERVERS, _start, _stop
+from registry_harness import PLAINTEXTS, SEEN, SERVERS, Server, stop_shared
 
 pytestmark = pytest.mark.slow
 
 
-def test_no_plaintext_anywhere(tmp_path: Path) -> None:
-    s = _start(tmp_path / "leak", None, "leak-scan")
+def test_no_plaintext_anywhere(sqlite_server: Server) -> None:
+    """The journey runs on the folder's SQLite server, which is then stopped with
+    the others so that every server log is read whole."""
+    s = sqlite_server
     try:
         ns = s.namespace()
         api = s.client()
@@ -80,7 +80,7 @@ def test_no_plaintext_anywhere(tmp_path: Path) -> None:
         ):
             s.cli(*args, namespace=ns)
     finally:
-        _stop(s)
+        stop_shared()
 
     for server in SERVERS:
         if server.db.startswith("sqlite") or server.db == "leak-scan":
