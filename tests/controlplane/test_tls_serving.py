@@ -26,7 +26,14 @@ from pathlib import Path
 import pytest
 from dreamlake.controlplane.client import Client, Unreachable, Untrusted
 from dreamlake.controlplane.server.builtin_ca import issue_server, make_ca
-from lakeshore_fixtures import clean_env, free_port, lakeshore_argv, nymph_argv, wait_until
+from lakeshore_fixtures import (
+    ServerProc,
+    clean_env,
+    free_port,
+    lakeshore_argv,
+    nymph_argv,
+    wait_until,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -226,13 +233,10 @@ def test_plain_http_to_the_tls_ports_is_a_clear_error_at_once(tls_server: TlsSer
         assert caught.value.advice == f"use https://127.0.0.1:{port}"
 
 
-def test_tls_to_a_plain_server_is_a_clear_error(tmp_path: Path) -> None:
-    plain = _serve(tmp_path, probe=False, plain=True)
-    try:
-        with pytest.raises(Untrusted, match="does not answer in TLS"):
-            Client(f"https://127.0.0.1:{plain.port}").healthz()
-    finally:
-        _stop(plain)
+def test_tls_to_a_plain_server_is_a_clear_error(shared_server_sqlite: ServerProc) -> None:
+    """The plain server: the session's shared one (a ClientHello is all it gets)."""
+    with pytest.raises(Untrusted, match="does not answer in TLS"):
+        Client(f"https://127.0.0.1:{shared_server_sqlite.port}").healthz()
 
 
 # -- clients verify -----------------------------------------------------------------
