@@ -48,9 +48,10 @@ def _refused_within(client: Client, seconds: float) -> bool:
 
 
 def test_terminate_forgets_the_cached_instance_token(
-    start_server: Callable[..., ServerProc], db_url: str | None, aws_api: str
+    start_server: Callable[..., ServerProc], aws_api: str
 ) -> None:
-    s = start_server(db_url=db_url, env={"AWS_ENDPOINT_URL": aws_api})
+    """Over SQLite; over PostgreSQL, replica a's own check in the test below."""
+    s = start_server(env={"AWS_ENDPOINT_URL": aws_api})
     iid, token = _launch_one(s.admin, aws_api)
     assert s.client(token).whoami()["namespace"] == "default"  # now cached as good
     s.admin.request("DELETE", NS + f"/instances/{iid}")
@@ -61,11 +62,15 @@ def test_terminate_forgets_the_cached_instance_token(
 def test_terminate_on_one_replica_is_refused_by_the_other(
     start_server: Callable[..., ServerProc], postgres: Any, aws_api: str
 ) -> None:
+    """Cached as good on both replicas; terminated on a: refused by a at once (its
+    own cache forgotten, as over SQLite above) and by b within seconds."""
     db = postgres.new_database()
     env = {"AWS_ENDPOINT_URL": aws_api}
     a = start_server(db_url=db, env=env)
     b = start_server(db_url=db, env=env)
     iid, token = _launch_one(a.admin, aws_api)
+    assert a.client(token).whoami()["namespace"] == "default"  # cached on a
     assert b.client(token).whoami()["namespace"] == "default"  # cached on b
     a.admin.request("DELETE", NS + f"/instances/{iid}")
+    assert _refused_within(a.client(token), 0.0), "a terminated instance's token still works"
     assert _refused_within(b.client(token), 5.0), "replica b still accepts the instance's token"
