@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
-from fastapi import FastAPI
+from fastapi import APIRouter, FastAPI
 
 from ..db import make_engine, make_sessionmaker, run_migrations
 from .access import scopes
@@ -36,6 +37,36 @@ OPTIONAL_ROUTERS = (
 )
 
 
+def _as_it_is(included: Any) -> bool:
+    """Whether an included router was included with nothing of its own (no prefix,
+    tags, dependencies, responses, ...): its routes serve as they were built."""
+    ctx = included.include_context
+    return not (
+        ctx.prefix
+        or ctx.tags
+        or ctx.dependencies
+        or ctx.responses
+        or ctx.callbacks
+        or ctx.deprecated is not None
+        or not ctx.include_in_schema
+        or ctx.max_body_size is not None
+        or ctx.dependency_overrides_provider is not None
+    )
+
+
+def mount(app: FastAPI, router: APIRouter) -> None:
+    """``router``'s routes on the app's own router, as its decorators built them
+    (what ``app.include_router(router)`` serves, but that builds every route of a
+    router once more, dependencies and models, on the first request the router
+    sees); a router it includes with something of its own stays included."""
+    for route in router.routes:
+        inner = getattr(route, "original_router", None)
+        if inner is not None and _as_it_is(route):
+            mount(app, inner)
+        else:
+            app.router.routes.append(route)
+
+
 def include_routers(app: FastAPI) -> list[str]:
     """Mount the core routers, then every optional router that is installed."""
     from .metrics import route as metrics
@@ -43,10 +74,10 @@ def include_routers(app: FastAPI) -> list[str]:
     from .ui import routes as dashboard
 
     for core in (admin, tokens, workers, work, metrics, dashboard):
-        app.include_router(core.router)
+        mount(app, core.router)
     from .identity import routes as daemon_certs  # a daemon's certificate
 
-    app.include_router(daemon_certs.router)
+    mount(app, daemon_certs.router)
     mounted: list[str] = []
     for modname in OPTIONAL_ROUTERS:
         try:
@@ -55,7 +86,7 @@ def include_routers(app: FastAPI) -> list[str]:
             if exc.name is not None and modname.startswith(exc.name):
                 continue
             raise
-        app.include_router(module.router)
+        mount(app, module.router)
         mounted.append(modname)
     return mounted
 
