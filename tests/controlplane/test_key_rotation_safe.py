@@ -8,7 +8,6 @@ import json
 import os
 import signal
 import subprocess
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -62,6 +61,45 @@ def _readable(url: str, key: bytes) -> dict[str, str]:
         engine.dispose()
 
 
+def _holders(url: str) -> list[Any]:
+    """The servers that hold the database, as the rotation sees them."""
+    from dreamlake.controlplane.db import make_engine
+    from dreamlake.controlplane.server.fleet import presence
+    from sqlalchemy.orm import Session
+
+    engine = make_engine(url)
+    try:
+        with Session(engine) as session:
+            return presence.holders(session)
+    finally:
+        engine.dispose()
+
+
+def _age_presence(url: str, seconds: float) -> None:
+    """Every server's presence row made ``seconds`` older (its last refresh moved back)."""
+    import datetime as dt
+
+    from dreamlake.controlplane.db import make_engine
+    from dreamlake.controlplane.models import ServerMeta
+    from dreamlake.controlplane.server.fleet.presence import PREFIX
+    from sqlalchemy import select
+    from sqlalchemy.orm import Session
+
+    engine = make_engine(url)
+    try:
+        with Session(engine) as session, session.begin():
+            rows = list(
+                session.scalars(select(ServerMeta).where(ServerMeta.key.startswith(PREFIX)))
+            )
+            assert rows
+            for row in rows:
+                doc = json.loads(row.value)
+                seen = dt.datetime.fromisoformat(doc["seen"]) - dt.timedelta(seconds=seconds)
+                row.value = json.dumps(doc | {"seen": seen.isoformat()})
+    finally:
+        engine.dispose()
+
+
 def _rotate(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [*lakeshore_argv(), "keys", "rotate", *args],
@@ -105,10 +143,12 @@ def _key(b: dict[str, Any]) -> bytes:
 def test_rotation_is_refused_while_a_server_holds_the_database(
     backend: dict[str, Any], start_server: Callable[..., ServerProc]
 ) -> None:
-    """A server running + rotate + a secret written + restart: every secret reads."""
+    """A server running + rotate + a secret written + restart: every secret reads. A
+    stopped server withdraws its presence: rotation is not refused for it."""
     b = backend
     env = _key_env(b)
     s = start_server(data_dir=b["data"], db_url=b["db"], env=env)
+    assert [h.pid for h in _holders(b["url"])] == [s.proc.pid]  # type: ignore[union-attr]
     _put_secret(s, "before", "one")
     old = _key(b)
     args = ["--data-dir", str(b["data"])] + (["--db", b["db"]] if b["db"] else [])
@@ -120,6 +160,7 @@ def test_rotation_is_refused_while_a_server_holds_the_database(
     assert _key(b) == old
     _put_secret(s, "after", "two")  # written by the server that still holds the old key
     s.stop()
+    assert _holders(b["url"]) == []  # a stopped server is not a holder
     s = start_server(data_dir=b["data"], db_url=b["db"], env=env)  # a restart reads them
     assert _readable(b["url"], _key(b)) == {"before": "one", "after": "two"}
     s.stop()
@@ -165,46 +206,36 @@ def test_a_refused_replica_creates_nothing(
     argv = [*lakeshore_argv(), "serve", "--port", str(free_port()), "--data-dir", str(other)]
     argv += ["--db", b["url"]]
     wrong = {"LAKESHORE_SECRET_KEY": Fernet.generate_key().decode()}
-    for _ in range(3):
-        out = subprocess.run(
-            argv, env=clean_env(**wrong), capture_output=True, text=True, timeout=120
+    # two at once: neither leaves anything behind for the other or for a later start
+    replicas = [
+        subprocess.Popen(
+            argv,
+            env=clean_env(**wrong),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
-        assert out.returncode != 0 and "not the key" in out.stderr, out.stderr[-800:]
+        for _ in range(2)
+    ]
+    for replica in replicas:
+        _, err = replica.communicate(timeout=120)
+        assert replica.returncode != 0 and "not the key" in err, err[-800:]
     assert counts() == before
     assert not (other / "admin.token").exists()
     assert first.admin.whoami()["admin"] is True
 
 
-def test_a_token_of_a_stopped_server_is_not_a_holder(
-    backend: dict[str, Any], start_server: Callable[..., ServerProc]
-) -> None:
-    """A stopped server withdraws its presence: rotation is not refused for it."""
-    from dreamlake.controlplane.db import make_engine
-    from dreamlake.controlplane.server.fleet import presence
-    from sqlalchemy.orm import Session
-
-    b = backend
-    s = start_server(data_dir=b["data"], db_url=b["db"], env=_key_env(b))
-    engine = make_engine(b["url"])
-    try:
-        with Session(engine) as session:
-            held = presence.holders(session)
-            assert [h.pid for h in held] == [s.proc.pid]  # type: ignore[union-attr]
-        s.stop()
-        with Session(engine) as session:
-            assert presence.holders(session) == []
-    finally:
-        engine.dispose()
-
-
 def test_a_server_paused_through_a_rotation_loses_no_secret(
     backend: dict[str, Any], start_server: Callable[..., ServerProc]
 ) -> None:
-    """SIGSTOP a real server past the heartbeat bound (the rotation no longer counts it
-    as holding the database), rotate, SIGCONT: its next secret write is refused (503,
-    the key reloaded) instead of being written with the old key, the retry writes it
-    with the new key, and after a restart every secret reads: none lost."""
+    """SIGSTOP a real server past the heartbeat bound (the rotation refuses while it
+    still counts as holding the database, then no longer counts it), rotate, SIGCONT:
+    its next secret write is refused (503, the key reloaded) instead of being written
+    with the old key, the retry writes it with the new key, and after a restart every
+    secret reads: none lost."""
     from dreamlake.controlplane.registry.crypto import key_id
+    from dreamlake.controlplane.server.fleet import presence
 
     b = backend
     env = _key_env(b)
@@ -215,13 +246,14 @@ def test_a_server_paused_through_a_rotation_loses_no_secret(
     assert s.proc is not None
     os.kill(s.proc.pid, signal.SIGSTOP)
     try:
-        deadline = time.monotonic() + 90
-        while True:  # refused while the paused server still counts as holding the database
-            done = _rotate(env, *args)
-            if done.returncode == 0 or time.monotonic() > deadline:
-                break
-            assert "a running server holds this database" in done.stderr, done.stderr
-            time.sleep(3)
+        # refused while the paused server still counts as holding the database
+        refused = _rotate(env, *args)
+        assert refused.returncode != 0
+        assert "a running server holds this database" in refused.stderr, refused.stderr
+        # paused past the bound: its row is as old as the pause would leave it (it
+        # cannot refresh it while stopped), without waiting the bound out
+        _age_presence(b["url"], presence.STALE_SECONDS + 1)
+        done = _rotate(env, *args)
     finally:
         os.kill(s.proc.pid, signal.SIGCONT)
     assert done.returncode == 0, done.stderr
