@@ -1,10 +1,9 @@
 """A fresh SQLite database made in one step is what the migrations make of one, and
-a database at every head is left without Alembic (``dbsnapshot.py``)."""
+a database at every head is left without Alembic (``dbsnapshot.py``; that a start
+imports no Alembic at all: ``test_serve_start_imports.py``)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -106,16 +105,3 @@ def test_a_database_part_way_is_migrated_by_alembic(
     schema, heads = _made(tmp_path, part_way_then_on)
     assert heads == migrated[1]
     assert _canonical(schema) == _canonical(migrated[0])
-
-
-def test_a_start_on_a_database_at_every_head_does_not_import_alembic(tmp_path: Path) -> None:
-    code = (
-        "import sys; from pathlib import Path; from dreamlake.controlplane import db\n"
-        f"e = db.make_engine(db.sqlite_url(Path({str(tmp_path)!r})))\n"
-        "db.run_migrations(e); db.run_migrations(e)\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'alembic'))\n"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout
-    assert out.strip() == "[]"
