@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from dreamlake.controlplane.client import Client
-from lakeshore_fixtures import ServerProc, clean_env, free_port, lakeshore_argv, wait_until
+from lakeshore_fixtures import ServerProc, clean_env, lakeshore_argv, wait_until
 from test_tls_serving import _pki, _serve, _stop
 
 TCPDUMP = shutil.which("tcpdump") or (
@@ -98,13 +98,15 @@ def test_no_token_crosses_the_wire_in_clear_over_tls(
         assert secret not in wire, f"{secret!r} crossed the wire in clear text"
 
 
-def test_the_capture_sees_a_plain_servers_token(tmp_path: Path) -> None:
-    server = ServerProc(data_dir=tmp_path / "plain", port=free_port()).start()
+def test_the_capture_sees_a_plain_servers_token(
+    tmp_path: Path, shared_server_sqlite: ServerProc
+) -> None:
+    """The plain server: the session's shared one."""
+    server = shared_server_sqlite
     capture = Capture(server.port, tmp_path / "plain.pcap")
     try:
         server.admin.list_namespaces()
         wire = capture.stop()
     finally:
         capture.stop()
-        server.stop()
     assert b"Authorization: Bearer " + server.admin_token.encode() in wire, capture.output()
