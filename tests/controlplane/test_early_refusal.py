@@ -5,6 +5,7 @@ answer is the access gate's, byte for byte but the request's id and its time
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import socket
@@ -192,3 +193,50 @@ def test_only_the_httptools_protocol_is_wrapped() -> None:
     wrapped = early.refusing(HttpToolsProtocol, object())
     assert issubclass(wrapped, HttpToolsProtocol) and wrapped is not HttpToolsProtocol
     assert early.refusing(H11Protocol, object()) is H11Protocol
+
+
+class _Transport:
+    def __init__(self) -> None:
+        self.paused = self.closing = False
+
+    def pause_reading(self) -> None:
+        self.paused = True
+
+    def is_closing(self) -> bool:
+        return self.closing
+
+
+def test_refusals_beyond_the_pace_wait_their_turn() -> None:
+    async def run() -> None:
+        refusals = early.Refusals(object(), pace=10, hold=8)
+        sent: list[int] = []
+        transports = [_Transport() for _ in range(20)]
+        started = time.monotonic()
+        for i, transport in enumerate(transports[:12]):
+            refusals.answer(lambda i=i: sent.append(i), transport)
+        # a second's worth at once; the rest held, their reading paused
+        assert sent == list(range(10))
+        assert [t.paused for t in transports[:12]] == [False] * 10 + [True] * 2
+        transports[10].closing = True  # that client gave up: never answered
+        for i, transport in enumerate(transports[12:19], start=12):
+            refusals.answer(lambda i=i: sent.append(i), transport)
+        # past the bound on held connections: answered at once, not held
+        assert sent[-1] == 18 and not transports[18].paused
+        while len(sent) < 18:
+            await asyncio.sleep(0.02)
+        took = time.monotonic() - started
+        assert sent == [*range(10), 18, 11, *range(12, 18)]
+        assert 0.6 < took < 5, took  # 7 more at 10 a second
+
+    asyncio.run(run())
+
+
+def test_a_burst_without_tokens_is_answered_in_full(server: ServerProc) -> None:
+    import concurrent.futures
+
+    n = early.PACE + 10
+    with concurrent.futures.ThreadPoolExecutor(n) as pool:
+        answers = list(
+            pool.map(lambda _: _exchange(server.port, _post_head(2), b"{}")[0], range(n))
+        )
+    assert answers == [401] * n

@@ -12,9 +12,16 @@ time, the access log).
 
 The gate answers a flood of such requests without reading their bodies too, but
 each costs the event loop a task and the whole middleware stack; refused here,
-each costs a few dictionary look-ups, so a ``/healthz`` (or a daemon's heartbeat)
-on the same port does not queue behind them. Everything else (a token to check, a
-public or session route, a request without a body) goes on to the app as before.
+each costs a few dictionary look-ups. A flood's clients come back as soon as they
+are answered, though, so however cheap each refusal, they would take every turn of
+the event loop a ``/healthz`` (or a daemon's heartbeat) on the same port waits for.
+So these refusals are **paced**: at most :data:`PACE` a second are answered (a
+second's worth at once); beyond that each waits its turn, its connection held with
+reading paused (nothing more of its body is read), first come first answered, up
+to :data:`HOLD_AT_MOST` held connections (beyond them, answered at once). A client
+that forgot its token is answered at once; a flood's clients wait, and the loop
+stays free for everything else. Everything else (a token to check, a public or
+session route, a request without a body) goes on to the app as before, unpaced.
 
 :func:`refusing` wraps uvicorn's httptools protocol class (``lakeshore serve``,
 ``fleet/serving.py``); another protocol class is returned as it is.
@@ -22,9 +29,11 @@ public or session route, a request without a body) goes on to the app as before.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
+from collections import deque
 from typing import Any
 
 from ..identity.peer import peer_digest
@@ -37,6 +46,11 @@ from . import scopes
 Scope = dict[str, Any]
 MISSING_TOKEN = "missing bearer token (Authorization: Bearer <token>)"
 """The gate's sentence for a request without a bearer token (``gate.py``)."""
+
+PACE = 20
+"""Refusals answered a second at most (and this many at once after a quiet second)."""
+HOLD_AT_MOST = 1024
+"""Connections held waiting for their refusal at most; beyond, answered at once."""
 
 _access_log = logging.getLogger("lakeshore.access")
 
@@ -106,11 +120,50 @@ class Refusals:
 
     BOUND = 4096
 
-    def __init__(self, state: Any) -> None:
+    def __init__(self, state: Any, pace: float = PACE, hold: int = HOLD_AT_MOST) -> None:
         self.state = state
         self.matches: dict[tuple[str, str], scopes.Match] = {}
         self.timers: dict[tuple[str, str], Any] = {}
         self.refusals: Any = None
+        self.pace = pace
+        self.hold = hold
+        self.tokens = float(pace)
+        self.filled = time.monotonic()
+        self.held: deque[tuple[Any, Any]] = deque()  # (the refusal to send, its transport)
+        self.draining: asyncio.TimerHandle | None = None
+
+    def _refill(self) -> None:
+        now = time.monotonic()
+        self.tokens = min(float(self.pace), self.tokens + (now - self.filled) * self.pace)
+        self.filled = now
+
+    def answer(self, send: Any, transport: Any) -> None:
+        """Call ``send`` (the refusal) now when the pace allows, else once it does;
+        meanwhile the connection's reading is paused."""
+        self._refill()
+        if (self.tokens >= 1 and not self.held) or len(self.held) >= self.hold:
+            self.tokens = max(0.0, self.tokens - 1)
+            send()
+            return
+        transport.pause_reading()
+        self.held.append((send, transport))
+        self._schedule()
+
+    def _schedule(self) -> None:
+        if self.draining is None and self.held:
+            wait = max(0.0, (1 - self.tokens) / self.pace)
+            self.draining = asyncio.get_running_loop().call_later(wait, self._drain)
+
+    def _drain(self) -> None:
+        self.draining = None
+        self._refill()
+        while self.held and self.tokens >= 1:
+            send, transport = self.held.popleft()
+            if transport.is_closing():  # the client gave up: nothing to answer
+                continue
+            self.tokens -= 1
+            send()
+        self._schedule()
 
     def refused(self, scope: Scope) -> scopes.Match | None:
         """The route a request asks for when it must be refused 401 before its body
@@ -171,10 +224,16 @@ def refusing(protocol: type, state: Any) -> type:
             # once the response is complete), and closing stops the reading
             cycle.response_complete = True
             cycle.keep_alive = False
-            rid = request_id(scope["headers"])
-            self.transport.write(answer_401(rid, self.server_state.default_headers, started))
-            self.transport.close()
-            refusals.count(scope, found, started, rid)
+            transport = self.transport
+            headers = self.server_state.default_headers
+
+            def send() -> None:
+                rid = request_id(scope["headers"])
+                transport.write(answer_401(rid, headers, started))
+                transport.close()
+                refusals.count(scope, found, started, rid)
+
+            refusals.answer(send, transport)
 
     EarlyRefusal.__name__ = f"EarlyRefusal{protocol.__name__}"
     return EarlyRefusal
