@@ -14,13 +14,13 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from dreamlake.controlplane.client import ApiFailure, Client
-from lakeshore_fixtures import ServerProc, clean_env, lakeshore_argv, wait_until
+from lakeshore_fixtures import ServerProc, clean_env, free_port, lakeshore_argv, wait_until
 
 
 def _req(url: str, method: str, path: str, token: str, body: Any = None) -> tuple[int, Any]:
@@ -39,8 +39,10 @@ def _req(url: str, method: str, path: str, token: str, body: Any = None) -> tupl
 
 def test_a_crowd_does_not_stall_the_pool(start_server: Callable[..., ServerProc]) -> None:
     """200 concurrent registrations and claims against a 4-thread pool: every one
-    answers 2xx and /healthz answers meanwhile (the old pool stalled, then 500)."""
-    s = start_server(env={"LAKESHORE_POOL_SIZE": "4"})
+    answers 2xx and /healthz answers meanwhile (the old pool stalled, then 500).
+    Shedding is off: on a busy machine the queue's wait alone would answer some 503."""
+    off = {"LAKESHORE_MAX_PENDING": "0", "LAKESHORE_MAX_QUEUE_SECONDS": "0"}
+    s = start_server(env={"LAKESHORE_POOL_SIZE": "4", **off})
     token = s.admin_token
 
     def one(i: int) -> int:
@@ -70,8 +72,21 @@ def test_a_crowd_does_not_stall_the_pool(start_server: Callable[..., ServerProc]
     assert sum(c["live"] + c["gone"] for c in claims) == 200  # every registration stored
 
 
-def test_first_secret_writes_race_free(start_server: Callable[..., ServerProc]) -> None:
-    s = start_server()
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProc]:
+    """One plain server (SQLite, default settings) for the tests that change nothing
+    another of them reads: its first secret writes, token revocation and admin
+    rotation (the admin token is read from its file at each use), set-org."""
+    s = ServerProc(data_dir=tmp_path_factory.mktemp("plain"), port=free_port()).start()
+    try:
+        yield s
+    finally:
+        s.stop()
+
+
+def test_first_secret_writes_race_free(plain: ServerProc) -> None:
+    """The first secret writes of a server, 16 at once (no other test here writes one)."""
+    s = plain
 
     def put(i: int) -> int:
         body = {"name": f"s{i}", "value": "v"}
@@ -164,8 +179,8 @@ def test_key_rotation_reencrypts_and_old_key_is_refused(
     del admin
 
 
-def test_revoke_expiry_and_admin_rotation(start_server: Callable[..., ServerProc]) -> None:
-    s = start_server()
+def test_revoke_expiry_and_admin_rotation(plain: ServerProc) -> None:
+    s = plain
     admin = s.admin
     t = admin.create_token("default", label="short")
     user = s.client(t)
@@ -204,6 +219,9 @@ def test_files_are_tightened_on_every_start(
 ) -> None:
     data = tmp_path / "loose"
     s = start_server(data_dir=data)
+    # a fresh folder is made tight
+    assert stat.S_IMODE((data / "lakeshore.db").stat().st_mode) == 0o600
+    assert not os.access(data, os.W_OK) or stat.S_IMODE(data.stat().st_mode) == 0o700
     s.stop()
     data.chmod(0o755)
     for name in ("lakeshore.db", "admin.token"):
@@ -213,10 +231,6 @@ def test_files_are_tightened_on_every_start(
     for p in data.iterdir():
         if p.name.startswith("lakeshore.db") or p.name in ("admin.token", "secret.key"):
             assert stat.S_IMODE(p.stat().st_mode) == 0o600, p
-    fresh = tmp_path / "fresh"
-    start_server(data_dir=fresh)
-    assert stat.S_IMODE((fresh / "lakeshore.db").stat().st_mode) == 0o600
-    assert not os.access(fresh, os.W_OK) or stat.S_IMODE(fresh.stat().st_mode) == 0o700
 
 
 def test_unscoped_listings_are_opt_in(start_server: Callable[..., ServerProc]) -> None:
@@ -232,8 +246,8 @@ def test_unscoped_listings_are_opt_in(start_server: Callable[..., ServerProc]) -
     assert [(r["name"], r["namespace"]) for r in listed] == [("from-xb", "xb")]
 
 
-def test_set_org_on_default_from_the_cli(start_server: Callable[..., ServerProc]) -> None:
-    s = start_server()
+def test_set_org_on_default_from_the_cli(plain: ServerProc) -> None:
+    s = plain
     base = [
         *lakeshore_argv(),
         "namespaces",
@@ -261,7 +275,7 @@ def test_a_result_awaited_with_wait_is_answered_as_it_stands_on_shutdown(
 ) -> None:
     """SIGTERM ends ``GET …/work/{id}?wait=`` at once with the item as it stands, as
     held polls are answered at once: the shutdown does not wait out its grace."""
-    s = start_server(env={"LAKESHORE_SHUTDOWN_GRACE_SECONDS": "20"})
+    s = start_server(env={"LAKESHORE_SHUTDOWN_GRACE_SECONDS": "60"})
     item = s.admin.submit_work("nobody-runs-it", "true")
     answers: list[Any] = []
 
@@ -273,7 +287,8 @@ def test_a_result_awaited_with_wait_is_answered_as_it_stands_on_shutdown(
 
     t = threading.Thread(target=waiter, daemon=True)
     t.start()
-    time.sleep(1.0)  # the wait is held by now
+    # the wait is held: in flight beside the scrape that asks
+    assert wait_until(lambda: _gauge(s, "lakeshore_http_requests_in_flight") >= 2, 60)
     assert not answers
     assert s.proc is not None
     started = time.monotonic()
@@ -284,7 +299,18 @@ def test_a_result_awaited_with_wait_is_answered_as_it_stands_on_shutdown(
     t.join(10)
     assert len(answers) == 1 and isinstance(answers[0], dict), answers
     assert (answers[0]["id"], answers[0]["state"]) == (item["id"], "queued")
-    assert took < 15, f"the shutdown waited {took:.1f}s: out the 20 s grace"
+    # waiting out the grace would end with the wait itself, after 50 s
+    assert took < 30, f"the shutdown waited {took:.1f}s: out the 60 s grace"
+
+
+def _gauge(s: ServerProc, name: str) -> float:
+    """A gauge's value as the server's /metrics says now."""
+    req = urllib.request.Request(s.url + "/metrics")
+    req.add_header("Authorization", f"Bearer {s.admin_token}")
+    with urllib.request.urlopen(req, timeout=30) as r:
+        text = r.read().decode()
+    (line,) = [x for x in text.splitlines() if x.startswith(name + " ")]
+    return float(line.split()[-1])
 
 
 def _raw(url: str, request: bytes, n: int, during: Callable[[], None]) -> list[str]:
@@ -359,9 +385,10 @@ def test_every_held_poll_is_answered_503_on_shutdown(
     assert s.proc is not None
     proc = s.proc
 
-    def stop() -> None:
-        time.sleep(3.0)  # every poll is held by now (each takes well under 1 ms)
+    def stop() -> None:  # once every poll is held
+        held = wait_until(lambda: _gauge(s, "lakeshore_long_polls_held") >= 1000, 60)
         proc.send_signal(signal.SIGTERM)
+        assert held, "the 1,000 polls were not all held in 60 s"
 
     statuses = _raw(s.url, request, 1000, stop)
     assert proc.wait(timeout=30) in (0, -signal.SIGTERM)
