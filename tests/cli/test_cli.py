@@ -9,20 +9,18 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_fork import run_module
 
 DREAMLAKE = [sys.executable, "-m", "dreamlake.cli.main"]
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*DREAMLAKE, *args],
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
+    """``python -m dreamlake.cli.main ARGS`` forked from a server with the imports
+    done (``tests/cli_fork.py``): a process of its own, as a subprocess is."""
+    return run_module(
+        DREAMLAKE[-1], args, cwd=cwd, stdin=subprocess.DEVNULL, text=True, timeout=120,
         env=os.environ.copy(),
-    )
+    )  # fmt: skip
 
 
 def test_json_mode_prints_one_document_only(project: Path) -> None:
@@ -182,8 +180,9 @@ def test_interrupt_in_json_mode_still_prints_one_document(project: Path) -> None
     import time
 
     code = (
-        "import time, dreamlake.engine.verbs.status as s;"
-        "s.status = lambda *a, **k: time.sleep(60);"
+        "import sys, time, dreamlake.engine.verbs.status as s;"
+        "s.status = lambda *a, **k: (print('in the verb', file=sys.stderr, flush=True),"
+        " time.sleep(60));"
         "from dreamlake.cli.main import main; raise SystemExit(main())"
     )
     p = subprocess.Popen(
@@ -197,7 +196,11 @@ def test_interrupt_in_json_mode_still_prints_one_document(project: Path) -> None
         # passes SIGINT on ignored, and Python then leaves it ignored
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
-    time.sleep(2.0)
+    # the signal once the verb runs (not after a fixed wait, which a loaded machine outlasts)
+    assert p.stderr is not None
+    deadline = time.monotonic() + 60
+    while p.stderr.readline().strip() != "in the verb":
+        assert time.monotonic() < deadline and p.poll() is None, "the verb never started"
     p.send_signal(signal.SIGINT)
     out, _ = p.communicate(timeout=30)
     assert p.returncode == 1
