@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_fork import run_module
 from dreamlake.cli.entry import lifecycle_request, status_request
 
 
@@ -40,14 +41,13 @@ def test_which_command_lines_take_the_hot_path(
 
 
 def _run(module: str, args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", module, *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
+    """``python -m MODULE ARGS``, forked from a server with the imports done
+    (``tests/cli_fork.py``): what each entry point prints, in a process of its own.
+    What the hot path imports is measured in a fresh interpreter below."""
+    return run_module(
+        module, args, cwd=cwd, text=True, stdin=subprocess.DEVNULL,
         env={"PATH": "/usr/bin:/bin", "HOME": str(cwd), "LAKESHORE_URL": "http://127.0.0.1:9"},
-    )
+    )  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,6 @@
-"""The row CRUD verbs on the ``provider`` group, through the real ``dreamlake``
-executable against a real ``lakeshore serve`` on 127.0.0.1: ``create -f`` (YAML and
+"""The row CRUD verbs on the ``provider`` group, through the ``dreamlake`` console
+script's main (each command a process of its own, ``tests/cli_fork.py``) against a
+real ``lakeshore serve`` on 127.0.0.1: ``create -f`` (YAML and
 JSON), ``show``, ``update`` (deep merge, wholesale replace, immutable launcher),
 ``$secret`` markers, and ``delete`` of a row (soft, asked for like every delete)."""
 
@@ -8,17 +9,15 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_fork import run_module
 from dreamlake.controlplane.client import Client
 from dreamlake.engine.verbs.demo import EmbeddedServer, start_server
 
-EXE = Path(sys.executable).parent / "dreamlake"
-ARGV = [str(EXE)] if EXE.exists() else [sys.executable, "-m", "dreamlake.cli.main"]
 pytestmark = pytest.mark.slow
 
 
@@ -45,15 +44,12 @@ def admin(srv: EmbeddedServer) -> Client:
 
 
 def dl(env: dict[str, str], cwd: Path, *args: str, json_out: bool = True) -> tuple[int, Any]:
-    out = subprocess.run(
-        [*ARGV, *args, *(["--json"] if json_out else [])],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-    )
+    # The console script's main, as a process forked from a server with the imports
+    # done (tests/cli_fork.py): the same process boundary without a fresh interpreter.
+    out = run_module(
+        "dreamlake.cli.entry", [*args, *(["--json"] if json_out else [])], cwd=cwd, env=env,
+        text=True, stdin=subprocess.DEVNULL, timeout=120,
+    )  # fmt: skip
     if not json_out:
         return out.returncode, out.stdout + out.stderr
     return out.returncode, json.loads(out.stdout)

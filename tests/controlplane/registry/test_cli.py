@@ -1,14 +1,50 @@
-"""The real ``lakeshore`` CLI (subprocesses) against a real server."""
+"""The real ``lakeshore`` CLI against a real server, each command a process of its own:
+forked from a server with the imports done (``tests/cli_fork.py``: same exit code,
+streams and environment as the installed script's subprocess), and the installed
+script itself for the ``.dreamrc`` test."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import registry_harness
+from cli_fork import run_module
 from registry_harness import PLAINTEXTS, Server
 
-pytestmark = pytest.mark.slow  # ~40 CLI subprocesses
+pytestmark = pytest.mark.slow  # ~40 CLI runs
+
+
+def _forked_cli(
+    self: Server,
+    *args: str,
+    namespace: str | None = None,
+    token: str | None = None,
+    stdin: str | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """``Server.cli`` (the installed ``lakeshore`` script, whose ``main`` this module's
+    ``__main__`` calls) as a forked process; its output recorded for the leak scan."""
+    proc = run_module(
+        "dreamlake.cli.lakeshore.app",
+        args,
+        env=self.env(namespace, token),
+        input=stdin,
+        stdin=None if stdin is not None else subprocess.DEVNULL,
+        text=True,
+        timeout=60,
+    )
+    registry_harness.record(f"cli {' '.join(args)} stdout", proc.stdout)
+    registry_harness.record(f"cli {' '.join(args)} stderr", proc.stderr)
+    return proc
+
+
+@pytest.fixture(autouse=True)
+def _cli_forked(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setattr(Server, "cli", _forked_cli)
+    yield
 
 
 def _ok(proc) -> str:  # type: ignore[no-untyped-def]
