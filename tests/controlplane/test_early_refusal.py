@@ -240,3 +240,21 @@ def test_a_burst_without_tokens_is_answered_in_full(server: ServerProc) -> None:
             pool.map(lambda _: _exchange(server.port, _post_head(2), b"{}")[0], range(n))
         )
     assert answers == [401] * n
+
+
+def test_nothing_pipelined_after_a_refusal_is_served(server: ServerProc) -> None:
+    token = f"Authorization: Bearer {server.admin_token}"
+    after = b"GET /api/whoami HTTP/1.1\r\nHost: 127.0.0.1\r\n" + token.encode() + b"\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as sock:
+        sock.sendall(_post_head(2) + b"{}" + after)
+        raw = b""
+        while True:
+            try:
+                chunk = sock.recv(65536)
+            except ConnectionResetError:
+                break
+            if not chunk:
+                break
+            raw += chunk
+    assert raw.startswith(b"HTTP/1.1 401 ")
+    assert raw.count(b"HTTP/1.1 ") == 1

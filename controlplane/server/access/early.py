@@ -210,8 +210,10 @@ def refusing(protocol: type, state: Any) -> type:
     refusals = Refusals(state)
 
     class EarlyRefusal(protocol):  # type: ignore[misc,valid-type]
+        refused = False  # this connection's request was refused: nothing more is served
+
         def _start_asgi_task(self, cycle: Any, app: Any) -> None:
-            if self.transport.is_closing():  # a request pipelined after a refusal
+            if self.refused or self.transport.is_closing():  # pipelined after a refusal
                 cycle.response_complete = True
                 return
             scope = cycle.scope
@@ -224,12 +226,13 @@ def refusing(protocol: type, state: Any) -> type:
             # once the response is complete), and closing stops the reading
             cycle.response_complete = True
             cycle.keep_alive = False
+            self.refused = True
             transport = self.transport
-            headers = self.server_state.default_headers
+            server = self.server_state  # its date header, as of the answer
 
             def send() -> None:
                 rid = request_id(scope["headers"])
-                transport.write(answer_401(rid, headers, started))
+                transport.write(answer_401(rid, server.default_headers, started))
                 transport.close()
                 refusals.count(scope, found, started, rid)
 
