@@ -11,6 +11,7 @@ import threading
 import urllib.error
 import urllib.request
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -132,16 +133,18 @@ def test_a_heartbeat_a_poll_and_a_request_show(server: ServerProc, ns: tuple[str
         timeout=15,
     )
 
-    # a long-poll held by the hot path shows while it is held
+    # a long-poll held by the hot path shows while it is held; work for it ends it
     held: list[Any] = []
-    poll = threading.Thread(target=lambda: held.append(client.poll_work(worker, wait=4.0)))
+    poll = threading.Thread(target=lambda: held.append(client.poll_work(worker, wait=50.0)))
     poll.start()
     try:
         assert wait_until(
-            lambda: (_value(_scrape(server), "lakeshore_long_polls_held") or 0) >= 1, 3.0
+            lambda: (_value(_scrape(server), "lakeshore_long_polls_held") or 0) >= 1, 30.0
         )
     finally:
-        poll.join(10)
+        woken = client.submit_work("gpu-box", "true")
+        poll.join(60)
+    assert held and held[0] is not None and held[0]["id"] == woken["id"]
     assert _value(_scrape(server), "lakeshore_long_polls_held") == 0
 
 
@@ -180,9 +183,25 @@ def test_no_label_value_is_an_id_or_a_raw_path(server: ServerProc, ns: tuple[str
     assert "/api/namespaces/{ns}/work/{work_id}" in seen_routes
 
 
-def test_the_probe_port_serves_metrics_without_a_token(start_server: Any) -> None:
+@pytest.fixture(scope="module")
+def probed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServerProc, int]]:
+    """A server with a probe port and a budget of one connection, and its probe port:
+    for the probe port's metrics and for shedding (which leaves it as it found it)."""
     probe = free_port()
-    s = start_server(extra=["--probe-port", str(probe)])
+    s = ServerProc(
+        data_dir=tmp_path_factory.mktemp("probed"),
+        port=free_port(),
+        extra=["--probe-port", str(probe)],
+        env={"LAKESHORE_MAX_CONNECTIONS": "1"},
+    ).start()
+    try:
+        yield s, probe
+    finally:
+        s.stop()
+
+
+def test_the_probe_port_serves_metrics_without_a_token(probed: tuple[ServerProc, int]) -> None:
+    s, probe = probed
     status, kind, body = _get(f"http://127.0.0.1:{probe}/metrics")
     assert status == 200 and kind.startswith("text/plain")
     assert "lakeshore_heartbeats_received_total" in body
@@ -357,13 +376,12 @@ def test_a_launch_tally() -> None:
     assert set(LAUNCH_OUTCOMES) == {"launched", "capacity", "refused", "failed"}
 
 
-def test_shed_503s_are_counted_by_reason(start_server: Any) -> None:
+def test_shed_503s_are_counted_by_reason(probed: tuple[ServerProc, int]) -> None:
     """Beyond the connection budget (one connection, two held open): a 503, counted;
     scraped from the probe port, which is never shed."""
     import socket
 
-    probe = free_port()
-    s = start_server(extra=["--probe-port", str(probe)], env={"LAKESHORE_MAX_CONNECTIONS": "1"})
+    s, probe = probed
     held = [socket.create_connection(("127.0.0.1", s.port)) for _ in range(2)]
     try:
         assert wait_until(lambda: _get(s.url + "/api/whoami", s.admin_token)[0] == 503, 10)
