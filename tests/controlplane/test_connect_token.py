@@ -14,6 +14,8 @@ from dreamlake.engine.verbs.connect import _token
 from dreamlake.engine.world.lakeshore import ControlPlane
 from lakeshore_fixtures import ServerProc, free_port
 
+SHARES_SERVER = True  # its tests keep to names of their own: the session's server
+
 
 def test_minted_token_is_a_daemon_token(server: ServerProc) -> None:
     cp = ControlPlane(url=server.url, token=server.admin_token)

@@ -14,6 +14,8 @@ from dreamlake.controlplane.client import Client, Unreachable
 from dreamlake.controlplane.connection import Exchange, retry_after
 from lakeshore_fixtures import ServerProc
 
+SHARES_SERVER = True  # its tests keep to names of their own: the session's server
+
 
 def _observed(url: str, token: str, keep_alive: bool) -> tuple[Client, list[Exchange]]:
     seen: list[Exchange] = []
@@ -68,8 +70,9 @@ def test_abort_ends_a_held_poll_from_another_thread(server: ServerProc) -> None:
     time.sleep(0.5)
     started = time.monotonic()
     poller.abort()
-    t.join(5)
-    assert not t.is_alive() and time.monotonic() - started < 2 and errors
+    t.join(20)
+    # ended by the abort, well before the poll's own 30 s (slack for a busy machine)
+    assert not t.is_alive() and time.monotonic() - started < 10 and errors
 
 
 @pytest.mark.parametrize(
@@ -96,11 +99,12 @@ def test_without_keep_alive_requests_from_two_threads_run_side_by_side(
     c = Client(server.url, server.admin_token)
     wid = c.register("side-by-side", "i-1")["workerId"]
     got: list[object] = []
-    t = threading.Thread(target=lambda: got.append(c.poll_work(wid, wait=10)))
+    t = threading.Thread(target=lambda: got.append(c.poll_work(wid, wait=40)))
     t.start()
     time.sleep(0.5)
     started = time.monotonic()
     item = c.submit_work("side-by-side", "true")
-    t.join(15)
-    assert time.monotonic() - started < 5
+    t.join(60)
+    # woken by the submit, well before the poll's own 40 s (slack for a busy machine)
+    assert time.monotonic() - started < 15
     assert got and isinstance(got[0], dict) and got[0]["id"] == item["id"]

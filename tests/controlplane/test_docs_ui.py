@@ -9,6 +9,8 @@ import urllib.request
 
 from lakeshore_fixtures import ServerProc
 
+SHARES_SERVER = True  # its tests keep to names of their own: the session's server
+
 
 def _get(server: ServerProc, path: str) -> tuple[int, str, bytes]:
     try:

@@ -21,6 +21,8 @@ from dreamlake.engine.world.lakeshore import (
 )
 from lakeshore_fixtures import ServerProc, free_port
 
+SHARES_SERVER = True  # its tests keep to names of their own: the session's server
+
 
 @pytest.fixture
 def no_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:

@@ -11,6 +11,8 @@ import pytest
 from dreamlake.controlplane.client import ApiFailure, Client
 from lakeshore_fixtures import wait_until
 
+SHARES_SERVER = True  # its tests keep to names of their own: the session's server
+
 
 def live(c: Client, name: str, identity: str | None = None) -> int:
     return int(c.claims(name, identity)["live"])
