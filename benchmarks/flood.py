@@ -6,6 +6,7 @@ token, over and over, for D seconds (default 30). Meanwhile:
 
 * a probe asks ``/healthz`` (and ``/readyz``) back to back: p50 / p99 / max, on the
   main port and on the probe listener's (``--probe-port``, off the event loop);
+* the server's CPU time over the flood (``server_cpu_seconds``, from /proc);
 * N daemons (default 20, each with its own daemon token) register and heartbeat
   every ``--heartbeat`` seconds through the daemon's own client, and a watcher
   reads the provider's claims: whether any live daemon was ever counted gone.
@@ -119,6 +120,15 @@ def flood(
     for p in procs:
         p.join(timeout=30)
     return total
+
+
+def _cpu_seconds(pid: int) -> float:
+    """The process's CPU time so far (user + system), from /proc (0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _probe(url: str, path: str, stop: threading.Event, out: list[float], errors: list[str]) -> None:
@@ -248,8 +258,10 @@ def main() -> None:
             token = Client(url, admin).create_token(
                 "default", label="flood", scope="daemon", provider="flooded", host="flood"
             )
+        cpu_before = _cpu_seconds(proc.pid)
         counts = flood(port, args.connections, args.seconds, args.processes, token)
         wall = time.monotonic() - started
+        server_cpu = _cpu_seconds(proc.pid) - cpu_before
         stop.set()
         for t in threads:
             t.join(timeout=70)
@@ -260,6 +272,7 @@ def main() -> None:
             "seconds": round(wall, 1),
             "body_bytes": BODY_BYTES,
             "flood_responses": counts,
+            "server_cpu_seconds": round(server_cpu, 2),  # the flood's, the probes', the daemons'
             "healthz_ms": _summary(health),
             "readyz_ms": _summary(ready),
             "probe_port_healthz_ms": _summary(side_health),
