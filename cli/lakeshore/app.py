@@ -188,6 +188,9 @@ def serve(
     """Run the control plane (FastAPI under uvicorn); migrate the database first.
     Off loopback it serves HTTPS: with --tls-cert/--tls-key, else with a certificate
     from a CA it makes (its path and fingerprint are printed at start)."""
+    import gc
+
+    gc.disable()  # until the app is built: serving.collect_start_up collects once
     from ..extras import install_line, missing
 
     if gone := missing("server"):

@@ -1,6 +1,6 @@
 """A fresh SQLite database made in one step is what the migrations make of one, and
 a database at every head is left without Alembic (``dbsnapshot.py``; that a start
-imports no Alembic at all: ``test_serve_start_imports.py``)."""
+imports no Alembic at all: ``test_serve_start.py``)."""
 
 from __future__ import annotations
 
