@@ -105,3 +105,41 @@ def test_a_database_part_way_is_migrated_by_alembic(
     schema, heads = _made(tmp_path, part_way_then_on)
     assert heads == migrated[1]
     assert _canonical(schema) == _canonical(migrated[0])
+
+
+@pytest.mark.needs_postgres
+def test_postgres_replicas_starting_together_then_again(
+    postgres: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from dreamlake.controlplane.migrations import sqlite_schema
+
+    url = postgres.new_database()
+    engines = [db.make_engine(url) for _ in range(3)]
+    failed: list[BaseException] = []
+
+    def start(engine: Any) -> None:
+        try:
+            db.run_migrations(engine)
+        except BaseException as exc:
+            failed.append(exc)
+
+    try:
+        threads = [threading.Thread(target=start, args=(e,)) for e in engines]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        assert failed == []
+        with engines[0].connect() as conn:
+            assert dbsnapshot.stamped_heads(conn) == set(sqlite_schema.HEADS)
+
+        def no_alembic(engine: Any) -> None:
+            raise AssertionError("a database at every head reached Alembic")
+
+        monkeypatch.setattr(db, "upgrade_with_alembic", no_alembic)
+        db.run_migrations(engines[1])
+    finally:
+        for engine in engines:
+            engine.dispose()
