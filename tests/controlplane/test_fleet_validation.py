@@ -12,6 +12,8 @@ from typing import Any
 from lakeshore_fixtures import ServerProc
 from test_lakeshore_api import raw
 
+SHARES_SERVER = True  # its tests keep to names of their own: the session's server
+
 
 def _ns(server: ServerProc) -> tuple[str, str]:
     name = f"v-{secrets.token_hex(4)}"

@@ -18,6 +18,8 @@ from urllib.parse import urlparse
 from dreamlake.controlplane.client import Client
 from lakeshore_fixtures import ServerProc, wait_until
 
+SHARES_SERVER = True  # its tests keep to names of their own: the session's server
+
 
 def _http(
     server: ServerProc, token: str, method: str, path: str, body: bytes | None = None

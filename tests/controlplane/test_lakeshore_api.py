@@ -16,6 +16,8 @@ import pytest
 from dreamlake.controlplane.client import ApiFailure, Client, Unreachable
 from lakeshore_fixtures import LIVE_SECONDS, ServerProc, clean_env, lakeshore_argv, wait_until
 
+SHARES_SERVER = True  # its tests keep to names of their own: the session's server
+
 
 def raw(
     server: ServerProc,

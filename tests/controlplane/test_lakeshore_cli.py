@@ -20,6 +20,8 @@ from lakeshore_fixtures import (
     wait_until,
 )
 
+SHARES_SERVER = True  # its tests keep to names of their own: the session's server
+
 pytestmark = pytest.mark.slow
 
 

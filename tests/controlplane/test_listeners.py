@@ -79,8 +79,10 @@ def test_the_number_of_listeners_is_a_setting(monkeypatch: pytest.MonkeyPatch) -
     assert Settings.from_env().listeners == 1
 
 
-def test_the_server_listens_with_the_group(start_server: Callable[..., ServerProc]) -> None:
-    server = start_server()
+def test_the_server_listens_with_the_group(
+    start_server: Callable[..., ServerProc], shared_server_sqlite: ServerProc
+) -> None:
+    server = shared_server_sqlite  # default settings
     assert _listening_on(server.port) == DEFAULT_LISTENERS
     assert server.admin.healthz()["status"] == "ok"
     one = start_server(env={"LAKESHORE_LISTENERS": "1"})

@@ -11,6 +11,8 @@ from pathlib import Path
 
 from lakeshore_fixtures import NymphProc, ServerProc, wait_until
 
+SHARES_SERVER = True  # its tests keep to names of their own: the session's server
+
 
 def _json_lines(text: str) -> list[dict]:  # type: ignore[type-arg]
     out = []
