@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+import secrets
 import ssl
 import stat
 import subprocess
@@ -284,21 +285,17 @@ def test_people_keep_bearer_tokens_over_the_same_port(setup: Setup) -> None:
     assert refused.value.status == 401
 
 
-def test_a_plain_server_signs_nothing(tmp_path: Path) -> None:
-    from lakeshore_fixtures import ServerProc, free_port
-
-    server = ServerProc(data_dir=tmp_path / "plain", port=free_port()).start()
-    try:
-        server.admin.create_namespace("certs-h")
-        token = server.admin.create_token("certs-h", scope="bootstrap", provider="lab")
-        client = Client(server.url, token, namespace="certs-h")
-        with pytest.raises(ApiFailure) as refused:
-            client.request(
-                "POST", "/api/namespaces/certs-h/daemon-certs", {"csr": KeyPair().csr_pem("x")}
-            )
-        assert refused.value.status == 409
-    finally:
-        server.stop()
+def test_a_plain_server_signs_nothing(shared_server_sqlite: Any) -> None:
+    server = shared_server_sqlite  # plain HTTP, default settings
+    ns = f"certs-h-{secrets.token_hex(3)}"
+    server.admin.create_namespace(ns)
+    token = server.admin.create_token(ns, scope="bootstrap", provider="lab")
+    client = Client(server.url, token, namespace=ns)
+    with pytest.raises(ApiFailure) as refused:
+        client.request(
+            "POST", f"/api/namespaces/{ns}/daemon-certs", {"csr": KeyPair().csr_pem("x")}
+        )
+    assert refused.value.status == 409
 
 
 def test_the_keypair_is_one_ssl_loads(tmp_path: Path) -> None:
