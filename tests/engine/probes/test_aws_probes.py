@@ -9,9 +9,11 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from aws_api import MOTO_SERVER, start_moto, stop
 from dreamlake.engine.probes import decided_value, run_probes
 from dreamlake.engine.world.paths import ProviderPaths
 
@@ -44,6 +46,21 @@ def _ec2(url: str, region: str):  # type: ignore[no-untyped-def]
         aws_access_key_id="testing",
         aws_secret_access_key="testing",
     )
+
+
+@pytest.fixture(scope="module")
+def moto_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """moto's server in its own process for this module (not the conftest's, in this
+    one): the probe's deadline then measures the probe, not the test process's threads
+    waiting on each other; and each region it builds holds moto's base images only
+    (aws_api.base_images), so ``all`` builds every region there is in seconds."""
+    if not MOTO_SERVER.is_file():
+        pytest.skip(f"needs moto's server at {MOTO_SERVER} (pip install 'moto[server]')")
+    proc, url = start_moto(tmp_path_factory.mktemp("moto") / "moto.log")
+    try:
+        yield url
+    finally:
+        stop(proc)
 
 
 @pytest.fixture(scope="module")
