@@ -1,6 +1,6 @@
 """A next action never repeats a failure. Every error kind the engine can return is
 catalogued here; the ones this machine can reach are driven through the real CLI
-(``dreamlake provider … --json`` in a subprocess, a real control plane on 127.0.0.1
+(``dreamlake provider … --json`` in a process of its own, a real control plane on 127.0.0.1
 where one is needed), and their next action is followed once: the same error again
 from the same inputs is a failure, and so is a next action that is the very command
 that just failed.
@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_fork import run_module
 from dreamlake.engine.contract.errors import RemoteError
 from dreamlake.engine.verbs.connect import connect
 from dreamlake.engine.verbs.demo import EmbeddedServer, start_server
@@ -31,6 +32,10 @@ from dreamlake.engine.verbs.demo import EmbeddedServer, start_server
 ENGINE = Path(__file__).resolve().parents[3] / "engine"
 BIN = Path(sys.executable).parent
 DREAMLAKE = BIN / "dreamlake"
+SCRIPTS = {"dreamlake": "dreamlake.cli.entry", "lakeshore": "dreamlake.cli.lakeshore.app"}
+"""The console scripts' modules: each command line an agent runs is a process of its
+own running the script's ``main``, forked from a server with the imports done
+(``tests/cli_fork.py``) rather than a fresh interpreter each time."""
 
 DRIVEN = {
     "adopt_syntax",
@@ -148,16 +153,23 @@ class World:
         exe = str(BIN / argv[0]) if (BIN / argv[0]).is_file() else argv[0]
         if argv[0] == "dreamlake" and "--help" not in argv:
             argv = [*argv, "--json"]
-        proc = subprocess.run(
-            [exe, *argv[1:]],
-            cwd=self.project,
-            env=self.env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
+        if argv[0] in SCRIPTS and exe == str(BIN / argv[0]):
+            # the console script's main, forked from a server with the imports done
+            proc = run_module(
+                SCRIPTS[argv[0]], argv[1:], cwd=self.project, env=self.env,
+                stdin=subprocess.DEVNULL, text=True, timeout=300,
+            )  # fmt: skip
+        else:
+            proc = subprocess.run(
+                [exe, *argv[1:]],
+                cwd=self.project,
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=False,
+            )
         try:
             return proc.returncode, json.loads(proc.stdout)
         except ValueError:
