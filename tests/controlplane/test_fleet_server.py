@@ -288,7 +288,7 @@ def test_a_result_awaited_with_wait_is_answered_as_it_stands_on_shutdown(
     t = threading.Thread(target=waiter, daemon=True)
     t.start()
     # the wait is held: in flight beside the scrape that asks
-    assert wait_until(lambda: _gauge(s, "lakeshore_http_requests_in_flight") >= 2, 60)
+    assert wait_until(lambda: _gauge(s, "lakeshore_http_requests_in_flight") >= 2, 60, 0.5)
     assert not answers
     assert s.proc is not None
     started = time.monotonic()
@@ -386,7 +386,7 @@ def test_every_held_poll_is_answered_503_on_shutdown(
     proc = s.proc
 
     def stop() -> None:  # once every poll is held
-        held = wait_until(lambda: _gauge(s, "lakeshore_long_polls_held") >= 1000, 60)
+        held = wait_until(lambda: _gauge(s, "lakeshore_long_polls_held") >= 1000, 60, 0.5)
         proc.send_signal(signal.SIGTERM)
         assert held, "the 1,000 polls were not all held in 60 s"
 
