@@ -12,9 +12,11 @@ when the child ends (a signal's death as -N, as subprocess reports it).
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import json
 import os
+import signal
 import socket
 import sys
 
@@ -67,8 +69,7 @@ PREIMPORT = (
 
 def child(request: dict, fds: list[int], sock: socket.socket) -> None:  # type: ignore[type-arg]
     """In the forked child: become ``python -m MODULE ARGS`` run from ``cwd`` with
-    ``env``. Returns only by raising (SystemExit or the command's own exception),
-    which ends this process the way the interpreter ends one."""
+    ``env``, and end as that process would. Never returns."""
     import runpy
 
     sock.close()
@@ -80,8 +81,42 @@ def child(request: dict, fds: list[int], sock: socket.socket) -> None:  # type: 
     os.environ.update(request["env"])
     sys.path[0] = request["cwd"]  # -m puts the working folder first
     sys.argv = [request["module"], *request["argv"]]
-    runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
-    raise SystemExit(0)
+    try:
+        runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
+        code: object = 0
+    except SystemExit as exc:
+        code = exc.code
+    except BaseException as exc:
+        sys.excepthook(type(exc), exc, exc.__traceback__)
+        code = -signal.SIGINT if isinstance(exc, KeyboardInterrupt) else 1
+    _exit(code)
+
+
+def _exit(code: object) -> None:
+    """End the child as the interpreter ends: threads joined, atexit handlers run,
+    a non-integer exit code printed, the streams flushed; then ``os._exit``, which
+    skips tearing down the server's modules (nothing a command can see)."""
+    import atexit
+    import threading
+
+    threading._shutdown()  # type: ignore[attr-defined]
+    atexit._run_exitfuncs()
+    if code is None:
+        rc = 0
+    elif isinstance(code, int):
+        rc = code
+    else:
+        print(code, file=sys.stderr)
+        rc = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            rc = 120
+    if rc == -signal.SIGINT:  # an uncaught KeyboardInterrupt: die of the signal
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+    os._exit(rc & 0xFF)
 
 
 def serve(sock: socket.socket) -> None:
@@ -104,7 +139,11 @@ def serve(sock: socket.socket) -> None:
         for fd in fds:
             os.close(fd)
         sock.sendall(json.dumps({"pid": pid}).encode() + b"\n")
-        _, status = os.waitpid(pid, 0)
+        _, status, usage = os.wait4(pid, 0)
+        if log := os.environ.get("CLI_FORK_LOG"):  # where the children's CPU went
+            with open(log, "a", errors="backslashreplace") as fh:
+                cpu = usage.ru_utime + usage.ru_stime
+                fh.write(f"{cpu:.3f} {request['module']} {' '.join(request['argv'])[:200]}\n")
         sock.sendall(json.dumps({"rc": os.waitstatus_to_exitcode(status)}).encode() + b"\n")
 
 
@@ -114,6 +153,10 @@ def main() -> None:
     for name in PREIMPORT:
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
+    # What the imports made is left out of every child's collections: a child's
+    # collector walks (and so copies) only what the command itself makes.
+    gc.collect()
+    gc.freeze()
     serve(sock)
 
 
