@@ -14,6 +14,8 @@ from typing import Any
 from lakeshore_fixtures import ServerProc
 from test_lakeshore_api import raw
 
+SHARES_SERVER = True  # its tests keep to orgs of their own and repair the rows they poison
+
 SURROGATE = "\\udcff"  # as the JSON text carries it: a lone low surrogate
 
 

@@ -22,6 +22,8 @@ from dreamlake.controlplane.launchers.errors import LaunchRejected
 from dreamlake.controlplane.registry.server_files import FILE_KWARGS, server_file_fields
 from sshd import skip_reason, start_sshd
 
+SHARES_SERVER = True  # its tests keep to namespaces of their own: the session's server
+
 BASE: dict[str, dict[str, Any]] = {
     "EC2": {"region": "us-east-1"},
     "GCE": {"project": "p", "zone": "z"},
