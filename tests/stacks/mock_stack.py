@@ -11,8 +11,8 @@ args but their ``region`` (``us-east-1``, ``eu-west-1``) in one stack; ``stack:S
 one component (``gpu``) of the config as its args but its ``cluster_name``, in the
 stack named ``S``. Output: ``{"resources": [{urn, type, name, parent, custom,
 inputs}], "outputs": {...}, "error": null}`` per scenario. The SDK keeps its
-runtime settings in globals, so the tests run this in a child process (one per
-vendor, each scenario with fresh mocks).
+runtime settings in globals, so the tests run this in child processes (vendors
+sharing a provider SDK in one; each scenario with fresh mocks).
 
 The mocks stand in for the cloud APIs (NAMED here as a test double): they echo
 the inputs back and add the few computed attributes the programs read

@@ -96,14 +96,23 @@ def _key(vendor: str, config: dict[str, Any], mode: str) -> str:
     return json.dumps([vendor, config, mode], sort_keys=True)
 
 
+# The vendors whose programs run in one child process: those sharing a provider SDK
+# import it once (every scenario still gets fresh mocks); the two children run side
+# by side.
+PROCESSES = (("ec2", "kube"), ("local", "gce"))
+
+
 @pytest.fixture(scope="module")
 def mocked() -> dict[str, dict[str, Any]]:
-    """Every scenario's result: one child process per vendor, run side by side."""
+    """Every scenario's result: two child processes (``PROCESSES``), run side by side."""
+    assert sorted(v for group in PROCESSES for v in group) == sorted(VENDORS)
     procs = {}
-    for vendor in VENDORS:
-        if any(find_spec(m) is None for m in SDKS[vendor]):
+    for group in PROCESSES:
+        vendors = [v for v in group if all(find_spec(m) is not None for m in SDKS[v])]
+        batch = [s for s in SCENARIOS if s[0] in vendors]
+        if not batch:
             continue
-        batch = [s for s in SCENARIOS if s[0] == vendor]
+        vendor = "+".join(vendors)
         procs[vendor] = (
             batch,
             subprocess.Popen(
