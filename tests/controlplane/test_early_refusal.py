@@ -258,3 +258,46 @@ def test_nothing_pipelined_after_a_refusal_is_served(server: ServerProc) -> None
             raw += chunk
     assert raw.startswith(b"HTTP/1.1 401 ")
     assert raw.count(b"HTTP/1.1 ") == 1
+
+
+def test_a_token_already_refused_is_refused_alike(server: ServerProc) -> None:
+    made_up = "Authorization: Bearer lks_made-up-for-this-test"
+    # the first time the gate looks it up; from then on it is refused from memory,
+    # here before the body is read: the same answer either way
+    first = _exchange(server.port, _post_head(2, made_up, "X-Request-ID: r-1"), b"{}")
+    again = _exchange(server.port, _post_head(2, made_up, "X-Request-ID: r-2"), b"{}")
+    assert first[0] == again[0] == 401
+    assert json.loads(again[2]) == {**json.loads(first[2]), "instance": "r-2"}
+    assert json.loads(again[2])["detail"] != early.MISSING_TOKEN
+    same = {"date", "server-timing", "x-request-id"}
+    assert [k for k in again[1] if k not in same] == [k for k in first[1] if k not in same]
+    assert again[1]["connection"] == "close"
+
+
+def test_refused_reads_the_servers_memory_of_refused_tokens() -> None:
+    from types import SimpleNamespace
+
+    from dreamlake.controlplane.server.access import scopes
+    from dreamlake.controlplane.server.access.tokens import hash_token
+    from dreamlake.controlplane.server.deps import refused_of
+    from dreamlake.controlplane.server.errors import ApiError
+
+    rules = scopes.rules_for([(frozenset({"POST"}), scopes.NS + "/tokens")])
+    state = SimpleNamespace(route_rules=rules)
+    refusals = early.Refusals(state)
+
+    def scope(*headers: tuple[bytes, bytes]) -> dict[str, object]:
+        return {
+            "method": "POST",
+            "path": NS_PATH,
+            "headers": [(b"content-length", b"2"), *headers],
+            "state": {},
+        }
+
+    gone = ApiError(401, "unauthorized", "unknown or revoked token")
+    refused_of(state).add(hash_token("gone"), gone)
+    assert refusals.refused(scope((b"authorization", b"Bearer fine"))) is None
+    found = refusals.refused(scope((b"authorization", b"Bearer gone")))
+    assert found is not None and (found[1].status, found[1].detail) == (401, gone.detail)
+    found = refusals.refused(scope())
+    assert found is not None and found[1].detail == early.MISSING_TOKEN

@@ -1,8 +1,10 @@
 """Refuse a request that carries a body and no credential from its headers alone.
 
 A ``POST`` (or any request with a body) to a route that needs a token, sent with
-no ``Authorization: Bearer`` header and no client certificate, is answered 401 by
-the connection's protocol as soon as its headers are parsed: no ASGI task, no
+no ``Authorization: Bearer`` header and no client certificate (or with a token the
+server has already refused: unknown, revoked or expired, which the gate too
+refuses from memory), is answered 401 by the connection's protocol as soon as its
+headers are parsed: no ASGI task, no
 middleware, not a byte of its body kept, and the connection closed after the
 answer so the rest of the body is never read (the kernel drops it). The answer
 is the one :class:`~.gate.Gate` gives (a problem, ``WWW-Authenticate: Bearer``,
@@ -30,22 +32,28 @@ session route, a request without a body) goes on to the app as before, unpaced.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import time
 from collections import deque
+from http import HTTPStatus
 from typing import Any
 
+from ..deps import refused_of
+from ..errors import ApiError
 from ..identity.peer import peer_digest
 from ..limits import body_length
 from ..metrics.registry import refusal_reason
 from ..problem import PROBLEM_JSON, problem
 from ..requestlog import REQUEST_ID, _record, request_id
 from . import scopes
+from .tokens import hash_token
 
 Scope = dict[str, Any]
 MISSING_TOKEN = "missing bearer token (Authorization: Bearer <token>)"
 """The gate's sentence for a request without a bearer token (``gate.py``)."""
+MISSING = ApiError(401, "unauthorized", MISSING_TOKEN)
 
 PACE = 20
 """Refusals answered a second at most (and this many at once after a quiet second)."""
@@ -61,24 +69,26 @@ def carries_body(scope: Scope) -> bool:
     return body_length(scope) != 0
 
 
-def has_credential(scope: Scope) -> bool:
-    """Whether the request names a credential the gate would have to check: any
-    ``Authorization`` header with a bearer token, or a client certificate."""
+def bearer(scope: Scope) -> str | None:
+    """The request's bearer token ("" when it names none: no ``Authorization:
+    Bearer <token>`` and no client certificate); None for a client certificate,
+    which the gate checks."""
     for key, value in scope.get("headers", ()):
         if key == b"authorization":
             scheme, _, token = bytes(value).decode("latin-1").partition(" ")
-            return scheme.lower() == "bearer" and bool(token.strip())
-    return peer_digest(scope) is not None
+            return token.strip() if scheme.lower() == "bearer" else ""
+    return None if peer_digest(scope) is not None else ""
 
 
-def _problem_parts() -> tuple[bytes, bytes]:
-    """The gate's 401 problem body, encoded as a JSON response encodes it, split
-    where the request's id goes."""
+@functools.lru_cache(maxsize=32)
+def _problem_parts(status: int, error: str, detail: str) -> tuple[bytes, bytes]:
+    """The gate's problem body, encoded as a JSON response encodes it, split where
+    the request's id goes."""
     mark = "@request-id@"
     token = REQUEST_ID.set(mark)
     try:
         body = json.dumps(
-            problem(401, "unauthorized", MISSING_TOKEN),
+            problem(status, error, detail),
             ensure_ascii=False,
             allow_nan=False,
             separators=(",", ":"),
@@ -89,22 +99,25 @@ def _problem_parts() -> tuple[bytes, bytes]:
     return before, after
 
 
-_BEFORE, _AFTER = _problem_parts()
-
-
-def answer_401(rid: str, default_headers: list[tuple[bytes, bytes]], started: float) -> bytes:
-    """The gate's 401 for the request whose id is ``rid``, as the bytes of a whole
-    HTTP/1.1 response (the id, :func:`~..requestlog.request_id`'s, is the problem's
-    ``instance``: only ever ``A-Z a-z 0-9 . _ : - @``, nothing JSON escapes)."""
+def answer(
+    why: ApiError, rid: str, default_headers: list[tuple[bytes, bytes]], started: float
+) -> bytes:
+    """The gate's answer ``why`` for the request whose id is ``rid``, as the bytes of
+    a whole HTTP/1.1 response (the id, :func:`~..requestlog.request_id`'s, is the
+    problem's ``instance``: only ever ``A-Z a-z 0-9 . _ : - @``, nothing JSON
+    escapes)."""
+    before, after = _problem_parts(why.status, why.error, str(why.detail))
     raw = rid.encode("latin-1")
-    body = _BEFORE + raw + _AFTER
+    body = before + raw + after
     took = (time.perf_counter() - started) * 1000
     head = b"".join(name + b": " + value + b"\r\n" for name, value in default_headers)
+    challenge = b"www-authenticate: Bearer\r\n" if why.status == 401 else b""
     return b"".join(
         (
-            b"HTTP/1.1 401 Unauthorized\r\n",
+            f"HTTP/1.1 {why.status} {HTTPStatus(why.status).phrase}\r\n".encode(),
             head,
-            b"www-authenticate: Bearer\r\nconnection: close\r\ncontent-length: ",
+            challenge,
+            b"connection: close\r\ncontent-length: ",
             str(len(body)).encode(),
             b"\r\ncontent-type: " + PROBLEM_JSON.encode(),
             b"\r\nserver-timing: app;dur=" + f"{took:.2f}".encode(),
@@ -123,8 +136,8 @@ class Refusals:
     def __init__(self, state: Any, pace: float = PACE, hold: int = HOLD_AT_MOST) -> None:
         self.state = state
         self.matches: dict[tuple[str, str], scopes.Match] = {}
-        self.timers: dict[tuple[str, str], Any] = {}
-        self.refusals: Any = None
+        self.timers: dict[tuple[str, str, str], Any] = {}
+        self.refusals: dict[str, Any] = {}
         self.pace = pace
         self.hold = hold
         self.tokens = float(pace)
@@ -165,14 +178,28 @@ class Refusals:
             send()
         self._schedule()
 
-    def refused(self, scope: Scope) -> scopes.Match | None:
-        """The route a request asks for when it must be refused 401 before its body
-        is read (it carries one, names no credential, and the route needs a token);
-        None when it goes on to the app (so does everything before the app's route
-        table, ``state.route_rules``, is built)."""
+    def refused(self, scope: Scope) -> tuple[scopes.Match, ApiError] | None:
+        """The route a request asks for and the gate's refusal, when it must be
+        refused before its body is read: it carries one, the route needs a token,
+        and it names none (or one the server already refused: unknown, revoked or
+        expired, :class:`~..deps.RefusedTokens`). None when it goes on to the app
+        (so does everything before the app's route table, ``state.route_rules``,
+        is built)."""
         rules = getattr(self.state, "route_rules", None)
-        if rules is None or not carries_body(scope) or has_credential(scope):
+        if rules is None or not carries_body(scope):
             return None
+        token = bearer(scope)
+        if token is None:
+            return None
+        if token:  # refused before: the gate would answer from memory too
+            try:
+                refused_of(self.state).check(hash_token(token))
+            except ApiError as exc:
+                why = exc
+            else:
+                return None
+        else:
+            why = MISSING
         key = (scope["method"], scope["path"])
         found = self.matches.get(key)
         if found is None:
@@ -180,26 +207,30 @@ class Refusals:
             if len(self.matches) >= self.BOUND:
                 self.matches.clear()
             self.matches[key] = found
-        return None if found.need in ("public", "session") else found
+        return None if found.need in ("public", "session") else (found, why)
 
-    def count(self, scope: Scope, found: scopes.Match, started: float, rid: str) -> None:
+    def count(
+        self, scope: Scope, found: scopes.Match, why: ApiError, started: float, rid: str
+    ) -> None:
         """Count and log the refusal as the middlewares would have."""
         seconds = time.perf_counter() - started
         metrics = getattr(self.state, "metrics", None)
         if metrics is not None:
             from ..metrics.middleware import METHODS, UNMATCHED
 
-            if self.refusals is None:
-                self.refusals = metrics.token_refusals.labels(refusal_reason(401, MISSING_TOKEN))
-            self.refusals.inc()
+            reason = refusal_reason(why.status, str(why.detail))
+            counter = self.refusals.get(reason)
+            if counter is None:
+                counter = self.refusals[reason] = metrics.token_refusals.labels(reason)
+            counter.inc()
             method = scope["method"] if scope["method"] in METHODS else "other"
-            key = (method, found.template or UNMATCHED)
+            key = (method, found.template or UNMATCHED, f"{why.status // 100}xx")
             timer = self.timers.get(key)
             if timer is None:
-                timer = self.timers[key] = metrics.request_seconds.labels(*key, "4xx")
+                timer = self.timers[key] = metrics.request_seconds.labels(*key)
             timer.observe(seconds)
         if _access_log.isEnabledFor(logging.INFO):
-            _record(scope, 401, seconds, rid)
+            _record(scope, why.status, seconds, rid)
 
 
 def refusing(protocol: type, state: Any) -> type:
@@ -217,8 +248,8 @@ def refusing(protocol: type, state: Any) -> type:
                 cycle.response_complete = True
                 return
             scope = cycle.scope
-            found = refusals.refused(scope)
-            if found is None:
+            refusal = refusals.refused(scope)
+            if refusal is None:
                 super()._start_asgi_task(cycle, app)
                 return
             started = time.perf_counter()
@@ -232,9 +263,9 @@ def refusing(protocol: type, state: Any) -> type:
 
             def send() -> None:
                 rid = request_id(scope["headers"])
-                transport.write(answer_401(rid, server.default_headers, started))
+                transport.write(answer(refusal[1], rid, server.default_headers, started))
                 transport.close()
-                refusals.count(scope, found, started, rid)
+                refusals.count(scope, *refusal, started, rid)
 
             refusals.answer(send, transport)
 
