@@ -344,10 +344,10 @@ def test_an_installed_daemon_enrolls_with_its_bootstrap_token(setup: Setup, tmp_
         def live() -> bool:
             return any(w["providerName"] == "lab" for w in admin.workers("lab"))
 
-        assert wait_until(live, 60), (tmp_path / "nymph.log").read_text()
+        assert wait_until(live, 120), (tmp_path / "nymph.log").read_text()
         assert stat.S_IMODE((folder / "daemon.pem").stat().st_mode) == 0o600
         item = admin.submit_work("lab", "echo by-certificate", queue="q")
-        done = admin.get_work(item["id"], wait=30)
+        done = admin.get_work(item["id"], wait=60)
         assert done["state"] == "succeeded", (done, (tmp_path / "nymph.log").read_text())
         assert "got a client certificate" in (tmp_path / "nymph.log").read_text()
     finally:

@@ -74,7 +74,7 @@ def test_a_real_nymph_registers_with_its_identity(
     ns, c = fresh_namespace
     assert c.token
     start_nymph(c.url, c.token, provider="idp", namespace=ns, extra=["--identity", "prv-z"])
-    assert wait_until(lambda: live(c, "idp", "prv-z") == 1, timeout=30)
+    assert wait_until(lambda: live(c, "idp", "prv-z") == 1, timeout=90)
     assert live(c, "idp", "prv-other") == 0
     (w,) = c.workers("idp")
     assert w["identity"] == "prv-z"

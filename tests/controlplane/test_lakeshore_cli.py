@@ -50,7 +50,7 @@ def test_serve_defaults_to_the_user_data_dir(
     log.close()
     try:
         data = xdg / "lakeshore"
-        assert wait_until(lambda: (data / "admin.token").is_file(), 60), (
+        assert wait_until(lambda: (data / "admin.token").is_file(), 180), (
             tmp_path / "serve.log"
         ).read_text()
         assert (data / "lakeshore.db").is_file()
@@ -63,7 +63,7 @@ def test_serve_defaults_to_the_user_data_dir(
         monkeypatch.setenv("LAKESHORE_URL", f"http://127.0.0.1:{port}")
         cp = resolve_control_plane(tmp_path)
         assert cp.token == (data / "admin.token").read_text().strip()
-        assert wait_until(lambda: fetch_claims(cp, "anything") is not None, 30)
+        assert wait_until(lambda: fetch_claims(cp, "anything") is not None, 90)
         assert "listening on http://127.0.0.1:" in (tmp_path / "serve.log").read_text()
     finally:
         proc.terminate()
@@ -99,16 +99,16 @@ def test_claims_and_work_commands(
     out = run_cli("claims", "cli-lab", *common)
     assert out.returncode == 0 and out.stdout.startswith("0 live, 0 gone")
     n = start_nymph(server.url, server.admin_token, provider="cli-lab", instance_id="box-1")
-    assert wait_until(lambda: server.admin.claims("cli-lab")["live"] == 1, 30), n.log()
+    assert wait_until(lambda: server.admin.claims("cli-lab")["live"] == 1, 90), n.log()
     out = run_cli("claims", "cli-lab", "--json", *common)
     assert json.loads(out.stdout)["instances"][0]["instanceId"] == "box-1"
     out = run_cli("claims", "cli-lab", *common)
     assert "box-1" in out.stdout and "queues: gpu, cpu" in out.stdout
 
-    ok = run_cli("work", "submit", "cli-lab", "echo hello", "--wait", "30", *common)
+    ok = run_cli("work", "submit", "cli-lab", "echo hello", "--wait", "60", *common)
     assert ok.returncode == 0, ok.stderr + n.log()
     assert "succeeded" in ok.stdout and "hello" in ok.stdout
-    bad = run_cli("work", "submit", "cli-lab", "exit 4", "--wait", "30", "--json", *common)
+    bad = run_cli("work", "submit", "cli-lab", "exit 4", "--wait", "60", "--json", *common)
     assert bad.returncode == 1
     assert json.loads(bad.stdout)["exitCode"] == 4
     shown = run_cli("work", "show", json.loads(bad.stdout)["id"], *common)

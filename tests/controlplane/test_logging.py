@@ -34,7 +34,7 @@ def test_access_log_as_json_lines(start_server: Callable[..., ServerProc]) -> No
     with urllib.request.urlopen(s.url + "/healthz", timeout=5) as r:
         made = r.headers["X-Request-ID"]
         assert r.status == 200 and len(made) == 32  # none sent: one is made
-    assert wait_until(lambda: made in s.log_tail(), 10), s.log_tail()
+    assert wait_until(lambda: made in s.log_tail(), 60), s.log_tail()
     access = [r for r in _json_lines(s.log_tail()) if r["logger"] == "lakeshore.access"]
     (mine,) = [r for r in access if r["requestId"] == "trace-42.a"]
     assert mine["method"] == "GET" and mine["status"] == 200
@@ -70,7 +70,7 @@ def test_nymph_logs_json_lines(server: ServerProc, start_nymph: Callable[..., Ny
     n = start_nymph(
         server.url, server.admin_token, provider="logjson", extra=["--log-format", "json"]
     )
-    assert wait_until(lambda: "connected to" in n.log(), 20), n.log()
+    assert wait_until(lambda: "connected to" in n.log(), 90), n.log()
     n.terminate()
     records = _json_lines(n.log())
     assert records and all(r["logger"] == "nymph" for r in records)
@@ -81,7 +81,7 @@ def test_nymph_text_log_keeps_its_line_format(
     server: ServerProc, start_nymph: Callable[..., NymphProc]
 ) -> None:
     n = start_nymph(server.url, server.admin_token, provider="logtext")
-    assert wait_until(lambda: "connected to" in n.log(), 20), n.log()
+    assert wait_until(lambda: "connected to" in n.log(), 90), n.log()
     n.terminate()
     line = next(x for x in n.log().splitlines() if "connected to" in x)
     assert line.split(" ", 2)[1] == "nymph:" and line[:4].isdigit()
