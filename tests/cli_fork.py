@@ -139,9 +139,9 @@ def run_module(
         rc = int(_recv_line(sock)["rc"])
     stdout: Any = out
     stderr: Any = err
-    if text:
-        stdout = out.decode(errors="strict")
-        stderr = err.decode(errors="strict")
+    if text:  # as subprocess decodes: strict, universal newlines
+        stdout = out.decode().replace("\r\n", "\n").replace("\r", "\n")
+        stderr = err.decode().replace("\r\n", "\n").replace("\r", "\n")
     cmd = [sys.executable, "-m", module, *args]
     if timed_out:
         raise subprocess.TimeoutExpired(cmd, timeout or 0, output=stdout, stderr=stderr)
