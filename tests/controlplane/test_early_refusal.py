@@ -301,3 +301,9 @@ def test_refused_reads_the_servers_memory_of_refused_tokens() -> None:
     assert found is not None and (found[1].status, found[1].detail) == (401, gone.detail)
     found = refusals.refused(scope())
     assert found is not None and found[1].detail == early.MISSING_TOKEN
+
+
+def test_the_docs_state_the_pace() -> None:
+    text = (Path(__file__).resolve().parents[2] / "docs" / "controlplane.md").read_text()
+    assert f"at most {early.PACE} a second are answered ({early.PACE} at once" in text
+    assert f"up to {early.HOLD_AT_MOST:,} held" in text
