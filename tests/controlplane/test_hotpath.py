@@ -11,6 +11,7 @@ import json
 import socket
 import threading
 import time
+import urllib.request
 import uuid
 from typing import Any
 from urllib.parse import urlparse
@@ -34,6 +35,16 @@ def _http(
     data = resp.read()
     conn.close()
     return resp.status, {k.lower(): v for k, v in resp.getheaders()}, json.loads(data or b"null")
+
+
+def _held(server: ServerProc) -> float:
+    """``lakeshore_long_polls_held`` as the server says now."""
+    req = urllib.request.Request(server.url + "/metrics")
+    req.add_header("Authorization", f"Bearer {server.admin_token}")
+    with urllib.request.urlopen(req, timeout=30) as r:
+        text = r.read().decode()
+    (line,) = [x for x in text.splitlines() if x.startswith("lakeshore_long_polls_held ")]
+    return float(line.split()[-1])
 
 
 def _worker(c: Client, provider: str = "lab") -> tuple[str, str]:
@@ -151,14 +162,15 @@ def test_a_daemon_that_went_away_claims_nothing(
     assert c.token
     _wid, base = _worker(c)
     url = urlparse(server.url)
+    before = _held(server)
     sock = socket.create_connection((url.hostname or "127.0.0.1", url.port or 0))
     sock.sendall(
         f"GET {base}/work?wait=20 HTTP/1.1\r\nHost: x\r\n"
         f"Authorization: Bearer {c.token}\r\n\r\n".encode()
     )
-    time.sleep(0.5)
+    assert wait_until(lambda: _held(server) > before, 30, 0.2)  # the poll is held
     sock.close()
-    time.sleep(0.5)
+    assert wait_until(lambda: _held(server) <= before, 30, 0.2)  # the server saw it go
     item = c.submit_work("lab", "true")
     time.sleep(1.0)
     assert c.get_work(item["id"])["state"] == "queued"
