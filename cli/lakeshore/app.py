@@ -188,9 +188,6 @@ def serve(
     """Run the control plane (FastAPI under uvicorn); migrate the database first.
     Off loopback it serves HTTPS: with --tls-cert/--tls-key, else with a certificate
     from a CA it makes (its path and fingerprint are printed at start)."""
-    import gc
-
-    gc.disable()  # until the app is built: serving.collect_start_up collects once
     from ..extras import install_line, missing
 
     if gone := missing("server"):
@@ -234,6 +231,9 @@ def serve(
     from dreamlake.controlplane.server.fleet.serving import prepare
 
     prepare(settings)  # the open-files limit, and the connections served before a 503
+    import gc
+
+    gc.disable()  # until the app is built: serving.collect_start_up collects once
     try:
         from dreamlake.controlplane.server.app import create_app
 
@@ -541,6 +541,10 @@ def _main() -> None:
             exc.show()  # type: ignore[attr-defined]
             sys.exit(int(getattr(exc, "exit_code", 1)))
         raise
+    finally:
+        import gc
+
+        gc.enable()  # serve turns it off while it starts (a start that failed too)
     sys.exit(rv if isinstance(rv, int) else 0)
 
 
