@@ -151,7 +151,7 @@ def main() -> None:
     sock = socket.socket(fileno=int(sys.argv[1]))
     sys.path[0] = os.getcwd()  # not this script's folder; a child puts its cwd here
     for name in PREIMPORT:
-        with contextlib.suppress(ImportError):
+        with contextlib.suppress(Exception):  # a broken module fails in the child, as it would
             importlib.import_module(name)
     # What the imports made is left out of every child's collections: a child's
     # collector walks (and so copies) only what the command itself makes.
