@@ -5,14 +5,16 @@ Tests that run a command dozens of times with different files or flags spend mos
 of their time starting the interpreter and importing typer and pydantic (about
 0.6 s of CPU a run), not in the command. ``run_module`` gives the same answer as
 ``subprocess.run([sys.executable, "-m", module, *args], ...)``: a server process
-(one per test process and set of the variables Python reads at start) imports the command's dependencies once, then forks a child per
-call; the child takes the caller's stdin, stdout and stderr (real pipes, passed
-over a Unix socket), cwd, environment and argv, and runs the module as
-``__main__`` with ``runpy``, as ``-m`` does. Its exit code, its two streams kept
-apart, a hang ended by the timeout, files it leaves behind: all as a subprocess's.
-What it does not cover is the interpreter's start and the installed script: the
-tests of the entry points (``tests/cli/test_entry.py``, ``tests/test_packaging.py``)
-and one real subprocess per command family keep those.
+(one per test process and set of the variables Python reads at start) imports the
+command's dependencies once, then forks a child per call; the child takes the
+caller's stdin, stdout and stderr (real pipes, passed over a Unix socket), cwd,
+environment and argv, and runs the module as ``__main__`` with ``runpy``, as
+``-m`` does. Its exit code, its two streams kept apart, a hang ended by the
+timeout, files it leaves behind: all as a subprocess's (``tests/test_cli_fork.py``
+compares the two byte for byte). What it does not cover is the interpreter's start,
+what a module reads from the environment while it is imported, and the installed
+script: the tests of the entry points (``tests/cli/test_entry.py``,
+``tests/test_packaging.py``) and one real subprocess per command family keep those.
 
 The server (``cli_fork_server.py``) is started on first use and ends with the test
 process.
