@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_fork import run_module
 from lakeshore_fixtures import ServerProc, clean_env, free_port
 
 REPO = Path(__file__).resolve().parents[1]
@@ -275,15 +276,12 @@ def _offline_env(home: Path) -> dict[str, str]:
 
 def _dreamlake(words: list[str], home: Path) -> dict[str, Any]:
     assert words[0] == "dreamlake"
-    proc = subprocess.run(
-        [str(BIN / "dreamlake"), *words[1:], "--dream-dir", str(home), "--json"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=home,
-        env=_offline_env(home),
-        stdin=subprocess.DEVNULL,
-    )
+    # the console script's main, in a process forked from a server with the imports
+    # done (tests/cli_fork.py) rather than a fresh interpreter for each line
+    proc = run_module(
+        "dreamlake.cli.entry", [*words[1:], "--dream-dir", str(home), "--json"], text=True,
+        timeout=120, cwd=home, env=_offline_env(home), stdin=subprocess.DEVNULL,
+    )  # fmt: skip
     result: dict[str, Any] = json.loads(proc.stdout)
     return result
 
