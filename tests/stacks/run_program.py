@@ -4,7 +4,10 @@ registered (type, name, URN, parent, provider, inputs, state), the stack exports
 each component's outputs (the program's ``COMPONENTS``, name → component, when it
 has one) and what it printed.
 
-    python run_program.py PROGRAM.py '{"aws:region": "us-west-2", ...}'
+    python run_program.py PROGRAM.py [PROGRAM.py ...] '{"aws:region": "us-west-2", ...}'
+
+With more than one program, each runs in turn under mocks of its own and the
+output is a JSON list of their results.
 
 A program that drives the Automation API (``auto.create_or_select_stack`` with an
 inline program) gets :class:`StackDouble`, a TEST DOUBLE for the stack the pulumi
@@ -12,7 +15,7 @@ CLI would run: ``up()`` runs the inline program under the same mocks and answers
 with its exports as the real ``UpResult.outputs`` does.
 
 The SDK keeps its runtime settings in globals, so the tests run this in a child
-process.
+process (programs run in one are each given fresh mocks).
 """
 
 from __future__ import annotations
@@ -70,6 +73,7 @@ def run(program: str, config: dict[str, str]) -> dict[str, Any]:
         real_export(key, value)
 
     pulumi.export = export  # type: ignore[assignment]
+    real_stack = auto.create_or_select_stack
 
     def create_or_select_stack(*_a: Any, program: Any, **_kw: Any) -> StackDouble:
         return StackDouble(program, exported)
@@ -95,6 +99,9 @@ def run(program: str, config: dict[str, str]) -> dict[str, Any]:
         check()
     except Exception as exc:  # reported to the test, which shows it
         result["error"] = f"{type(exc).__name__}: {exc}"
+    finally:  # the next program starts from the SDK's own functions
+        pulumi.export = real_export  # type: ignore[assignment]
+        auto.create_or_select_stack = real_stack  # type: ignore[assignment]
     for r in monitor.seen:
         r["inputs"], r["state"] = kept.get(r["name"] + "|" + r["type"], (None, None))
     result["resources"] = monitor.seen
@@ -103,7 +110,9 @@ def run(program: str, config: dict[str, str]) -> dict[str, Any]:
 
 
 def main() -> None:
-    print(json.dumps(run(sys.argv[1], json.loads(sys.argv[2])), default=str))
+    *programs, config = sys.argv[1:]
+    results = [run(program, json.loads(config)) for program in programs]
+    print(json.dumps(results[0] if len(programs) == 1 else results, default=str))
 
 
 if __name__ == "__main__":

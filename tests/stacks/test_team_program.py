@@ -42,12 +42,17 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="module")
-def stack() -> dict[str, Any]:
+def programs(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
+    """The team program and the region program (``ASKED``), run one after the other
+    in one child process (each under mocks of its own): the SDKs are imported once."""
+    asked = tmp_path_factory.mktemp("asked") / "__main__.py"
+    asked.write_text(ASKED)
     proc = subprocess.run(
         [
             sys.executable,
             str(HERE / "run_program.py"),
             str(HERE / "team_program.py"),
+            str(asked),
             json.dumps(STACK_CONFIG),
         ],
         capture_output=True,
@@ -56,7 +61,14 @@ def stack() -> dict[str, Any]:
         cwd=HERE,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    results: list[dict[str, Any]] = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert len(results) == 2
+    return results
+
+
+@pytest.fixture(scope="module")
+def stack(programs: list[dict[str, Any]]) -> dict[str, Any]:
+    result = programs[0]
     assert result["error"] is None, result["error"]
     return result
 
@@ -310,21 +322,11 @@ COMPONENTS = {
 """
 
 
-def test_a_region_asked_for_gets_a_provider_of_its_own(tmp_path: Path) -> None:
+def test_a_region_asked_for_gets_a_provider_of_its_own(programs: list[dict[str, Any]]) -> None:
     """With ``aws:region = us-west-2`` in the stack config: a component whose args name
     a region makes its provider (its child) there; one that names none uses the
     stack's default provider; the ``region`` output says which was used."""
-    program = tmp_path / "__main__.py"
-    program.write_text(ASKED)
-    proc = subprocess.run(
-        [sys.executable, str(HERE / "run_program.py"), str(program), json.dumps(STACK_CONFIG)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=HERE,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    res = json.loads(proc.stdout.strip().splitlines()[-1])
+    res = programs[1]
     assert res["error"] is None, res["error"]
     provs = [r for r in res["resources"] if r["type"] == "pulumi:providers:aws"]
     assert sorted((p["name"], p["inputs"]["region"]) for p in provs) == [
