@@ -144,7 +144,16 @@ def test_rotation_is_refused_while_a_server_holds_the_database(
     backend: dict[str, Any], start_server: Callable[..., ServerProc]
 ) -> None:
     """A server running + rotate + a secret written + restart: every secret reads. A
-    stopped server withdraws its presence: rotation is not refused for it."""
+    stopped server withdraws its presence: rotation is not refused for it.
+
+    Then a server paused through a rotation loses no secret: SIGSTOP a real server past
+    the heartbeat bound (the rotation refuses while it still counts as holding the
+    database, then no longer counts it), rotate, SIGCONT: its next secret write is
+    refused (503, the key reloaded) instead of being written with the old key, the
+    retry writes it with the new key, and after a restart every secret reads."""
+    from dreamlake.controlplane.registry.crypto import key_id
+    from dreamlake.controlplane.server.fleet import presence
+
     b = backend
     env = _key_env(b)
     s = start_server(data_dir=b["data"], db_url=b["db"], env=env)
@@ -172,9 +181,54 @@ def test_rotation_is_refused_while_a_server_holds_the_database(
     assert _key(b) != old
     s = start_server(data_dir=b["data"], db_url=b["db"], env=env)
     _put_secret(s, "later", "three")
+    three = {"before": "one", "after": "two", "later": "three"}
+    assert _readable(b["url"], _key(b)) == three
+
+    # the server on the new key is paused through the next rotation
+    mid = _key(b)
+    assert s.proc is not None
+    os.kill(s.proc.pid, signal.SIGSTOP)
+    try:
+        # refused while the paused server still counts as holding the database
+        refused = _rotate(env, *args)
+        assert refused.returncode != 0
+        assert "a running server holds this database" in refused.stderr, refused.stderr
+        # paused past the bound: its row is as old as the pause would leave it (it
+        # cannot refresh it while stopped), without waiting the bound out
+        _age_presence(b["url"], presence.STALE_SECONDS + 1)
+        done = _rotate(env, *args)
+    finally:
+        os.kill(s.proc.pid, signal.SIGCONT)
+    assert done.returncode == 0, done.stderr
+    assert "re-encrypted 3 secret" in done.stdout
+    new = _key(b)
+    assert new != mid
+    status, out = _put_status(s, "paused", "four")  # the server that slept through it
+    assert status == 503, out
+    assert out["error"] == "key_rotated" and "nothing was written" in out["detail"], out
+    assert _readable(b["url"], new) == three
+    status, out = _put_status(s, "paused", "four")  # it reloaded the key: the retry writes
+    assert status == 200, out
     s.stop()
-    start_server(data_dir=b["data"], db_url=b["db"], env=env).stop()
-    assert _readable(b["url"], _key(b)) == {"before": "one", "after": "two", "later": "three"}
+    s = start_server(data_dir=b["data"], db_url=b["db"], env=env)  # a restart on it
+    _put_secret(s, "last", "five")
+    s.stop()
+    assert _readable(b["url"], new) == {**three, "paused": "four", "last": "five"}
+    # every row names the key it is encrypted with; no row uses an old key, so the
+    # rotation kept no copy of it
+    from dreamlake.controlplane.db import make_engine
+    from dreamlake.controlplane.registry.models import Secret
+    from sqlalchemy import select
+    from sqlalchemy.orm import Session
+
+    engine = make_engine(b["url"])
+    try:
+        with Session(engine) as session:
+            assert set(session.scalars(select(Secret.key_id))) == {key_id(new)}
+    finally:
+        engine.dispose()
+    key_file = Path(b.get("key_file") or b["data"] / "secret.key")
+    assert not key_file.with_name(key_file.name + ".previous").exists()
 
 
 def test_a_refused_replica_creates_nothing(
@@ -224,65 +278,3 @@ def test_a_refused_replica_creates_nothing(
     assert counts() == before
     assert not (other / "admin.token").exists()
     assert first.admin.whoami()["admin"] is True
-
-
-def test_a_server_paused_through_a_rotation_loses_no_secret(
-    backend: dict[str, Any], start_server: Callable[..., ServerProc]
-) -> None:
-    """SIGSTOP a real server past the heartbeat bound (the rotation refuses while it
-    still counts as holding the database, then no longer counts it), rotate, SIGCONT:
-    its next secret write is refused (503, the key reloaded) instead of being written
-    with the old key, the retry writes it with the new key, and after a restart every
-    secret reads: none lost."""
-    from dreamlake.controlplane.registry.crypto import key_id
-    from dreamlake.controlplane.server.fleet import presence
-
-    b = backend
-    env = _key_env(b)
-    s = start_server(data_dir=b["data"], db_url=b["db"], env=env)
-    _put_secret(s, "before", "one")
-    old = _key(b)
-    args = ["--data-dir", str(b["data"])] + (["--db", b["db"]] if b["db"] else [])
-    assert s.proc is not None
-    os.kill(s.proc.pid, signal.SIGSTOP)
-    try:
-        # refused while the paused server still counts as holding the database
-        refused = _rotate(env, *args)
-        assert refused.returncode != 0
-        assert "a running server holds this database" in refused.stderr, refused.stderr
-        # paused past the bound: its row is as old as the pause would leave it (it
-        # cannot refresh it while stopped), without waiting the bound out
-        _age_presence(b["url"], presence.STALE_SECONDS + 1)
-        done = _rotate(env, *args)
-    finally:
-        os.kill(s.proc.pid, signal.SIGCONT)
-    assert done.returncode == 0, done.stderr
-    assert "re-encrypted 1 secret" in done.stdout
-    new = _key(b)
-    assert new != old
-    status, out = _put_status(s, "after", "two")  # the server that slept through it
-    assert status == 503, out
-    assert out["error"] == "key_rotated" and "nothing was written" in out["detail"], out
-    assert _readable(b["url"], new) == {"before": "one"}
-    status, out = _put_status(s, "after", "two")  # it reloaded the key: the retry writes
-    assert status == 200, out
-    s.stop()
-    s = start_server(data_dir=b["data"], db_url=b["db"], env=env)
-    _put_secret(s, "later", "three")
-    s.stop()
-    assert _readable(b["url"], new) == {"before": "one", "after": "two", "later": "three"}
-    # every row names the key it is encrypted with; no row uses the old key, so the
-    # rotation kept no copy of it
-    from dreamlake.controlplane.db import make_engine
-    from dreamlake.controlplane.registry.models import Secret
-    from sqlalchemy import select
-    from sqlalchemy.orm import Session
-
-    engine = make_engine(b["url"])
-    try:
-        with Session(engine) as session:
-            assert set(session.scalars(select(Secret.key_id))) == {key_id(new)}
-    finally:
-        engine.dispose()
-    key_file = Path(b.get("key_file") or b["data"] / "secret.key")
-    assert not key_file.with_name(key_file.name + ".previous").exists()
