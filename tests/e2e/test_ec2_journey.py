@@ -6,6 +6,10 @@ Nothing leaves 127.0.0.1: every AWS endpoint — the probes' and terraform's —
 from the product's own endpoint settings (``.dreamrc`` in one test, the
 environment in the other), and the credentials are dummies set only in the
 environment of the commands these tests run.
+
+Each terraform run that loads the AWS provider costs seconds of CPU, so one
+provider lives through a whole journey (create to destroy, on the newest binary)
+rather than one provider per story; the agent loop runs the oldest binary.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import shlex
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +28,7 @@ from typing import Any
 import pytest
 from aws_api import MOTO_SERVER, ec2, moto_server
 from dreamlake.engine.backends.terraform.binaries import available
+from dreamlake.engine.contract.events import ProgressEvent
 from ec2_project import (
     DUMMY_SECRET,
     as_agent,
@@ -134,15 +140,58 @@ def dl(env: dict[str, str], cwd: Path, command: str, *, json_out: bool = True) -
         ) from None
 
 
+def dl_events(
+    env: dict[str, str], cwd: Path, command: str
+) -> tuple[int, list[dict[str, Any]], Any]:
+    """``dl`` with ``--json --events`` and stdout and stderr into ONE pipe: the
+    progress events, then the result document (what ``--json`` alone prints),
+    nothing after it."""
+    argv = shlex.split(command)
+    assert argv[0] == "dreamlake", command
+    proc = subprocess.run(
+        [str(DREAMLAKE), *argv[1:], "--json", "--events"],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    lines = proc.stdout.splitlines()
+    assert "{" in lines, proc.stdout
+    start = lines.index("{")  # the result's first line (indented JSON)
+    doc = json.loads("\n".join(lines[start:]))
+    assert all('"type":' not in ln or ln.startswith("  ") for ln in lines[start:])
+    events = [json.loads(ln) for ln in lines[:start] if ln.startswith("{")]
+    return proc.returncode, events, doc
+
+
+def check_stream(events: list[dict[str, Any]], verb: str, status: str) -> list[ProgressEvent]:
+    """The events of one command: each valid, numbered and timed in order, from
+    ``start`` to an ``end`` that carries the result's status (as in
+    test_progress_events.py, which streams a ``local`` provider's)."""
+    parsed = [ProgressEvent.model_validate(e) for e in events]
+    assert [e.seq for e in parsed] == list(range(1, len(parsed) + 1))
+    assert [e.elapsed for e in parsed] == sorted(e.elapsed for e in parsed)
+    assert parsed[0].type == "start" and parsed[-1].type == "end"
+    assert parsed[-1].status == status
+    assert all(e.verb == verb for e in parsed)
+    return parsed
+
+
 # ---------------------------------------------------------------------------
-# the journey
+# the journey: one provider from create to destroy
 
 
-def test_ec2_journey_apply_noop_and_drift(aws_api: str, tmp_path: Path) -> None:
-    """create → needs_input → resolve → plan → ready → apply --yes → applied; a second
-    plan + apply changes nothing; tags and rules changed through the API are drift
-    until plan and apply put them back; an instance terminated behind the engine's
-    back is a change the next plan makes, and status says its record may be stale."""
+@pytest.mark.needs_sshd
+def test_ec2_journey(aws_api: str, sshd: Any, control_plane: Any, tmp_path: Path) -> None:
+    """create → needs_input → resolve → plan → ready → apply --yes → applied, plan and
+    apply streaming their progress events; a second plan + apply changes nothing;
+    tags and rules changed through the API are drift until plan and apply put them
+    back; then the host a user gave is the host (``connect --host``): status,
+    suspend, resume and destroy reach it, never the instance's private address."""
     _version, terraform = BINARIES[-1]
     running_instance(aws_api, "us-east-1")
     running_instance(aws_api, "eu-west-1", stopped=True)
@@ -153,8 +202,15 @@ def test_ec2_journey_apply_noop_and_drift(aws_api: str, tmp_path: Path) -> None:
     # The endpoints and the mirror are settings of the project, in .dreamrc.
     (proj / ".dreamrc").write_text(dreamrc(aws_api, MIRROR))
     env = base_env(tmp_path / "home", terraform)
+    env.update(control_plane.env())
+    env.update(
+        DREAMLAKE_SSH_KNOWN_HOSTS=str(tmp_path / "known_hosts"),
+        DREAMLAKE_SSH_IDENTITY_FILE=str(sshd.client_key),
+    )
+    # the control plane lives as long as the session: a name of this test's own
+    name = f"gpu-{uuid.uuid4().hex[:6]}"
 
-    rc, out = dl(env, proj, "dreamlake provider create -n gpu --provider ec2")
+    rc, out = dl(env, proj, f"dreamlake provider create -n {name} --provider ec2")
     assert (rc, out["status"]) == (0, "needs_input"), out
     b = blocking(out)
     assert set(b) == {"region", "subnet", "instance_type", "ami"}
@@ -165,7 +221,7 @@ def test_ec2_journey_apply_noop_and_drift(aws_api: str, tmp_path: Path) -> None:
     assert out["nextAction"]["kind"] == "edit_then_continue"
 
     set_line(tfvars, b["region"]["line"], 'region = "us-east-1"')
-    rc, out = dl(env, proj, "dreamlake provider status -n gpu")
+    rc, out = dl(env, proj, f"dreamlake provider status -n {name}")
     assert (rc, out["status"]) == (0, "needs_input"), out
     b = blocking(out)
     assert set(b) == {"subnet", "instance_type", "ami"}
@@ -180,76 +236,75 @@ def test_ec2_journey_apply_noop_and_drift(aws_api: str, tmp_path: Path) -> None:
     with open(tfvars, "a") as f:
         f.write("associate_public_ip = null\n")
 
-    rc, out = dl(env, proj, "dreamlake provider status -n gpu")
+    rc, out = dl(env, proj, f"dreamlake provider status -n {name}")
     assert (rc, out["status"]) == (0, "scaffolded"), out
-    assert out["nextAction"]["command"] == "dreamlake provider plan -n gpu"
+    assert out["nextAction"]["command"] == f"dreamlake provider plan -n {name}"
 
-    rc, out = dl(env, proj, out["nextAction"]["command"])
+    rc, events, out = dl_events(env, proj, out["nextAction"]["command"])
     assert (rc, out["status"]) == (0, "ready"), out
     # security group + instance + its desired state (running; target_status active)
     assert out["plan"] == {"add": 3, "change": 0, "destroy": 0}
+    plan = check_stream(events, "plan", "ready")
+    planned = {e.address for e in plan if e.type == "resource_planned"}
+    assert len(planned) == 3 and any(a and a.startswith("aws_instance.") for a in planned)
     assert out["nextAction"] == {
         "kind": "run",
-        "command": "dreamlake provider apply -n gpu --yes",
+        "command": f"dreamlake provider apply -n {name} --yes",
         "approval": True,  # provision is gated by default
     }
     # The CLI config that installed the provider from the mirror is git-ignored.
-    tf = proj / ".dream" / "providers" / "gpu" / "terraform"
+    tf = proj / ".dream" / "providers" / name / "terraform"
     assert (tf / ".terraform" / "dreamlake.tfrc").is_file()
 
-    rc, out = dl(env, proj, "dreamlake provider apply -n gpu")
+    rc, out = dl(env, proj, f"dreamlake provider apply -n {name}")
     assert (rc, out["status"]) == (0, "needs_input"), out  # no --yes: nothing spent
 
-    rc, out = dl(env, proj, "dreamlake provider apply -n gpu --yes")
+    rc, events, out = dl_events(env, proj, f"dreamlake provider apply -n {name} --yes")
     assert (rc, out["status"]) == (0, "applied"), out
     assert str(tf / "terraform.tfstate") in out["files"]
+    apply = check_stream(events, "apply", "applied")
+    assert {e.address for e in apply if e.type == "resource_done"} == planned
+    for addr in planned:  # each resource starts before it is done
+        first_start = next(e.seq for e in apply if e.type == "resource_start" and e.address == addr)
+        done_seq = next(e.seq for e in apply if e.type == "resource_done" and e.address == addr)
+        assert first_start < done_seq
 
-    rc, out = dl(env, proj, "dreamlake provider status -n gpu")
+    rc, out = dl(env, proj, f"dreamlake provider status -n {name}")
     assert rc == 0 and out["status"] in ("applied", "unclaimed"), out
     assert out["resources"] == 3
     host = out["outputs"]["worker_host"]
     assert host.startswith("10.20.1."), host
     (instance,) = out["outputs"]["instance_ids"]
-    described = ec2(aws_api, "us-east-1").describe_instances(InstanceIds=[instance])
-    assert described["Reservations"][0]["Instances"][0]["InstanceType"] == "g5.xlarge"
+    assert _instance(aws_api, instance)["InstanceType"] == "g5.xlarge"
+    assert _instance(aws_api, instance)["State"]["Name"] == "running"
+    volumes = [m["Ebs"]["VolumeId"] for m in _instance(aws_api, instance)["BlockDeviceMappings"]]
+    assert volumes
     first_status = out["status"]
 
     # A second round changes nothing.
-    rc, out = dl(env, proj, "dreamlake provider plan -n gpu")
+    rc, out = dl(env, proj, f"dreamlake provider plan -n {name}")
     assert rc == 0, out
     assert out["plan"] == {"add": 0, "change": 0, "destroy": 0}, out
-    rc, out = dl(env, proj, "dreamlake provider apply -n gpu --yes")
+    rc, out = dl(env, proj, f"dreamlake provider apply -n {name} --yes")
     assert (rc, out["status"]) == (0, "applied"), out
-    rc, out = dl(env, proj, "dreamlake provider status -n gpu")
+    rc, out = dl(env, proj, f"dreamlake provider status -n {name}")
     assert out["status"] == first_status
     assert out["outputs"]["instance_ids"] == [instance]
 
-    _drift_changed_through_the_api(env, proj, aws_api, instance)
-
-    # Drift: the instance is terminated through the API, behind the engine's back.
-    ec2(aws_api, "us-east-1").terminate_instances(InstanceIds=[instance])
-    rc, text = dl(env, proj, "dreamlake provider status -n gpu", json_out=False)
-    assert rc == 0
-    assert "not a live check" in text and "plan" in text, text  # the record may be stale
-    rc, out = dl(env, proj, "dreamlake provider status -n gpu")
-    assert "not a live check" in out["stateNote"], out  # and an agent reads it too
-    rc, out = dl(env, proj, "dreamlake provider plan -n gpu")
-    assert (rc, out["status"]) == (0, "ready"), out
-    assert out["plan"]["add"] >= 1, out  # the missing worker is a change to make
-    assert out["nextAction"] == {
-        "kind": "run",
-        "command": "dreamlake provider apply -n gpu --yes",
-        "approval": True,  # provision is gated by default
-    }
+    _drift_changed_through_the_api(env, proj, name, aws_api, instance)
 
     # Credentials never landed in a scaffolded or generated file.
     for path in (proj / ".dream").rglob("*"):
         if path.is_file() and "/.terraform/providers/" not in path.as_posix():
             assert DUMMY_SECRET not in path.read_text(errors="replace"), path
 
+    _the_host_connect_was_given(
+        env, proj, name, aws_api, sshd, instance, host, volumes, Path(tfvars)
+    )
+
 
 def _drift_changed_through_the_api(
-    env: dict[str, str], proj: Path, aws_api: str, instance: str
+    env: dict[str, str], proj: Path, name: str, aws_api: str, instance: str
 ) -> None:
     """The instance's tags and its security group's rules are changed through the API,
     behind the engine's back: ``provider drift`` names both resources and what
@@ -264,9 +319,9 @@ def _drift_changed_through_the_api(
 
     # What the double reads back differently from what the provider wrote at create
     # (moto is not AWS) is there before anything is changed: the baseline.
-    out = run("dreamlake provider drift -n gpu")
+    out = run(f"dreamlake provider drift -n {name}")
     baseline = {d["address"]: set(d["attributes"]) for d in out.get("drift") or []}
-    tf = proj / ".dream/providers/gpu/terraform"
+    tf = proj / ".dream/providers" / name / "terraform"
     state_before = (tf / "terraform.tfstate").read_bytes()
 
     api = ec2(aws_api, "us-east-1")
@@ -286,7 +341,7 @@ def _drift_changed_through_the_api(
         ],
     )
 
-    out = run("dreamlake provider drift -n gpu")
+    out = run(f"dreamlake provider drift -n {name}")
     assert (tf / "terraform.tfstate").read_bytes() == state_before  # the check wrote no state
     assert str(tf / "tfplan.drift.json") in out["files"]
     drift = {d["address"]: d for d in out["drift"]}
@@ -296,16 +351,16 @@ def _drift_changed_through_the_api(
     assert "ingress" not in baseline.get("aws_security_group.worker", set())
     assert all(d["seenAt"] for d in drift.values())
 
-    st = run("dreamlake provider status -n gpu")
+    st = run(f"dreamlake provider status -n {name}")
     assert st["status"] in ("applied", "unclaimed") and "drift" in st["degraded"], st
     assert {d["address"] for d in st["drift"]} == set(drift)
-    assert st["nextAction"] == {"kind": "run", "command": "dreamlake provider plan -n gpu"}
+    assert st["nextAction"] == {"kind": "run", "command": f"dreamlake provider plan -n {name}"}
 
     planned = run(st["nextAction"]["command"])
     # the tag goes back; the group's rules are not set by the template (no ssh_ingress_cidrs)
     assert planned["status"] == "ready" and planned["plan"]["change"] >= 1, planned
-    run("dreamlake provider apply -n gpu --yes")
-    st = run("dreamlake provider status -n gpu")
+    run(f"dreamlake provider apply -n {name} --yes")
+    st = run(f"dreamlake provider status -n {name}")
     assert "drift" not in st["degraded"] and "drift" not in st, st
     assert not (tf / "tfplan.drift.json").exists()  # older than the state: dropped
     tags = api.describe_tags(Filters=[{"Name": "resource-id", "Values": [instance]}])["Tags"]
@@ -335,7 +390,10 @@ def _agent_edit(b: dict[str, Any]) -> bool:
 def test_ec2_agent_loop(aws_api: str, tmp_path: Path) -> None:
     """An agent that never reads the template: run → read nextAction → act → run …
     The user asked for infrastructure, so the agent follows ``apply --yes``; it stops
-    at ``connect`` (another journey) and on the FUSE rule (it must not trip here)."""
+    at ``connect`` (another journey) and on the FUSE rule (it must not trip here).
+    Day 2: a destroy without --yes counts what would go and destroys nothing; an
+    instance terminated behind the engine's back is a change the next plan makes,
+    and status says its record may be stale."""
     _version, terraform = BINARIES[0]  # the oldest binary present; the journey runs the newest
     running_instance(aws_api, "us-west-2")
     team_subnet(aws_api, "us-west-2")
@@ -399,12 +457,23 @@ def test_ec2_agent_loop(aws_api: str, tmp_path: Path) -> None:
     }
     assert out["files"] == [] and instance_state() == "running"
 
-    rc, out = dl(env, proj, out["nextAction"]["command"])
-    assert (rc, out["status"]) == (0, "scaffolded"), out
-    assert out["plan"]["destroy"] == 3 and instance_state() in ("shutting-down", "terminated")
-    assert out["nextAction"] == {"kind": "run", "command": "dreamlake provider plan -n fleet"}
+    # (destroy --yes is the journey's last step, test_ec2_journey.)
+
+    # Drift: the instance is terminated through the API, behind the engine's back.
+    ec2(aws_api, "us-west-2").terminate_instances(InstanceIds=[instance])
+    rc, text = dl(env, proj, "dreamlake provider status -n fleet", json_out=False)
+    assert rc == 0
+    assert "not a live check" in text and "plan" in text, text  # the record may be stale
     rc, out = dl(env, proj, "dreamlake provider status -n fleet")
-    assert (rc, out["status"]) == (0, "scaffolded") and not out.get("resources"), out
+    assert "not a live check" in out["stateNote"], out  # and an agent reads it too
+    rc, out = dl(env, proj, "dreamlake provider plan -n fleet")
+    assert (rc, out["status"]) == (0, "ready"), out
+    assert out["plan"]["add"] >= 1, out  # the missing worker is a change to make
+    assert out["nextAction"] == {
+        "kind": "run",
+        "command": "dreamlake provider apply -n fleet --yes",
+        "approval": True,  # provision is gated by default
+    }
 
 
 # ---------------------------------------------------------------------------
@@ -432,54 +501,31 @@ def _netlog(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-@pytest.mark.needs_sshd
-def test_ec2_verbs_reach_the_host_connect_was_given(
-    aws_api: str, sshd: Any, control_plane: Any, tmp_path: Path
+def _the_host_connect_was_given(
+    env: dict[str, str],
+    proj: Path,
+    name: str,
+    aws_api: str,
+    sshd: Any,
+    instance: str,
+    private: str,
+    volumes: list[str],
+    tfvars: Path,
 ) -> None:
-    """apply on the AWS API double → ``connect --host`` (the test's sshd on 127.0.0.1)
+    """The applied provider → ``connect --host`` (the test's sshd on 127.0.0.1)
     → status, suspend, resume (a person's yes first: it starts the bill; then the
     daemon is back on that host) and destroy all reach that host; none reaches the
     instance's private address the ``worker_host`` output names (on the double, an address nobody can reach).
     Suspend stops the instance in the AWS API with its volumes kept (``suspended``;
     suspending again does nothing) and resume starts the same instance again.
+    Destroy without --yes (the agent loop reads its counts) stops nothing; with it,
+    the daemon and then every resource goes, and the scaffold stays.
 
     The dreamlake processes run under tests/netguard (audit hooks): every socket they
     connect and every ssh they spawn is logged, and refused unless it is loopback.
     The log proves no verb so much as tried the double's private IPs."""
-    import uuid
-
-    _version, terraform = BINARIES[-1]
-    subnet = team_subnet(aws_api, "us-east-1")
-    proj = tmp_path / "proj"
-    proj.mkdir()
-    (proj / ".dreamrc").write_text(dreamrc(aws_api, MIRROR))
-    env = base_env(tmp_path / "home", terraform)
     netlog = Path(env["DREAMLAKE_TEST_NETLOG"])
-    env.update(control_plane.env())
-    env.update(
-        DREAMLAKE_SSH_KNOWN_HOSTS=str(tmp_path / "known_hosts"),
-        DREAMLAKE_SSH_IDENTITY_FILE=str(sshd.client_key),
-    )
-    name = f"gpu-{uuid.uuid4().hex[:6]}"
-    rc, out = dl(env, proj, f"dreamlake provider create -n {name} --provider ec2")
-    b = blocking(out)
-    tfvars = out["nextAction"]["file"]
-    set_line(tfvars, b["region"]["line"], 'region = "us-east-1"')
-    set_line(tfvars, b["subnet"]["line"], f'subnet_id = "{subnet}"')
-    set_line(tfvars, b["instance_type"]["line"], 'instance_type = "g5.xlarge"')
-    set_line(tfvars, b["ami"]["line"], f'ami_id = "{AMI_PLAIN}"')
-    with open(tfvars, "a") as f:
-        f.write("associate_public_ip = null\n")
-    rc, out = dl(env, proj, f"dreamlake provider plan -n {name}")
-    assert (rc, out["status"]) == (0, "ready"), out
-    rc, out = dl(env, proj, f"dreamlake provider apply -n {name} --yes")
-    assert (rc, out["status"]) == (0, "applied"), out
-    private = out["outputs"]["worker_host"]
     assert private.startswith("10.20.1."), private  # the double's private address
-    (instance,) = out["outputs"]["instance_ids"]
-    assert _instance(aws_api, instance)["State"]["Name"] == "running"
-    volumes = [m["Ebs"]["VolumeId"] for m in _instance(aws_api, instance)["BlockDeviceMappings"]]
-    assert volumes
     record = proj / ".dream" / "providers" / name / "daemon.json"
     key = json.loads((record.parent / "provider.json").read_text())["id"]
     install = sshd.home / ".dreamlake" / "nymph" / key
@@ -516,7 +562,7 @@ def test_ec2_verbs_reach_the_host_connect_was_given(
         rc, text = dl(env, proj, f"dreamlake provider suspend -n {name}", json_out=False)
         assert rc == 0 and f"daemon on {sshd.spec} drained" in text, text
         assert reached(mark)
-        assert 'target_status = "suspended"' in Path(tfvars).read_text()
+        assert 'target_status = "suspended"' in tfvars.read_text()
         seen = _instance(aws_api, instance)
         assert seen["State"]["Name"] == "stopped"
         assert [m["Ebs"]["VolumeId"] for m in seen["BlockDeviceMappings"]] == volumes  # kept
@@ -552,10 +598,17 @@ def test_ec2_verbs_reach_the_host_connect_was_given(
         rc, text = dl(env, proj, f"dreamlake provider destroy -n {name}", json_out=False)
         assert rc == 0 and f"stop the daemon on {sshd.spec}" in text, text
         mark = len(_netlog(netlog))
+        assert _instance(aws_api, instance)["State"]["Name"] == "running"  # nothing gone yet
         rc, out = dl(env, proj, f"dreamlake provider destroy -n {name} --yes")
         assert (rc, out["status"]) == (0, "scaffolded"), out
         assert reached(mark) and not install_running(key)
         assert str(record) in out["files"] and not record.exists()
+        # the security group, the instance and its declared state
+        assert out["plan"]["destroy"] == 3, out
+        assert _instance(aws_api, instance)["State"]["Name"] in ("shutting-down", "terminated")
+        assert out["nextAction"] == {"kind": "run", "command": f"dreamlake provider plan -n {name}"}
+        rc, out = dl(env, proj, f"dreamlake provider status -n {name}")
+        assert (rc, out["status"]) == (0, "scaffolded") and not out.get("resources"), out
     finally:
         from dreamlake.engine.daemon import start as supervise
         from dreamlake.engine.remote import LocalShell

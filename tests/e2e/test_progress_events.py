@@ -2,8 +2,9 @@
 order, each valid against the event schema, ending before the result on stdout
 (which is the same document ``--json`` alone prints). The `local` provider gets
 two slow resources (terraform's built-in ``terraform_data``) so apply has
-resource-level work to report; the `ec2` provider runs against an AWS API on
-127.0.0.1 (moto's server) with the real ``hashicorp/aws`` provider from a mirror."""
+resource-level work to report. The `ec2` provider's plan and apply stream theirs in
+its journey (test_ec2_journey.py, against an AWS API on 127.0.0.1 with the real
+``hashicorp/aws`` provider), which already runs that plan and apply."""
 
 from __future__ import annotations
 
@@ -11,20 +12,16 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from aws_api import MOTO_SERVER, ec2, moto_server
 from dreamlake.engine.backends.terraform.binaries import at_least, available
 from dreamlake.engine.contract.events import ProgressEvent
 from dreamlake.engine.contract.result import ProviderLifecycleResult
 
 BIN = Path(sys.executable).parent
 DREAMLAKE = BIN / "dreamlake"
-MIRROR = Path(os.environ.get("DREAMLAKE_TF_PLUGIN_MIRROR") or "/opt/tf-plugins")
-AWS_IN_MIRROR = MIRROR / "registry.terraform.io" / "hashicorp" / "aws"
 # terraform_data is built in from terraform 1.4 on
 MODERN = [(v, p) for v, p in available() if at_least(v, "1.4.0")]
 
@@ -125,83 +122,3 @@ def test_local_plan_and_apply_stream_events(project: Path, tmp_path: Path) -> No
     )
     status = ProviderLifecycleResult.model_validate(json.loads(proc.stdout)).status
     check_stream([json.loads(ln) for ln in proc.stderr.splitlines()], "status", status)
-
-
-# ---------------------------------------------------------------------------
-# ec2 against an AWS API on 127.0.0.1
-
-
-@pytest.fixture
-def aws_api(tmp_path: Path) -> Iterator[str]:
-    """``moto_server`` on 127.0.0.1 (an AWS API implementation), fresh for this test."""
-    with moto_server(tmp_path / "moto.log") as url:
-        yield url
-
-
-@pytest.mark.needs_aws_mirror
-@pytest.mark.skipif(
-    not (AWS_IN_MIRROR.is_dir() and any(AWS_IN_MIRROR.glob("*/linux_amd64"))),
-    reason=f"needs a terraform filesystem mirror holding hashicorp/aws (linux_amd64) at {MIRROR}",
-)
-@pytest.mark.skipif(not MOTO_SERVER.is_file(), reason=f"needs moto's server at {MOTO_SERVER}")
-@pytest.mark.skipif(
-    not [v for v, _ in available() if at_least(v, "1.0.0")], reason="needs terraform >= 1.0"
-)
-def test_ec2_plan_and_apply_stream_events(aws_api: str, tmp_path: Path) -> None:
-    terraform = [p for v, p in available() if at_least(v, "1.0.0")][-1]
-    c = ec2(aws_api)
-    vpc = c.create_vpc(CidrBlock="10.30.0.0/16")["Vpc"]["VpcId"]
-    subnet = c.create_subnet(VpcId=vpc, CidrBlock="10.30.1.0/24")["Subnet"]["SubnetId"]
-    proj = tmp_path / "proj"
-    proj.mkdir()
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("AWS_", "DREAMLAKE_AWS_", "DREAMLAKE_TF_", "TF_VAR_"))
-        and k not in ("TF_CLI_CONFIG_FILE", "TF_PLUGIN_CACHE_DIR", "DREAMRC")
-    }
-    env.update(
-        HOME=str(tmp_path / "home"),
-        AWS_ACCESS_KEY_ID="testing",
-        AWS_SECRET_ACCESS_KEY="testing",
-        TERRAFORM_BINARY=terraform,
-        DREAMLAKE_AWS_ENDPOINT_URL=aws_api,
-        DREAMLAKE_AWS_SKIP_CREDENTIALS_VALIDATION="true",
-        DREAMLAKE_TF_PLUGIN_MIRROR=str(MIRROR),
-    )
-    _events, doc = run_events(env, proj, "create", "-n", "gpu", "--provider", "ec2")
-    assert doc["status"] == "needs_input", doc
-    ami = "ami-760aaa0f"  # an Amazon Linux image moto serves
-    values = {
-        "region": '"us-east-1"',
-        "subnet_id": f'"{subnet}"',
-        "instance_type": '"g5.xlarge"',
-        "ami_id": f'"{ami}"',
-        "associate_public_ip": "null",
-    }
-    tfvars = Path(doc["dir"]) / "terraform" / "terraform.tfvars"
-    kept = [
-        ln
-        for ln in tfvars.read_text().splitlines()
-        if ln.lstrip("# ").split("=", 1)[0].strip() not in values
-    ]
-    tfvars.write_text("\n".join([*kept, *(f"{k} = {v}" for k, v in values.items())]) + "\n")
-
-    events, doc = run_events(env, proj, "plan", "-n", "gpu")
-    assert doc["status"] == "ready", doc
-    plan = check_stream(events, "plan", "ready")
-    planned = {e.address for e in plan if e.type == "resource_planned"}
-    # the security group, the instance and its declared state
-    assert len(planned) == 3 and any(a and a.startswith("aws_instance.") for a in planned)
-
-    events, doc = run_events(env, proj, "apply", "-n", "gpu", "--yes")
-    assert doc["status"] == "applied", doc
-    apply = check_stream(events, "apply", "applied")
-    done = [e.address for e in apply if e.type == "resource_done"]
-    assert set(done) == planned
-    starts = [e.address for e in apply if e.type == "resource_start"]
-    for addr in planned:  # each resource starts before it is done
-        assert starts.index(addr) >= 0
-        first_start = next(e.seq for e in apply if e.type == "resource_start" and e.address == addr)
-        done_seq = next(e.seq for e in apply if e.type == "resource_done" and e.address == addr)
-        assert first_start < done_seq
