@@ -120,14 +120,15 @@ def running_instance(url: str, region: str, *, stopped: bool = False) -> str:
 def base_env(home: Path, terraform: str) -> dict[str, str]:
     """The machine's environment without any AWS or endpoint setting, plus dummy
     credentials and the terraform binary under test (``clean_env``)."""
-    return clean_env(
+    env = clean_env(
         home,
         terraform,
         # Every dreamlake process runs under the network guard (see _guarded).
         PYTHONPATH=str(GUARD),
         DREAMLAKE_TEST_NETLOG=str(home.parent / "net.jsonl"),
-        **GO_TUNING,
     )
+    env.update(GO_TUNING)
+    return env
 
 
 def dl(env: dict[str, str], cwd: Path, command: str, *, json_out: bool = True) -> tuple[int, Any]:
