@@ -223,7 +223,7 @@ def rotate_key(
         else:
             current.value = new_box.key_id
         session.flush()
-        names = dict(session.execute(select(Namespace.id, Namespace.name)).tuples().all())
+        names = dict(session.execute(select(Namespace.id, Namespace.name)).all())
         count = 0
         for row in session.scalars(select(Secret).with_for_update()):
             ns = names[row.namespace_id]
