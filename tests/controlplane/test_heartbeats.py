@@ -85,7 +85,12 @@ def test_readers_see_beats_until_they_are_stored(make_session: sessionmaker[Sess
         stale = s.get(Worker, wid)
         assert stale is not None and stale.last_seen < seen
         assert hb.overlay(stale).last_seen == seen and stale.polled_at == seen
-    hb.flush(pending)
+    with make_session() as s:
+        read_before = s.get(Worker, wid)  # read, then the writer commits
+        assert read_before is not None
+        hb.flush(pending)
+        # a row read before the commit still sees the beat: the worker is not gone
+        assert hb.overlay(read_before).last_seen == seen
     with make_session() as s:
         stored = s.get(Worker, wid)
         assert stored is not None and stored.last_seen == seen

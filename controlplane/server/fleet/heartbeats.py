@@ -89,6 +89,9 @@ class Heartbeats:
         self._polled: dict[str, datetime] = {}
         # handed to the writer, not committed yet: readers still overlay them
         self._inflight: tuple[dict[str, datetime], dict[str, datetime]] = ({}, {})
+        # the last batch committed: a reader whose rows were read before that commit
+        # still sees those beats (else a live worker reads as gone for one pass)
+        self._written: tuple[dict[str, datetime], dict[str, datetime]] = ({}, {})
         self._task: asyncio.Task[None] | None = None
         self.flushes = 0
         self.beats = 0  # heartbeats recorded (not polls): lakeshore_heartbeats_received_total
@@ -112,6 +115,8 @@ class Heartbeats:
         self._seen.pop(worker_id, None)
         self._polled.pop(worker_id, None)
         self._held.pop(worker_id, None)
+        self._written[0].pop(worker_id, None)
+        self._written[1].pop(worker_id, None)
 
     def hold(self, worker_id: str) -> None:
         """A poll of ``worker_id`` is held open here (it has just beaten)."""
@@ -191,10 +196,11 @@ class Heartbeats:
     def overlay_with(self, worker: Any, put: Any = setattr) -> Any:
         """:meth:`overlay` on anything with a worker's attributes, each newer value
         set through ``put(worker, name, value)``."""
-        seen = self.pending(worker.id)
+        # unwritten beats, then the last batch written (the row may predate its commit)
+        seen = self.pending(worker.id) or self._written[0].get(worker.id)
         if seen is not None and seen > worker.last_seen:
             put(worker, "last_seen", seen)
-        polled = self.pending_polled(worker.id)
+        polled = self.pending_polled(worker.id) or self._written[1].get(worker.id)
         if polled is not None and (worker.polled_at is None or polled > worker.polled_at):
             put(worker, "polled_at", polled)
         return worker
@@ -232,6 +238,7 @@ class Heartbeats:
         finally:
             if self._inflight[0] is seen:
                 self._inflight = ({}, {})
+        self._written = (seen, polled)
         self.flushes += 1
         return len(seen) + len(polled)
 
