@@ -160,12 +160,22 @@ def systemd_unit(spec: DaemonSpec, *, system: bool) -> str:
 
 
 def tmux_command(spec: DaemonSpec) -> str:
-    """The shell command that (re)starts the daemon in a detached tmux session."""
+    """The shell command that (re)starts the daemon in a detached tmux session.
+
+    A session that exists gets its pane's command replaced in place
+    (``respawn-pane -k``; a suspended daemon's kept pane stops being kept). Killing
+    the session first would stop the tmux server when it was the last one, and a
+    ``new-session`` racing that exit fails with "server exited unexpectedly". A new
+    session is tried three times for the same reason (another client may just have
+    killed the server's last session)."""
     s = shlex.quote(spec.session)
     inner = f"{shlex.quote(spec.run_script)} 2>&1 | tee -a {shlex.quote(spec.log)}"
+    cwd = shlex.quote(spec.workdir)
+    new = f"tmux new-session -d -s {s} -c {cwd} {shlex.quote(inner)}"
     return (
-        f"tmux kill-session -t ={s} >/dev/null 2>&1; "
-        f"tmux new-session -d -s {s} -c {shlex.quote(spec.workdir)} {shlex.quote(inner)}"
+        f"{{ tmux set-option -w -t ={s}: remain-on-exit off && "
+        f"tmux respawn-pane -k -t ={s}: -c {cwd} {shlex.quote(inner)}; }} >/dev/null 2>&1 || "
+        f"{new} || {{ sleep 0.3; {new}; }} || {{ sleep 1; {new}; }}"
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
 import time
 import uuid
 from pathlib import Path
@@ -115,6 +116,56 @@ def test_tmux_start_restart_stop(tmp_path: Path) -> None:
     assert not supervise.running(sh, name, "tmux", caps)
 
 
+def _pane(name: str) -> tuple[str, str]:
+    out = subprocess.run(
+        ["tmux", "list-panes", "-t", f"=nymph-{name}:", "-F", "#{pane_pid} #{pane_dead}"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    pid, dead = out.stdout.split()
+    return pid, dead
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+def test_restarting_the_only_session_never_races_the_server_exit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The daemon's session alone on a tmux server of this test's own: each restart
+    replaces the pane's process in place, so the server never exits under a
+    ``new-session`` ("server exited unexpectedly"); a suspended daemon's kept, dead
+    pane comes back running and is no longer kept."""
+    monkeypatch.setenv("TMUX_TMPDIR", str(tmp_path))
+    name = f"t-{uuid.uuid4().hex[:8]}"
+    run = tmp_path / "run.sh"
+    run.write_text("#!/bin/sh\nexec sleep 300\n")
+    run.chmod(0o755)
+    spec = DaemonSpec(name, str(run), str(tmp_path), str(tmp_path / "nymph.log"))
+    sh, caps = LocalShell(), Capabilities(tmux=True)
+    try:
+        supervise.start(sh, spec, "tmux", caps)
+        pids = {_pane(name)[0]}
+        for _ in range(10):
+            supervise.start(sh, spec, "tmux", caps)
+            pids.add(_pane(name)[0])
+        assert len(pids) == 11  # a new process every time, in the same session
+        target = f"={spec.session}:"
+        subprocess.run(["tmux", "set-option", "-w", "-t", target, "remain-on-exit", "on"],
+                       check=True)  # fmt: skip
+        subprocess.run(["tmux", "respawn-pane", "-k", "-t", target, "true"], check=True)
+        deadline = time.monotonic() + 5
+        while _pane(name)[1] != "1" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _pane(name)[1] == "1"  # suspended: the pane is kept, dead
+        supervise.start(sh, spec, "tmux", caps)
+        assert _pane(name)[1] == "0"
+        kept = subprocess.run(
+            ["tmux", "show-options", "-w", "-v", "-t", target, "remain-on-exit"],
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        assert kept.stdout.strip() == "off"
+    finally:
+        subprocess.run(["tmux", "kill-server"], capture_output=True, check=False)
+
+
 def test_a_unit_replaces_the_tmux_daemon(tmp_path: Path) -> None:
     """connect after the host gained linger: the daemon moves to the unit and the old
     tmux session (real here) is gone, so one worker claims the provider, not two."""
@@ -141,7 +192,7 @@ def test_tmux_start_disables_the_units_it_replaces() -> None:
     joined = "\n".join(sh.commands)
     assert "systemctl --user disable --now nymph-lab-box.service" in joined
     assert "sudo -n systemctl disable --now nymph-lab-box.service" in joined
-    assert sh.commands[-1].startswith("tmux kill-session")  # the start itself comes last
+    assert sh.commands[-1].startswith("{ tmux set-option")  # the start itself comes last
 
 
 def _read(p: str) -> str:

@@ -41,6 +41,7 @@ def _install(project: Path, env: dict[str, str]) -> subprocess.CompletedProcess[
 
 def test_install_runs_the_watcher_under_tmux(project: Path, tmp_path: Path) -> None:
     env = {**os.environ, "LAKESHORE_URL": "http://127.0.0.1:9", "HOME": str(tmp_path)}
+    env["TMUX_TMPDIR"] = str(tmp_path)  # a tmux server of this test's own
     done = _install(project, env)
     assert done.returncode == 0, (done.stdout, done.stderr)
     doc = json.loads(done.stdout)
@@ -57,7 +58,7 @@ def test_install_runs_the_watcher_under_tmux(project: Path, tmp_path: Path) -> N
         again = json.loads(redone.stdout)
         assert again["session"] == session and again["holder"]["pid"] != holder.pid
     finally:
-        subprocess.run(["tmux", "kill-session", "-t", f"={session}"], check=False)
+        subprocess.run(["tmux", "kill-server"], env=env, capture_output=True, check=False)
 
     by_hand = subprocess.Popen(
         [DREAMLAKE, "provider", "watch", "--all", "--json", "--dream-dir", str(project)],
