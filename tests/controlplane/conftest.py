@@ -4,7 +4,8 @@ cluster when the server binaries exist. Helpers live in ``lakeshore_fixtures``.
 
     lakeshore_backend    "sqlite" or "postgres" (module-parametrized; postgres skips
                          with a reason when it cannot run)
-    server               a running server for the module (live bound 2 s):
+    server               a running server for the module (live bound 2 s, or the
+                         module's SERVER_LIVE_SECONDS):
                          .url, .admin_token, .data_dir, .admin (a Client), .client(token, ns);
                          shared by the modules that set SHARES_SERVER = True
     shared_server_sqlite / shared_server_postgres
@@ -168,8 +169,12 @@ def db_url(lakeshore_backend: str, request: pytest.FixtureRequest) -> str | None
     return cluster.new_database()
 
 
-def _shared(data: Path, db_url: str | None) -> Iterator[ServerProc]:
-    s = ServerProc(data_dir=data, port=free_port(), db_url=db_url).start()
+def _serving(
+    data: Path, db_url: str | None, live_seconds: float = LIVE_SECONDS
+) -> Iterator[ServerProc]:
+    """A server on a free port, running until the fixture that yields from this ends."""
+    s = ServerProc(data_dir=data, port=free_port(), db_url=db_url, live_seconds=live_seconds)
+    s.start()
     try:
         yield s
     finally:
@@ -178,14 +183,14 @@ def _shared(data: Path, db_url: str | None) -> Iterator[ServerProc]:
 
 @pytest.fixture(scope="session")
 def shared_server_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProc]:
-    yield from _shared(tmp_path_factory.mktemp("lakeshore-shared"), None)
+    yield from _serving(tmp_path_factory.mktemp("lakeshore-shared"), None)
 
 
 @pytest.fixture(scope="session")
 def shared_server_postgres(
     postgres: PgCluster, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[ServerProc]:
-    yield from _shared(tmp_path_factory.mktemp("lakeshore-shared"), postgres.new_database())
+    yield from _serving(tmp_path_factory.mktemp("lakeshore-shared"), postgres.new_database())
 
 
 @pytest.fixture(scope="module")
@@ -197,8 +202,11 @@ def server(
     """The module's server. A module that sets ``SHARES_SERVER = True`` (its tests
     keep to namespaces, tokens and names of their own, and none needs an empty
     server or changes it for others) gets the session's server of its backend (one
-    per worker) instead of starting two of its own."""
+    per worker) instead of starting two of its own. A module that sets
+    ``SERVER_LIVE_SECONDS`` gets a server of its own with that live bound."""
+    live_seconds = getattr(request.module, "SERVER_LIVE_SECONDS", LIVE_SECONDS)
     if getattr(request.module, "SHARES_SERVER", False):
+        assert live_seconds == LIVE_SECONDS, "the shared servers have the default live bound"
         shared: ServerProc = request.getfixturevalue(f"shared_server_{lakeshore_backend}")
         assert shared.proc is not None and shared.proc.poll() is None, (
             f"the shared {lakeshore_backend} server has ended:\n{shared.log_tail()}"
@@ -206,12 +214,7 @@ def server(
         yield shared
         return
     db_url = request.getfixturevalue("db_url")
-    s = ServerProc(data_dir=tmp_path_factory.mktemp("lakeshore"), port=free_port(), db_url=db_url)
-    s.start()
-    try:
-        yield s
-    finally:
-        s.stop()
+    yield from _serving(tmp_path_factory.mktemp("lakeshore"), db_url, live_seconds)
 
 
 @pytest.fixture

@@ -13,45 +13,29 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from dreamlake.controlplane.client import ApiFailure, Client
 from dreamlake.controlplane.connection import Exchange
 from dreamlake.controlplane.nymph.daemon import Daemon, DaemonConfig
-from lakeshore_fixtures import NymphProc, ServerProc, free_port, tcp_table, wait_until
+from lakeshore_fixtures import NymphProc, ServerProc, tcp_table, wait_until
 
 pytestmark = pytest.mark.slow
 
-LIVE_SECONDS = 4.0
+SERVER_LIVE_SECONDS = 4.0  # the live bound of conftest's module server
 POLL_WAIT = 5.0  # longer than the live bound: only the held poll keeps an idle worker live
 
 
-@pytest.fixture(scope="module")
-def shared_server(
-    db_url: str | None, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[ServerProc]:
-    s = ServerProc(
-        data_dir=tmp_path_factory.mktemp("lakeshore"),
-        port=free_port(),
-        db_url=db_url,
-        live_seconds=LIVE_SECONDS,
-    )
-    s.start()
-    try:
-        yield s
-    finally:
-        s.stop()
-
-
 @pytest.fixture
-def server(shared_server: ServerProc) -> ServerProc:
-    """The module's server, started again (same data, same port) where a test before
-    stopped it: the restart and shutdown tests stop this one rather than start their own."""
-    if shared_server.proc is None or shared_server.proc.poll() is not None:
-        shared_server.start()
-    return shared_server
+def server(server: ServerProc) -> ServerProc:
+    """The module's server (conftest's, with this module's live bound), started again
+    (same data, same port) where a test before stopped it: the restart and shutdown
+    tests stop this one rather than start their own."""
+    if server.proc is None or server.proc.poll() is not None:
+        server.start()
+    return server
 
 
 def connections_to(pid: int, port: int) -> list[int]:
@@ -115,10 +99,10 @@ def test_a_busy_daemon_heartbeats_and_closes_that_connection_after(
     assert n.proc is not None
     pid = n.proc.pid
     assert wait_until(lambda: live(c, "busy") == 1, 30), n.log()
-    item = c.submit_work("busy", f"sleep {3 * LIVE_SECONDS:g}")
+    item = c.submit_work("busy", f"sleep {3 * SERVER_LIVE_SECONDS:g}")
     assert wait_until(lambda: c.get_work(item["id"])["state"] == "running", 10)
     seen_two = False
-    end = time.monotonic() + 3 * LIVE_SECONDS - 0.5
+    end = time.monotonic() + 3 * SERVER_LIVE_SECONDS - 0.5
     while time.monotonic() < end:
         assert c.get_work(item["id"])["state"] == "running", n.log()
         assert live(c, "busy") == 1, n.log()
