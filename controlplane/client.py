@@ -29,15 +29,22 @@ from typing import Any
 
 from dreamlake.engine.contract.errors import ControlPlaneError
 
-from .connection import Connection, Observer, describe, retry_after
+from .connection import Answer, Connection, Observer, describe, retry_after
 from .tlsclient import explain, plain_to_tls_hint, refused_cert_hint
 
-__all__ = ["HEADER_HOOKS", "ApiFailure", "Client", "Unreachable", "Untrusted"]
+__all__ = ["HEADER_HOOKS", "REQUEST_SPAN", "ApiFailure", "Client", "Unreachable", "Untrusted"]
 
 HEADER_HOOKS: list[Callable[[dict[str, str]], None]] = []
 """Functions that add headers to every request a :class:`Client` makes: a command
-that traces puts ``engine/settings/tracing.py``'s ``inject`` here, so its trace goes
-on in the server (the daemon, standard library only, never does)."""
+or a daemon that traces puts ``engine/settings/tracing.py``'s ``inject`` here, so
+its trace goes on in the server."""
+
+REQUEST_SPAN: Callable[[str, str, str, Callable[[], Answer]], Answer] | None = None
+"""When set, every request a :class:`Client` makes is sent through it, as
+``REQUEST_SPAN(method, url, path, send)``, ``send()`` making the request (its
+headers, :data:`HEADER_HOOKS` included, are made inside) and returning the answer:
+a daemon that traces (``nymph/tracing.py``) makes each request a client span there.
+Unset (None, the default) a request pays one test for it."""
 
 
 class Unreachable(ControlPlaneError):
@@ -155,30 +162,13 @@ class Client:
         base = self.url  # another thread may move this client on meanwhile
         url = base.rstrip("/") + path
         data = None if body is None else json.dumps(body).encode("utf-8")
-        headers = {"Accept": "application/json"}
-        if data is not None:
-            headers["Content-Type"] = "application/json"
-        if self.token:
-            headers["Authorization"] = f"Bearer {self.token}"
-        for hook in HEADER_HOOKS:  # a command's trace context (engine/settings/tracing.py)
-            hook(headers)
-        try:
-            answer = self.connection_to(base).request(
-                method, path, data, headers, timeout=timeout or self.timeout
+        wait = timeout or self.timeout
+        if REQUEST_SPAN is None:
+            answer = self._exchange(base, method, path, data, wait)
+        else:  # a client span around it (nymph/tracing.py)
+            answer = REQUEST_SPAN(
+                method, base, path, lambda: self._exchange(base, method, path, data, wait)
             )
-        except (OSError, http.client.HTTPException) as exc:
-            # OSError covers refused, reset and timed out; HTTPException a cut or garbled answer
-            trust = refused_cert_hint(exc, base, self.cert) or explain(exc, base, self.ca)
-            if trust is not None:
-                raise Untrusted(trust.message, base, trust.advice, trust.reason) from None
-            plain = plain_to_tls_hint(exc, base)
-            if plain is not None:
-                raise Untrusted(plain, base, f"use {'https' + base[4:]}", "plain_to_tls") from None
-            raise Unreachable(
-                f"lakeshore at {base} is unreachable: {describe(exc)}", base
-            ) from None
-        except ValueError as exc:  # not an http(s) URL (after OSError: a TLS error is both)
-            raise Unreachable(f"lakeshore at {base} is unreachable: {exc}", base) from None
         raw = answer.body
         if answer.status >= 400:
             try:
@@ -202,6 +192,34 @@ class Client:
             raise Unreachable(
                 f"lakeshore at {base} sent a body that is not JSON: {exc}", base
             ) from None
+
+    def _exchange(
+        self, base: str, method: str, path: str, data: bytes | None, timeout: float
+    ) -> Answer:
+        """Send one request to ``base`` and read its answer, whatever its status;
+        no answer raises :class:`Unreachable` (or :class:`Untrusted`)."""
+        headers = {"Accept": "application/json"}
+        if data is not None:
+            headers["Content-Type"] = "application/json"
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        for hook in HEADER_HOOKS:  # the trace context (engine/settings/tracing.py)
+            hook(headers)
+        try:
+            return self.connection_to(base).request(method, path, data, headers, timeout=timeout)
+        except (OSError, http.client.HTTPException) as exc:
+            # OSError covers refused, reset and timed out; HTTPException a cut or garbled answer
+            trust = refused_cert_hint(exc, base, self.cert) or explain(exc, base, self.ca)
+            if trust is not None:
+                raise Untrusted(trust.message, base, trust.advice, trust.reason) from None
+            plain = plain_to_tls_hint(exc, base)
+            if plain is not None:
+                raise Untrusted(plain, base, f"use {'https' + base[4:]}", "plain_to_tls") from None
+            raise Unreachable(
+                f"lakeshore at {base} is unreachable: {describe(exc)}", base
+            ) from None
+        except ValueError as exc:  # not an http(s) URL (after OSError: a TLS error is both)
+            raise Unreachable(f"lakeshore at {base} is unreachable: {exc}", base) from None
 
     # -- server ---------------------------------------------------------------------
 

@@ -175,6 +175,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ..client import Client
     from .daemon import SUSPENDED_EXIT, Daemon, DaemonConfig, log
     from .runner import ProcessRunner
+    from .tracing import flush, install
+
+    traced = install()  # OpenTelemetry spans, only when OTEL_EXPORTER_OTLP_ENDPOINT is set
 
     servers = [u.strip().rstrip("/") for u in args.server.split(",") if u.strip()]
     if not servers:
@@ -219,7 +222,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGUSR1, on_suspend)
     if args.pid_file is not None:
         _write_pid(args.pid_file)
-    log(f"starting: provider {args.provider!r}, server {client.url}, instance {args.instance_id}")
+    log(
+        f"starting: provider {args.provider!r}, server {client.url}, instance {args.instance_id}"
+        + (" (tracing its requests)" if traced else "")
+    )
     threads = daemon.start()
     try:
         while not daemon.stop.wait(0.2):
@@ -231,6 +237,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         daemon.shutdown(threads)
         return 0
     finally:
+        if traced:
+            flush()
         if args.pid_file is not None:
             _remove_pid(args.pid_file)
 

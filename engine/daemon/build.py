@@ -5,7 +5,9 @@ What goes in: the daemon package (``dreamlake.controlplane.nymph``, every module
 it) and the project modules those import, found by reading their ``import``
 statements (imports inside functions included, ``if TYPE_CHECKING:`` blocks left
 out), with every parent package's ``__init__``. Anything else they import must be
-the standard library; :func:`external_imports` names what is not.
+the standard library; :func:`external_imports` names what is not, save
+:data:`OPTIONAL`: what the daemon imports only when asked to and the host has it
+(OpenTelemetry, when traces are configured; without them nothing of it is imported).
 
 The archive holds modules only, no package metadata: the daemon reads its version
 from ``dreamlake.__version__``, never through ``importlib.metadata``.
@@ -37,6 +39,9 @@ APP_NAME = "nymph.pyz"
 MIN_PYTHON = (3, 9)
 INTERPRETER = "/usr/bin/env python3"
 _EPOCH = (1980, 1, 1, 0, 0, 0)  # the earliest time a zip entry can carry
+# Imported only when configured (OTEL_EXPORTER_OTLP_ENDPOINT) and installed on the
+# host: never on a bare python3 (tests/controlplane/test_tracing.py holds it).
+OPTIONAL = frozenset({"opentelemetry"})
 
 MAIN = f"""\
 # nymph, the dreamlake daemon, as a zipapp:  python3 {APP_NAME} --help
@@ -145,13 +150,18 @@ def module_closure(package: str = DAEMON_PACKAGE) -> list[Module]:
 
 def external_imports(modules: list[Module]) -> dict[str, list[str]]:
     """Top-level names the modules import that are neither the project's nor the
-    standard library's, each with the modules importing it. Empty for a daemon
-    that runs on a bare ``python3``."""
+    standard library's (nor :data:`OPTIONAL`), each with the modules importing it.
+    Empty for a daemon that runs on a bare ``python3``."""
     found: dict[str, set[str]] = {}
     for mod in modules:
         for name in _imports(mod):
             top = name.split(".")[0]
-            if top and top != PROJECT and top not in sys.stdlib_module_names:
+            if (
+                top
+                and top != PROJECT
+                and top not in sys.stdlib_module_names
+                and top not in OPTIONAL
+            ):
                 found.setdefault(top, set()).add(mod.name)
     return {k: sorted(v) for k, v in sorted(found.items())}
 

@@ -1,9 +1,9 @@
 """OpenTelemetry traces, off unless configured: with the ``otel`` extra installed and
 ``OTEL_EXPORTER_OTLP_ENDPOINT`` (or ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``) set, the
-``dreamlake`` and ``lakeshore`` commands and ``lakeshore serve``'s requests emit
-spans, exported over OTLP/HTTP, and each request to the control plane carries the
-W3C ``traceparent`` of the span it is made in, so a command and the requests it
-causes are one trace. The standard ``OTEL_*`` variables configure the rest
+``dreamlake`` and ``lakeshore`` commands, ``lakeshore serve``'s requests and the
+daemon's (``nymph``) emit spans, exported over OTLP/HTTP, and each request to the
+control plane carries the W3C ``traceparent`` of the span it is made in, so a command
+and the requests it causes are one trace. The standard ``OTEL_*`` variables configure the rest
 (``OTEL_SERVICE_NAME``, ``OTEL_RESOURCE_ATTRIBUTES``, ``OTEL_TRACES_SAMPLER``,
 ``OTEL_SDK_DISABLED``, ``OTEL_EXPORTER_OTLP_HEADERS``...).
 
@@ -50,7 +50,7 @@ def _setup(service: str) -> Any:
         from opentelemetry import trace
     except ImportError:
         print(
-            "dreamlake: OTEL_EXPORTER_OTLP_ENDPOINT is set but the otel extra is not "
+            f"{service}: OTEL_EXPORTER_OTLP_ENDPOINT is set but the otel extra is not "
             "installed (pip install 'dreamlake[otel]'): no traces",
             file=sys.stderr,
         )
@@ -64,7 +64,7 @@ def _setup(service: str) -> Any:
             from opentelemetry.sdk.trace.export import BatchSpanProcessor
         except ImportError:
             print(
-                "dreamlake: the otel extra is incomplete (opentelemetry-sdk and "
+                f"{service}: the otel extra is incomplete (opentelemetry-sdk and "
                 "opentelemetry-exporter-otlp-proto-http): no traces",
                 file=sys.stderr,
             )

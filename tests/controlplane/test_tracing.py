@@ -3,8 +3,10 @@ span exporter (the SDK's in-memory one, set as the tracer provider, so nothing i
 exported anywhere): a ``lakeshore`` command run in process against a real
 ``lakeshore serve`` app (uvicorn on 127.0.0.1, in a thread) is one trace holding the
 command's span and the server's; so is a request ``status`` makes
-(``engine/settings/http_json.py``) inside a ``dreamlake`` command's span; and
-without ``OTEL_EXPORTER_OTLP_ENDPOINT`` nothing of OpenTelemetry is imported."""
+(``engine/settings/http_json.py``) inside a ``dreamlake`` command's span; each
+request a real daemon loop makes (``nymph/tracing.py``) is a client span whose child
+is the server's span; and without ``OTEL_EXPORTER_OTLP_ENDPOINT`` nothing of
+OpenTelemetry is imported, by the commands or by the daemon."""
 
 from __future__ import annotations
 
@@ -162,3 +164,154 @@ def test_unconfigured_nothing_is_imported(tmp_path: Path) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
     )
     assert out.stdout.strip().splitlines()[-1] == "[]", out.stderr
+
+
+# -- the daemon -------------------------------------------------------------------------
+
+
+def _daemon_trace_pairs(spans: Any) -> dict[str, tuple[Any, Any]]:
+    """Each daemon request's client span with the server's span for it, by name."""
+    servers = {s.parent.span_id: s for s in spans if s.kind.name == "SERVER" and s.parent}
+    pairs = {}
+    for c in spans:
+        if c.kind.name == "CLIENT" and c.context.span_id in servers:
+            pairs[c.name] = (c, servers[c.context.span_id])
+    return pairs
+
+
+@pytest.fixture
+def daemon_traced(traced: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The daemon's tracing installed as ``nymph`` installs it, undone afterwards."""
+    from dreamlake.controlplane import client
+    from dreamlake.controlplane.nymph import tracing as nymph_tracing
+
+    monkeypatch.setattr(client, "REQUEST_SPAN", None)
+    monkeypatch.setattr(client, "HEADER_HOOKS", [])
+    assert nymph_tracing.install()
+    assert isinstance(client.REQUEST_SPAN, nymph_tracing.RequestSpans)
+    assert list(client.HEADER_HOOKS) == [tracing.inject]
+    return traced
+
+
+def test_the_daemons_requests_and_the_servers_spans_are_one_trace_each(
+    served: tuple[str, Path], daemon_traced: Any
+) -> None:
+    """A real daemon loop (register, the long-poll, heartbeats while a command runs,
+    its result, deregister) against the served app: each request is a CLIENT span
+    named by its route template, and the server's span for it is its child."""
+    from dreamlake.controlplane.client import Client
+    from dreamlake.controlplane.nymph.daemon import Daemon, DaemonConfig
+
+    url, token_file = served
+    token = token_file.read_text().strip()
+    config = DaemonConfig(
+        provider="traced",
+        queues=[],
+        instance_id="i-traced",
+        host="h",
+        version="test",
+        poll_wait=2.0,
+        heartbeat_seconds=0.2,
+    )
+    daemon = Daemon(Client(url, token, keep_alive=True), config)
+    threads = daemon.start()
+    try:
+        admin = Client(url, token)
+        deadline = time.monotonic() + 30
+        while daemon.worker_id is None:
+            assert time.monotonic() < deadline, "the daemon did not register"
+            time.sleep(0.05)
+        item = admin.submit_work("traced", "sleep 0.8")
+        assert admin.get_work(item["id"], wait=30)["state"] == "succeeded"
+    finally:
+        daemon.shutdown(threads)
+    ns = "/api/namespaces/{ns}/workers"
+    pairs = _daemon_trace_pairs(served_spans())
+    for name in (
+        f"POST {ns}",
+        f"GET {ns}/{{worker_id}}/work",
+        f"POST {ns}/{{worker_id}}/heartbeat",
+        f"POST {ns}/{{worker_id}}/work/{{work_id}}/result",
+        f"DELETE {ns}/{{worker_id}}",
+    ):
+        assert name in pairs, (name, sorted(pairs))
+        client_span, server_span = pairs[name]
+        assert server_span.context.trace_id == client_span.context.trace_id
+        assert client_span.parent is None  # each request is a trace of its own
+        assert server_span.name == name  # the same route template on both sides
+        assert client_span.attributes["url.template"] == name.split(" ", 1)[1]
+        status = client_span.attributes["http.response.status_code"]
+        assert status == server_span.attributes["http.response.status_code"] < 300
+
+
+def test_a_daemon_request_with_no_answer_is_an_error_span(daemon_traced: Any) -> None:
+    from dreamlake.controlplane.client import Client, Unreachable
+    from lakeshore_fixtures import free_port
+
+    with pytest.raises(Unreachable):
+        Client(f"http://127.0.0.1:{free_port()}", "t").heartbeat("w-1")
+    (span,) = [s for s in served_spans() if s.kind.name == "CLIENT"]
+    assert span.name == "POST /api/namespaces/{ns}/workers/{worker_id}/heartbeat"
+    assert span.attributes["error.type"] == "Unreachable"
+    assert span.status.status_code.name == "ERROR"
+
+
+@pytest.mark.parametrize(
+    ("path", "template"),
+    [
+        ("/api/namespaces/default/workers", "/api/namespaces/{ns}/workers"),
+        (
+            "/api/namespaces/workers/workers/work/work?wait=20.0",
+            "/api/namespaces/{ns}/workers/{worker_id}/work",
+        ),
+        (
+            "/api/namespaces/a/workers/w/work/i-1/result",
+            "/api/namespaces/{ns}/workers/{worker_id}/work/{work_id}/result",
+        ),
+        ("/api/namespaces/a/daemon-certs", "/api/namespaces/{ns}/daemon-certs"),
+        ("/healthz", "/healthz"),
+    ],
+)
+def test_a_daemon_span_names_the_route_never_an_id(path: str, template: str) -> None:
+    from dreamlake.controlplane.nymph.tracing import route
+
+    assert route(path) == template
+
+
+def test_unconfigured_the_daemon_imports_nothing_of_opentelemetry() -> None:
+    """A real ``nymph`` main in a fresh interpreter, stopped once it has tried its
+    (unreachable) server: nothing of OpenTelemetry loaded, with no endpoint and with
+    one set but the SDK disabled. Its zipapp may name OpenTelemetry only as optional."""
+    from dreamlake.engine.daemon import build
+    from lakeshore_fixtures import free_port
+
+    code = (
+        "import logging, os, signal, sys\n"
+        "class Stop(logging.Handler):\n"
+        "    def emit(self, record):\n"
+        "        if 'unreachable' in record.getMessage():\n"
+        "            os.kill(os.getpid(), signal.SIGTERM)\n"
+        "logging.getLogger('nymph').addHandler(Stop())\n"
+        "from dreamlake.controlplane.nymph.main import main\n"
+        f"code = main(['--server', 'http://127.0.0.1:{free_port()}', '--provider', 'p'])\n"
+        "print(code, 'dreamlake.controlplane.nymph.tracing' in sys.modules,\n"
+        "      sorted(m for m in sys.modules if m.startswith('opentelemetry')))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "LAKESHORE_"))}
+    env["LAKESHORE_TOKEN"] = "t"
+    for extra in ({}, {"OTEL_SDK_DISABLED": "true", "OTEL_EXPORTER_OTLP_ENDPOINT": "x"}):
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            env={**env, **extra},
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+        assert out.stdout.strip().splitlines()[-1] == "0 True []", out.stderr
+    modules = build.module_closure()
+    assert {"dreamlake.controlplane.nymph.tracing", "dreamlake.engine.settings.tracing"} <= {
+        m.name for m in modules
+    }
+    assert build.external_imports(modules) == {}
+    assert set(build.OPTIONAL) == {"opentelemetry"}
