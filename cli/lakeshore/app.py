@@ -158,6 +158,16 @@ def serve(
     tls_key: Annotated[
         Path | None, typer.Option("--tls-key", help="The private key of --tls-cert (PEM).")
     ] = None,
+    tls_ca: Annotated[
+        Path | None,
+        typer.Option(
+            "--tls-ca",
+            envvar="LAKESHORE_TLS_CA",
+            help="The CA certificate(s) (PEM) that verify --tls-cert: a launched "
+            "instance's daemon is handed them to verify this server with (default: the "
+            "chain's own root, if --tls-cert includes it, else the host's trust store).",
+        ),
+    ] = None,
     tls_name: Annotated[
         list[str] | None,
         typer.Option(
@@ -217,6 +227,11 @@ def serve(
         fail(
             "--tls-cert and --tls-key go together", "lakeshore serve --tls-cert FILE --tls-key FILE"
         )
+    if tls_ca is not None and tls_cert is None:
+        fail(
+            "--tls-ca names the CA of --tls-cert: give it with --tls-cert and --tls-key",
+            "lakeshore serve --tls-cert FILE --tls-key FILE --tls-ca CA.pem",
+        )
     if tls_cert is not None and insecure_http:
         fail("--insecure-http serves plain HTTP: leave it out with --tls-cert")
     settings = Settings.from_env(
@@ -256,7 +271,9 @@ def serve(
         )
     from .serve_tls import serving_tls
 
-    tls = serving_tls(application, settings, host, tls_cert, tls_key, tls_name or [], insecure_http)
+    tls = serving_tls(
+        application, settings, host, tls_cert, tls_key, tls_name or [], insecure_http, tls_ca
+    )
     scheme = "https" if tls is not None else "http"
     typer.echo(
         f"lakeshore listening on {scheme}://{host}:{port} "

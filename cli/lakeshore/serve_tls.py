@@ -32,6 +32,7 @@ def serving_tls(
     key: Path | None,
     names: list[str],
     insecure_http: bool,
+    ca: Path | None = None,
 ) -> Any:
     """The :class:`~dreamlake.controlplane.server.tls.Reloader` to serve with, or
     None for plain HTTP; says which on stderr."""
@@ -43,6 +44,7 @@ def serving_tls(
         except TlsConfigError as exc:
             fail(str(exc), "lakeshore serve --tls-cert CERT.pem --tls-key KEY.pem")
         typer.echo(f"TLS: serving {cert} (reloaded on SIGHUP or when it changes)", err=True)
+        _own_ca(application, cert.expanduser(), ca.expanduser() if ca is not None else None)
         return _daemon_certs(application, reloader)
     if host in LOOPBACK:
         return None
@@ -78,6 +80,23 @@ def serving_tls(
     # what a launched instance's user-data carries, to verify this server with
     application.state.serving_ca_pem = issued.ca_cert.read_text()
     return _daemon_certs(application, reloader)
+
+
+def _own_ca(application: Any, cert: Path, ca: Path | None) -> None:
+    """What a launched daemon verifies the operator's certificate with: ``--tls-ca``
+    (checked against the certificate now), else the chain's own root, if it has one
+    (``controlplane/launch/serving_ca.py``)."""
+    from dreamlake.controlplane.launch import serving_ca
+
+    application.state.serving_cert_file = cert
+    if ca is None:
+        return
+    try:
+        serving_ca.check(cert, ca)
+    except serving_ca.ServingCaError as exc:
+        fail(str(exc), "lakeshore serve --tls-cert CERT.pem --tls-key KEY.pem --tls-ca CA.pem")
+    application.state.serving_ca_file = ca
+    typer.echo(f"TLS: launched daemons verify this server with {ca}", err=True)
 
 
 def _daemon_certs(application: Any, reloader: Any) -> Any:

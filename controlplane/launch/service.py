@@ -29,7 +29,7 @@ from ..registry import service as registry
 from ..registry.crypto import SecretBox, require_current
 from ..registry.launch import scrub
 from ..registry.merge import LaunchSpec
-from . import bundle, dispatch, tracking
+from . import bundle, dispatch, serving_ca, tracking
 from .instances import (
     fail_instance,
     instance_wire,
@@ -51,7 +51,7 @@ from .orders import (
     split_body,
     to_order,
 )
-from .tokens import _mint, revoke
+from .tokens import _mint, renew, revoke, signs_certificates
 
 log = logging.getLogger("lakeshore.launch")
 
@@ -273,9 +273,11 @@ def _launch(
         sealed: list[str] = []
         if dispatch.leaves_daemon(spec_preview):
             require_current(session, box)  # a key rotated meanwhile: refused, nothing kept
+            # over TLS a one-use bootstrap token, spent on the daemon's certificate
+            boot_token = signs_certificates(state)
             for i in range(own["count"]):
                 label = f"{tracking.INSTANCE_TOKEN}{preview['provider']} {ct}-{i}"
-                tok, tid = _mint(session, ns_id, label, preview["provider"])
+                tok, tid = _mint(session, ns_id, label, preview["provider"], bootstrap=boot_token)
                 tokens.append(tok)
                 token_ids.append(tid)
                 sealed.append(box.encrypt(tok, namespace=str(ns_id), name=f"launch:{ct}:{i}"))
@@ -295,6 +297,8 @@ def _launch(
             box.decrypt(s, namespace=str(ns_id), name=f"launch:{ct}:{i}")
             for i, s in enumerate(stored.get("sealedTokens") or [])
         ]
+        renew(session, token_ids, state)  # handed again: the bootstrap tokens live on
+        session.commit()
     boot: Bootstrap | None = None
     if tokens:
         sha, kind = "", "wheels"
@@ -312,7 +316,7 @@ def _launch(
             daemon_kind=kind,
             tokens=tuple(tokens),
             queues=(own["queue"],) if own["queue"] else (),
-            ca_pem=getattr(state, "serving_ca_pem", "") or "",  # the built-in CA's, over TLS
+            ca_pem=serving_ca.for_launch(state),  # what the daemon verifies an https server with
         )
 
     plaintexts: list[str] = list(tokens)

@@ -136,9 +136,10 @@ def launch(order: LaunchOrder) -> dict[str, Any]:
 # -- daemon ------------------------------------------------------------------------
 
 
-def _theirs(shell: Any, order: LaunchOrder, host: str, index: int) -> bool:
-    """A daemon of this provider runs on the host and it is not this request's own
-    (a retry finds its own and leaves it running)."""
+def _running(shell: Any, order: LaunchOrder, host: str, index: int) -> str | None:
+    """Whose daemon of this provider runs on the host: ``"theirs"`` (not this
+    request's), ``"ours"`` (this request's, found by a retry: left running as it is,
+    its certificate kept, since its bootstrap token is spent), or None."""
     from dreamlake.engine.daemon import install
     from dreamlake.engine.daemon import start as supervise
 
@@ -147,16 +148,18 @@ def _theirs(shell: Any, order: LaunchOrder, host: str, index: int) -> bool:
     caps = supervise.detect(shell)
     sup = supervise.choose(caps)
     if sup is None:
-        return False
+        return None
     assert order.bootstrap is not None
+    found = None
     for key in _keys(shell, order, sshconn.label(order.kwargs, host)):
         if not supervise.running(shell, key, sup, caps):
             continue
         folder = install.install_dir(home(shell), key)
         res = shell.run(f"cat {shlex.quote(folder + '/token')} 2>/dev/null; true", timeout=30)
         if res.stdout.strip() != order.bootstrap.tokens[index]:
-            return True
-    return False
+            return "theirs"
+        found = "ours"
+    return found
 
 
 def _launch_daemons(order: LaunchOrder) -> dict[str, Any]:
@@ -176,7 +179,8 @@ def _launch_daemons(order: LaunchOrder) -> dict[str, Any]:
             host = hosts[0]
             iid = sshconn.label(order.kwargs, host)
             with sshconn.session(order.kwargs, host) as shell:
-                if _theirs(shell, order, host, i):
+                whose = _running(shell, order, host, i)
+                if whose == "theirs":
                     skipped.append(iid)  # someone's daemon works there: never restarted
                     hosts = placement(
                         _with_busy(order, [o["id"] for o in out]),
@@ -184,12 +188,23 @@ def _launch_daemons(order: LaunchOrder) -> dict[str, Any]:
                     )
                     continue
                 dk = daemon_key(order)
+                if whose == "ours":  # a retry: this request's daemon already works there
+                    from ...engine.remote.base import home
+
+                    sup = supervise.choose(supervise.detect(shell))
+                    folder = install.install_dir(home(shell), dk.key)
+                    out.append(
+                        {"id": iid, "state": "running", "index": i, "supervisor": sup,
+                         "dir": folder}
+                    )  # fmt: skip
+                    break
                 cfg = install.DaemonConfig(
                     provider=order.provider,
                     server=boot.server,
                     namespace=order.namespace,
-                    token=boot.tokens[i],
+                    token=boot.tokens[i],  # over TLS a bootstrap token, spent by the daemon
                     queues=boot.queues,
+                    ca_pem=boot.ca_pem.encode() or None,  # verifies an https server
                     worker_name=iid,
                     workdir=order.kwargs.get("workdir") or None,
                     identity=order.identity,

@@ -17,7 +17,8 @@ clock read unless something is due:
 * no certificate (or one that has ended): ask for one with the token (a bootstrap
   token is spent by it; a daemon token from before certificates works too);
 * two thirds of its life passed: ask for the next with the current certificate
-  (the held long-poll keeps its connection; the next request shakes hands anew);
+  (the held long-poll keeps its connection; the next request shakes hands anew;
+  the server ends the old certificate a few minutes later, well after that poll);
 * a server that signs none (plain HTTP behind a proxy: 409; a token that may not
   ask: 403; a server from before certificates: 404): bearer token, as before;
 * a certificate refused (401: revoked) is dropped, and one asked for again;
@@ -138,7 +139,8 @@ class Credentials:
         pair = KeyPair()
         path = f"/api/namespaces/{self.namespace}/daemon-certs"
         try:
-            out = client.request("POST", path, {"csr": pair.csr_pem(f"nymph {self.provider}")})
+            csr = pair.csr_pem(f"nymph {self.provider}")
+            out = client.request("POST", path, {"csr": csr, "provider": self.provider})
         except ApiFailure as exc:
             if exc.status in (403, 404, 409):
                 self.bearer_only = True

@@ -189,8 +189,10 @@ def _expected(need: str, who: str, template: str) -> str:
         return "401"
     if who == "admin" or need == "caller":
         return "in"
-    if who == "bootstrap":  # good only to ask for its daemon's certificate
-        return "in" if need == "enroll" else "403"
+    if who == "bootstrap":  # good only to ask for its daemon's certificate (and the bundle)
+        return "in" if need in ("enroll", "bundle") else "403"
+    if need == "bundle":  # for everyone else, a worker route
+        need = "worker"
     if need == "enroll":  # or a daemon of the namespace renewing its own
         return "in" if who in ("daemon", "daemon-other-provider") else "403"
     if need == "metrics" or who == "metrics":

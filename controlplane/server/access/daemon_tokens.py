@@ -25,11 +25,12 @@ def revoke(
     host: str | None = None,
     notifier: Any = None,
 ) -> list[int]:
-    """Revoke the live daemon tokens of ``provider`` (on ``host`` only, when given);
-    returns their ids. Nothing is committed here."""
+    """Revoke the live daemon tokens of ``provider`` (on ``host`` only, when given),
+    its certificates and its bootstrap tokens not spent yet (a launched instance's,
+    a host's); returns their ids. Nothing is committed here."""
     query = select(Token).where(
         Token.namespace_id == namespace_id,
-        Token.scope == "daemon",
+        Token.scope.in_(("daemon", "bootstrap")),
         Token.provider_name == provider,
         Token.revoked_at.is_(None),
     )

@@ -130,7 +130,7 @@ class Gate:
             )
         digest = peer or hash_token(value.strip())
         access = None
-        if found.ns is not None and found.need in ("worker", "read", "write", "enroll"):
+        if found.ns is not None and found.need in ("worker", "read", "write", "enroll", "bundle"):
             access = await access_cached(self.state, digest, found.ns)
             caller = access.caller
         else:

@@ -17,7 +17,8 @@ A token has a *scope* (the ``tokens.scope`` column):
     ``whoami``, nothing else.
 ``bootstrap``
     what ``connect`` or a launch hands a host: one use, minutes to live, good only
-    to ask for the daemon's certificate for its provider (``enroll``). The
+    to ask for the daemon's certificate for its provider (``enroll``) and, until
+    then, to fetch the daemon bundle (``bundle``). The
     certificate then authenticates the daemon as a ``daemon`` token does (see
     ``server/identity/``).
 
@@ -38,14 +39,16 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 Need = Literal["public", "caller", "worker", "read", "write", "admin", "metrics", "session",
-              "enroll"]  # fmt: skip
+              "enroll", "bundle"]  # fmt: skip
 """``public``: no token. ``caller``: any valid token (``whoami``). ``worker``: a
 daemon token of the namespace, or the namespace's own token, or admin. ``read``:
 the namespace's token, an org sibling's, or admin. ``write``: the namespace's own
 token, or admin. ``admin``: admin only. ``metrics``: a metrics token, or admin. ``session``: the
 dashboard's session cookie of a metrics or an admin token (``ui/session.py``).
 ``enroll``: a bootstrap token of the namespace, or a daemon's own (a certificate
-renewing itself)."""
+renewing itself). ``bundle``: what ``worker`` lets in, and a bootstrap token of the
+namespace, until it is spent (a launched instance fetches the daemon bundle with it
+before its daemon asks for its certificate)."""
 
 NEEDS: tuple[Need, ...] = (
     "public",
@@ -57,6 +60,7 @@ NEEDS: tuple[Need, ...] = (
     "metrics",
     "session",
     "enroll",
+    "bundle",
 )
 
 NS = "/api/namespaces/{ns}"
@@ -95,7 +99,7 @@ ROUTES: dict[tuple[str, str], Need] = {
     ("GET", NS + "/workers/{worker_id}/work"): "worker",
     ("POST", NS + "/workers/{worker_id}/work/{work_id}/result"): "worker",
     ("DELETE", NS + "/workers/{worker_id}"): "worker",
-    ("GET", NS + "/daemon/{sha256}"): "worker",
+    ("GET", NS + "/daemon/{sha256}"): "bundle",
     ("POST", NS + "/daemon-certs"): "enroll",
     # who claims what (reads)
     ("GET", NS + "/workers"): "read",
@@ -299,9 +303,14 @@ def refusal(
     if need == "caller":
         return None
     if scope == "bootstrap":
-        if need == "enroll" and own:
+        if need in ("enroll", "bundle") and own:
             return None
-        return "a bootstrap token may only ask for its daemon's certificate (POST .../daemon-certs)"
+        return (
+            "a bootstrap token may only fetch the daemon bundle and ask for its daemon's "
+            "certificate (POST .../daemon-certs)"
+        )
+    if need == "bundle":
+        need = "worker"
     if need == "enroll":
         if scope == "daemon" and own:
             return None

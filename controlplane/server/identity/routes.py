@@ -3,9 +3,18 @@
 Asked with a **bootstrap token** (scope ``bootstrap``: what ``connect`` or a launch
 hands a host), which this spends: it is marked used (``revoked_at``) in the same
 commit, by a conditional update, so of two requests with one token exactly one
-gets a certificate. Asked again by a daemon itself (its current certificate, or a
-daemon token), it renews: a new certificate for the same provider, instance and
-host.
+gets a certificate. A request that names a ``provider`` other than the token's is
+refused (403) and spends nothing. Asked again by a daemon itself (its current
+certificate, or a daemon token), it renews: a new certificate for the same
+provider, instance and host.
+
+A renewal asked with the current certificate ends that certificate
+:func:`grace_seconds` later (5 minutes unless ``LAKESHORE_DAEMON_CERT_GRACE_SECONDS``
+says otherwise): longer than a long-poll held on it (60 s at most) and than the
+daemon's retries when the renewal's answer was lost (it renews again with the old
+one meanwhile), so a daemon never holds two live certificates for longer, and a
+stolen one is good for minutes after its daemon renewed, not for the rest of its
+day. Its row's ``expiresAt`` says when, on every replica at once.
 
 Each certificate is a row in ``tokens`` (scope ``daemon``, ``token_hash``
 ``x509:<serial>``, ``expires_at`` its end, label ``cert <serial>``): the gate
@@ -20,7 +29,8 @@ A server that serves plain HTTP signs nothing (409): its daemons keep bearer tok
 
 from __future__ import annotations
 
-from datetime import datetime
+import os
+from datetime import datetime, timedelta
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request
@@ -32,15 +42,29 @@ from ...db import utcnow
 from ...models import Token
 from ..deps import Access, SessionRoute, get_session, require_namespace
 from ..errors import ApiError
-from ..schemas import Wire
+from ..schemas import Name, Wire
 from .issue import CsrRefused, sign
-from .peer import serial_digest
+from .peer import DIGEST_PREFIX, serial_digest
 
 router = APIRouter(route_class=SessionRoute)
+
+GRACE_ENV = "LAKESHORE_DAEMON_CERT_GRACE_SECONDS"
+GRACE_SECONDS = 300
+
+
+def grace_seconds() -> float:
+    """How long a certificate stays good once its daemon renewed it (see the module
+    docstring); ``LAKESHORE_DAEMON_CERT_GRACE_SECONDS`` (at least 1 s) overrides."""
+    raw = os.environ.get(GRACE_ENV, "").strip()
+    try:
+        return max(1.0, float(raw)) if raw else float(GRACE_SECONDS)
+    except ValueError:
+        return float(GRACE_SECONDS)
 
 
 class CsrIn(Wire):
     csr: Annotated[str, StringConstraints(min_length=1, max_length=16384)]
+    provider: Name | None = None  # the provider the daemon asks for (the token's, or refused)
 
 
 class DaemonCertOut(Wire):
@@ -90,6 +114,13 @@ def issue_daemon_cert(
         raise ApiError(401, "unauthorized", "unknown, revoked or expired token")
     if not row.provider_name:
         raise ApiError(403, "forbidden", "this token names no provider to certify")
+    if body.provider is not None and body.provider != row.provider_name:
+        raise ApiError(
+            403,
+            "forbidden",
+            f"this token is for provider {row.provider_name!r}: it asks for no certificate "
+            f"of {body.provider!r}",
+        )
     if caller.scope == "bootstrap":
         _spend(session, row.id)
     try:
@@ -120,10 +151,16 @@ def issue_daemon_cert(
             root_token_id=row.root_token_id or row.id,  # revoked with the token it came from
         )
     )
-    if caller.scope == "bootstrap":
-        request.app.state.notifier.publish(session, "forget:tokens")  # spent, everywhere
+    renewed = row.token_hash.startswith(DIGEST_PREFIX)  # asked with its current certificate
+    if renewed:
+        ends = utcnow() + timedelta(seconds=grace_seconds())
+        if row.expires_at is None or ends < row.expires_at:
+            row.expires_at = ends
+    forget = caller.scope == "bootstrap" or renewed
+    if forget:  # spent, or ending soon: everywhere
+        request.app.state.notifier.publish(session, "forget:tokens")
     session.commit()
-    if caller.scope == "bootstrap":
+    if forget:
         request.app.state.token_cache.clear()
     return DaemonCertOut(
         certificate=signed.pem.decode(),

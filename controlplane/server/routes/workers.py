@@ -21,6 +21,7 @@ from ..errors import ApiError
 from ..fleet import claimsread
 from ..fleet.shedding import restarting
 from ..fleet.wakeup import Wakeup
+from ..identity.roots import root_token_id
 from ..runtime import heartbeats_of, owners_of, queue_hints_of
 from ..schemas import (
     Claims,
@@ -153,9 +154,11 @@ def register_worker(
 ) -> WorkerRegistered:
     settings = request.app.state.settings
     _pin_instance(request, session, access, body)
-    row, created = store.register(
-        session, access.namespace.id, body, token_id=access.caller.token_id
-    )
+    # a certificate's worker records the token it comes from (an instance's: tracking)
+    token_id = access.caller.token_id
+    if access.caller.scope == "daemon":
+        token_id = root_token_id(session, token_id)
+    row, created = store.register(session, access.namespace.id, body, token_id=token_id)
     heartbeats_of(request.app).know(row.id, access.namespace.id, row.provider_name)
     owners_of(request.app)[row.id] = (row.provider_name, row.instance_id)
     if not created:
