@@ -27,6 +27,9 @@ from dreamlake.controlplane.nymph.keypair import KeyPair
 from lakeshore_fixtures import SHARED_KEY, clean_env, lakeshore_argv
 from test_tls_serving import Pki, TlsServer, _pki, _serve, _stop
 
+GRACE_ENV = "LAKESHORE_DAEMON_CERT_GRACE_SECONDS"
+GRACE = 6.0
+
 
 @dataclass
 class Setup:
@@ -47,6 +50,7 @@ def setup(db_url: str | None, tmp_path_factory: pytest.TempPathFactory) -> Itera
     tmp = tmp_path_factory.mktemp("certs")
     pki = _pki(tmp / "pki", ["localhost", "127.0.0.1"])
     env = {"LAKESHORE_SECRET_KEY": SHARED_KEY} if db_url else {}
+    env[GRACE_ENV] = str(GRACE)  # a renewed certificate ends this long after (5 min otherwise)
     server = _serve(
         tmp, "--tls-cert", str(pki.cert), "--tls-key", str(pki.key),
         ca=pki.ca, db=db_url, env=env, probe=False,
@@ -452,3 +456,56 @@ def test_where_nymph_keeps_its_certificate(tmp_path: Path, monkeypatch: pytest.M
     assert folder("--server", "https://h:1") == tmp_path / "t"  # beside the token file
     assert folder("--server", "https://h:1", "--cert-dir", str(tmp_path / "c")) == tmp_path / "c"
     assert folder("--server", "http://127.0.0.1:1") is None  # plain HTTP: bearer tokens
+
+
+def test_a_renewal_ends_the_old_certificate_after_a_grace(setup: Setup, tmp_path: Path) -> None:
+    """Renewed, the old certificate stays good for the grace (longer than a long-poll:
+    one held on it across the renewal answers as usual), then is refused; the new
+    one is not touched. Its row says when it ends."""
+    import shutil
+    import threading
+
+    from dreamlake.controlplane.server.identity.routes import GRACE_SECONDS, grace_seconds
+
+    assert GRACE_SECONDS > 60  # the longest long-poll (MAX_WAIT_SECONDS)
+    folder = tmp_path / "id"
+    creds, client = _enrolled(setup, folder, "certs-m", "lab")
+    old_pem = tmp_path / "old.pem"
+    shutil.copy(folder / "daemon.pem", old_pem)
+    old_serial = json.loads((folder / "daemon.json").read_text())["serial"]
+    held = setup.client(namespace="certs-m", cert=str(old_pem), keep_alive=True)
+    worker = held.register("lab", "i-1")["workerId"]
+    polled: dict[str, Any] = {}
+
+    def poll() -> None:
+        try:
+            polled["answer"] = held.poll_work(worker, wait=2)
+        except Exception as exc:
+            polled["error"] = exc
+
+    poller = threading.Thread(target=poll)
+    poller.start()
+    meta = json.loads((folder / "daemon.json").read_text())
+    (folder / "daemon.json").write_text(json.dumps(meta | {"issuedAt": 0}))
+    renewed_at = time.time()
+    creds.step(client)  # renewed with the old certificate, during the held poll
+    poller.join(30)
+    assert "error" not in polled and polled.get("answer") is None, polled
+    assert json.loads((folder / "daemon.json").read_text())["serial"] != old_serial
+    (row,) = [t for t in setup.admin().request("GET", "/api/tokens")
+              if t["label"] == f"cert {old_serial}"]  # fmt: skip
+    ends = dt.datetime.fromisoformat(row["expiresAt"].replace("Z", "+00:00")).timestamp()
+    assert renewed_at - 5 < ends <= time.time() + GRACE + 1
+    old = setup.client(namespace="certs-m", cert=str(old_pem))
+    deadline = time.monotonic() + GRACE + 30
+    while True:  # refused once the grace is over (on a busy machine: soon after)
+        try:
+            old.whoami()
+        except ApiFailure as exc:
+            assert exc.status == 401
+            break
+        assert time.monotonic() < deadline, "the renewed certificate is still accepted"
+        time.sleep(0.3)
+    assert time.time() >= ends - 1  # not before its grace was over
+    assert client.whoami()["provider"] == "lab"  # the new one works on
+    assert grace_seconds() == GRACE_SECONDS  # this process: the default
