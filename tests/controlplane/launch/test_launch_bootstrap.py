@@ -197,3 +197,84 @@ def test_a_plain_http_server_hands_a_daemon_token(app_client: tuple[Any, Any]) -
     (token,) = double.orders[0].bootstrap.tokens
     row = _row(app, token)
     assert (row.scope, row.expires_at) == ("daemon", None)
+
+
+def test_user_data_carries_the_ca_of_an_own_certificate(
+    app_client: tuple[Any, Any], tmp_path: Any
+) -> None:
+    """Served with the operator's own certificate, the instance's start-up script
+    carries the CA ``--tls-ca`` named (read at each launch: a replaced file is
+    carried from then on), or else the root the certificate's chain includes."""
+    from dreamlake.controlplane.launchers import bootstrap
+    from dreamlake.controlplane.server.builtin_ca import issue_server, make_ca
+
+    client, app, double = _setup(app_client)
+    ca_pem, ca_key = make_ca("operator CA")
+    leaf, _key = issue_server(ca_pem, ca_key, ["lakeshore.internal"])
+    cert_file, ca_file = tmp_path / "server.crt", tmp_path / "ca.crt"
+    cert_file.write_bytes(leaf)
+    app.state.serving_cert_file = cert_file
+    ok(client.post(P + "/launch", json={"provider": "aws"}), 201)
+    assert double.orders[-1].bootstrap.ca_pem == ""  # a leaf alone: the host's trust store
+
+    cert_file.write_bytes(leaf + ca_pem)  # the chain includes its root
+    ok(client.post(P + "/launch", json={"provider": "aws"}), 201)
+    assert double.orders[-1].bootstrap.ca_pem.strip() == ca_pem.decode().strip()
+
+    ca_file.write_bytes(ca_pem)
+    app.state.serving_ca_file = ca_file  # lakeshore serve --tls-ca
+    cert_file.write_bytes(leaf)
+    ok(client.post(P + "/launch", json={"provider": "aws"}), 201)
+    order = double.orders[-1]
+    assert order.bootstrap.ca_pem == ca_pem.decode()
+    script = bootstrap.script(order, 0)
+    assert ca_pem.decode().strip() in script and "--ca ca.crt" in script
+    assert order.bootstrap.tokens[0] in script  # the bootstrap token, beside it
+
+
+def test_tls_ca_must_verify_the_served_certificate(tmp_path: Any) -> None:
+    from dreamlake.controlplane.launch import serving_ca
+    from dreamlake.controlplane.server.builtin_ca import issue_server, make_ca
+
+    ca_pem, ca_key = make_ca("operator CA")
+    other_pem, _ = make_ca("another CA")
+    leaf, _key = issue_server(ca_pem, ca_key, ["lakeshore.internal"])
+    cert_file = tmp_path / "server.crt"
+    cert_file.write_bytes(leaf)
+    for name, data in (("ca.crt", ca_pem), ("both.crt", other_pem + ca_pem)):
+        (tmp_path / name).write_bytes(data)
+        serving_ca.check(cert_file, tmp_path / name)
+    (tmp_path / "other.crt").write_bytes(other_pem)
+    with pytest.raises(serving_ca.ServingCaError, match="issued the certificate of --tls-cert"):
+        serving_ca.check(cert_file, tmp_path / "other.crt")
+    (tmp_path / "junk.crt").write_text("not a certificate\n")
+    with pytest.raises(serving_ca.ServingCaError, match="holds no PEM certificate"):
+        serving_ca.check(cert_file, tmp_path / "junk.crt")
+    assert serving_ca.chain_roots(leaf.decode()) == ""
+
+
+def test_lakeshore_serve_refuses_a_tls_ca_that_does_not_verify_its_certificate(
+    tmp_path: Any,
+) -> None:
+    import subprocess
+
+    from aws_api import free_port
+    from lakeshore_fixtures import clean_env, lakeshore_argv
+    from test_tls_serving import _pki
+
+    pki = _pki(tmp_path / "pki", ["127.0.0.1"])
+    base = [*lakeshore_argv(), "serve", "--port", str(free_port()),
+            "--data-dir", str(tmp_path / "data")]  # fmt: skip
+
+    def serve(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*base, *extra], env=clean_env(), capture_output=True, text=True,
+                              timeout=120)  # fmt: skip
+
+    alone = serve("--tls-ca", str(pki.ca))
+    assert alone.returncode != 0 and "--tls-ca names the CA of --tls-cert" in alone.stderr
+    wrong = serve(
+        "--tls-cert", str(pki.cert), "--tls-key", str(pki.key), "--tls-ca", str(pki.other_ca)
+    )
+    assert wrong.returncode != 0, wrong.stderr
+    assert "issued the certificate of --tls-cert" in wrong.stderr
+    assert "Traceback" not in wrong.stderr
