@@ -1,9 +1,10 @@
 """An EC2 worker with the control plane on TLS, against the AWS API on 127.0.0.1
 (moto's server) and a real ``lakeshore serve`` with its built-in CA: the instance's user-data
-carries the built-in CA's certificate; run for real on this machine as the first
-boot, it fetches the daemon bundle verifying the server with it (then by its hash),
-and its daemon asks for its client certificate with the instance's token and works
-by it. Terminating the instance revokes that certificate."""
+carries the built-in CA's certificate and a one-use bootstrap token (no
+daemon-scope token); run for real on this machine as the first boot, it fetches the
+daemon bundle with that token, verifying the server with the CA (then the bundle by
+its hash), and its daemon spends the token on its client certificate and works by
+it. Terminating the instance revokes that certificate."""
 
 from __future__ import annotations
 
@@ -11,12 +12,14 @@ import base64
 import contextlib
 import os
 import signal
+import sqlite3
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 from dreamlake.controlplane.client import ApiFailure, Client
+from dreamlake.controlplane.server.access.tokens import hash_token
 from launch_harness import AMI, ec2
 from test_ec2_queue_growth import _pids_in
 from test_tls_serving import _serve, _stop
@@ -62,6 +65,13 @@ def test_an_ec2_worker_verifies_and_authenticates_over_tls(
         script = base64.b64decode(attr["UserData"]["Value"]).decode()
         assert ca.read_text().strip() in script and "--ca ca.crt" in script
         assert len(script.encode()) < 16 * 1024
+        token = script.split("<<'LAKESHORE_TOKEN'\n", 1)[1].split("\n", 1)[0]
+        with sqlite3.connect(server.data_dir / "lakeshore.db") as db:
+            rows = db.execute(
+                "SELECT scope, provider_name, expires_at FROM tokens WHERE token_hash = ?",
+                (hash_token(token),),
+            ).fetchall()
+        assert len(rows) == 1 and rows[0][:2] == ("bootstrap", "aws") and rows[0][2], rows
         boot_env = {
             **{k: v for k, v in os.environ.items() if not k.startswith(("LAKESHORE_", "AWS_"))},
             "LAKESHORE_NYMPH_DIR": str(host),
@@ -85,6 +95,10 @@ def test_an_ec2_worker_verifies_and_authenticates_over_tls(
         )
         assert done and done["state"] == "succeeded", (done, log[-2000:])
         assert "got a client certificate" in log
+        with pytest.raises(ApiFailure) as spent:  # spent on the certificate
+            Client(server.url, token, ca=str(ca)).whoami()
+        assert spent.value.status == 401
+        assert (host / "token").read_text().strip() == token  # the one token on the host
         daemon = Client(server.url, ca=str(ca), cert=str(host / "daemon.pem"))
         assert daemon.whoami()["provider"] == "aws"
 
