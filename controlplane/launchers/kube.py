@@ -6,6 +6,9 @@ client (the ``kube`` extra), with the lakeshore labels, the ``node_selector`` an
 Credentials: ``kubeconfig`` (a secret holding a kubeconfig, YAML text or a mapping;
 ``context`` picks one of its contexts). A daemon Pod's token goes into a Secret of
 its own (``<pod>-token``), read from the environment, never into the Pod spec.
+The daemon's folder is an ``emptyDir`` volume: a restarted container finds the
+bundle, its key and its certificate there (over TLS its bootstrap token was spent
+on that certificate by the first start).
 Names derive from the client token, so a retried launch meets ``AlreadyExists``
 and reports the object already there.
 """
@@ -68,6 +71,9 @@ def _scheduling(order: LaunchOrder) -> dict[str, Any]:
     return out
 
 
+NYMPH_DIR = "/var/lib/lakeshore/nymph"
+
+
 def token_secret(order: LaunchOrder, index: int) -> dict[str, Any]:
     assert order.bootstrap is not None
     name = order.name_for(index)
@@ -89,7 +95,7 @@ def pod(order: LaunchOrder, index: int) -> dict[str, Any]:
         instance_id=name,
         token_env=TOKEN_ENV,
         foreground=True,
-        install_dir="/var/lib/lakeshore/nymph",
+        install_dir=NYMPH_DIR,
     )
     container = {
         "name": "nymph",
@@ -101,12 +107,18 @@ def pod(order: LaunchOrder, index: int) -> dict[str, Any]:
                 "valueFrom": {"secretKeyRef": {"name": f"{name}-token", "key": "token"}},
             }
         ],
+        "volumeMounts": [{"name": "nymph", "mountPath": NYMPH_DIR}],
     }
     return {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": name, "labels": labels(order)},
-        "spec": {"restartPolicy": "Always", "containers": [container], **_scheduling(order)},
+        "spec": {
+            "restartPolicy": "Always",
+            "containers": [container],
+            "volumes": [{"name": "nymph", "emptyDir": {}}],  # kept across container restarts
+            **_scheduling(order),
+        },
     }
 
 

@@ -162,8 +162,10 @@ def test_daemon_pod_with_its_token_in_a_secret(
                             },
                         }
                     ],
+                    "volumeMounts": [{"name": "nymph", "mountPath": "/var/lib/lakeshore/nymph"}],
                 }
             ],
+            "volumes": [{"name": "nymph", "emptyDir": {}}],
             **SCHEDULING,
         },
     }
