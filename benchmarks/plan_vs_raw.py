@@ -72,6 +72,11 @@ _SELF_CPU = (
     "runpy.run_path(sys.argv[0], run_name='__main__')\n"
 )
 _CPU = re.compile(r"self cpu ([0-9.]+)")
+# The same run with the plan not started ahead (``early``): the comparison in one run.
+_NO_AHEAD = (
+    "import dreamlake.engine.backends.terraform.early as _early\n"
+    "_early.start_plan = lambda *a: False\n"
+)
 
 
 _RUN = re.compile(r"dreamlake: run: \S+ (\S+)")
@@ -83,13 +88,14 @@ def ours(
     env: dict[str, str],
     cpu: list[float] | None = None,
     started: list[list[str]] | None = None,
+    prelude: str = "",
 ) -> tuple[float, float]:
     """Wall time of one dreamlake run and the part of it spent in terraform processes;
     ``cpu`` gets the dreamlake process's own CPU time (its children's not counted),
-    ``started`` the terraform commands it ran."""
+    ``started`` the terraform commands it ran; ``prelude``: code run first."""
     t = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-c", _SELF_CPU, *argv],
+        [sys.executable, "-c", prelude + _SELF_CPU, *argv],
         cwd=cwd,
         env=dict(env, DREAMLAKE_LOG="debug"),
         stdin=subprocess.DEVNULL,
@@ -188,6 +194,8 @@ def bench_plan(binary: str, env: dict[str, str], proj: Path, tf_dir: Path, runs:
     own: list[float] = []
     cpu: list[float] = []
     started: list[list[str]] = []
+    behind: list[float] = []  # the plan not started ahead
+    behind_cpu: list[float] = []
     for _ in range(runs):
         for side, steps in sides.items():
             total = 0.0
@@ -199,6 +207,7 @@ def bench_plan(binary: str, env: dict[str, str], proj: Path, tf_dir: Path, runs:
         wall, children = ours(plan_cmd, proj, env, cpu, started)
         walls.append(wall)
         own.append(wall - children)
+        behind.append(ours(plan_cmd, proj, env, behind_cpu, prelude=_NO_AHEAD)[0])
         ours(status_cmd, proj, env, status_cpu)
         ours([os.devnull], proj, env, pass_cpu)  # the same wrapper, an empty script
     for side in sides:
@@ -208,6 +217,10 @@ def bench_plan(binary: str, env: dict[str, str], proj: Path, tf_dir: Path, runs:
             f"| plan ({side}) | {cells} | {med(sums[side]):.3f} | {med(walls):.3f} | {ratio:.2f}× "
             f"| {med(own) * 1000:.0f} ms | {med(cpu) * 1000:.0f} ms |"
         )
+    print(
+        f"| plan not started ahead | | | | | | {med(behind):.3f} "
+        f"| {med(behind) / med(sums['raw']):.2f}× | | {med(behind_cpu) * 1000:.0f} ms |"
+    )
     kinds = sorted({" + ".join(s) for s in started})
     print(f"| terraform processes per plan | {' / '.join(kinds)} |")
     # Own CPU is what load distorts least; the same turns' status and bare

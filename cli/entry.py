@@ -6,7 +6,8 @@ typer (which imports pydantic) costs more than the rest of that run. So the plai
 well-formed spellings of that one command are recognised here and run without it;
 the engine's results are lean models (``engine/contract/wire.py``) and print the same bytes
 either way. ``provider plan --json`` and ``provider apply [--yes] --json``, which
-an agent runs in its loop too, take the same short way to their verb. A plain
+an agent runs in its loop too, take the same short way to their verb; ``plan``
+starts terraform's plan before the rest is imported (``early``). A plain
 ``[command ...] --help`` is printed from the help cache
 (``helpcache.py``: typer renders it once per version of the code and width).
 Anything else — another command, a flag this parser does not know, a repeated or
@@ -138,6 +139,13 @@ def _lifecycle(args: list[str], verb: str, name: str, dream_dir: str | None, yes
         from .conventions import setup_logging
 
         setup_logging(False)
+    ahead = False
+    if verb == "plan":
+        # terraform's plan starts now, on the other core, while the rest is imported
+        # and the provider observed; the backend takes it over or stops it.
+        from dreamlake.engine.backends.terraform.early import start_plan
+
+        ahead = start_plan(name, dream_dir)
     from .run import call, write
 
     def act() -> ProviderLifecycleResult:
@@ -162,6 +170,10 @@ def _lifecycle(args: list[str], verb: str, name: str, dream_dir: str | None, yes
 
         return interrupted(args)
     finally:
+        if ahead:  # not taken (the run ended before planning): stopped, its file removed
+            from dreamlake.engine.backends.terraform.early import settle
+
+            settle()
         if collecting:
             gc.enable()
 

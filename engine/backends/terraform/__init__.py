@@ -10,9 +10,8 @@ read as text), ``backend`` (plan / apply).
 
 from typing import Any
 
-from .state import observe_state
-
 _LAZY = {
+    "observe_state": ".state",
     "StateLocked": ".backend",
     "TerraformBackend": ".backend",
     "TerraformFailed": ".runner",
@@ -21,7 +20,9 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    """The runner and the verbs load on first use: ``status`` reads files only."""
+    """Everything loads on first use: ``status`` reads files only (no runner), and the
+    plan ``plan`` starts ahead (``early``) needs neither the state reader nor the
+    backend to start."""
     from importlib import import_module
 
     if name == "BACKEND":

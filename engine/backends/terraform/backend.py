@@ -4,6 +4,7 @@ for one provider directory (its ``terraform/`` folder)."""
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -79,9 +80,10 @@ class TerraformBackend:
         env = run_env(provider_dir)
         mark = initmark.check(tf, binary, env)
         version = require_version(tf, binary=binary, known=mark.version)
+        ahead = _taken(tf, binary, env, mark, progress)
         if mark.needed:
             run_init(tf, provider_dir, binary, env, version)
-        done = _plan_run(tf, provider_dir, binary, env, progress)
+        done = ahead if ahead is not None else _plan_run(tf, provider_dir, binary, env, progress)
         if done.returncode not in (0, 2) or uijson.error_diagnostics(done.messages):
             if not mark.needed:
                 run_init(tf, provider_dir, binary, env, version)
@@ -245,6 +247,26 @@ def _plan_run(
         binary=binary,
         env=env,
     )
+    return _PlanRun(done, uijson.parse_stream(done.stdout))
+
+
+def _taken(
+    tf: Path,
+    binary: str,
+    env: dict[str, str],
+    mark: initmark.InitCheck,
+    progress: Progress | None,
+) -> _PlanRun | None:
+    """The plan the console script started ahead with these same facts (``early``),
+    finished; None when there is none (one started with other facts is stopped
+    first, before any other terraform run here)."""
+    early = sys.modules.get(f"{__package__}.early")
+    if early is None or not early.pending(tf):
+        return None
+    done = early.take(tf, binary, env, mark, progress)
+    if done is None:
+        return None
+    events.step("plan", "terraform plan")  # as _plan_run says it (no sink: taken only then)
     return _PlanRun(done, uijson.parse_stream(done.stdout))
 
 

@@ -9,6 +9,7 @@ Only a configured remote backend (a ``backend``/``cloud`` block, or
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -183,6 +184,12 @@ def _lock(tf: Path, state_path: Path, state: StateFile, notes: list[str]) -> Loc
     info_path = lock_info_path(state_path)
     info: dict[str, Any] | None = read_lock_info(info_path)
     probe = probe_fcntl(state_path)
+    early = sys.modules.get(f"{__package__}.early")  # loaded only where a plan started ahead
+    if early is not None and early.pending(tf):
+        if probe.held and early.owns(probe.pid):
+            return None  # this run's own plan, started ahead of it: no other run
+        if info == {} and not probe.held:
+            info = read_lock_info(info_path)  # read as that plan wrote it, and it has ended
     errored = tf / ERRORED_STATE
     if errored.is_file():
         return LockInfo(

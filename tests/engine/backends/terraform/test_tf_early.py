@@ -1,0 +1,161 @@
+"""The plan the console script starts ahead (``early``): taken where the backend's
+facts are the same, and otherwise stopped without a trace; never where ``init``
+must run or a run is in flight; the saved plan survives a run that ends before
+planning. Real terraform (each binary found), the shipped ``local`` template."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from dreamlake.engine.backends.terraform import backend, early, observe_state
+from dreamlake.engine.backends.terraform.lockinfo import probe_fcntl
+from dreamlake.engine.contract import events
+from dreamlake.engine.verbs.create import create
+from dreamlake.engine.verbs.plan import plan
+from dreamlake.engine.verbs.status import status
+from dreamlake.engine.world.intent import recording
+
+GOOD = 'workdir = "/tmp/nymph-work"\nqueues = ["default"]\nworker_name = "lab-1"\n'
+
+
+@pytest.fixture(autouse=True)
+def _settled() -> Iterator[None]:
+    yield
+    early.settle()  # a failed test leaves no terraform behind
+
+
+def _planned(project: Path) -> Path:
+    """A ``local`` provider planned once (initialised, its init record written)."""
+    create("lab", "local", dream_dir=str(project), probe=False)
+    pdir = project / ".dream/providers/lab"
+    (pdir / "terraform/terraform.tfvars").write_text(GOOD)
+    assert plan("lab", dream_dir=str(project)).status == "ready"
+    return pdir
+
+
+def _leftovers(pdir: Path) -> list[str]:
+    return sorted(p.name for p in pdir.rglob(f"{early.EARLY_PREFIX}*"))
+
+
+def _steps(project: Path) -> tuple[str, list[str]]:
+    seen: list[events.ProgressEvent] = []
+    with events.recording(seen.append, verb="plan", provider="lab"):
+        res = plan("lab", dream_dir=str(project))
+    return res.to_json(), [e.step for e in seen if e.type == "step" and e.step]
+
+
+def _own_plan_runs(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    calls: list[object] = []
+    real = backend._plan_run
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(args)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(backend, "_plan_run", counted)
+    return calls
+
+
+def test_a_plan_started_ahead_is_taken_and_answers_as_a_plan_of_its_own(
+    terraform_binary: str, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pdir = _planned(project)
+    plain = plan("lab", dream_dir=str(project)).to_json()
+    runs = _own_plan_runs(monkeypatch)
+    assert early.start_plan("lab", str(project))
+    assert early.pending(pdir / "terraform")
+    ahead = plan("lab", dream_dir=str(project)).to_json()
+    assert ahead == plain  # the same document, byte for byte
+    assert runs == []  # the plan started ahead was the plan: no second terraform run
+    assert not early.pending(pdir / "terraform") and _leftovers(pdir) == []
+    assert status("lab", dream_dir=str(project)).status == "ready"  # tfplan is the recorded one
+
+
+def test_a_blocked_run_leaves_the_saved_plan_it_found(terraform_binary: str, project: Path) -> None:
+    pdir = _planned(project)
+    tf = pdir / "terraform"
+    saved = {n: (tf / n).read_bytes() for n in ("tfplan", "tfplan.meta.json")}
+    (tf / "terraform.tfvars").write_text(GOOD.replace('worker_name = "lab-1"\n', ""))
+    assert early.start_plan("lab", str(project))  # what init reads did not change
+    res = plan("lab", dream_dir=str(project))
+    early.settle()  # as the console script does when the command ends
+    assert res.status == "needs_input" and {b.key for b in res.blocking or []} == {"worker_name"}
+    assert res.to_json() == plan("lab", dream_dir=str(project)).to_json()
+    assert {n: (tf / n).read_bytes() for n in saved} == saved
+    assert _leftovers(pdir) == [] and not (tf / ".terraform.tfstate.lock.info").exists()
+
+
+def test_a_plan_started_with_other_facts_is_stopped_and_planned_again(
+    terraform_binary: str, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pdir = _planned(project)
+    plain = plan("lab", dream_dir=str(project)).to_json()
+    assert early.start_plan("lab", str(project))
+    monkeypatch.setenv("DREAMLAKE_EARLY_TEST", "another environment")
+    runs = _own_plan_runs(monkeypatch)
+    assert plan("lab", dream_dir=str(project)).to_json() == plain
+    assert len(runs) == 1 and _leftovers(pdir) == []
+    assert status("lab", dream_dir=str(project)).status == "ready"
+
+
+@pytest.mark.parametrize(
+    "edit",
+    ["versions", "provider block", "lock file"],
+)
+def test_an_edit_of_what_init_reads_starts_nothing_ahead_and_inits(
+    terraform_binary: str, project: Path, edit: str
+) -> None:
+    pdir = _planned(project)
+    tf = pdir / "terraform"
+    if edit == "versions":
+        (tf / "versions.tf").write_text('terraform {\n  required_version = ">= 1.0.0"\n}\n')
+    elif edit == "provider block":
+        (tf / "providers.tf").write_text('provider "terraform" {\n}\n')
+    else:
+        (tf / ".terraform.lock.hcl").write_text("# This file is maintained automatically\n")
+    assert not early.start_plan("lab", str(project))
+    doc, steps = _steps(project)
+    assert steps[:1] == ["init"], (steps, doc)
+
+
+def test_nothing_starts_ahead_over_a_run_in_flight_or_a_missing_binary(
+    terraform_binary: str, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pdir = _planned(project)
+    tf = pdir / "terraform"
+    lock = tf / ".terraform.tfstate.lock.info"
+    lock.write_text(json.dumps({"ID": "x", "Operation": "OperationTypeApply"}))
+    assert not early.start_plan("lab", str(project))
+    lock.unlink()
+    with recording(pdir, "apply", yes=True, step="provision"):
+        assert not early.start_plan("lab", str(project))
+    monkeypatch.setenv("TERRAFORM_BINARY", str(project / "no-such-terraform"))
+    assert not early.start_plan("lab", str(project))  # the plan verb says what is wrong
+    not_a_binary = project / "not-a-binary"
+    not_a_binary.write_text("")
+    not_a_binary.chmod(0o755)
+    monkeypatch.setenv("TERRAFORM_BINARY", str(not_a_binary))
+    assert not early.start_plan("lab", str(project))  # it cannot be started
+    assert not early.start_plan("Not A Name", str(project))
+    assert _leftovers(pdir) == []
+
+
+def test_observing_under_a_plan_started_ahead_sees_no_other_run(
+    terraform_binary: str, project: Path
+) -> None:
+    pdir = _planned(project)
+    state = pdir / "terraform/terraform.tfstate"
+    assert early.start_plan("lab", str(project))
+    ahead = next(iter(early._PENDING.values()))
+    deadline = time.monotonic() + 60
+    while not early.owns(probe_fcntl(state).pid):  # its lock taken (by it or its child)
+        if ahead.run._proc.poll() is not None or time.monotonic() > deadline:
+            pytest.skip("the plan ended before its lock was seen")
+        time.sleep(0.001)
+    infra = observe_state(pdir)
+    assert infra.lock is None
+    assert not any("plan is running" in n for n in infra.notes)
