@@ -1,6 +1,7 @@
-"""The launch service: merge (the registry's), mint one token per instance, call the
-launcher, remember what was launched; list it with live state; terminate it and
-revoke its token.
+"""The launch service: merge (the registry's), mint one token per instance (over
+TLS a one-use bootstrap token, see tokens.py), call the launcher, remember what was
+launched; list it with live state; terminate it and revoke its token (and the
+certificates its daemon got with it).
 
 Idempotent under retry: every launch request has a client token (the caller's, or
 one made up here and returned). A request already done answers with what it

@@ -1,9 +1,12 @@
 """The start-up script a ``daemon``-dispatched cloud instance runs (EC2 user-data, a
 GCE startup-script): fetch the daemon bundle from the control plane by content hash
 with the instance's own token, install it into a venv, start ``nymph``. Over
-https the script carries the built-in CA's certificate (``ca.crt``, public): the
-fetch verifies the server with it, then the bundle by its hash, and the daemon
-verifies with it too, and asks for its client certificate with its token.
+https that token is a one-use bootstrap token (``launch/tokens.py``): good for the
+bundle until the daemon spends it on its client certificate, whose key it makes
+on the host. The script then carries the CA certificate the server is verified
+with (``ca.crt``, public: the built-in CA's, or the one the operator named for
+their own certificate, see ``launch/serving_ca.py``): the fetch verifies the
+server with it, then the bundle by its hash, and the daemon verifies with it too.
 
 The bundle is never embedded: the script stays far below EC2's 16 KB user-data
 limit (:data:`USER_DATA_LIMIT`) whatever the daemon weighs. A ``pyz`` bundle (a
@@ -161,7 +164,8 @@ def script(
         install, run = _VENV, _VENV_RUN
     return f"""#!/bin/sh
 # lakeshore: install and start the nymph daemon claiming provider {order.provider!s}
-# (namespace {order.namespace!s}). The token below is this instance's alone.
+# (namespace {order.namespace!s}). The token below is this instance's alone
+# (over https one use: the daemon spends it on its client certificate).
 set -eu
 D="${{LAKESHORE_NYMPH_DIR:-{install_dir}}}"
 SHA={q(boot.daemon_sha256)}

@@ -13,14 +13,15 @@ class Bootstrap:
     """What a ``daemon``-dispatched instance needs to fetch and start ``nymph``:
     the control plane's URL, the daemon bundle's content hash, and one token per
     instance (``tokens[i]`` for the i-th instance of the request), scoped to the
-    namespace and revoked when that instance is terminated."""
+    namespace and revoked when that instance is terminated: over https a one-use
+    bootstrap token, spent on the daemon's certificate (``launch/tokens.py``)."""
 
     server: str
     daemon_sha256: str
     tokens: tuple[str, ...]
     queues: tuple[str, ...] = ()
     daemon_kind: str = "wheels"  # "pyz" (a zipapp python3 runs) or "wheels" (a tar)
-    ca_pem: str = ""  # the built-in CA's certificate (PEM) an https server is verified with
+    ca_pem: str = ""  # the CA certificate(s) (PEM) an https server is verified with
 
 
 @dataclass(frozen=True)

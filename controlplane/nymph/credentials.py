@@ -156,7 +156,8 @@ class Credentials:
                 self._said_refused = True
                 _LOG.error(
                     "this host's certificate %s and its bootstrap token was refused (%s); run "
-                    "`dreamlake provider connect` again to hand it a new bootstrap token",
+                    "`dreamlake provider connect` again to hand it a new bootstrap token (a "
+                    "launched instance: terminate it and launch again)",
                     "has ended" if self._window() else "is missing",
                     exc.detail,
                 )
