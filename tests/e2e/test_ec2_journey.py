@@ -28,7 +28,6 @@ from typing import Any
 import pytest
 from aws_api import MOTO_SERVER, ec2, moto_server
 from dreamlake.engine.backends.terraform.binaries import available
-from dreamlake.engine.contract.events import ProgressEvent
 from ec2_project import (
     DUMMY_SECRET,
     as_agent,
@@ -39,6 +38,7 @@ from ec2_project import (
     set_line,
     team_subnet,
 )
+from progress_stream import check_stream, run_with_events
 
 BIN = Path(sys.executable).parent
 DREAMLAKE = BIN / "dreamlake"
@@ -150,42 +150,11 @@ def dl(env: dict[str, str], cwd: Path, command: str, *, json_out: bool = True) -
 def dl_events(
     env: dict[str, str], cwd: Path, command: str
 ) -> tuple[int, list[dict[str, Any]], Any]:
-    """``dl`` with ``--json --events`` and stdout and stderr into ONE pipe: the
-    progress events, then the result document (what ``--json`` alone prints),
-    nothing after it."""
+    """``dl`` with ``--json --events`` (progress_stream.run_with_events): the exit
+    code, the progress events, then the result document."""
     argv = shlex.split(command)
     assert argv[0] == "dreamlake", command
-    proc = subprocess.run(
-        [str(DREAMLAKE), *argv[1:], "--json", "--events"],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    lines = proc.stdout.splitlines()
-    assert "{" in lines, proc.stdout
-    start = lines.index("{")  # the result's first line (indented JSON)
-    doc = json.loads("\n".join(lines[start:]))
-    assert all('"type":' not in ln or ln.startswith("  ") for ln in lines[start:])
-    events = [json.loads(ln) for ln in lines[:start] if ln.startswith("{")]
-    return proc.returncode, events, doc
-
-
-def check_stream(events: list[dict[str, Any]], verb: str, status: str) -> list[ProgressEvent]:
-    """The events of one command: each valid, numbered and timed in order, from
-    ``start`` to an ``end`` that carries the result's status (as in
-    test_progress_events.py, which streams a ``local`` provider's)."""
-    parsed = [ProgressEvent.model_validate(e) for e in events]
-    assert [e.seq for e in parsed] == list(range(1, len(parsed) + 1))
-    assert [e.elapsed for e in parsed] == sorted(e.elapsed for e in parsed)
-    assert parsed[0].type == "start" and parsed[-1].type == "end"
-    assert parsed[-1].status == status
-    assert all(e.verb == verb for e in parsed)
-    return parsed
+    return run_with_events([str(DREAMLAKE), *argv[1:]], cwd, env)
 
 
 # ---------------------------------------------------------------------------

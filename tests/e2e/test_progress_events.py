@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 from dreamlake.engine.backends.terraform.binaries import at_least, available
-from dreamlake.engine.contract.events import ProgressEvent
 from dreamlake.engine.contract.result import ProviderLifecycleResult
+from progress_stream import check_stream, run_with_events
 
 BIN = Path(sys.executable).parent
 DREAMLAKE = BIN / "dreamlake"
@@ -41,36 +41,9 @@ resource "terraform_data" "slow" {
 
 
 def run_events(env: dict[str, str], cwd: Path, *args: str) -> tuple[list[dict[str, Any]], Any]:
-    """One command with --json --events, stdout and stderr into ONE pipe: the events,
-    then the result document, nothing after it."""
-    proc = subprocess.run(
-        [str(DREAMLAKE), "provider", *args, "--json", "--events"],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    lines = proc.stdout.splitlines()
-    assert "{" in lines, proc.stdout
-    start = lines.index("{")  # the result's first line (indented JSON)
-    doc = json.loads("\n".join(lines[start:]))
-    assert all('"type":' not in ln or ln.startswith("  ") for ln in lines[start:])
-    events = [json.loads(ln) for ln in lines[:start] if ln.startswith("{")]
+    """``dreamlake provider <args>`` with --json --events: the events, then the result."""
+    _, events, doc = run_with_events([str(DREAMLAKE), "provider", *args], cwd, env)
     return events, doc
-
-
-def check_stream(events: list[dict[str, Any]], verb: str, status: str) -> list[ProgressEvent]:
-    parsed = [ProgressEvent.model_validate(e) for e in events]
-    assert [e.seq for e in parsed] == list(range(1, len(parsed) + 1))
-    assert [e.elapsed for e in parsed] == sorted(e.elapsed for e in parsed)
-    assert parsed[0].type == "start" and parsed[-1].type == "end"
-    assert parsed[-1].status == status
-    assert all(e.verb == verb for e in parsed)
-    return parsed
 
 
 @pytest.mark.skipif(not MODERN, reason="needs a terraform binary >= 1.4 (terraform_data)")
