@@ -13,7 +13,7 @@ from __future__ import annotations
 import inspect
 import sys
 from collections.abc import Mapping
-from typing import Any, TypeVar, get_origin
+from typing import Any, ClassVar, Self, TypeVar, get_origin
 
 from pydantic import BaseModel, ValidationError
 
@@ -85,6 +85,42 @@ def check_plain(model: type[BaseModel], values: Mapping[str, Any]) -> dict[str, 
     return out
 
 
+class ComponentArgs:
+    """What every vendor's args class (``GpuWorkersArgs``, ...) shares: plain values
+    validated and coerced as the vendor's ``Config`` (``config_model``) does it, and
+    the two other ways a component takes its arguments (a ``Config``, or keyword
+    arguments). A subclass's ``__init__`` names the arguments and ends with
+    ``self._take(locals())``."""
+
+    config_model: ClassVar[type[BaseModel]]
+
+    def _take(self, given: Mapping[str, Any]) -> None:
+        """``given`` (the subclass's ``__init__`` locals) as attributes, each plain value
+        checked (:func:`check_plain`); raises :class:`ConfigError`."""
+        values = {k: v for k, v in given.items() if k != "self"}
+        vars(self).update(check_plain(self.config_model, values))
+
+    @classmethod
+    def from_config(cls, config: BaseModel) -> Self:
+        """The arguments a scaffolded stack's ``Config`` stands for (its region or
+        project is explicit, so the component makes its own provider for it)."""
+        return cls(**config.model_dump())
+
+    @classmethod
+    def from_call(cls, args: object, kwargs: Mapping[str, Any]) -> Self:
+        """The component's arguments from one of this class, a ``Config`` or keyword
+        arguments (exactly one of them)."""
+        if args is None:
+            return cls(**kwargs)
+        if kwargs:
+            raise TypeError("pass either an args object or keyword arguments, not both")
+        if isinstance(args, cls.config_model):
+            return cls.from_config(args)
+        if isinstance(args, cls):
+            return args
+        raise TypeError(f"expected {cls.__name__} or Config, got {type(args).__name__}")
+
+
 def load_config(model: type[M], values: dict[str, Any]) -> M:
     """Validate raw config values; raise :class:`ConfigError` naming each key."""
     try:
@@ -153,6 +189,7 @@ def read_pulumi_config(model: type[M]) -> M:
 
 
 __all__ = [
+    "ComponentArgs",
     "ConfigError",
     "check_plain",
     "error_lines",

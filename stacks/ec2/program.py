@@ -26,11 +26,11 @@ import ipaddress
 import re
 from collections.abc import Mapping, Sequence
 from functools import cache
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from dreamlake.stacks import support
+from dreamlake.stacks.support import ComponentArgs, given_provider, is_input, lift
 from dreamlake.stacks.support import ConfigError as ConfigError  # the vendor's, re-exported
-from dreamlake.stacks.support import given_provider, is_input, lift
 from pydantic import BaseModel, ConfigDict, field_validator
 
 if TYPE_CHECKING:
@@ -160,14 +160,7 @@ class Config(BaseModel):
         return v
 
 
-def check_plain(values: Mapping[str, Any]) -> dict[str, Any]:
-    """``values`` with every plain one validated and coerced as :class:`Config` does
-    it, values known only when the program runs kept as given
-    (``dreamlake.stacks.support.check_plain``). Raises :class:`ConfigError`."""
-    return support.check_plain(Config, values)
-
-
-class GpuWorkersArgs:
+class GpuWorkersArgs(ComponentArgs):
     """The arguments of :class:`GpuWorkers`, in the provider SDKs' args-class style:
     each is a plain value or a ``pulumi.Input`` (e.g. ``subnet=subnet.id``). Plain
     values are validated as :class:`Config` validates them (a bad one raises
@@ -200,6 +193,8 @@ class GpuWorkersArgs:
     aws_skip_credentials_validation: bool
     target_status: pulumi.Input[str]
 
+    config_model = Config
+
     def __init__(
         self,
         *,
@@ -225,33 +220,12 @@ class GpuWorkersArgs:
                 "worker_count must be a plain number: it is how many instances are declared"
             )
         given = dict(locals())
-        del given["self"]
         given["tags"] = {} if tags is None else tags
         given["aws_endpoints"] = dict(aws_endpoints or {})
         for key in ("ssh_ingress_cidrs", "security_group_ids"):
             if isinstance(given[key], tuple):
                 given[key] = list(given[key])
-        vars(self).update(check_plain(given))
-
-    @classmethod
-    def from_config(cls, config: Config) -> GpuWorkersArgs:
-        """The arguments a scaffolded stack's :class:`Config` stands for (its region
-        is explicit, so the component makes its own provider there)."""
-        return cls(**config.model_dump())
-
-
-def as_args(args: Any, kwargs: Mapping[str, Any]) -> GpuWorkersArgs:
-    """The component's arguments from a :class:`GpuWorkersArgs`, a :class:`Config`
-    or keyword arguments."""
-    if args is None:
-        return GpuWorkersArgs(**kwargs)
-    if kwargs:
-        raise TypeError("pass either an args object or keyword arguments, not both")
-    if isinstance(args, Config):
-        return GpuWorkersArgs.from_config(args)
-    if isinstance(args, GpuWorkersArgs):
-        return args
-    raise TypeError(f"expected GpuWorkersArgs or Config, got {type(args).__name__}")
+        self._take(given)
 
 
 @cache
@@ -282,7 +256,8 @@ def component_class() -> Any:
             opts: pulumi.ResourceOptions | None = None,
             **kwargs: Any,
         ) -> None:
-            args = as_args(args, kwargs)
+            # the cast names the type where a checker cannot resolve dreamlake.stacks
+            args = cast(GpuWorkersArgs, GpuWorkersArgs.from_call(args, kwargs))
             super().__init__(TYPE, name, None, opts)
             self.args = args
             prefix = args.name_prefix if args.name_prefix is not None else name

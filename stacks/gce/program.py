@@ -22,11 +22,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from functools import cache
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from dreamlake.stacks import support
+from dreamlake.stacks.support import ComponentArgs, given_provider, lift
 from dreamlake.stacks.support import ConfigError as ConfigError  # the vendor's, re-exported
-from dreamlake.stacks.support import given_provider, lift
 from pydantic import BaseModel, ConfigDict, field_validator
 
 if TYPE_CHECKING:
@@ -128,14 +128,7 @@ class Config(BaseModel):
         return v
 
 
-def check_plain(values: Mapping[str, Any]) -> dict[str, Any]:
-    """``values`` with every plain one validated and coerced as :class:`Config` does
-    it, values known only when the program runs kept as given
-    (``dreamlake.stacks.support.check_plain``). Raises :class:`ConfigError`."""
-    return support.check_plain(Config, values)
-
-
-class GpuVmArgs:
+class GpuVmArgs(ComponentArgs):
     """The arguments of :class:`GpuVm`, in the provider SDKs' args-class style: each
     is a plain value or a ``pulumi.Input`` (e.g. ``subnetwork=subnet.id``). Plain
     values are validated as :class:`Config` validates them (a bad one raises
@@ -165,6 +158,8 @@ class GpuVmArgs:
     labels: pulumi.Input[Mapping[str, pulumi.Input[str]]]
     target_status: pulumi.Input[str]
 
+    config_model = Config
+
     def __init__(
         self,
         *,
@@ -187,29 +182,8 @@ class GpuVmArgs:
         target_status: pulumi.Input[str] = "active",
     ) -> None:
         given = dict(locals())
-        del given["self"]
         given["labels"] = {} if labels is None else labels
-        vars(self).update(check_plain(given))
-
-    @classmethod
-    def from_config(cls, config: Config) -> GpuVmArgs:
-        """The arguments a scaffolded stack's :class:`Config` stands for (its project
-        is explicit, so the component makes its own provider for it)."""
-        return cls(**config.model_dump())
-
-
-def as_args(args: Any, kwargs: Mapping[str, Any]) -> GpuVmArgs:
-    """The component's arguments from a :class:`GpuVmArgs`, a :class:`Config` or
-    keyword arguments."""
-    if args is None:
-        return GpuVmArgs(**kwargs)
-    if kwargs:
-        raise TypeError("pass either an args object or keyword arguments, not both")
-    if isinstance(args, Config):
-        return GpuVmArgs.from_config(args)
-    if isinstance(args, GpuVmArgs):
-        return args
-    raise TypeError(f"expected GpuVmArgs or Config, got {type(args).__name__}")
+        self._take(given)
 
 
 @cache
@@ -238,7 +212,8 @@ def component_class() -> Any:
             opts: pulumi.ResourceOptions | None = None,
             **kwargs: Any,
         ) -> None:
-            args = as_args(args, kwargs)
+            # the cast names the type where a checker cannot resolve dreamlake.stacks
+            args = cast(GpuVmArgs, GpuVmArgs.from_call(args, kwargs))
             super().__init__(TYPE, name, None, opts)
             self.args = args
             provider = given_provider(opts, "gcp")

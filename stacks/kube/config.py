@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from dreamlake.stacks import support
-from dreamlake.stacks.support import ConfigError, is_input
+from dreamlake.stacks.support import ComponentArgs, ConfigError, is_input
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -181,14 +181,7 @@ class Config(BaseModel):
         return self
 
 
-def check_plain(values: Mapping[str, Any]) -> dict[str, Any]:
-    """``values`` with every plain one validated and coerced as :class:`Config` does
-    it, values known only when the program runs kept as given
-    (``dreamlake.stacks.support.check_plain``). Raises :class:`ConfigError`."""
-    return support.check_plain(Config, values)
-
-
-class GpuClusterArgs:
+class GpuClusterArgs(ComponentArgs):
     """The arguments of :class:`GpuCluster`, in the provider SDKs' args-class style:
     each is a plain value or a ``pulumi.Input`` (e.g. ``vpc_id=vpc.id``). Plain
     values are validated as :class:`Config` validates them (a bad one raises
@@ -230,6 +223,8 @@ class GpuClusterArgs:
     aws_skip_credentials_validation: bool
     target_status: pulumi.Input[str]
 
+    config_model = Config
+
     def __init__(
         self,
         *,
@@ -270,30 +265,9 @@ class GpuClusterArgs:
                 "subnet_ids goes with an existing VPC (vpc_id, or vpc = vpc-…)"
             )
         given = dict(locals())
-        del given["self"]
         given["tags"] = {} if tags is None else tags
         given["aws_endpoints"] = dict(aws_endpoints or {})
-        vars(self).update(check_plain(given))
-
-    @classmethod
-    def from_config(cls, config: Config) -> GpuClusterArgs:
-        """The arguments a scaffolded stack's :class:`Config` stands for (its region
-        is explicit, so the component makes its own provider there)."""
-        return cls(**config.model_dump())
-
-
-def as_args(args: Any, kwargs: Mapping[str, Any]) -> GpuClusterArgs:
-    """The component's arguments from a :class:`GpuClusterArgs`, a :class:`Config`
-    or keyword arguments."""
-    if args is None:
-        return GpuClusterArgs(**kwargs)
-    if kwargs:
-        raise TypeError("pass either an args object or keyword arguments, not both")
-    if isinstance(args, Config):
-        return GpuClusterArgs.from_config(args)
-    if isinstance(args, GpuClusterArgs):
-        return args
-    raise TypeError(f"expected GpuClusterArgs or Config, got {type(args).__name__}")
+        self._take(given)
 
 
 def load_config(values: dict[str, Any]) -> Config:

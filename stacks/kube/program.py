@@ -25,10 +25,10 @@ import ipaddress
 import json
 import re
 from functools import cache
-from typing import Any
+from typing import Any, cast
 
 from dreamlake.stacks import support
-from dreamlake.stacks.kube.config import _VPC_ID, Config, GpuClusterArgs, as_args
+from dreamlake.stacks.kube.config import _VPC_ID, Config, GpuClusterArgs
 from dreamlake.stacks.support import given_provider, lift
 
 OUTPUTS: tuple[str, ...] = (
@@ -114,7 +114,8 @@ def component_class() -> Any:
             opts: pulumi.ResourceOptions | None = None,
             **kwargs: Any,
         ) -> None:
-            args = as_args(args, kwargs)
+            # the cast names the type where a checker cannot resolve dreamlake.stacks
+            args = cast(GpuClusterArgs, GpuClusterArgs.from_call(args, kwargs))
             super().__init__(TYPE, name, None, opts)
             self.args = args
             # The EKS cluster's name is the one physical name fixed (it is regional, and

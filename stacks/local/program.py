@@ -27,14 +27,14 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from dreamlake.stacks import support
+from dreamlake.stacks.support import ComponentArgs, lift
 from dreamlake.stacks.support import ConfigError as ConfigError  # the vendor's, re-exported
-from dreamlake.stacks.support import lift
 from pydantic import BaseModel, ConfigDict, field_validator
 
 if TYPE_CHECKING:
@@ -108,14 +108,7 @@ def daemon_args(config: Config, provider: str) -> list[str]:
     return _daemon_args(config.workdir, config.queues, config.worker_name, provider)
 
 
-def check_plain(values: Mapping[str, Any]) -> dict[str, Any]:
-    """``values`` with every plain one validated and coerced as :class:`Config` does
-    it, values known only when the program runs kept as given
-    (``dreamlake.stacks.support.check_plain``). Raises :class:`ConfigError`."""
-    return support.check_plain(Config, values)
-
-
-class LocalWorkerArgs:
+class LocalWorkerArgs(ComponentArgs):
     """The arguments of :class:`LocalWorker`, in the provider SDKs' args-class style:
     each is a plain value or a ``pulumi.Input`` (e.g. ``workdir=volume.path``). Plain
     values are validated as :class:`Config` validates them (a bad one raises
@@ -127,6 +120,8 @@ class LocalWorkerArgs:
     worker_name: pulumi.Input[str]
     target_status: pulumi.Input[str]
 
+    config_model = Config
+
     def __init__(
         self,
         *,
@@ -136,28 +131,9 @@ class LocalWorkerArgs:
         target_status: pulumi.Input[str] = "active",
     ) -> None:
         given = dict(locals())
-        del given["self"]
         if isinstance(given["queues"], tuple):
             given["queues"] = list(given["queues"])
-        vars(self).update(check_plain(given))
-
-    @classmethod
-    def from_config(cls, config: Config) -> LocalWorkerArgs:
-        return cls(**config.model_dump())
-
-
-def as_args(args: Any, kwargs: Mapping[str, Any]) -> LocalWorkerArgs:
-    """The component's arguments from a :class:`LocalWorkerArgs`, a :class:`Config`
-    or keyword arguments."""
-    if args is None:
-        return LocalWorkerArgs(**kwargs)
-    if kwargs:
-        raise TypeError("pass either an args object or keyword arguments, not both")
-    if isinstance(args, Config):
-        return LocalWorkerArgs.from_config(args)
-    if isinstance(args, LocalWorkerArgs):
-        return args
-    raise TypeError(f"expected LocalWorkerArgs or Config, got {type(args).__name__}")
+        self._take(given)
 
 
 @cache
@@ -185,7 +161,8 @@ def component_class() -> Any:
             provider: str | None = None,
             **kwargs: Any,
         ) -> None:
-            args = as_args(args, kwargs)
+            # the cast names the type where a checker cannot resolve dreamlake.stacks
+            args = cast(LocalWorkerArgs, LocalWorkerArgs.from_call(args, kwargs))
             super().__init__(TYPE, name, None, opts)
             self.args = args
             out = pulumi.Output.from_input
