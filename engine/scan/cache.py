@@ -9,19 +9,26 @@ of everything the scan reads:
 
 * every file in the folders that hold the template's decision files but the
   saved plans, state and records plan and apply write there (name, size,
-  inode, modification and change times): the variable files Terraform loads and
-  the ``*.tf`` files whose ``variable`` blocks judge the values;
+  inode, modification and change times, and the hash of its text): the variable
+  files Terraform loads and the ``*.tf`` files whose ``variable`` blocks judge the
+  values;
 * the template's decisions (key, variable, file, placeholder, why, probe);
 * the code it runs (the scan's modules and the engine modules they read files
   and build answers with, by size and modification time), so a changed engine
   never reads an older engine's answer.
 
-Any difference is a miss and the scan runs; the usercache's rules apply (nothing
-written while a file is fresh, a failing scan never kept).
+Any difference is a miss and the scan runs; the usercache's rules apply (a
+failing scan never kept). A file's hash lets an answer be kept right after an
+edit (``set``, then ``plan``, then ``apply`` each find the answer the one before
+computed): a rewrite within one tick of the file system's clock changes the hash
+where it may not change the times, which is why the usercache otherwise keeps
+nothing while a file is fresh. A file too large to hash
+(:data:`CONTENT_LIMIT`) still waits for that window to pass.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -51,6 +58,38 @@ RUN_ARTIFACTS = frozenset(
 )
 
 
+CONTENT_LIMIT = 1 << 20  # bytes: a larger file is known by its times alone
+
+
+def _with_content(folder: Path, entry: list[Any]) -> list[Any]:
+    """``entry`` (:func:`usercache.listing`'s) and the hash of the file's text, when
+    it is a regular file of at most :data:`CONTENT_LIMIT` bytes."""
+    import hashlib
+    import stat
+
+    if entry[1] > CONTENT_LIMIT:
+        return entry
+    try:
+        fd = os.open(folder / entry[0], os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return entry
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return entry
+        data = f.read(CONTENT_LIMIT + 1)
+    if len(data) > CONTENT_LIMIT:
+        return entry
+    return [*entry, hashlib.sha256(data).hexdigest()]
+
+
+_STATS_LEN = 5  # name, size, inode, modification and change times
+
+
+def _racy(entries: list[list[Any]]) -> list[list[Any]]:
+    """The entries known by their times alone (no hash): what must be settled."""
+    return [e for e in entries if len(e) == _STATS_LEN]
+
+
 def fingerprint(paths: ProviderPaths, template: Template) -> dict[str, Any] | None:
     """What the scan of ``paths`` against ``template`` reads, as comparable data;
     ``None`` when a folder cannot be listed (then nothing is remembered)."""
@@ -60,7 +99,7 @@ def fingerprint(paths: ProviderPaths, template: Template) -> dict[str, Any] | No
         listing = usercache.listing(Path(f))
         if listing is None:
             return None
-        files[f] = [e for e in listing if e[0] not in RUN_ARTIFACTS]
+        files[f] = [_with_content(Path(f), e) for e in listing if e[0] not in RUN_ARTIFACTS]
     decisions = [
         [d.key, d.var, d.file, repr(d.placeholder), d.why, d.probe] for d in template.decisions
     ]
@@ -99,7 +138,7 @@ def remembered(
         key,
         fp,
         lambda: [b.model_dump() for b in compute()],
-        keep=usercache.settled(stats),
+        keep=usercache.settled(_racy(stats)),
     )
     return [Blocking(**b) for b in got]
 

@@ -98,9 +98,37 @@ def test_any_change_to_what_the_scan_reads_is_a_miss(
     assert compute.calls == 6
 
 
-def test_an_answer_is_not_remembered_while_its_files_are_fresh(
-    paths: ProviderPaths, cache_dir: Path
+def test_an_answer_is_remembered_right_after_an_edit_by_the_files_text(
+    paths: ProviderPaths, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    template = get_template("local")
+    compute = Counting(paths, template)
+    tfvars = paths.terraform / "terraform.tfvars"
+    tfvars.write_text(GOOD)
+    cache.remembered(paths, template, compute)
+    assert cache.remembered(paths, template, compute) == []
+    assert compute.calls == 1  # the second run, within the racy window, found it
+    # A rewrite of the same size within one tick of a coarse clock (inode and
+    # times as they were: the listing says so) is still a miss: the text's hash moved.
+    listing = usercache.listing
+
+    def coarse(folder: Path) -> list[list[object]] | None:
+        return [[e[0], e[1], 1, 0, 0] for e in listing(folder) or []]
+
+    monkeypatch.setattr(usercache, "listing", coarse)
+    cache.remembered(paths, template, compute)
+    assert compute.calls == 2  # the listing changed: computed, and kept
+    tfvars.write_text(GOOD.replace("box-1", "box-2"))
+    cache.remembered(paths, template, compute)
+    assert compute.calls == 3
+    cache.remembered(paths, template, compute)
+    assert compute.calls == 3
+
+
+def test_a_file_too_large_to_hash_is_not_remembered_while_fresh(
+    paths: ProviderPaths, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cache, "CONTENT_LIMIT", 0)
     template = get_template("local")
     compute = Counting(paths, template)
     (paths.terraform / "terraform.tfvars").write_text(GOOD)
