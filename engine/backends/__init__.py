@@ -1,5 +1,22 @@
-"""Infrastructure backends behind one interface (see ``base``)."""
+"""Infrastructure backends behind one interface (see ``base``).
 
-from .base import ApplyOutcome, Backend, InfraState, PlanOutcome, get_backend
+The names load on first use: the plan ``plan`` starts ahead
+(``terraform.early``) needs none of them to start."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .base import ApplyOutcome, Backend, InfraState, PlanOutcome, get_backend
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from . import base
+
+        return getattr(base, name)
+    raise AttributeError(name)
+
 
 __all__ = ["ApplyOutcome", "Backend", "InfraState", "PlanOutcome", "get_backend"]
