@@ -163,9 +163,11 @@ def _lifecycle(args: list[str], verb: str, name: str, dream_dir: str | None, yes
 
     collecting = gc.isenabled()
     gc.disable()
+    stop = True
     try:
         return write(call(verb, name, dream_dir, act), True)
     except KeyboardInterrupt:
+        stop = False  # terraform had the Ctrl-C too
         from .invoke import interrupted
 
         return interrupted(args)
@@ -173,7 +175,7 @@ def _lifecycle(args: list[str], verb: str, name: str, dream_dir: str | None, yes
         if ahead:  # not taken (the run ended before planning): stopped, its file removed
             from dreamlake.engine.backends.terraform.early import settle
 
-            settle()
+            settle(stop=stop)
         if collecting:
             gc.enable()
 

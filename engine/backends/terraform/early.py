@@ -173,18 +173,23 @@ def take(
     return done
 
 
-def _settle(ahead: _Ahead) -> None:
+def _settle(ahead: _Ahead, stop: bool = True) -> None:
     try:
-        ahead.run.interrupt()
+        if stop:
+            ahead.run.interrupt()
+        else:
+            ahead.run.finish()
     finally:
         _PENDING.pop(ahead.tf, None)
         ahead.out.unlink(missing_ok=True)
 
 
-def settle() -> None:
-    """Stop and remove every plan started ahead and not taken (the command ends)."""
+def settle(*, stop: bool = True) -> None:
+    """Stop and remove every plan started ahead and not taken (the command ends).
+    ``stop=False``: wait for it without a signal of our own (a Ctrl-C reached it
+    already: a second one would make terraform exit at once)."""
     for ahead in list(_PENDING.values()):
-        _settle(ahead)
+        _settle(ahead, stop)
 
 
 __all__ = ["EARLY_PREFIX", "owns", "pending", "settle", "start_plan", "take"]

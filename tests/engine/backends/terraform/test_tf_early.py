@@ -87,6 +87,11 @@ def test_a_blocked_run_leaves_the_saved_plan_it_found(terraform_binary: str, pro
     assert res.to_json() == plan("lab", dream_dir=str(project)).to_json()
     assert {n: (tf / n).read_bytes() for n in saved} == saved
     assert _leftovers(pdir) == [] and not (tf / ".terraform.tfstate.lock.info").exists()
+    # After a Ctrl-C (terraform had it too) it is waited for, not signalled again.
+    assert early.start_plan("lab", str(project))
+    early.settle(stop=False)
+    assert not early.pending(tf) and _leftovers(pdir) == []
+    assert {n: (tf / n).read_bytes() for n in saved} == saved
 
 
 def test_a_plan_started_with_other_facts_is_stopped_and_planned_again(
