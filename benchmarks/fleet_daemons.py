@@ -4,6 +4,7 @@ of them — against ``lakeshore serve`` on 127.0.0.1, one connection model per r
 
     python benchmarks/fleet_daemons.py [-n 10000] [-d 60] [--model keepalive|churn]
         [--pg-temp | --db URL] [--replicas 1|2] [--restart-at S] [--kill-replica-at S]
+        [--tls]
 
 Models:
 
@@ -55,6 +56,20 @@ was seen again. ``--kill-replica-at S`` (two replicas) kills replica 2 with SIGK
 and reports how long until every daemon that was on it was seen through replica 1
 (each daemon is given both URLs, its own replica first).
 
+``--tls``: every server serves HTTPS (``--tls-cert``/``--tls-key``: a CA and a
+certificate for 127.0.0.1 the benchmark makes; the client certificates are signed
+by the database's own CA, as in any TLS deployment) and every daemon authenticates
+with a client certificate it gets as ``nymph`` does at its first start: the
+benchmark hands it a bootstrap token (what ``connect`` does), and the daemon's own
+``Credentials`` makes its key (``keypair.py``, pure Python, about 40 ms of CPU) and
+exchanges the token for a certificate. That enrolment is a set-up phase before the
+ramp (``tls.enrolment_s``), so the ramp and the steady window see what the daemon
+does afterwards: its ``Client`` over ``ssl`` and ``http.client``, its kept
+connections (a full handshake for each new one: the standard library's client
+resumes no sessions), the certificate and no bearer token on every request. A
+churned fleet over TLS runs the daemons themselves (``--churn-load daemons``): the
+replay writes plain-HTTP, bearer-token requests.
+
 Bounded: at most 20,000 daemons and 600 s; all traffic goes to 127.0.0.1.
 """
 
@@ -100,14 +115,22 @@ LOAD_SWITCH_INTERVAL = 0.1
 
 
 class Server:
-    def __init__(self, db: str | None, data: Path, env: dict[str, str], port: int = 0) -> None:
+    def __init__(
+        self,
+        db: str | None,
+        data: Path,
+        env: dict[str, str],
+        port: int = 0,
+        pki: Path | None = None,
+    ) -> None:
         self.db, self.data, self.env = db, data, env
         self.port = port or free_port()
+        self.pki = pki  # --tls: the folder make_pki wrote (ca.crt, server.crt, server.key)
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self.pki else 'http'}://127.0.0.1:{self.port}"
 
     def start(self) -> Server:
         exe = Path(sys.executable).parent / "lakeshore"
@@ -115,6 +138,13 @@ class Server:
                 "--live-seconds", f"{LIVE_SECONDS:g}"]  # fmt: skip
         if self.db:
             argv += ["--db", self.db]
+        context = None
+        if self.pki is not None:
+            import ssl
+
+            argv += ["--tls-cert", str(self.pki / "server.crt"),
+                     "--tls-key", str(self.pki / "server.key")]  # fmt: skip
+            context = ssl.create_default_context(cafile=str(self.pki / "ca.crt"))
         env = {k: v for k, v in os.environ.items() if not k.startswith("LAKESHORE_")}
         env.update(self.env)
         if "STALLWATCH" in env:  # --watch-stalls: where this server writes them
@@ -131,7 +161,7 @@ class Server:
             )
         for _ in range(600):
             try:
-                with urllib.request.urlopen(self.url + "/healthz", timeout=2):
+                with urllib.request.urlopen(self.url + "/healthz", timeout=2, context=context):
                     return self
             except OSError:
                 if self.proc.poll() is not None:
@@ -154,6 +184,21 @@ class Server:
             return len(os.listdir(f"/proc/{self.proc.pid}/fd"))
         except OSError:
             return 0
+
+
+def make_pki(folder: Path) -> Path:
+    """--tls: a CA and a server certificate for 127.0.0.1 signed by it (with the
+    functions the built-in CA uses), written to ``folder``."""
+    from dreamlake.controlplane.server.builtin_ca import issue_server, make_ca
+
+    folder.mkdir(parents=True, exist_ok=True)
+    ca_pem, ca_key = make_ca("fleet benchmark CA")
+    cert, key = issue_server(ca_pem, ca_key, ["127.0.0.1"])
+    (folder / "ca.crt").write_bytes(ca_pem)
+    (folder / "server.crt").write_bytes(cert)
+    (folder / "server.key").write_bytes(key)
+    (folder / "server.key").chmod(0o600)
+    return folder
 
 
 def listen_counters() -> dict[str, int]:
@@ -221,7 +266,50 @@ def _kind(method: str, path: str) -> str:
     return "other"
 
 
-def load_process(cfg: dict[str, Any], first: int, count: int, q: Any, end: Any) -> None:
+def enrol(
+    cfg: dict[str, Any], clients: dict[int, Any], names: dict[int, tuple[str, str]]
+) -> tuple[dict[int, Any], dict[str, Any]]:
+    """--tls, each daemon's first start: a bootstrap token handed to it (as ``connect``
+    does), then the daemon's own ``Credentials.step`` with its own client (its key made
+    here, the token exchanged for a certificate). Returns each daemon's credentials
+    and what it cost."""
+    from dreamlake.controlplane.client import ApiFailure, Client, Unreachable
+    from dreamlake.controlplane.nymph.credentials import Credentials
+
+    admin = Client(cfg["urls"][0], cfg["token"], keep_alive=True, ca=cfg["ca"], timeout=60)
+    out: dict[int, Any] = {}
+    failures: dict[str, int] = {}
+    started, cpu = time.monotonic(), time.process_time()
+    for i, client in clients.items():
+        provider, host = names[i]
+        for attempt in range(20):  # a busy server's 503: the daemon's own loop retries too
+            try:
+                token = admin.create_token(
+                    "default", scope="bootstrap", provider=provider, host=host
+                )
+                creds = Credentials(
+                    Path(cfg["certs"]) / host, "default", provider, lambda t=token: t
+                )
+                creds.step(client)
+                out[i] = creds
+                break
+            except (ApiFailure, Unreachable) as exc:
+                key = f"{type(exc).__name__} {getattr(exc, 'status', '')}".strip()
+                failures[key] = failures.get(key, 0) + 1
+                time.sleep(min(5.0, 0.2 * 2**attempt))
+    admin.close()
+    cost = {
+        "enrolled": len(out),
+        "failures": failures,
+        "wall_s": time.monotonic() - started,
+        "cpu_s": time.process_time() - cpu,
+    }
+    return out, cost
+
+
+def load_process(
+    cfg: dict[str, Any], first: int, count: int, q: Any, end: Any, go: Any, ready: Any
+) -> None:
     die_with_parent()  # a benchmark killed with SIGKILL leaves no daemons behind
     _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
@@ -264,31 +352,53 @@ def load_process(cfg: dict[str, Any], first: int, count: int, q: Any, end: Any) 
     runner = SleepRunner()
     urls: list[str] = cfg["urls"]
     keep_alive = cfg["model"] == "keepalive"
+    tls = bool(cfg.get("ca"))
     daemons: list[Any] = []
-    wait_until(cfg["start_at"])
-    spacing = cfg["ramp"] / max(1, cfg["daemons"])
-    for i in range(first, first + count):
-        own = urls[i % len(urls)]
-        client = Client(
-            own,
-            cfg["token"],
+    names = {
+        i: (f"probe-{i}", f"probe-{i}") if probe else (f"p{i % PROVIDERS}", f"host-{i}")
+        for i in range(first, first + count)
+    }
+    clients = {
+        i: Client(
+            urls[i % len(urls)],
+            None if tls else cfg["token"],  # over TLS: its certificate, no bearer token
             keep_alive=keep_alive,
             observer=observe,
             source_address=SOURCES[i % len(SOURCES)],
+            ca=cfg.get("ca"),
         )
+        for i in range(first, first + count)
+    }
+    credentials: dict[int, Any] = {}
+    setup: dict[str, Any] = {}
+    if tls:
+        credentials, setup = enrol(cfg, clients, names)
+        records.clear()  # the enrolment is set-up, not the fleet's traffic
+        for c in clients.values():
+            c.close()  # a daemon's first request after it has its certificate shakes hands anew
+    with ready.get_lock():
+        ready.value += 1
+    while go.value == 0:  # the orchestrator starts every process's ramp at once
+        time.sleep(0.2)
+    start_at = go.value
+    wait_until(start_at)
+    spacing = cfg["ramp"] / max(1, cfg["daemons"])
+    for i in range(first, first + count):
+        client = clients[i]
+        own = client.url
         config = DaemonConfig(
-            provider=f"probe-{i}" if probe else f"p{i % PROVIDERS}",
+            provider=names[i][0],
             queues=[],
             instance_id=f"probe-{i}" if probe else f"d{i}",
-            host=f"probe-{i}" if probe else f"host-{i}",
+            host=names[i][1],
             version="bench",
             poll_wait=POLL_WAIT,
             servers=[u for u in urls if u != own],
         )
-        d = Daemon(client, config, runner)  # type: ignore[arg-type]
+        d = Daemon(client, config, runner, credentials=credentials.get(i))  # type: ignore[arg-type]
         d.start()
         daemons.append(d)
-        wait_until(cfg["start_at"] + (i + 1) * spacing)
+        wait_until(start_at + (i + 1) * spacing)
     gc.freeze()  # the daemons' objects are long-lived: keep the collector off them
     if not keep_alive:
         legacy_heartbeats(daemons, end)
@@ -298,7 +408,15 @@ def load_process(cfg: dict[str, Any], first: int, count: int, q: Any, end: Any) 
         d.stop.set()
     for d in daemons:
         d._abort_poll()
-    q.put({"records": records, "runs": runner.runs, "opened": sum_opened(daemons), "probe": probe})
+    q.put(
+        {
+            "records": records,
+            "runs": runner.runs,
+            "opened": sum_opened(daemons),
+            "probe": probe,
+            "setup": setup,
+        }
+    )
 
 
 def replay_process(cfg: dict[str, Any], first: int, count: int, q: Any, end: Any) -> None:
@@ -472,6 +590,12 @@ def main() -> None:
         "--nice", type=int, default=0, help="the load processes' niceness (not the probes')"
     )
     ap.add_argument(
+        "--tls",
+        action="store_true",
+        help="serve HTTPS; each daemon enrols for a client certificate with a bootstrap token "
+        "and authenticates with it (as nymph does over https)",
+    )
+    ap.add_argument(
         "--watch-stalls",
         action="store_true",
         help="watch each server's event loop for stalls over 30 ms (stallwatch/)",
@@ -484,6 +608,11 @@ def main() -> None:
     replay = args.model == "churn" and args.churn_load == "replay"
     if replay and args.kill_replica_at is not None:
         raise SystemExit("a replayed daemon keeps to its one server: --churn-load daemons")
+    if replay and args.tls:
+        raise SystemExit(
+            "--tls runs the daemons themselves: the replay writes plain-HTTP requests with a "
+            "bearer token; with --model churn add --churn-load daemons"
+        )
     ramp = args.ramp if args.ramp is not None else max(5.0, args.daemons / 500)
     # a process per 500 daemons: each has its own interpreter lock, and a starved
     # load process would be counted as server latency; a replayed fleet is one event
@@ -502,7 +631,9 @@ def main() -> None:
         watch = str(Path(__file__).resolve().parent / "stallwatch")
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [watch, os.environ.get("PYTHONPATH")]))
         env["STALLWATCH"] = "on"
-    servers = [Server(db, base / f"s{i}", env).start() for i in range(args.replicas)]
+    pki = make_pki(base / "pki") if args.tls else None
+    ca = str(pki / "ca.crt") if pki else None
+    servers = [Server(db, base / f"s{i}", env, pki=pki).start() for i in range(args.replicas)]
     out: dict[str, Any] = {
         "daemons": args.daemons,
         "model": args.model,
@@ -513,6 +644,7 @@ def main() -> None:
         "load_processes": procs,
         "load": "replay" if replay else "daemons",
         "load_nice": args.nice,
+        "tls": args.tls,
         "loadavg_before": os.getloadavg(),
     }
     counters_before = listen_counters()
@@ -520,7 +652,7 @@ def main() -> None:
     clock = {"steady_from": float("inf"), "end_at": float("inf")}
     try:
         token = (base / "s0" / "admin.token").read_text().strip()
-        admin = Client(servers[0].url, token, keep_alive=True, timeout=30)
+        admin = Client(servers[0].url, token, keep_alive=True, timeout=30, ca=ca)
         start_at = time.time() + 3.0
         # set once every daemon has registered: then one long-poll's wait, so the
         # steady window sees only polls renewed on their kept connections
@@ -533,23 +665,50 @@ def main() -> None:
             "start_at": start_at,
             "ramp": ramp,
             "nice": args.nice,
+            "ca": ca,
+            "certs": str(base / "certs"),
         }
         ctx = mp.get_context("spawn")
         q = ctx.Queue()
         end = ctx.Value("d", 0.0)
+        go = ctx.Value("d", 0.0)  # when the daemons' ramp starts (after a TLS enrolment)
+        ready = ctx.Value("i", 0)  # load processes ready to start their daemons
         share = math.ceil(args.daemons / procs)
         for p in range(procs):
             first, count = p * share, min(share, args.daemons - p * share)
             if count > 0:
-                target = replay_process if replay else load_process
-                w = ctx.Process(target=target, args=(cfg, first, count, q, end))
+                if replay:
+                    w = ctx.Process(target=replay_process, args=(cfg, first, count, q, end))
+                else:
+                    w = ctx.Process(
+                        target=load_process, args=(cfg, first, count, q, end, go, ready)
+                    )
                 w.start()
                 workers.append(w)
         if args.probes:
             probe_cfg = dict(cfg, probe=True, daemons=args.probes, ramp=1.0)
-            w = ctx.Process(target=load_process, args=(probe_cfg, 0, args.probes, q, end))
+            w = ctx.Process(
+                target=load_process, args=(probe_cfg, 0, args.probes, q, end, go, ready)
+            )
             w.start()
             workers.append(w)
+        threaded = len(workers) if not replay else int(bool(args.probes))
+        if args.tls:  # each daemon's first start: its key, its certificate (set-up)
+            enrolling = time.time()
+            enrol_cpu = [cpu_seconds(s.proc.pid) for s in servers]  # type: ignore[union-attr]
+            while ready.value < threaded:
+                if any(w.exitcode is not None for w in workers):
+                    raise SystemExit("a load process died while its daemons enrolled")
+                print(f"{ready.value} of {threaded} load processes enrolled", file=sys.stderr)
+                time.sleep(1.0)
+            pids = [s.proc.pid for s in servers]  # type: ignore[union-attr]
+            spent = sum(cpu_seconds(pid) - c for pid, c in zip(pids, enrol_cpu, strict=False))
+            out["tls_enrolment"] = {
+                "wall_s": round(time.time() - enrolling, 1),
+                "server_cpu_s": round(spent, 1),
+            }
+            start_at = time.time() + 3.0
+        go.value = start_at
         cpu0 = [cpu_seconds(s.proc.pid) for s in servers]  # type: ignore[union-attr]
         wall0 = [time.monotonic()] * len(servers)
         submitted: list[str] = []
@@ -568,10 +727,22 @@ def main() -> None:
                 pass
             steady_from, end_at = clock["steady_from"], clock["end_at"]
             wait_until(steady_from)
-            for k in range(args.probes):  # busy until 5 s before the end: a beat every 10 s
-                with contextlib.suppress(Exception):
-                    item = admin.submit_work(f"probe-{k}", f"sleep {args.duration - 5:g}")
-                    probe_items.append(item["id"])
+
+            def probe_work() -> None:
+                # busy until 5 s before the end: a beat every 10 s, the probes' beats
+                # spread over those 10 s (independent daemons; at once, 40 handshakes
+                # of one process under one lock measured the process)
+                spread = LIVE_SECONDS / 3 / max(1, args.probes)
+                submit = admin.sibling()
+                for k in range(args.probes):
+                    wait_until(steady_from + k * spread)
+                    with contextlib.suppress(Exception):
+                        seconds = args.duration - 5 - k * spread
+                        item = submit.submit_work(f"probe-{k}", f"sleep {seconds:g}")
+                        probe_items.append(item["id"])
+                submit.close()
+
+            threading.Thread(target=probe_work, daemon=True).start()
             last = end_at - args.work_seconds - 8
             k = 0
             while time.time() < last and not stop.is_set():
@@ -604,7 +775,7 @@ def main() -> None:
 
         def prober() -> None:
             """The server's event loop, seen from outside: /healthz every 0.5 s."""
-            probe = Client(servers[0].url, token, keep_alive=True, timeout=30)
+            probe = Client(servers[0].url, token, keep_alive=True, timeout=30, ca=ca)
             while not stop.wait(0.5):
                 t = time.perf_counter()
                 with contextlib.suppress(Exception):
@@ -640,7 +811,7 @@ def main() -> None:
             events["down"] = True
             stopped = time.time()
             servers[0].stop()
-            servers[0] = Server(db, base / "s0", env, port=servers[0].port).start()
+            servers[0] = Server(db, base / "s0", env, port=servers[0].port, pki=pki).start()
             up = time.time()
             events.setdefault("windows", []).append((stopped, up + 60))
             cpu0[0] = cpu_seconds(servers[0].proc.pid)  # type: ignore[union-attr]
@@ -719,6 +890,17 @@ def main() -> None:
         ]
         windows = events.get("windows", [])
         fleet = [r for r in results if not r.get("probe")]
+        if args.tls:
+            setups = [r.get("setup") or {} for r in results]
+            failures: dict[str, int] = {}
+            for st in setups:
+                for k, v in st.get("failures", {}).items():
+                    failures[k] = failures.get(k, 0) + v
+            out["tls_enrolment"].update(
+                certificates=sum(st.get("enrolled", 0) for st in setups),
+                load_cpu_s=round(sum(st.get("cpu_s", 0.0) for st in setups), 1),
+                retried=failures,
+            )
         out.update(summarize(fleet, steady_from, end_at, windows))
         lags = [v for r in fleet for at, v in r.get("lags", []) if steady_from <= at <= end_at]
         if lags:  # the replay's own event loops: how late they ran what was due
@@ -827,6 +1009,7 @@ def summarize(
     by_kind: dict[str, list[float]] = {}
     overhead: list[float] = []
     errors: dict[str, int] = {}
+    ramp_errors: dict[str, int] = {}  # of ``errors``, those before the steady window
     during: dict[str, int] = {}
     shed = 0
     new_conns = 0
@@ -841,6 +1024,8 @@ def summarize(
             key = f"{kind} {status or 'no answer'}"
             bucket = during if in_event else errors
             bucket[key] = bucket.get(key, 0) + 1
+            if not in_event and at < steady_from:
+                ramp_errors[key] = ramp_errors.get(key, 0) + 1
         if status == 503:
             shed += 1
         if not steady_from <= at <= end_at or status == 0 or in_event:
@@ -859,6 +1044,7 @@ def summarize(
         "connections_opened": new_conns,
         "errors": sum(errors.values()),
         "error_kinds": errors,
+        "errors_before_steady": ramp_errors,
         "failed_during_restart_or_kill": during,
         "deliberate_503": shed,
         "steady": {k: figures(v) for k, v in sorted(by_kind.items())},
