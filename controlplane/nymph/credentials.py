@@ -68,13 +68,19 @@ class Credentials:
     """See the module docstring."""
 
     def __init__(
-        self, folder: Path, namespace: str, provider: str, token_loader: Callable[[], str | None]
+        self,
+        folder: Path,
+        namespace: str,
+        provider: str,
+        token_loader: Callable[[], str | None],
+        instance: str | None = None,
     ) -> None:
         self.folder = Path(folder)
         self.pem = self.folder / PEM_NAME
         self.meta = self.folder / META_NAME
         self.namespace = namespace
         self.provider = provider
+        self.instance = instance  # the instance it registers as (a launched one's binds it)
         self.token_loader = token_loader
         self.bearer_only = False  # the server signs none: bearer tokens, as before
         self._said_refused = False
@@ -140,7 +146,10 @@ class Credentials:
         path = f"/api/namespaces/{self.namespace}/daemon-certs"
         try:
             csr = pair.csr_pem(f"nymph {self.provider}")
-            out = client.request("POST", path, {"csr": csr, "provider": self.provider})
+            body = {"csr": csr, "provider": self.provider}
+            if self.instance:
+                body["instance"] = self.instance
+            out = client.request("POST", path, body)
         except ApiFailure as exc:
             if exc.status in (403, 404, 409):
                 self.bearer_only = True

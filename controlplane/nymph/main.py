@@ -256,7 +256,9 @@ def _credentials(args: argparse.Namespace, load: Callable[[], str | None]) -> An
         folder = Path(token_file).expanduser().parent
     from .credentials import Credentials
 
-    return Credentials(Path(folder).expanduser(), args.namespace, args.provider, load)
+    return Credentials(
+        Path(folder).expanduser(), args.namespace, args.provider, load, args.instance_id
+    )
 
 
 def _write_pid(path: Path) -> None:

@@ -3,8 +3,11 @@
 Asked with a **bootstrap token** (scope ``bootstrap``: what ``connect`` or a launch
 hands a host), which this spends: it is marked used (``revoked_at``) in the same
 commit, by a conditional update, so of two requests with one token exactly one
-gets a certificate. A request that names a ``provider`` other than the token's is
-refused (403) and spends nothing. Asked again by a daemon itself (its current
+gets a certificate. A request that names a ``provider`` other than the token's, or
+an ``instance`` other than the one it is bound to, is refused (403) and spends
+nothing. A launched instance's token is bound on its first use: the certificate
+names the ``instance`` the daemon asks for (``lakeshore://ns/provider/instance``)
+and may register as that instance only. Asked again by a daemon itself (its current
 certificate, or a daemon token), it renews: a new certificate for the same
 provider, instance and host.
 
@@ -65,6 +68,9 @@ def grace_seconds() -> float:
 class CsrIn(Wire):
     csr: Annotated[str, StringConstraints(min_length=1, max_length=16384)]
     provider: Name | None = None  # the provider the daemon asks for (the token's, or refused)
+    instance: (
+        Annotated[str, StringConstraints(min_length=1, max_length=255, pattern=r"^\S+$")] | None
+    ) = None  # the instance the daemon registers as (its --instance-id)
 
 
 class DaemonCertOut(Wire):
@@ -91,6 +97,23 @@ def _spend(session: Session, token_id: int) -> None:
             "this bootstrap token was used already or revoked; a bootstrap token is "
             "spent by the first certificate it asks for: run connect again for a new one",
         )
+
+
+def _instance(pinned: str | None, asked: str | None) -> str | None:
+    """The instance the certificate is bound to: the token's, when it is pinned to
+    one (asking for another is refused); for a token that pins itself on its first
+    use (a launched instance's, ``""``) the instance the daemon says it is, which it
+    must then register as; else none (any instance of the provider, as the token)."""
+    if pinned and asked is not None and asked != pinned:
+        raise ApiError(
+            403,
+            "forbidden",
+            f"this credential is bound to instance {pinned!r}: it asks for no certificate "
+            f"of {asked!r}",
+        )
+    if pinned == "" and asked is not None:
+        return asked
+    return pinned
 
 
 @router.post("/api/namespaces/{ns}/daemon-certs", status_code=201, response_model=DaemonCertOut)
@@ -121,6 +144,7 @@ def issue_daemon_cert(
             f"this token is for provider {row.provider_name!r}: it asks for no certificate "
             f"of {body.provider!r}",
         )
+    instance = _instance(row.instance_id, body.instance)
     if caller.scope == "bootstrap":
         _spend(session, row.id)
     try:
@@ -130,7 +154,7 @@ def issue_daemon_cert(
             issuer.key(),
             namespace=access.namespace.name,
             provider=row.provider_name,
-            instance=row.instance_id or None,
+            instance=instance or None,
         )
     except CsrRefused as exc:
         session.rollback()  # a bootstrap token is not spent on a request that is refused
@@ -146,7 +170,7 @@ def issue_daemon_cert(
             expires_at=signed.not_after,
             scope="daemon",
             provider_name=row.provider_name,
-            instance_id=row.instance_id,
+            instance_id=instance,
             host=row.host,
             root_token_id=row.root_token_id or row.id,  # revoked with the token it came from
         )

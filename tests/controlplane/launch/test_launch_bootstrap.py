@@ -76,10 +76,12 @@ def _as(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
-def _csr(client: Any, token: str, provider: str | None = None) -> Any:
+def _csr(client: Any, token: str, provider: str | None = None, instance: str | None = None) -> Any:
     body: dict[str, Any] = {"csr": KeyPair().csr_pem("nymph")}
     if provider is not None:
         body["provider"] = provider
+    if instance is not None:
+        body["instance"] = instance
     return client.post(P + "/daemon-certs", json=body, headers=_as(token))
 
 
@@ -111,8 +113,8 @@ def test_a_launch_hands_a_one_use_bootstrap_token(app_client: tuple[Any, Any]) -
     assert other.status_code == 403 and "'aws'" in other.json()["detail"], other.text
     assert _row(app, first).revoked_at is None
 
-    cert = ok(_csr(client, first, provider="aws"), 201)
-    assert cert["provider"] == "aws" and cert["identity"] == "lakeshore://default/aws"
+    cert = ok(_csr(client, first, provider="aws", instance="i-1-0"), 201)
+    assert cert["provider"] == "aws" and cert["identity"] == "lakeshore://default/aws/i-1-0"
     # spent: a second use, the bundle too, is refused
     again = _csr(client, first)
     assert again.status_code == 401, again.text
@@ -127,7 +129,7 @@ def test_a_launch_hands_a_one_use_bootstrap_token(app_client: tuple[Any, Any]) -
     with app.state.sessionmaker() as s:
         certs = list(s.scalars(select(Token).where(Token.label == f"cert {cert['serial']}")))
     assert len(certs) == 1 and certs[0].revoked_at is not None
-    assert certs[0].root_token_id == row.id
+    assert certs[0].root_token_id == row.id and certs[0].instance_id == "i-1-0"
     assert _row(app, second).revoked_at is None  # the other instance's is its own
 
 
@@ -278,3 +280,23 @@ def test_lakeshore_serve_refuses_a_tls_ca_that_does_not_verify_its_certificate(
     assert wrong.returncode != 0, wrong.stderr
     assert "issued the certificate of --tls-cert" in wrong.stderr
     assert "Traceback" not in wrong.stderr
+
+
+def test_a_credential_bound_to_an_instance_asks_for_no_other_instances_certificate(
+    app_client: tuple[Any, Any],
+) -> None:
+    """An instance's token pinned by its first registration (a daemon token over plain
+    HTTP, before certificates): a certificate for another instance is refused, its
+    own is bound to it."""
+    from dreamlake.controlplane.launch.tokens import _mint
+
+    client, app, _double = _setup(app_client)
+    with app.state.sessionmaker() as s:
+        token, _tid = _mint(s, 1, "instance aws pinned-0", "aws")
+        s.commit()
+    reg = {"providerName": "aws", "instanceId": "i-A"}
+    ok(client.post(P + "/workers", json=reg, headers=_as(token)), 201)
+    other = _csr(client, token, provider="aws", instance="i-B")
+    assert other.status_code == 403 and "'i-A'" in other.json()["detail"], other.text
+    mine = ok(_csr(client, token, provider="aws", instance="i-A"), 201)
+    assert mine["identity"] == "lakeshore://default/aws/i-A"

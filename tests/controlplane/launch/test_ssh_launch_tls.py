@@ -12,9 +12,11 @@ daemon.
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 import stat
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -66,6 +68,8 @@ def test_a_launched_ssh_worker_verifies_and_authenticates_over_tls(tmp_path: Pat
         assert "--ca" in (folder / "run.sh").read_text()
         pem = folder / "daemon.pem"
         assert stat.S_IMODE(pem.stat().st_mode) == 0o600
+        identity = json.loads((folder / "daemon.json").read_text())["identity"]
+        assert identity == f"lakeshore://default/{prov}/{urllib.parse.quote(label, safe='')}"
 
         # every token in the files the launch wrote on the host: the bootstrap token, spent
         found = {m for p in _files(Path(host.home)) for m in TOKEN.findall(p.read_bytes())}
