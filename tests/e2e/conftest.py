@@ -13,18 +13,13 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import sshd as _sshd
 from dreamlake.engine.verbs.demo import EmbeddedServer, start_server
+from ssh_hosts import running_sshd
 
 
 @pytest.fixture(scope="session")
 def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_sshd.SSHServer]:
-    reason = _sshd.skip_reason()
-    if reason:
-        pytest.skip(reason)
-    server = _sshd.start_sshd(tmp_path_factory.mktemp("sshd"))
-    try:
+    with running_sshd(tmp_path_factory.mktemp("sshd")) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="session")

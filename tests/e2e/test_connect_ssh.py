@@ -20,6 +20,7 @@ from daemon_keys import daemon_key
 from dreamlake.engine.daemon import start as supervise
 from dreamlake.engine.remote import LocalShell
 from dreamlake.engine.verbs.connect import connect
+from ssh_hosts import edit_adopt, point_at
 
 pytestmark = [pytest.mark.needs_sshd, pytest.mark.slow]
 
@@ -48,14 +49,6 @@ def dl(*args: str, cwd: Path, json_out: bool = True, timeout: float = 300) -> tu
     return p.returncode, p.stdout + p.stderr
 
 
-def write_adopt(project: Path, name: str, **values: Any) -> Path:
-    path = project / ".dream" / "providers" / name / "adopt.json"
-    data = json.loads(path.read_text())
-    data.update(values)
-    path.write_text(json.dumps(data, indent=2) + "\n")
-    return path
-
-
 @pytest.fixture
 def adopted(sshd, control_plane, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     """An ssh provider created and pointed at the test sshd; its daemon stopped at the end."""
@@ -66,15 +59,7 @@ def adopted(sshd, control_plane, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     rc, out = dl("create", "-n", name, "--provider", "ssh", cwd=project)
     assert (rc, out["status"]) == (0, "needs_input"), out
     assert {b["key"] for b in out["blocking"]} >= {"host", "user", "queues"}
-    write_adopt(
-        project,
-        name,
-        host=sshd.host,
-        user=sshd.user,
-        port=sshd.port,
-        queues=["default"],
-        identity_file=str(sshd.client_key),
-    )
+    point_at(project, name, sshd)
     try:
         yield name, project
     finally:
@@ -156,7 +141,7 @@ def test_ssh_journey_connect_exists_restart(adopted, sshd) -> None:  # type: ign
 
 def test_wrong_key_gives_ssh_copy_id(adopted, sshd) -> None:  # type: ignore[no-untyped-def]
     name, project = adopted
-    write_adopt(project, name, identity_file=str(sshd.wrong_key))
+    edit_adopt(project, name, identity_file=str(sshd.wrong_key))
     rc, out = dl("connect", "-n", name, cwd=project, timeout=120)
     assert (rc, out["status"], out["kind"]) == (1, "error", "ssh_auth"), out
     assert out["nextAction"]["kind"] == "shell"
@@ -171,7 +156,7 @@ def test_unreachable_host_is_an_error(adopted, sshd) -> None:  # type: ignore[no
     name, project = adopted
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        write_adopt(project, name, port=s.getsockname()[1])  # bound, never listening
+        edit_adopt(project, name, port=s.getsockname()[1])  # bound, never listening
         rc, out = dl("connect", "-n", name, cwd=project, timeout=120)
     assert (rc, out["status"], out["kind"]) == (1, "error", "ssh_unreachable"), out
     assert out["nextAction"]["kind"] == "shell"
@@ -182,7 +167,7 @@ def test_missing_host_needs_input_without_ssh(sshd, control_plane, tmp_path: Pat
     project = tmp_path / "p"
     project.mkdir()
     dl("create", "-n", name, "--provider", "ssh", cwd=project)
-    write_adopt(project, name, queues=["default"])
+    edit_adopt(project, name, queues=["default"])
     before = sshd.connections()
     rc, out = dl("connect", "-n", name, cwd=project)
     assert (rc, out["status"]) == (0, "needs_input"), out
@@ -227,7 +212,7 @@ def test_connect_host_is_kept_once_the_daemon_runs(adopted, sshd) -> None:  # ty
     """The host --host names is written into adopt.json when connect succeeded there
     (a failed one writes nothing: tests/engine/verbs/test_connect.py)."""
     name, project = adopted
-    path = write_adopt(project, name, host="", user="", port=None, queues=[])
+    path = edit_adopt(project, name, host="", user="", port=None, queues=[])
     spec = f"{sshd.user}@{sshd.host}:{sshd.port}"
     # --host answers where, not which queues: an open decision stops connect first,
     # and nothing is written for it

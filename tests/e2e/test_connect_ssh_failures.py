@@ -26,6 +26,7 @@ import sshd as _sshd
 from daemon_keys import daemon_key
 from dreamlake.engine.daemon import start as supervise
 from dreamlake.engine.remote import LocalShell
+from ssh_hosts import point_at, programs, running_sshd
 
 pytestmark = [pytest.mark.needs_sshd, pytest.mark.slow]
 
@@ -41,20 +42,9 @@ exit 1
 @pytest.fixture(scope="module")
 def bad_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_sshd.SSHServer]:
     """An sshd whose sessions find a tmux that hangs at ``new-session`` first on PATH."""
-    reason = _sshd.skip_reason()
-    if reason:
-        pytest.skip(reason)
     base = tmp_path_factory.mktemp("bad-host")
-    bin_dir = base / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "tmux").write_text(_HANGING_TMUX)
-    (bin_dir / "tmux").chmod(0o755)
-    path = f"{bin_dir}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-    server = _sshd.start_sshd(base / "sshd", env={"PATH": path})
-    try:
+    with running_sshd(base / "sshd", programs(base / "bin", {"tmux": _HANGING_TMUX})) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def dl(project: Path, *args: str) -> Any:
@@ -80,20 +70,6 @@ def run(project: Path, argv: list[str]) -> Any:
         raise AssertionError(
             f"not JSON (rc {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
         ) from None
-
-
-def point_at(project: Path, name: str, server: _sshd.SSHServer) -> None:
-    """adopt.json names ``server`` as the host (the rest of the file kept)."""
-    path = project / ".dream" / "providers" / name / "adopt.json"
-    data = json.loads(path.read_text())
-    data.update(
-        host=server.host,
-        user=server.user,
-        port=server.port,
-        queues=["default"],
-        identity_file=str(server.client_key),
-    )
-    path.write_text(json.dumps(data, indent=2) + "\n")
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ every ``python3*`` name the probe looks for finds one of them."""
 
 from __future__ import annotations
 
-import json
 import sys
 import uuid
 from collections.abc import Iterator
@@ -21,6 +20,7 @@ from dreamlake.engine.daemon import start as supervise
 from dreamlake.engine.remote import LocalShell
 from dreamlake.engine.verbs.connect import connect
 from dreamlake.engine.verbs.create import create
+from ssh_hosts import point_at, programs, running_sshd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import sshd as _sshd
@@ -30,22 +30,12 @@ pytestmark = [pytest.mark.needs_sshd, pytest.mark.slow]
 
 @pytest.fixture(scope="module")
 def old_python_sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_sshd.SSHServer]:
-    reason = _sshd.skip_reason()
-    if reason:
-        pytest.skip(reason)
     base = tmp_path_factory.mktemp("sshd-oldpy")
     fake = base / "oldbin"
-    fake.mkdir()
-    for name in install._PYTHON_NAMES:
-        exe = fake / name
-        version = "3.8" if name == "python3" else "3.7"
-        exe.write_text(f'#!/bin/sh\necho "{exe} {version}"\n')
-        exe.chmod(0o755)
-    server = _sshd.start_sshd(base, env={"PATH": f"{fake}:/usr/local/bin:/usr/bin:/bin"})
-    try:
+    versions = {name: "3.8" if name == "python3" else "3.7" for name in install._PYTHON_NAMES}
+    scripts = {name: f'#!/bin/sh\necho "{fake / name} {v}"\n' for name, v in versions.items()}
+    with running_sshd(base, programs(fake, scripts)) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def test_python_below_3_9_is_an_error_with_a_next_action(
@@ -61,16 +51,7 @@ def test_python_below_3_9_is_an_error_with_a_next_action(
     project = tmp_path / "proj"
     project.mkdir()
     assert create(name, "ssh", cwd=project).status == "needs_input"
-    adopt = project / ".dream" / "providers" / name / "adopt.json"
-    data = json.loads(adopt.read_text())
-    data.update(
-        host=sshd.host,
-        user=sshd.user,
-        port=sshd.port,
-        queues=["default"],
-        identity_file=str(sshd.client_key),
-    )
-    adopt.write_text(json.dumps(data, indent=2) + "\n")
+    point_at(project, name, sshd)
 
     try:
         res = connect(name, cwd=project, watch=5)

@@ -36,6 +36,7 @@ from dreamlake.engine.verbs.reconcile import reconcile
 from dreamlake.engine.verbs.resume import resume
 from dreamlake.engine.verbs.status import status
 from dreamlake.engine.verbs.suspend import suspend
+from ssh_hosts import point_at
 
 pytestmark = [pytest.mark.slow]
 
@@ -169,16 +170,7 @@ def test_ssh_suspend_resume(
     project = tmp_path / "proj"
     project.mkdir()
     create(name, "ssh", cwd=project)
-    adopt = project / ".dream" / "providers" / name / "adopt.json"
-    data = json.loads(adopt.read_text())
-    data.update(
-        host=sshd.host,
-        user=sshd.user,
-        port=sshd.port,
-        queues=["default"],
-        identity_file=str(sshd.client_key),
-    )
-    adopt.write_text(json.dumps(data, indent=2))
+    adopt = point_at(project, name, sshd)
     # No work directory is configured for an adopted host: the daemon works in its
     # install folder, under the login HOME sshd sets.
     workdir = Path(f"{sshd.home}/.dreamlake/nymph/{daemon_key(project, name)}")
