@@ -300,3 +300,18 @@ def test_a_credential_bound_to_an_instance_asks_for_no_other_instances_certifica
     assert other.status_code == 403 and "'i-A'" in other.json()["detail"], other.text
     mine = ok(_csr(client, token, provider="aws", instance="i-A"), 201)
     assert mine["identity"] == "lakeshore://default/aws/i-A"
+
+
+def test_revoking_a_providers_tokens_takes_its_unspent_bootstrap_tokens(
+    app_client: tuple[Any, Any],
+) -> None:
+    """``destroy``, ``delete`` (the provider's tokens revoked): an instance that has
+    not started yet can no longer ask for a certificate; another provider's keeps."""
+    client, app, double = _setup(app_client)
+    ok(client.post(P + "/launch", json={"provider": "aws"}), 201)
+    ok(client.post(P + "/launch", json={"provider": "other"}), 201)
+    (mine,), (theirs,) = (o.bootstrap.tokens for o in double.orders)
+    ok(client.delete(P + "/providers/aws/tokens"))
+    assert _row(app, mine).revoked_at is not None
+    assert _csr(client, mine).status_code == 401
+    assert _row(app, theirs).revoked_at is None
