@@ -118,3 +118,58 @@ def test_a_launched_ssh_worker_verifies_and_authenticates_over_tls(tmp_path: Pat
         _kill_tmux(host)
         host.stop()
         _stop(server)
+
+
+def test_a_retried_ssh_launch_leaves_its_enrolled_daemon_as_it_is(tmp_path: Path) -> None:
+    """A launch that failed half-way (its second host unreachable) is retried with
+    the same client token: the daemon it already started on the first host spent its
+    bootstrap token on a certificate, so the retry must neither reinstall it (which
+    drops the certificate) nor restart it; it works on by the same certificate."""
+    why = skip_reason()
+    if why:
+        pytest.skip(why)
+    pki = _pki(tmp_path / "pki", ["localhost", "127.0.0.1"])
+    server = _serve(
+        tmp_path, "--tls-cert", str(pki.cert), "--tls-key", str(pki.key),
+        "--tls-ca", str(pki.ca), "--live-seconds", "2", ca=pki.ca, probe=False,
+    )  # fmt: skip
+    hosts = []
+    for name in ("a", "b"):
+        base = tmp_path / name
+        (base / "tmux").mkdir(parents=True)
+        hosts.append(start_sshd(base, env={"TMUX_TMPDIR": str(base / "tmux")}))
+    a, b = hosts
+    try:
+        api = Client(server.url, server.admin_token, ca=str(pki.ca), timeout=120)
+        prov = _provider(api, hosts, tmp_path, "daemon")
+        b.stop()  # the second host cannot be reached
+        body = {"provider": prov, "clientToken": "half-1", "count": 2}
+        with pytest.raises(ApiFailure) as failed:
+            api.request("POST", P + "/launch", body)
+        assert failed.value.status == 502, failed.value.detail
+        label = f"root@127.0.0.1:{a.port}"
+
+        def live() -> bool:
+            return any(w["instanceId"] == label and w["state"] == "active"
+                       for w in api.request("GET", P + "/workers", query={"provider": prov}))  # fmt: skip
+
+        assert wait(live, 90), server.output()[-3000:]
+        (folder,) = [p.parent for p in Path(a.home).rglob("daemon.json")]
+        first = json.loads((folder / "daemon.json").read_text())["serial"]
+
+        with pytest.raises(ApiFailure) as again:  # the same request, the second host still down
+            api.request("POST", P + "/launch", body)
+        assert again.value.status == 502, again.value.detail
+        assert json.loads((folder / "daemon.json").read_text())["serial"] == first
+        assert (folder / "daemon.pem").is_file()
+        item = api.request("POST", P + f"/providers/{prov}/work", {"command": "echo still-here"})
+        done = wait(lambda: (g := api.request("GET", P + f"/work/{item['id']}"))["state"]
+                    in ("succeeded", "failed", "lost") and g, 90)  # fmt: skip
+        log = (folder / "nymph.log").read_text(errors="replace")
+        assert done and done["state"] == "succeeded", (done, log[-2000:])
+        assert "refused this daemon's certificate" not in log
+    finally:
+        for h in hosts:
+            _kill_tmux(h)
+            h.stop()
+        _stop(server)
