@@ -268,9 +268,9 @@ def test_lakeshore_serve_refuses_a_tls_ca_that_does_not_verify_its_certificate(
     base = [*lakeshore_argv(), "serve", "--port", str(free_port()),
             "--data-dir", str(tmp_path / "data")]  # fmt: skip
 
-    def serve(*extra: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([*base, *extra], env=clean_env(), capture_output=True, text=True,
-                              timeout=120)  # fmt: skip
+    def serve(*extra: str, **env: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*base, *extra], env=clean_env(**env), capture_output=True,
+                              text=True, timeout=120)  # fmt: skip
 
     alone = serve("--tls-ca", str(pki.ca))
     assert alone.returncode != 0 and "--tls-ca names the CA of --tls-cert" in alone.stderr
@@ -280,6 +280,9 @@ def test_lakeshore_serve_refuses_a_tls_ca_that_does_not_verify_its_certificate(
     assert wrong.returncode != 0, wrong.stderr
     assert "issued the certificate of --tls-cert" in wrong.stderr
     assert "Traceback" not in wrong.stderr
+    named = serve("--tls-cert", str(pki.cert), "--tls-key", str(pki.key),
+                  LAKESHORE_TLS_CA=str(pki.other_ca))  # fmt: skip
+    assert named.returncode != 0 and "issued the certificate of --tls-cert" in named.stderr
 
 
 def test_a_credential_bound_to_an_instance_asks_for_no_other_instances_certificate(
