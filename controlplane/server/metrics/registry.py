@@ -36,7 +36,10 @@ use (unknown, or another org's); anything else."""
 CERTIFICATE_REASONS = ("untrusted", "expired", "revoked", "mismatch", "other")
 """``lakeshore_certificate_refusals_total{reason}``: a client certificate the built-in
 CA did not sign (or that does not verify); one past its validity; one revoked; one
-that does not name the namespace, provider or instance it asks for; anything else."""
+that does not name the namespace, provider or instance it asks for; anything else.
+The server counts the refusals made after the TLS handshake (the access gate's);
+one the handshake itself refuses (another CA, past its dates) never reaches its
+code, so ``untrusted`` stays 0 there (docs/metrics.md says why)."""
 
 SHED_REASONS = ("connections", "in_flight", "queue_time", "draining")
 """``lakeshore_shed_total{reason}``: 503s for too many connections, too many requests
