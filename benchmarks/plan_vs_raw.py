@@ -115,7 +115,7 @@ def ours(
     if started is not None:  # a plan started ahead says so
         started.append(
             [
-                f"{cmd} (ahead)" if ".tfplan.early." in rest else cmd
+                f"{cmd} (ahead)" if "-out=early-" in rest else cmd
                 for cmd, rest in _RUN.findall(done.stderr)
             ]
         )

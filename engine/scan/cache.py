@@ -90,6 +90,12 @@ def _racy(entries: list[list[Any]]) -> list[list[Any]]:
     return [e for e in entries if len(e) == _STATS_LEN]
 
 
+def _run_artifact(name: str) -> bool:
+    """A file plan, apply or destroy writes: a saved plan (``*.tfplan``, as the
+    scaffold's ``.gitignore`` has it: the plan ``plan`` starts ahead is one) or a record."""
+    return name in RUN_ARTIFACTS or name.endswith(".tfplan")
+
+
 def fingerprint(paths: ProviderPaths, template: Template) -> dict[str, Any] | None:
     """What the scan of ``paths`` against ``template`` reads, as comparable data;
     ``None`` when a folder cannot be listed (then nothing is remembered)."""
@@ -99,7 +105,7 @@ def fingerprint(paths: ProviderPaths, template: Template) -> dict[str, Any] | No
         listing = usercache.listing(Path(f))
         if listing is None:
             return None
-        files[f] = [_with_content(Path(f), e) for e in listing if e[0] not in RUN_ARTIFACTS]
+        files[f] = [_with_content(Path(f), e) for e in listing if not _run_artifact(e[0])]
     decisions = [
         [d.key, d.var, d.file, repr(d.placeholder), d.why, d.probe] for d in template.decisions
     ]

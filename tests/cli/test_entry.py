@@ -238,8 +238,8 @@ def test_plan_starts_terraform_ahead_and_prints_what_the_full_cli_prints(tmp_pat
     assert plan("dreamlake.cli.main").returncode == 0  # initialises
     fast = plan("dreamlake.cli.entry")
     runs = [ln for ln in fast.stderr.splitlines() if "dreamlake: run:" in ln]
-    assert len(runs) == 1 and " plan " in runs[0] and ".tfplan.early." in runs[0], fast.stderr
+    assert len(runs) == 1 and " plan " in runs[0] and "-out=early-" in runs[0], fast.stderr
     full = plan("dreamlake.cli.main")
     assert (fast.returncode, fast.stdout) == (full.returncode, full.stdout) == (0, full.stdout)
     assert '"status": "ready"' in fast.stdout
-    assert not list(pdir.glob(".tfplan.early.*"))
+    assert not list(pdir.glob("terraform/early-*.tfplan"))

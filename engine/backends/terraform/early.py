@@ -13,9 +13,9 @@ A plan started ahead is safe to leave unused:
 * it is started only where ``plan`` would run just that: the init record matches
   what init reads, the state is a local file with no lock record and no errored
   state beside it, and no verb of the engine recorded in flight or interrupted;
-* it writes its plan to a file of its own beside the provider's record
-  (``.tfplan.early.<pid>``, outside the folders the decision scan, the init record
-  and the plan record read), moved over ``terraform/tfplan`` only when taken: a run that ends before planning (blocked
+* it writes its plan to a file of its own (``terraform/early-<pid>.tfplan``: a
+  plan file, git-ignored, which neither the decision scan, the init record nor the
+  plan record reads), moved over ``tfplan`` only when taken: a run that ends before planning (blocked
   decisions, a verb in flight, an adopted host, a binary too old, an error) leaves
   the saved plan it found;
 * a plan only reads the state; the lock it holds while it runs belongs to this
@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 from .initmark import InitCheck
 from .runner import Completed, Started
 
-EARLY_PREFIX = ".tfplan.early."  # + the pid of the process that started it
+EARLY_PREFIX = "early-"  # + the pid of the process that started it + ".tfplan"
 
 if TYPE_CHECKING:
     from ...backends.base import Progress
@@ -100,9 +100,10 @@ def _start(name: str, dream_dir: str | None) -> bool:
     mark = initmark.check(tf, binary, env)
     if mark.needed or mark.version is None:
         return False
-    out = pdir.absolute() / f"{EARLY_PREFIX}{os.getpid()}"
+    name = f"{EARLY_PREFIX}{os.getpid()}.tfplan"
+    out = tf / name
     out.unlink(missing_ok=True)
-    run = start(plan_args(out=str(out)), cwd=tf, binary=binary, env=env)
+    run = start(plan_args(out=name), cwd=tf, binary=binary, env=env)
     _PENDING[_key(tf)] = _Ahead(_key(tf), binary, dict(env), mark.fingerprint, out, run)
     return True
 

@@ -213,6 +213,7 @@ def test_what_plan_and_apply_write_beside_the_variables_is_not_read(
     tf = paths.dir / "terraform"
     for name in sorted(cache.RUN_ARTIFACTS):
         (tf / name).write_text("{}\n")
+    (tf / "early-4242.tfplan").write_text("a plan started ahead, by its process\n")
     assert cache.fingerprint(paths, template) == before
     (tf / "extra.auto.tfvars").write_text('queues = ["gpu"]\n')
     assert cache.fingerprint(paths, template) != before

@@ -38,7 +38,7 @@ def _planned(project: Path) -> Path:
 
 
 def _leftovers(pdir: Path) -> list[str]:
-    return sorted(p.name for p in pdir.rglob(f"{early.EARLY_PREFIX}*"))
+    return sorted(p.name for p in pdir.rglob(f"{early.EARLY_PREFIX}*.tfplan"))
 
 
 def _steps(project: Path) -> tuple[str, list[str]]:
