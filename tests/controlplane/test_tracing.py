@@ -194,12 +194,14 @@ def daemon_traced(traced: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 def test_the_daemons_requests_and_the_servers_spans_are_one_trace_each(
-    served: tuple[str, Path], daemon_traced: Any
+    served: tuple[str, Path], daemon_traced: Any, tmp_path: Path
 ) -> None:
-    """A real daemon loop (register, the long-poll, heartbeats while a command runs,
-    its result, deregister) against the served app: each request is a CLIENT span
-    named by its route template, and the server's span for it is its child."""
+    """A real daemon loop (asking for a certificate, register, the long-poll,
+    heartbeats while a command runs, its result, deregister) against the served app:
+    each request is a CLIENT span named by its route template, and the server's span
+    for it is its child."""
     from dreamlake.controlplane.client import Client
+    from dreamlake.controlplane.nymph.credentials import Credentials
     from dreamlake.controlplane.nymph.daemon import Daemon, DaemonConfig
 
     url, token_file = served
@@ -213,7 +215,9 @@ def test_the_daemons_requests_and_the_servers_spans_are_one_trace_each(
         poll_wait=2.0,
         heartbeat_seconds=0.2,
     )
-    daemon = Daemon(Client(url, token, keep_alive=True), config)
+    # a plain server signs no certificate (409): the daemon goes on with its token
+    credentials = Credentials(tmp_path / "certs", "default", "traced", lambda: token)
+    daemon = Daemon(Client(url, token, keep_alive=True), config, credentials=credentials)
     threads = daemon.start()
     try:
         admin = Client(url, token)
@@ -244,6 +248,9 @@ def test_the_daemons_requests_and_the_servers_spans_are_one_trace_each(
         # answered (a poll cut short by the stop may have no status on one side)
         answered = [(c.attributes.get(status), s.attributes.get(status)) for c, s in pairs[name]]
         assert any(mine == theirs and 200 <= mine < 300 for mine, theirs in answered), answered
+    ((asked, signed),) = pairs["POST /api/namespaces/{ns}/daemon-certs"]
+    assert asked.attributes[status] == signed.attributes[status] == 409
+    assert asked.attributes["error.type"] == "409" and asked.status.status_code.name == "ERROR"
 
 
 def test_a_daemon_request_with_no_answer_is_an_error_span(daemon_traced: Any) -> None:
