@@ -92,11 +92,30 @@ def start_cluster(base: Path) -> SlurmCluster:
         check=True,
         timeout=30,
     )
-    state, spool = base / "state", base / "spool"
-    state.mkdir()
-    spool.mkdir()
     name = f"lk{secrets.token_hex(3)}"
     conf = base / "slurm.conf"
+    cluster = SlurmCluster(dir=base, conf=conf, login=None, munge_pid=pidfile)  # type: ignore[arg-type]
+    for attempt in range(3):
+        why = _start_daemons(cluster, base, name, sock)
+        if why is None:
+            break
+        if "Address already in use" not in why or attempt == 2:
+            cluster.login = None  # type: ignore[assignment]
+            raise RuntimeError(f"the test SLURM cluster did not come up: {why}")
+        # a free port another process took meanwhile (a shared machine): new ports
+    cluster.login = start_sshd(base / "login", env={"SLURM_CONF": str(conf)})
+    return cluster
+
+
+def _start_daemons(cluster: SlurmCluster, base: Path, name: str, sock: Path) -> str | None:
+    """Write the config with free ports, start slurmctld and slurmd and wait for the
+    node; None when it is up, else the controller's log (the daemons killed)."""
+    conf = cluster.conf
+    state, spool = base / "state", base / "spool"
+    for folder in (state, spool):
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir()
+    (base / "slurmctld.log").unlink(missing_ok=True)  # this try's alone
     conf.write_text(
         "\n".join(
             [
@@ -132,7 +151,6 @@ def start_cluster(base: Path) -> SlurmCluster:
         )
     )
     env = {**os.environ, "SLURM_CONF": str(conf)}
-    cluster = SlurmCluster(dir=base, conf=conf, login=None, munge_pid=pidfile)  # type: ignore[arg-type]
     for argv in (
         [_bin("slurmctld"), "-D", "-f", str(conf)],
         [_bin("slurmd"), "-D", "-N", f"{name}n", "-f", str(conf)],
@@ -151,19 +169,16 @@ def start_cluster(base: Path) -> SlurmCluster:
         log.close()
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
+        if any(p.poll() is not None for p in cluster.procs):
+            break  # a daemon ended (a port taken meanwhile): said in the log
         out = subprocess.run(
             ["sinfo", "-h", "-o", "%T"], env=env, capture_output=True, text=True, check=False
         ).stdout.strip()
         if out in ("idle", "mixed", "allocated"):
-            break
+            return None
         time.sleep(0.5)
-    else:
-        cluster.login = None  # type: ignore[assignment]
-        for p in cluster.procs:
-            p.kill()
-        raise RuntimeError(
-            "the test SLURM cluster did not come up: "
-            + (base / "slurmctld.log").read_text(errors="replace")[-1500:]
-        )
-    cluster.login = start_sshd(base / "login", env={"SLURM_CONF": str(conf)})
-    return cluster
+    for p in cluster.procs:
+        p.kill()
+        p.wait()
+    cluster.procs.clear()
+    return (base / "slurmctld.log").read_text(errors="replace")[-1500:]
