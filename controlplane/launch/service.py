@@ -311,13 +311,17 @@ def _launch(
                     503, "unavailable", f"could not build the daemon bundle: {exc}"
                 ) from None
             sha, kind = found.sha256, found.kind
+        try:
+            ca_pem = serving_ca.for_launch(state)  # what the daemon verifies an https server with
+        except serving_ca.ServingCaError as exc:
+            raise LaunchError(503, "unavailable", str(exc)) from None
         boot = Bootstrap(
             server=server_url,
             daemon_sha256=sha,
             daemon_kind=kind,
             tokens=tuple(tokens),
             queues=(own["queue"],) if own["queue"] else (),
-            ca_pem=serving_ca.for_launch(state),  # what the daemon verifies an https server with
+            ca_pem=ca_pem,
         )
 
     plaintexts: list[str] = list(tokens)

@@ -65,13 +65,20 @@ def _read(path: Any) -> str:
 
 
 def for_launch(state: Any) -> str:
-    """The PEM a launched daemon verifies this server with ("" : its trust store)."""
+    """The PEM a launched daemon verifies this server with ("" : its trust store);
+    :class:`ServingCaError` when the ``--tls-ca`` file cannot be read now."""
     builtin = getattr(state, "serving_ca_pem", None)
     if builtin:
         return str(builtin)
     named = getattr(state, "serving_ca_file", None)
     if named is not None:
-        return _read(named)
+        pem = _read(named)
+        if BEGIN not in pem:  # a daemon handed none would not verify this server
+            raise ServingCaError(
+                f"--tls-ca {named} cannot be read as a PEM certificate now; put the CA "
+                "certificate back (it is read at each launch)"
+            )
+        return pem
     served = getattr(state, "serving_cert_file", None)
     if served is not None:
         return chain_roots(_read(served))

@@ -233,6 +233,10 @@ def test_user_data_carries_the_ca_of_an_own_certificate(
     assert ca_pem.decode().strip() in script and "--ca ca.crt" in script
     assert order.bootstrap.tokens[0] in script  # the bootstrap token, beside it
 
+    ca_file.unlink()  # gone: a daemon handed no CA would not verify the server
+    gone = client.post(P + "/launch", json={"provider": "aws"})
+    assert gone.status_code == 503 and "--tls-ca" in gone.json()["detail"], gone.text
+
 
 def test_tls_ca_must_verify_the_served_certificate(tmp_path: Any) -> None:
     from dreamlake.controlplane.launch import serving_ca
