@@ -324,3 +324,53 @@ def test_unconfigured_the_daemon_imports_nothing_of_opentelemetry() -> None:
     }
     assert build.external_imports(modules) == {}
     assert set(build.OPTIONAL) == {"opentelemetry"}
+
+
+def test_the_daemons_zipapp_exports_its_spans_over_otlp(tmp_path: Path) -> None:
+    """``nymph.pyz`` run as a host runs it (``python3 -I``) by a Python that has the
+    SDK, with ``OTEL_EXPORTER_OTLP_ENDPOINT`` pointing at a listener standing in for a
+    collector: its (unanswered) register is exported over OTLP/HTTP when it stops."""
+    import http.server
+    import signal
+
+    from dreamlake.engine.daemon import build
+    from lakeshore_fixtures import free_port, wait_until
+
+    posted: list[tuple[str, bytes]] = []
+
+    class Collector(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            size = int(self.headers.get("Content-Length") or 0)
+            posted.append((self.path, self.rfile.read(size)))
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    collector = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Collector)
+    threading.Thread(target=collector.serve_forever, daemon=True).start()
+    app = tmp_path / build.APP_NAME
+    app.write_bytes(build.build())
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "LAKESHORE_"))}
+    env["OTEL_EXPORTER_OTLP_ENDPOINT"] = f"http://127.0.0.1:{collector.server_address[1]}"
+    env["LAKESHORE_TOKEN"] = "t"
+    log = tmp_path / "nymph.log"
+    try:
+        with log.open("wb") as out:
+            proc = subprocess.Popen(
+                [sys.executable, "-I", str(app), "--server", f"http://127.0.0.1:{free_port()}",
+                 "--provider", "p"],
+                env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+            )  # fmt: skip
+        try:
+            assert wait_until(lambda: "unreachable" in log.read_text(), 60), log.read_text()
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=60) == 0, log.read_text()
+    finally:
+        collector.shutdown()
+    assert "(tracing its requests)" in log.read_text()
+    assert posted and {path for path, _ in posted} == {"/v1/traces"}
+    assert any(b"POST /api/namespaces/{ns}/workers" in body for _, body in posted)
