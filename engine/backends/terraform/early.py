@@ -1,10 +1,11 @@
 """``plan``'s terraform run, started ahead of the rest of the run.
 
 On an unchanged, initialised provider ``plan --json`` starts one terraform process,
-``plan -json``, and what it needs is known within milliseconds of the start: the
-provider's terraform folder, the binary, its arguments and its environment. The
-console script's short way starts it then (:func:`start_plan`) and imports,
-observes and scans while terraform runs on the other core; the backend's plan
+``plan -json``, and what it needs is known long before the rest of the run is
+ready: the provider's terraform folder, the binary, its arguments and its
+environment. The console script's short way starts it as soon as they are known
+(:func:`start_plan`) and imports, observes and scans while terraform runs on the
+other core; the backend's plan
 takes it over (:func:`take`) where its own facts are the same (folder, binary,
 environment, what init reads, no progress wanted), and otherwise runs its own.
 
@@ -15,9 +16,9 @@ A plan started ahead is safe to leave unused:
   state beside it, and no verb of the engine recorded in flight or interrupted;
 * it writes its plan to a file of its own (``terraform/early-<pid>.tfplan``: a
   plan file, git-ignored, which neither the decision scan, the init record nor the
-  plan record reads), moved over ``tfplan`` only when taken: a run that ends before planning (blocked
-  decisions, a verb in flight, an adopted host, a binary too old, an error) leaves
-  the saved plan it found;
+  plan record reads), moved over ``tfplan`` only when taken: a run that ends
+  before planning (blocked decisions, a verb in flight, an adopted host, a binary
+  too old, an error) leaves the saved plan it found;
 * a plan only reads the state; the lock it holds while it runs belongs to this
   process's own child, which ``observe_state`` does not count (:func:`owns`);
 * one not taken is interrupted as a person's Ctrl-C does (terraform stops and
