@@ -927,9 +927,14 @@ def main() -> None:
             for wid, k in r["runs"].items():
                 runs[wid] = runs.get(wid, 0) + k
         states: dict[str, int] = {}
+        unsucceeded: list[dict[str, Any]] = []  # why, for the first few
         for wid in submitted:
             try:
-                state = admin.get_work(wid)["state"]
+                item = admin.get_work(wid)
+                state = item["state"]
+                if state != "succeeded" and len(unsucceeded) < 5:
+                    unsucceeded.append({k: item.get(k) for k in
+                                        ("state", "error", "createdAt", "startedAt", "finishedAt")})  # fmt: skip
             except ApiFailure as exc:
                 state = f"http {exc.status}"
             states[state] = states.get(state, 0) + 1
@@ -937,6 +942,7 @@ def main() -> None:
             "submitted": len(submitted),
             "submit_errors": submit_errors,
             "states": states,
+            "not_succeeded": unsucceeded,
             "run_more_than_once": sum(1 for w in submitted if runs.get(w, 0) > 1),
             "never_run": sum(1 for w in submitted if runs.get(w, 0) == 0),
         }
