@@ -160,8 +160,8 @@ def take(
     if not same:
         _settle(ahead)
         return None
+    done = ahead.run.finish()  # interrupted here, it stays pending: settle waits for it
     del _PENDING[ahead.tf]
-    done = ahead.run.finish()
     if done.returncode in (0, 2):
         from .planname import PLAN_FILE
 
