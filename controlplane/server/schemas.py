@@ -55,7 +55,9 @@ class TokenIn(Wire):
     replaces (revokes) the provider's earlier daemon token for that host. With
     ``scope: metrics`` a monitoring system's: ``GET /metrics`` only. With ``scope:
     bootstrap`` a host's bootstrap token: it asks once for the daemon's certificate
-    for ``provider`` (:data:`BOOTSTRAP_SECONDS` to live unless told less)."""
+    for ``provider`` (:data:`BOOTSTRAP_SECONDS` to live unless told less); with
+    ``or_daemon`` too, a daemon token instead where this server signs no certificates
+    (plain HTTP, as behind a TLS-terminating proxy): the answer's ``scope`` says which."""
 
     label: Annotated[str, StringConstraints(max_length=200)] | None = None
     expires_in_seconds: Annotated[int, Field(gt=0, le=10 * 366 * 24 * 3600)] | None = None
@@ -63,6 +65,7 @@ class TokenIn(Wire):
     provider: Name | None = None
     host: Annotated[str, StringConstraints(min_length=1, max_length=255)] | None = None
     replaces: Annotated[str, StringConstraints(max_length=200)] | None = None
+    or_daemon: bool = False
 
 
 class TokenInfo(Wire):

@@ -317,8 +317,10 @@ def _token(
     failure: Exception
     try:
         client = Client.from_control_plane(cp, timeout=10)
-        # over https the host gets a bootstrap token: its daemon spends it on a
-        # client certificate (its key made there) and authenticates by that
+        # over https the host gets a bootstrap token where the server signs
+        # certificates: its daemon spends it on a client certificate (its key made
+        # there) and authenticates by that; behind a TLS-terminating proxy the
+        # server signs none and mints a daemon token instead (the same request)
         scope = "bootstrap" if cp.url.startswith("https://") else "daemon"
         return lakeshore.mint_daemon_token(
             client, cp.namespace, name, slot, replaces=existing, scope=scope

@@ -317,7 +317,9 @@ def mint_daemon_token(
 ) -> str:
     """A daemon token for ``provider`` on ``host`` (it works for that provider's
     worker routes only), or with ``scope="bootstrap"`` a one-use token the daemon
-    spends on its client certificate (a control plane over https). The control
+    spends on its client certificate (a control plane over https) where the server
+    signs certificates, else (plain HTTP behind a TLS-terminating proxy) a daemon
+    token: the server decides, in the same request (``orDaemon``). The control
     plane revokes, in the same commit, the provider's earlier daemon tokens and
     certificates for the host and ``replaces`` (the token the install held) unless
     that is an admin token. Raises the client's errors."""
@@ -329,6 +331,7 @@ def mint_daemon_token(
             provider=provider,
             host=host[:255],
             replaces=replaces or None,
+            orDaemon=True if scope == "bootstrap" else None,
         )
     )
 

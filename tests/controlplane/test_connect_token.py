@@ -4,6 +4,7 @@ control plane on 127.0.0.1; the host shell is a recording double (no install run
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from dreamlake.engine.contract.errors import DreamlakeError
 from dreamlake.engine.verbs.connect import _token
 from dreamlake.engine.world.lakeshore import ControlPlane
 from lakeshore_fixtures import ServerProc, free_port
+from tls_proxy import TLSProxy
 
 SHARES_SERVER = True  # its tests keep to names of their own: the session's server
 
@@ -23,6 +25,77 @@ def test_minted_token_is_a_daemon_token(server: ServerProc) -> None:
     assert token != server.admin_token
     who = Client(server.url, token).whoami()
     assert who == {"admin": False, "namespace": "default", "scope": "daemon", "provider": "lab"}
+
+
+def _minted(admin: Client, provider: str) -> list[tuple[str, str | None]]:
+    """(scope, revokedAt) of every token minted for ``provider``'s hosts."""
+    rows = admin.request("GET", "/api/tokens", query={"revoked": "true"})
+    return [(r["scope"], r["revokedAt"]) for r in rows if r.get("provider") == provider]
+
+
+def test_behind_a_tls_terminating_proxy_the_host_gets_a_daemon_token(
+    server: ServerProc, tmp_path: Path
+) -> None:
+    """An ``https://`` URL whose server serves plain HTTP behind a proxy and signs
+    no certificates: one mint, a daemon token (a bootstrap token would be spent on
+    nothing: the certificate request is answered 409)."""
+    with TLSProxy(("127.0.0.1", server.port), tmp_path / "proxy") as proxy:
+        cp = ControlPlane(url=proxy.url, token=server.admin_token, ca=str(proxy.ca))
+        token = _token(cp, "behind", "host-1", existing="")
+        who = Client(proxy.url, token, ca=str(proxy.ca)).whoami()
+        assert (who["scope"], who["provider"]) == ("daemon", "behind")
+        again = _token(cp, "behind", "host-1", existing=token)
+    # one token a connect, the earlier one replaced: no bootstrap token on the way
+    minted = _minted(server.admin, "behind")
+    assert sorted((scope, ended is None) for scope, ended in minted) == [
+        ("daemon", False),
+        ("daemon", True),
+    ]
+    assert Client(server.url, again).whoami()["scope"] == "daemon"
+
+
+@pytest.fixture(scope="module")
+def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, str]]:
+    """A ``lakeshore serve --tls-cert`` of its own (it signs daemons' certificates):
+    (url, admin token, CA file)."""
+    from test_tls_serving import _pki, _serve, _stop
+
+    tmp = tmp_path_factory.mktemp("tls-mint")
+    pki = _pki(tmp / "pki", ["localhost", "127.0.0.1"])
+    served = _serve(
+        tmp, "--tls-cert", str(pki.cert), "--tls-key", str(pki.key), probe=False, ca=pki.ca
+    )
+    try:
+        yield served.url, served.admin_token, str(pki.ca)
+    finally:
+        _stop(served)
+
+
+def test_over_tls_the_host_gets_a_bootstrap_token(tls_server: tuple[str, str, str]) -> None:
+    """A server that serves TLS signs certificates: connect's one mint is a bootstrap
+    token, which the daemon spends on its certificate."""
+    url, admin_token, ca = tls_server
+    cp = ControlPlane(url=url, token=admin_token, ca=ca)
+    _token(cp, "direct", "host-1", existing="")
+    admin = Client(url, admin_token, ca=ca)
+    assert _minted(admin, "direct") == [("bootstrap", None)]
+
+
+def test_or_daemon_is_the_servers_choice(server: ServerProc) -> None:
+    """``orDaemon`` asks for a bootstrap token where the server signs certificates,
+    else a daemon token, and the answer says which; without it a bootstrap token is
+    what was asked for (an admin's by hand), and it is for bootstrap tokens only."""
+    body = {"scope": "bootstrap", "provider": "choice", "host": "h", "orDaemon": True}
+    out = server.admin.request("POST", "/api/namespaces/default/tokens", body)
+    assert out["scope"] == "daemon"
+    body = {"scope": "bootstrap", "provider": "choice2"}
+    assert server.admin.request("POST", "/api/namespaces/default/tokens", body)["scope"] == (
+        "bootstrap"
+    )
+    with pytest.raises(ApiFailure) as refused:
+        body = {"scope": "daemon", "provider": "choice", "orDaemon": True}
+        server.admin.request("POST", "/api/namespaces/default/tokens", body)
+    assert (refused.value.status, refused.value.error) == (422, "validation_error")
 
 
 def _live_daemon_tokens(server: ServerProc, provider: str) -> list[dict[str, Any]]:

@@ -10,6 +10,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ...db import utcnow
+from ...launch.tokens import signs_certificates
 from ...models import Namespace, Token
 from ...rowlock import lock_row
 from ..access import daemon_tokens
@@ -136,7 +137,8 @@ def create_token(
     session: Session = Depends(get_session),
 ) -> TokenOut:
     """A namespace token, or (``scope: daemon``) a daemon's token for one provider,
-    or (``scope: bootstrap``) a host's one-use token for its daemon's certificate.
+    or (``scope: bootstrap``) a host's one-use token for its daemon's certificate
+    (``orDaemon``: a daemon token where this server signs no certificates).
     A daemon token for a ``host`` replaces the provider's live daemon token for
     that host in the same commit: one daemon token per provider host."""
     row = session.scalar(select(Namespace).where(Namespace.name == ns))
@@ -152,10 +154,17 @@ def create_token(
             "validation_error",
             "provider and host are for daemon and bootstrap tokens (scope: daemon or bootstrap)",
         )
+    if body.or_daemon and body.scope != "bootstrap":
+        raise ApiError(422, "validation_error", "orDaemon is for bootstrap tokens")
+    scope = body.scope
+    if body.or_daemon and not signs_certificates(request.app.state):
+        # plain HTTP (behind a TLS-terminating proxy): a certificate is never signed
+        # here, so the host's daemon keeps a bearer token, as a launch decides
+        scope = "daemon"
     token = new_token()
     expires = None
     seconds = body.expires_in_seconds
-    if body.scope == "bootstrap":  # minutes to live, never longer
+    if scope == "bootstrap":  # minutes to live, never longer
         seconds = min(seconds or BOOTSTRAP_SECONDS, BOOTSTRAP_SECONDS)
     if seconds is not None:
         expires = utcnow() + timedelta(seconds=seconds)
@@ -176,7 +185,7 @@ def create_token(
             admin=False,
             label=body.label,
             expires_at=expires,
-            scope=body.scope,
+            scope=scope,
             provider_name=body.provider,
             host=body.host,
         )
@@ -189,7 +198,7 @@ def create_token(
         namespace=row.name,
         label=body.label,
         expires_at=expires,
-        scope=body.scope,
+        scope=scope,
         provider=body.provider,
         replaced=replaced,
     )

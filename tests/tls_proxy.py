@@ -1,0 +1,198 @@
+"""The tests' TLS-terminating proxy: what nginx, HAProxy or a cloud load balancer is
+in docs/deploy.md's way 3, as small as a test needs. It accepts TLS on 127.0.0.1
+(a certificate of a CA of its own, made here with ``cryptography``), ends it, and
+forwards the bytes over plain TCP to the upstream (``lakeshore serve`` on plain
+HTTP). It asks clients for no certificate and passes none on; headers
+(``Authorization`` among them) go through untouched, long-polls unbuffered, and a
+connection is kept as long as both sides keep it.
+
+One asyncio loop in a thread of its own::
+
+    with TLSProxy(("127.0.0.1", port), folder) as proxy:
+        Client(proxy.url, token, ca=str(proxy.ca))
+
+``proxy.connections`` counts the connections it forwarded."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime
+import ipaddress
+import ssl
+import threading
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+
+def make_certificate(folder: Path, name: str = "tests' proxy") -> tuple[Path, Path, Path]:
+    """A CA and a server certificate for ``localhost`` and ``127.0.0.1`` signed by it,
+    written as ``ca.crt``, ``proxy.crt`` and ``proxy.key`` (0600) in ``folder``."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    now = datetime.datetime.now(datetime.UTC)
+    start, end = now - datetime.timedelta(minutes=5), now + datetime.timedelta(days=1)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"{name} CA")])
+    ca = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(start)
+        .not_valid_after(end)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                key_cert_sign=True,
+                crl_sign=True,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
+        .add_extension(
+            x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False
+        )
+        .sign(ca_key, hashes.SHA256())
+    )
+    key = ec.generate_private_key(ec.SECP256R1())
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")]))
+        .issuer_name(ca_name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(start)
+        .not_valid_after(end)
+        .add_extension(
+            x509.SubjectAlternativeName(
+                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+            ),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(
+            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()),
+            critical=False,
+        )
+        .sign(ca_key, hashes.SHA256())
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = folder / "ca.crt", folder / "proxy.crt", folder / "proxy.key"
+    paths[0].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    paths[1].write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    paths[2].touch(mode=0o600)
+    paths[2].write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return paths
+
+
+class TLSProxy:
+    """See the module docstring."""
+
+    def __init__(self, upstream: tuple[str, int], folder: Path) -> None:
+        self.upstream = upstream
+        self.ca, cert, key = make_certificate(folder)
+        self._ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)  # no client cert asked
+        self._ctx.load_cert_chain(str(cert), str(key))
+        self.connections = 0
+        self.port = 0
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._server: asyncio.Server | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    @property
+    def url(self) -> str:
+        return f"https://127.0.0.1:{self.port}"
+
+    def start(self) -> TLSProxy:
+        self._thread.start()
+        self._server = asyncio.run_coroutine_threadsafe(
+            asyncio.start_server(self._serve, "127.0.0.1", 0, ssl=self._ctx), self._loop
+        ).result(timeout=30)
+        self.port = int(self._server.sockets[0].getsockname()[1])
+        return self
+
+    def stop(self) -> None:
+        if not self._thread.is_alive():
+            return
+
+        async def _close() -> None:
+            if self._server is not None:
+                self._server.close()
+            for task in list(self._tasks):
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(_close(), self._loop).result(timeout=30)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=30)
+        self._loop.close()
+
+    def __enter__(self) -> TLSProxy:
+        return self.start()
+
+    def __exit__(
+        self,
+        _t: type[BaseException] | None,
+        _e: BaseException | None,
+        _tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        self.connections += 1
+        try:
+            up_reader, up_writer = await asyncio.open_connection(*self.upstream)
+        except (OSError, asyncio.CancelledError):
+            writer.close()
+            self._tasks.discard(task)
+            return
+        try:
+            await asyncio.gather(_pump(reader, up_writer), _pump(up_reader, writer))
+        except asyncio.CancelledError:
+            pass  # stopped: the connection ends with the proxy
+        finally:
+            for w in (writer, up_writer):
+                w.close()
+            self._tasks.discard(task)
+
+
+async def _pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Copy until the reading side ends, then end the writing side's sending (TLS
+    has no half-close: that side is closed)."""
+    try:
+        while data := await reader.read(65536):
+            writer.write(data)
+            await writer.drain()
+        if writer.can_write_eof():
+            writer.write_eof()
+        else:
+            writer.close()
+    except (ConnectionError, OSError, ssl.SSLError):
+        writer.close()
+
+
+__all__ = ["TLSProxy", "make_certificate"]
