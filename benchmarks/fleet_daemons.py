@@ -63,12 +63,13 @@ with a client certificate it gets as ``nymph`` does at its first start: the
 benchmark hands it a bootstrap token (what ``connect`` does), and the daemon's own
 ``Credentials`` makes its key (``keypair.py``, pure Python, about 40 ms of CPU) and
 exchanges the token for a certificate. That enrolment is a set-up phase before the
-ramp (``tls.enrolment_s``), so the ramp and the steady window see what the daemon
-does afterwards: its ``Client`` over ``ssl`` and ``http.client``, its kept
-connections (a full handshake for each new one: the standard library's client
-resumes no sessions), the certificate and no bearer token on every request. A
-churned fleet over TLS runs the daemons themselves (``--churn-load daemons``): the
-replay writes plain-HTTP, bearer-token requests.
+ramp (``tls_enrolment``: its wall time, the server's CPU and the daemons'), so the
+ramp and the steady window see what the daemon does afterwards: its ``Client``
+over ``ssl`` and ``http.client``, its kept connections (a full handshake for each
+new one: the standard library's client resumes no sessions), the certificate and
+no bearer token on every request. A churned fleet over TLS runs the daemons
+themselves (``--churn-load daemons``): the replay writes plain-HTTP, bearer-token
+requests.
 
 Bounded: at most 20,000 daemons and 600 s; all traffic goes to 127.0.0.1.
 """
