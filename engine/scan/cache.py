@@ -47,6 +47,7 @@ RUN_ARTIFACTS = frozenset(
         "tfplan",
         "tfplan.meta.json",
         "tfplan.init.json",
+        "tfplan.ahead.json",
         "destroy.tfplan",
         "drift.tfplan",
         "tfplan.drift.json",

@@ -3,6 +3,7 @@ for one provider directory (its ``terraform/`` folder)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from dataclasses import dataclass
@@ -81,12 +82,13 @@ class TerraformBackend:
         mark = initmark.check(tf, binary, env)
         version = require_version(tf, binary=binary, known=mark.version)
         ahead = _taken(tf, binary, env, mark, progress)
+        fingerprint = mark.fingerprint
         if mark.needed:
-            run_init(tf, provider_dir, binary, env, version)
+            fingerprint = run_init(tf, provider_dir, binary, env, version).fingerprint
         done = ahead if ahead is not None else _plan_run(tf, provider_dir, binary, env, progress)
         if done.returncode not in (0, 2) or uijson.error_diagnostics(done.messages):
             if not mark.needed:
-                run_init(tf, provider_dir, binary, env, version)
+                fingerprint = run_init(tf, provider_dir, binary, env, version).fingerprint
             _validate(tf, provider_dir, binary, env)
             if not mark.needed:
                 done = _plan_run(tf, provider_dir, binary, env, progress)
@@ -121,6 +123,10 @@ class TerraformBackend:
             creates=planned.creates,
         )
         meta = planfile.write_record(tf, record)
+        from . import early
+
+        with contextlib.suppress(OSError):  # no record: the next plan starts when ready
+            early.remember(tf, binary, env, fingerprint)
         files = [str(tf / PLAN_FILE), str(meta)]
         if not had_lock_hcl and (tf / planfile.LOCK_HCL).exists():
             files.append(str(tf / planfile.LOCK_HCL))
@@ -216,14 +222,14 @@ class _PlanRun:
 
 def run_init(
     tf: Path, provider_dir: Path, binary: str, env: dict[str, str], version: str | None
-) -> None:
+) -> initmark.InitCheck:
     """``terraform init``, and the record of what it read (only when it succeeded)."""
     events.step("init", "terraform init")
     initmark.forget(tf)
     done = run(init_args(), cwd=tf, provider_dir=provider_dir, binary=binary, env=env)
     if done.returncode != 0:
         raise failed(done, "init")
-    initmark.record(tf, binary, env, version)
+    return initmark.record(tf, binary, env, version)
 
 
 def _validate(tf: Path, provider_dir: Path, binary: str, env: dict[str, str]) -> None:

@@ -1,71 +1,100 @@
 """``plan``'s terraform run, started ahead of the rest of the run.
 
 On an unchanged, initialised provider ``plan --json`` starts one terraform process,
-``plan -json``, and what it needs is known long before the rest of the run is
-ready: the provider's terraform folder, the binary, its arguments and its
-environment. The console script's short way starts it as soon as they are known
-(:func:`start_plan`) and imports, observes and scans while terraform runs on the
-other core; the backend's plan
-takes it over (:func:`take`) where its own facts are the same (folder, binary,
-environment, what init reads, no progress wanted), and otherwise runs its own.
+``plan -json``, and what it needs does not change from one plan to the next: the
+provider's terraform folder, the binary, its arguments and its environment. Each
+plan leaves them in a record beside the saved plan (``terraform/tfplan.ahead.json``,
+:func:`remember`), and the console script's short way starts terraform from that
+record (:func:`start_plan`) before it imports the rest: the standard library's
+``os``, ``json`` and ``subprocess`` are all this module needs to start it. Python
+imports, observes and scans while terraform runs on the other core; the backend's
+plan takes the run over (:func:`take`) where the facts it computes itself are the
+same (folder, binary, environment, what init reads, no progress wanted), and
+otherwise stops it and runs its own.
 
 A plan started ahead is safe to leave unused:
 
-* it is started only where ``plan`` would run just that: the init record matches
-  what init reads, the state is a local file with no lock record and no errored
-  state beside it, and no verb of the engine recorded in flight or interrupted;
+* it is started only where the record's binary is the same file chosen the same
+  way (``TERRAFORM_BINARY``, ``PATH``), the state is a local file with no lock
+  record and no errored state beside it, and no record of a verb of the engine
+  (``intent.json``) lies beside the provider;
 * it writes its plan to a file of its own (``terraform/early-<pid>.tfplan``: a
   plan file, git-ignored, which neither the decision scan, the init record nor the
   plan record reads), moved over ``tfplan`` only when taken: a run that ends
   before planning (blocked decisions, a verb in flight, an adopted host, a binary
-  too old, an error) leaves the saved plan it found;
+  too old, an edit of what init reads, an error) leaves the saved plan it found;
 * a plan only reads the state; the lock it holds while it runs belongs to this
   process's own child, which ``observe_state`` does not count (:func:`owns`);
 * one not taken is interrupted as a person's Ctrl-C does (terraform stops and
   releases its lock itself), waited for, and its file removed (:func:`settle`),
-  before any other terraform run of the backend's plan and when the command ends.
+  before any other terraform run of the backend's plan (``init`` included) and
+  when the command ends.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .initmark import InitCheck
-from .runner import Completed, Started
-
-EARLY_PREFIX = "early-"  # + the pid of the process that started it + ".tfplan"
-
 if TYPE_CHECKING:
     from ...backends.base import Progress
+    from .initmark import InitCheck
+    from .runner import Completed
+    from .started import Started
+
+EARLY_PREFIX = "early-"  # + the pid of the process that started it + ".tfplan"
+AHEAD_FILE = "tfplan.ahead.json"
+AHEAD_FORMAT = 1
+ERRORED_STATE = "errored.tfstate"  # as statefile.ERRORED_STATE
+INTENT_FILE = "intent.json"  # as world.intent.INTENT_FILE
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")  # as world.paths.NAME_RE
+_WANTED = ("TERRAFORM_BINARY", "PATH")  # what terraform_binary() chooses by
 
 
-@dataclass(frozen=True)
 class _Ahead:
     """One plan started ahead: the facts it was started with."""
 
-    tf: str
-    binary: str
-    env: dict[str, str]
-    fingerprint: str
-    out: Path
-    run: Started
+    __slots__ = ("binary", "env", "fingerprint", "out", "run", "tf")
+
+    def __init__(
+        self, tf: str, binary: str, env: dict[str, str], fingerprint: str, out: Path, run: Started
+    ) -> None:
+        self.tf = tf
+        self.binary = binary
+        self.env = env
+        self.fingerprint = fingerprint
+        self.out = out
+        self.run = run
 
 
 _PENDING: dict[str, _Ahead] = {}
 
 
-def _key(tf: Path) -> str:
+def _key(tf: Path | str) -> str:
     return os.path.realpath(tf)
 
 
+def _root(dream_dir: str | None) -> Path:
+    """The project root as ``world.paths.find_root`` chooses it (``--dream-dir``, else
+    the nearest ``.dreamrc`` above the working directory, else that directory),
+    without its imports; a test holds the two the same."""
+    if dream_dir is not None:
+        p = Path(dream_dir).expanduser().absolute()
+        return p.parent if p.name == ".dream" else p
+    here = Path.cwd().absolute()
+    for d in (here, *here.parents):
+        if (d / ".dreamrc").is_file():
+            return d
+    return here
+
+
 def start_plan(name: str, dream_dir: str | None) -> bool:
-    """Start ``plan -json`` for provider ``name`` where that is safe (the module
-    docstring); True when one was started. Never raises: where anything is not as
-    expected, nothing is started and the run plans as it always did."""
+    """Start ``plan -json`` for provider ``name`` from the record the last plan left,
+    where that is safe (the module docstring); True when one was started. Never
+    raises: where anything is not as expected, nothing is started and the run plans
+    as it always did."""
     try:
         return _start(name, dream_dir)
     except Exception:  # a head start only: the run itself says what is wrong
@@ -73,40 +102,79 @@ def start_plan(name: str, dream_dir: str | None) -> bool:
 
 
 def _start(name: str, dream_dir: str | None) -> bool:
-    from ...world.intent import read_intent
-    from ...world.paths import NAME_RE, find_root
-    from .runner import run_env, start, terraform_binary
-    from .statefile import ERRORED_STATE
+    if not name or len(name) > 63 or name[0] == "-" or not set(name) <= _NAME_CHARS:
+        return False
+    if os.environ.get("TF_DATA_DIR"):
+        return False
+    pdir = _root(dream_dir) / ".dream" / "providers" / name
+    tf = pdir / "terraform"
+    if _key(tf) in _PENDING or (pdir / INTENT_FILE).exists():
+        return False
+    import json
+
+    try:
+        with open(tf / AHEAD_FILE, "rb") as f:
+            rec = json.loads(f.read(64 * 1024))
+    except (OSError, ValueError):
+        return False
+    if not isinstance(rec, dict) or rec.get("format") != AHEAD_FORMAT or rec["tf"] != _key(tf):
+        return False
+    if {k: os.environ.get(k) for k in _WANTED} != rec["wanted"]:
+        return False
+    binary = rec["binary"]
+    st = os.stat(binary)
+    if [st.st_size, st.st_mtime_ns] != rec["binaryFile"]:
+        return False
+    if not (pdir / "provider.json").is_file():
+        return False
+    if (tf / rec["lock"]).exists() or (tf / ERRORED_STATE).exists():
+        return False
+    env = dict(os.environ)
+    env.update(rec["env"])
+    name_out = f"{EARLY_PREFIX}{os.getpid()}.tfplan"
+    out = tf / name_out
+    out.unlink(missing_ok=True)
+    from .started import start
     from .tfexec.plan import plan_args
 
-    if not NAME_RE.fullmatch(name) or os.environ.get("TF_DATA_DIR"):
-        return False
-    pdir = find_root(dream_dir).provider_dir(name)
-    tf = pdir / "terraform"
-    if _key(tf) in _PENDING or not (pdir / "provider.json").is_file():
-        return False
-    intent = read_intent(pdir)
-    if (intent is not None and not intent.finished) or not tf.is_dir():
-        return False  # a verb in flight, or one interrupted: the plan verb decides
+    run = start(plan_args(out=name_out), cwd=tf, binary=binary, env=env)
+    _PENDING[_key(tf)] = _Ahead(_key(tf), binary, env, str(rec["fingerprint"]), out, run)
+    return True
+
+
+def remember(tf: Path, binary: str, env: Mapping[str, str], fingerprint: str) -> None:
+    """After a plan: what the next plan starts ahead from (``tfplan.ahead.json``),
+    written only when it changed; removed where nothing may start ahead (state kept
+    elsewhere than a local file)."""
+    import json
+
+    from ...settings.fsutil import atomic_write
     from .location import state_location
     from .lockinfo import lock_info_path
 
+    path = tf / AHEAD_FILE
     where = state_location(tf)
-    if where.remote or lock_info_path(where.path).exists() or (tf / ERRORED_STATE).exists():
-        return False
-    from . import initmark
-
-    binary = terraform_binary()
-    env = run_env(pdir)
-    mark = initmark.check(tf, binary, env)
-    if mark.needed or mark.version is None:
-        return False
-    name = f"{EARLY_PREFIX}{os.getpid()}.tfplan"
-    out = tf / name
-    out.unlink(missing_ok=True)
-    run = start(plan_args(out=name), cwd=tf, binary=binary, env=env)
-    _PENDING[_key(tf)] = _Ahead(_key(tf), binary, dict(env), mark.fingerprint, out, run)
-    return True
+    if where.remote:
+        path.unlink(missing_ok=True)
+        return
+    st = os.stat(binary)
+    rec = {
+        "format": AHEAD_FORMAT,
+        "tf": _key(tf),
+        "binary": binary,
+        "binaryFile": [st.st_size, st.st_mtime_ns],
+        "wanted": {k: os.environ.get(k) for k in _WANTED},
+        "env": {k: v for k, v in env.items() if os.environ.get(k) != v},
+        "fingerprint": fingerprint,
+        "lock": os.path.relpath(lock_info_path(where.path), tf),
+    }
+    text = json.dumps(rec, indent=2, sort_keys=True) + "\n"
+    try:
+        if path.read_text(encoding="utf-8") == text:
+            return
+    except (OSError, UnicodeDecodeError):
+        pass
+    atomic_write(path, text, durable=False)
 
 
 def owns(pid: int | None) -> bool:
@@ -194,4 +262,13 @@ def settle(*, stop: bool = True) -> None:
         _settle(ahead, stop)
 
 
-__all__ = ["EARLY_PREFIX", "owns", "pending", "settle", "start_plan", "take"]
+__all__ = [
+    "AHEAD_FILE",
+    "EARLY_PREFIX",
+    "owns",
+    "pending",
+    "remember",
+    "settle",
+    "start_plan",
+    "take",
+]

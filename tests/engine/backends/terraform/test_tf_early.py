@@ -111,7 +111,7 @@ def test_a_plan_started_with_other_facts_is_stopped_and_planned_again(
     "edit",
     ["versions", "provider block", "lock file"],
 )
-def test_an_edit_of_what_init_reads_starts_nothing_ahead_and_inits(
+def test_an_edit_of_what_init_reads_stops_the_plan_started_ahead_and_inits(
     terraform_binary: str, project: Path, edit: str
 ) -> None:
     pdir = _planned(project)
@@ -122,9 +122,46 @@ def test_an_edit_of_what_init_reads_starts_nothing_ahead_and_inits(
         (tf / "providers.tf").write_text('provider "terraform" {\n}\n')
     else:
         (tf / ".terraform.lock.hcl").write_text("# This file is maintained automatically\n")
-    assert not early.start_plan("lab", str(project))
+    assert early.start_plan("lab", str(project))  # from the last plan's record
     doc, steps = _steps(project)
-    assert steps[:1] == ["init"], (steps, doc)
+    assert steps[:1] == ["init"], (steps, doc)  # stopped before init ran
+    assert not early.pending(tf) and _leftovers(pdir) == []
+    assert json.loads(doc)["status"] == "ready"
+
+
+def test_the_record_a_plan_leaves_is_what_starts_the_next_ahead(
+    terraform_binary: str, project: Path
+) -> None:
+    pdir = _planned(project)
+    record = pdir / "terraform" / early.AHEAD_FILE
+    kept = json.loads(record.read_text())
+    assert kept["binary"] == terraform_binary and kept["tf"] == str(record.parent.resolve())
+    record.unlink()
+    assert not early.start_plan("lab", str(project))  # the first plan starts nothing ahead
+    assert plan("lab", dream_dir=str(project)).status == "ready"
+    assert json.loads(record.read_text()) == kept
+    stat = record.stat()
+    assert plan("lab", dream_dir=str(project)).status == "ready"
+    assert record.stat().st_mtime_ns == stat.st_mtime_ns  # unchanged: not written again
+    record.write_text(json.dumps({**kept, "binaryFile": [0, 0]}))  # another binary file
+    assert not early.start_plan("lab", str(project))
+    record.write_text("{not json")
+    assert not early.start_plan("lab", str(project))
+
+
+@pytest.mark.parametrize("where", ["flag", "flag .dream", "dreamrc above", "cwd"])
+def test_the_root_is_chosen_as_the_verbs_choose_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    from dreamlake.engine.world.paths import find_root
+
+    top = tmp_path / "top"
+    (top / "a" / "b").mkdir(parents=True)
+    monkeypatch.chdir(top / "a" / "b")
+    if where == "dreamrc above":
+        (top / ".dreamrc").write_text("{}\n")
+    dream_dir = {"flag": "../x", "flag .dream": "~/p/.dream"}.get(where)
+    assert early._root(dream_dir) == find_root(dream_dir).path
 
 
 def test_nothing_starts_ahead_over_a_run_in_flight_or_a_missing_binary(
