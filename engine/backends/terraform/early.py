@@ -15,9 +15,10 @@ otherwise stops it and runs its own.
 A plan started ahead is safe to leave unused:
 
 * it is started only where the record's binary is the same file chosen the same
-  way (``TERRAFORM_BINARY``, ``PATH``), the state is a local file with no lock
-  record and no errored state beside it, and no record of a verb of the engine
-  (``intent.json``) lies beside the provider;
+  way (``TERRAFORM_BINARY``, ``PATH``), the provider's settings come from the same
+  files and variables (so it talks to the endpoints and mirror the plan would),
+  the state is a local file with no lock record and no errored state beside it,
+  and no record of a verb of the engine (``intent.json``) lies beside the provider;
 * it writes its plan to a file of its own (``terraform/early-<pid>.tfplan``: a
   plan file, git-ignored, which neither the decision scan, the init record nor the
   plan record reads), moved over ``tfplan`` only when taken: a run that ends
@@ -90,6 +91,46 @@ def _root(dream_dir: str | None) -> Path:
     return here
 
 
+def _settings_var(key: str) -> bool:
+    """The variables the provider's settings read besides its files (endpoints,
+    plugin mirror and cache: ``settings.endpoints``); none holds a secret."""
+    return key in _SETTINGS_VARS or key.startswith(("AWS_ENDPOINT_URL_", "DREAMLAKE_AWS_"))
+
+
+_SETTINGS_VARS = frozenset(
+    {
+        "AWS_ENDPOINT_URL",
+        "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS",
+        "DREAMLAKE_TF_PLUGIN_MIRROR",
+        "DREAMRC",
+        "HOME",
+        "TF_PLUGIN_CACHE_DIR",
+    }
+)
+
+
+def _settings(pdir: Path) -> dict[str, object]:
+    """What the environment terraform runs with is made from, besides the variables
+    themselves: the settings variables and every file the settings may come from
+    (the provider's record, each ``.dreamrc`` the search could find), by name, size,
+    inode and modification time. Another value here means another environment, and
+    nothing starts ahead of it."""
+    files = [pdir / "provider.json", *(d / ".dreamrc" for d in (pdir, *pdir.parents))]
+    named = os.environ.get("DREAMRC", "").strip()
+    if named:
+        files.append(Path(named).expanduser())
+    files.append(Path(os.environ.get("HOME") or os.path.expanduser("~")) / ".dreamrc")
+    stats: list[list[object]] = []
+    for f in files:
+        try:
+            st = os.stat(f)
+            stats.append([str(f), st.st_size, st.st_ino, st.st_mtime_ns])
+        except OSError:
+            stats.append([str(f)])
+    env = {k: v for k, v in sorted(os.environ.items()) if _settings_var(k)}
+    return {"env": env, "files": stats}
+
+
 def start_plan(name: str, dream_dir: str | None) -> bool:
     """Start ``plan -json`` for provider ``name`` from the record the last plan left,
     where that is safe (the module docstring); True when one was started. Never
@@ -129,6 +170,8 @@ def _start(name: str, dream_dir: str | None) -> bool:
         return False
     if (tf / rec["lock"]).exists() or (tf / ERRORED_STATE).exists():
         return False
+    if _settings(pdir) != rec["settings"]:
+        return False
     env = dict(os.environ)
     env.update(rec["env"])
     name_out = f"{EARLY_PREFIX}{os.getpid()}.tfplan"
@@ -167,6 +210,7 @@ def remember(tf: Path, binary: str, env: Mapping[str, str], fingerprint: str) ->
         "env": {k: v for k, v in env.items() if os.environ.get(k) != v},
         "fingerprint": fingerprint,
         "lock": os.path.relpath(lock_info_path(where.path), tf),
+        "settings": _settings(tf.parent),
     }
     text = json.dumps(rec, indent=2, sort_keys=True) + "\n"
     try:

@@ -149,6 +149,25 @@ def test_the_record_a_plan_leaves_is_what_starts_the_next_ahead(
     assert not early.start_plan("lab", str(project))
 
 
+def test_other_settings_start_nothing_ahead(
+    terraform_binary: str, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The endpoints and the plugin mirror come from variables and files the record
+    does not hold: any change there, and the plan is not started from the record."""
+    pdir = _planned(project)
+    assert early.start_plan("lab", str(project))
+    early.settle()
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+    assert not early.start_plan("lab", str(project))
+    monkeypatch.delenv("AWS_ENDPOINT_URL")
+    (project / ".dreamrc").write_text("{}\n")  # a settings file the search now finds
+    assert not early.start_plan("lab", str(project))
+    (project / ".dreamrc").unlink()
+    assert early.start_plan("lab", str(project))
+    early.settle()
+    assert _leftovers(pdir) == []
+
+
 @pytest.mark.parametrize("where", ["flag", "flag .dream", "dreamrc above", "cwd"])
 def test_the_root_is_chosen_as_the_verbs_choose_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
