@@ -5,8 +5,9 @@ Modules, one role each: ``runner`` (the one subprocess boundary), ``tfexec``
 readers), ``statefile`` / ``lockinfo`` / ``planfile`` (files on disk),
 ``state`` (``observe_state``), ``diagnostics`` (variable errors → blocking),
 ``initmark`` (whether ``init`` must run: what it read last time), ``hcltext`` (HCL
-read as text), ``backend`` (plan / apply), ``early`` (the plan the console script
-starts ahead of the rest of ``plan``, through the runner).
+read as text), ``backend`` (plan / apply), ``started`` (the runner's runs started
+without waiting, a leaf), ``early`` (the plan the console script starts ahead of
+the rest of ``plan``, from the record the last plan left).
 """
 
 from typing import Any

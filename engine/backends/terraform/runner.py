@@ -1,4 +1,5 @@
-"""The one place that starts terraform.
+"""The one place that starts terraform (with its leaf ``started``, for a run whose
+reader is not ready yet: the plan ``plan`` starts ahead).
 
 Every run is non-interactive: stdin is closed, ``TF_IN_AUTOMATION=1``,
 ``TF_INPUT=0`` and ``CHECKPOINT_DISABLE=1`` are set, and the argv builders in
