@@ -2,9 +2,17 @@
 in docs/deploy.md's way 3, as small as a test needs. It accepts TLS on 127.0.0.1
 (a certificate of a CA of its own, made here with ``cryptography``), ends it, and
 forwards the bytes over plain TCP to the upstream (``lakeshore serve`` on plain
-HTTP). It asks clients for no certificate and passes none on; headers
+HTTP). By default it asks clients for no certificate and passes none on; headers
 (``Authorization`` among them) go through untouched, long-polls unbuffered, and a
 connection is kept as long as both sides keep it.
+
+With ``client_cert_header`` (and ``client_ca``, the CA it verifies clients'
+certificates with) it does what nginx does with ``ssl_verify_client optional`` and
+``proxy_set_header NAME $ssl_client_escaped_cert``: it asks each client for a
+certificate, and passes the one presented on to the upstream in that header,
+URL-escaped PEM, on every request of the connection; a header of that name the
+client sent itself is dropped, always. It reads each request's head to do so (and
+its body by ``Content-Length`` or chunks); answers still stream back unread.
 
 One asyncio loop in a thread of its own::
 
@@ -21,6 +29,7 @@ import datetime
 import ipaddress
 import ssl
 import threading
+import urllib.parse
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -107,11 +116,24 @@ def make_certificate(folder: Path, name: str = "tests' proxy") -> tuple[Path, Pa
 class TLSProxy:
     """See the module docstring."""
 
-    def __init__(self, upstream: tuple[str, int], folder: Path) -> None:
+    def __init__(
+        self,
+        upstream: tuple[str, int],
+        folder: Path,
+        *,
+        client_cert_header: str | None = None,
+        client_ca: Path | None = None,
+    ) -> None:
         self.upstream = upstream
         self.ca, cert, key = make_certificate(folder)
         self._ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)  # no client cert asked
         self._ctx.load_cert_chain(str(cert), str(key))
+        self.header = client_cert_header.encode("ascii") if client_cert_header else None
+        if self.header is not None:
+            assert client_ca is not None, "the CA the proxy verifies clients' certificates with"
+            self._ctx.verify_mode = ssl.CERT_OPTIONAL  # nginx: ssl_verify_client optional
+            self._ctx.load_verify_locations(cafile=str(client_ca))
+        self.forwarded = 0  # requests passed on with a client certificate
         self.connections = 0
         self.port = 0
         self._loop = asyncio.new_event_loop()
@@ -171,13 +193,70 @@ class TLSProxy:
             self._tasks.discard(task)
             return
         try:
-            await asyncio.gather(_pump(reader, up_writer), _pump(up_reader, writer))
+            if self.header is None:
+                upward = _pump(reader, up_writer)
+            else:
+                der = writer.get_extra_info("ssl_object").getpeercert(binary_form=True)
+                pem = ssl.DER_cert_to_PEM_cert(der) if der else ""
+                value = urllib.parse.quote(pem, safe="").encode("ascii")
+                upward = self._requests(reader, up_writer, value)
+            await asyncio.gather(upward, _pump(up_reader, writer))
         except asyncio.CancelledError:
             pass  # stopped: the connection ends with the proxy
         finally:
             for w in (writer, up_writer):
                 w.close()
             self._tasks.discard(task)
+
+    async def _requests(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, value: bytes
+    ) -> None:
+        """Pass each request on with the client's certificate in the header (none
+        when it presented none), whatever header of that name it sent dropped."""
+        assert self.header is not None
+        name = self.header.lower()
+        try:
+            while True:
+                try:
+                    head = await reader.readuntil(b"\r\n\r\n")
+                except asyncio.IncompleteReadError:
+                    break  # the client is done
+                first, *lines = head[:-4].split(b"\r\n")
+                kept = [h for h in lines if h.split(b":", 1)[0].strip().lower() != name]
+                if value:
+                    kept.append(self.header + b": " + value)
+                    self.forwarded += 1
+                writer.write(b"\r\n".join([first, *kept]) + b"\r\n\r\n")
+                fields = {
+                    k.strip().lower(): v.strip() for k, _, v in (h.partition(b":") for h in lines)
+                }
+                if b"chunked" in fields.get(b"transfer-encoding", b"").lower():
+                    await _chunks(reader, writer)
+                else:
+                    length = int(fields.get(b"content-length", b"0") or 0)
+                    if length:
+                        writer.write(await reader.readexactly(length))
+                await writer.drain()
+            if writer.can_write_eof():
+                writer.write_eof()  # the client is done: the answer still comes back
+            else:
+                writer.close()
+        except (ConnectionError, OSError, ssl.SSLError, asyncio.IncompleteReadError, ValueError):
+            writer.close()
+
+
+async def _chunks(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Copy one chunked body, its trailers included."""
+    while True:
+        size_line = await reader.readuntil(b"\r\n")
+        writer.write(size_line)
+        size = int(size_line.split(b";", 1)[0].strip(), 16)
+        if size == 0:
+            while (line := await reader.readuntil(b"\r\n")) != b"\r\n":
+                writer.write(line)
+            writer.write(b"\r\n")
+            return
+        writer.write(await reader.readexactly(size + 2))
 
 
 async def _pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -184,6 +184,27 @@ def serve(
             "text): said at start and in /readyz.",
         ),
     ] = False,
+    client_cert_header: Annotated[
+        str | None,
+        typer.Option(
+            "--client-cert-header",
+            envvar="LAKESHORE_CLIENT_CERT_HEADER",
+            help="Behind a TLS-terminating proxy: take a daemon's client certificate "
+            "(URL-escaped PEM) from this header, e.g. X-SSL-Client-Cert (nginx "
+            "$ssl_client_escaped_cert) or X-Amzn-Mtls-Clientcert (AWS ALB), only from "
+            "--trusted-proxy peers; the server then signs daemons' certificates.",
+        ),
+    ] = None,
+    trusted_proxy: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--trusted-proxy",
+            envvar="LAKESHORE_TRUSTED_PROXIES",
+            help="An address or network (CIDR) of the proxy whose --client-cert-header "
+            "is believed; repeat for more (the variable: separated by spaces). The "
+            "header from any other peer is refused.",
+        ),
+    ] = None,
     launch_server_credentials: Annotated[
         bool,
         typer.Option(
@@ -269,11 +290,12 @@ def serve(
             if isinstance(exc, SecretKeyError)
             else "check --db / LAKESHORE_DB and that --data-dir is writable",
         )
-    from .serve_tls import serving_tls
+    from .serve_tls import forwarded_certs, serving_tls
 
     tls = serving_tls(
         application, settings, host, tls_cert, tls_key, tls_name or [], insecure_http, tls_ca
     )
+    forwarded_certs(application, settings.data_dir, client_cert_header, trusted_proxy or [])
     scheme = "https" if tls is not None else "http"
     typer.echo(
         f"lakeshore listening on {scheme}://{host}:{port} "

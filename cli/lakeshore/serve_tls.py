@@ -9,11 +9,15 @@ with the built-in CA's, or plain HTTP (loopback, or ``--insecure-http``).
 * ``--insecure-http`` off loopback: plain HTTP, said at start and in ``/readyz``.
 
 Serving HTTPS, the server also asks clients for a certificate of the built-in CA
-(a daemon's identity) and signs daemons' requests for one.
+(a daemon's identity) and signs daemons' requests for one. With
+``--client-cert-header`` (behind a TLS-terminating proxy) it signs them too, on
+plain HTTP as well, and takes a daemon's certificate from a trusted proxy's header
+(``controlplane/server/identity/forwarded.py``).
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -113,3 +117,56 @@ def _daemon_certs(application: Any, reloader: Any) -> Any:
     accept_client_certs(reloader.context, ca_pem)
     application.state.client_ca = Issuer(ca_pem, unseal)
     return reloader
+
+
+def forwarded_certs(
+    application: Any, data_dir: Path, header: str | None, trusted: list[str]
+) -> None:
+    """``--client-cert-header`` and ``--trusted-proxy``: daemons' certificates from a
+    trusted proxy's header, verified against the built-in CA, which signs them (made
+    now when there is none, also when serving plain HTTP); the CA's certificate is
+    written to ``<data dir>/tls/client-ca.crt`` for the proxy to verify them with."""
+    if header is None:
+        if trusted:
+            fail(
+                "--trusted-proxy names the proxies whose --client-cert-header is believed: "
+                "give the header too",
+                "lakeshore serve --client-cert-header X-SSL-Client-Cert --trusted-proxy CIDR",
+            )
+        return
+    from dreamlake.controlplane.server import builtin_ca
+    from dreamlake.controlplane.server.identity.forwarded import (
+        ForwardedCerts,
+        ForwardedConfigError,
+    )
+    from dreamlake.controlplane.server.identity.issue import Issuer
+
+    issuer = getattr(application.state, "client_ca", None)
+    if issuer is None:
+        try:
+            ca_pem, unseal = builtin_ca.shared_ca(
+                application.state.sessionmaker, application.state.registry_secret_box
+            )
+        except (builtin_ca.BuiltinCaError, OSError) as exc:
+            fail(f"cannot set up the built-in CA: {exc}", "fix the secret key")
+        issuer = application.state.client_ca = Issuer(ca_pem, unseal)
+    try:
+        forwarded = ForwardedCerts(header, trusted, issuer.ca_pem)
+    except ForwardedConfigError as exc:
+        fail(
+            str(exc),
+            "lakeshore serve --client-cert-header X-SSL-Client-Cert --trusted-proxy 127.0.0.1/32",
+        )
+    folder = data_dir / "tls"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "client-ca.crt"
+    partial = folder / f".client-ca.crt.{os.getpid()}"
+    partial.write_bytes(issuer.ca_pem)
+    partial.replace(path)
+    application.state.forwarded_certs = forwarded
+    typer.echo(
+        f"TLS: daemons' certificates also come in the {forwarded.name} header from "
+        f"{', '.join(str(n) for n in forwarded.trusted)} (only); the proxy verifies them "
+        f"with {path}",
+        err=True,
+    )

@@ -27,6 +27,9 @@
   so a probe does not queue behind a flood of other connections.
 * **TLS**: with a :class:`~..tls.Reloader`, both ports serve HTTPS from its one
   context (the socket group included), reloaded in place.
+* **A proxy's forwarded certificate**: with ``app.state.forwarded_certs``
+  (``--client-cert-header``), each request's daemon certificate may come from a
+  trusted proxy's header (``identity/forwarded.py``).
 * **The event loop first**: the interpreter's thread switch interval is 1 ms, not
   5 ms. The loop gives up the GIL at every wait for sockets, and a thread of the
   pool that holds it (a listing, a claim) keeps it until the interval runs out: at
@@ -182,6 +185,13 @@ def run(
     if not config.loaded:
         config.load()
     config.http_protocol_class = refusing(config.http_protocol_class, application.state)
+    forwarded = getattr(application.state, "forwarded_certs", None)
+    if forwarded is not None:  # a daemon's certificate from a trusted proxy's header
+        from ..identity.forwarded import forwarding
+
+        config.http_protocol_class = forwarding(
+            config.http_protocol_class, forwarded, application.state
+        )
     draining = getattr(application.state, "draining", None)
 
     class FleetServer(uvicorn.Server):

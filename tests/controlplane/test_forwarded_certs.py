@@ -1,0 +1,233 @@
+"""A daemon's certificate behind a TLS-terminating proxy (docs/deploy.md, way 3): a
+real ``lakeshore serve`` on plain HTTP on 127.0.0.1 with ``--client-cert-header
+X-SSL-Client-Cert --trusted-proxy 127.0.0.1/32``, and the tests' proxy in front
+(tests/tls_proxy.py) asking clients for a certificate and passing it on URL-escaped,
+as nginx's ``$ssl_client_escaped_cert``. The daemon (nymph's Credentials and
+Client) enrolls with a bootstrap token through the proxy and works by its
+certificate alone. Refused, 401: the header from a peer not trusted (127.0.0.2),
+a certificate of another CA, an expired one, a revoked one."""
+
+from __future__ import annotations
+
+import datetime as dt
+import http.client
+import json
+import urllib.parse
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dreamlake.controlplane.client import ApiFailure, Client
+from dreamlake.controlplane.nymph.credentials import Credentials
+from dreamlake.controlplane.nymph.keypair import KeyPair
+from dreamlake.controlplane.server.identity.forwarded import (
+    ForwardedConfigError,
+    header_name,
+    networks,
+)
+from test_tls_serving import TlsServer, _serve, _stop
+from tls_proxy import TLSProxy
+
+HEADER = "X-SSL-Client-Cert"
+
+
+@dataclass
+class Setup:
+    server: TlsServer
+    proxy: TLSProxy
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.port}"
+
+    def admin(self) -> Client:
+        return Client(self.url, self.server.admin_token)
+
+    def daemon(self, ns: str) -> Client:
+        """A daemon's client, through the proxy."""
+        return Client(self.proxy.url, ca=str(self.proxy.ca), namespace=ns)
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
+    tmp = tmp_path_factory.mktemp("forwarded")
+    server = _serve(
+        tmp, "--client-cert-header", HEADER, "--trusted-proxy", "127.0.0.1/32",
+        "--trusted-proxy", "::1", probe=False, plain=True,
+    )  # fmt: skip
+    client_ca = server.data_dir / "tls" / "client-ca.crt"
+    try:
+        assert f"come in the {HEADER} header from 127.0.0.1/32, ::1/128" in server.output()
+        proxy = TLSProxy(
+            ("127.0.0.1", server.port), tmp / "proxy", client_cert_header=HEADER,
+            client_ca=client_ca,
+        ).start()  # fmt: skip
+    except BaseException:
+        _stop(server)
+        raise
+    yield Setup(server, proxy)
+    proxy.stop()
+    _stop(server)
+
+
+def _bootstrap(setup: Setup, ns: str, provider: str = "lab") -> str:
+    admin = setup.admin()
+    try:
+        admin.create_namespace(ns)
+    except ApiFailure as exc:
+        assert exc.status == 409
+    # as connect asks: the server decides, and it signs certificates
+    out = admin.request(
+        "POST",
+        f"/api/namespaces/{ns}/tokens",
+        {"scope": "bootstrap", "orDaemon": True, "provider": provider, "host": "host-a"},
+    )
+    assert out["scope"] == "bootstrap"
+    return str(out["token"])
+
+
+def _enrolled(setup: Setup, folder: Path, ns: str) -> Client:
+    token = _bootstrap(setup, ns)
+    client = setup.daemon(ns)
+    Credentials(folder, ns, "lab", lambda: token).step(client)
+    assert client.token is None and client.cert == str(folder / "daemon.pem")
+    return client
+
+
+def _direct(setup: Setup, value: str, *, source: str = "127.0.0.1", **headers: str) -> Any:
+    """``GET /api/whoami`` straight to the server (no proxy) from ``source``, with
+    ``value`` in the header: (status, problem)."""
+    conn = http.client.HTTPConnection(
+        "127.0.0.1", setup.server.port, timeout=30, source_address=(source, 0)
+    )
+    try:
+        conn.request("GET", "/api/whoami", headers={HEADER: value, **headers})
+        answer = conn.getresponse()
+        return answer.status, json.loads(answer.read() or b"{}")
+    finally:
+        conn.close()
+
+
+def _escaped(pem: bytes) -> str:
+    return urllib.parse.quote(pem.decode(), safe="")
+
+
+def _signed(setup: Setup, *, days: float, other_ca: bool) -> bytes:
+    """A certificate for fwd-d/lab signed by the server's CA (unsealed from its
+    database with its key) or by another, valid ``days`` from now."""
+    from dreamlake.controlplane.db import make_engine, make_sessionmaker
+    from dreamlake.controlplane.registry.crypto import SecretBox
+    from dreamlake.controlplane.server import builtin_ca
+    from dreamlake.controlplane.server.identity.issue import sign
+
+    if other_ca:
+        ca_pem, ca_key = builtin_ca.make_ca("another CA")
+    else:
+        data = setup.server.data_dir
+        engine = make_engine(f"sqlite:///{data / 'lakeshore.db'}", 1)
+        try:
+            box = SecretBox((data / "secret.key").read_text().strip().encode())
+            ca_pem, unseal = builtin_ca.shared_ca(make_sessionmaker(engine), box)
+            ca_key = unseal()
+        finally:
+            engine.dispose()
+    now = dt.datetime.now(dt.UTC) + dt.timedelta(days=days) - dt.timedelta(days=1)
+    signed = sign(KeyPair().csr_pem("x"), ca_pem, ca_key, namespace="fwd-d", provider="lab",
+                  instance=None, now=now)  # fmt: skip
+    return signed.pem
+
+
+def _refusals(setup: Setup, reason: str) -> float:
+    """``lakeshore_certificate_refusals_total{reason}`` as the server's /metrics says."""
+    import urllib.request
+
+    req = urllib.request.Request(
+        setup.url + "/metrics", headers={"Authorization": f"Bearer {setup.server.admin_token}"}
+    )
+    with urllib.request.urlopen(req, timeout=30) as answer:
+        text = answer.read().decode()
+    wanted = f'lakeshore_certificate_refusals_total{{reason="{reason}"}} '
+    found = [line for line in text.splitlines() if line.startswith(wanted)]
+    return float(found[0].split()[-1]) if found else 0.0
+
+
+def test_a_daemon_behind_the_proxy_enrolls_and_works_by_its_certificate(
+    setup: Setup, tmp_path: Path
+) -> None:
+    before = setup.proxy.forwarded
+    client = _enrolled(setup, tmp_path / "id", "fwd-a")
+    who = client.whoami()  # no Authorization header: the proxy's header alone
+    assert (who["scope"], who["provider"]) == ("daemon", "lab")
+    worker = client.register("lab", "i-1", host="host-a")["workerId"]
+    client.heartbeat(worker)  # a POST with a body, by the certificate
+    assert client.poll_work(worker, wait=0) is None
+    assert setup.proxy.forwarded - before >= 4
+    # renewed through the proxy with its current certificate (its token is spent)
+    meta = json.loads((tmp_path / "id" / "daemon.json").read_text())
+    (tmp_path / "id" / "daemon.json").write_text(json.dumps(meta | {"issuedAt": 0}))
+    creds = Credentials(tmp_path / "id", "fwd-a", "lab", lambda: "spent")
+    assert creds.due()
+    creds.step(client)
+    assert json.loads((tmp_path / "id" / "daemon.json").read_text())["serial"] != meta["serial"]
+    client.heartbeat(worker)
+    with pytest.raises(ApiFailure) as refused:
+        client.register("other", "i-1")  # its provider's routes only
+    assert refused.value.status == 403
+
+
+def test_the_header_from_a_peer_not_trusted_is_refused(setup: Setup, tmp_path: Path) -> None:
+    _enrolled(setup, tmp_path / "id", "fwd-b")
+    pem = (tmp_path / "id" / "daemon.pem").read_bytes()
+    cert = pem[: pem.index(b"-----END CERTIFICATE-----") + 26]
+    assert _direct(setup, _escaped(cert))[0] == 200  # from the trusted proxy's address
+    status, body = _direct(setup, _escaped(cert), source="127.0.0.2")
+    assert status == 401
+    assert "only taken from a trusted proxy" in body["detail"]
+    assert "127.0.0.2" in body["detail"]
+    # never trusted, whatever else the request carries
+    admin = f"Bearer {setup.server.admin_token}"
+    assert _direct(setup, "", source="127.0.0.2", Authorization=admin)[0] == 401
+
+
+@pytest.mark.parametrize(
+    ("other_ca", "days", "says"),
+    [(True, 1, "not issued by this server's CA"), (False, -2, "has expired")],
+    ids=["another-ca", "expired"],
+)
+def test_a_forwarded_certificate_of_another_ca_or_expired_is_refused(
+    setup: Setup, other_ca: bool, days: float, says: str
+) -> None:
+    reason = "untrusted" if other_ca else "expired"
+    counted = _refusals(setup, reason)
+    pem = _signed(setup, days=days, other_ca=other_ca)
+    status, body = _direct(setup, _escaped(pem))
+    assert status == 401 and says in body["detail"], body
+    assert _refusals(setup, reason) == counted + 1
+    assert _direct(setup, "not a certificate")[0] == 401
+
+
+def test_a_revoked_forwarded_certificate_is_refused_at_once(setup: Setup, tmp_path: Path) -> None:
+    client = _enrolled(setup, tmp_path / "id", "fwd-e")
+    client.whoami()  # known, and cached
+    serial = json.loads((tmp_path / "id" / "daemon.json").read_text())["serial"]
+    admin = setup.admin()
+    (row,) = [t for t in admin.request("GET", "/api/tokens") if t["label"] == f"cert {serial}"]
+    admin.request("DELETE", f"/api/tokens/{row['id']}")
+    with pytest.raises(ApiFailure) as refused:
+        client.whoami()
+    assert refused.value.status == 401
+
+
+def test_the_options_are_checked() -> None:
+    assert [str(n) for n in networks(["10.0.0.0/8", "127.0.0.1"])] == [
+        "10.0.0.0/8",
+        "127.0.0.1/32",
+    ]
+    assert header_name("X-Amzn-Mtls-Clientcert") == b"x-amzn-mtls-clientcert"
+    for bad in ("Authorization", "X SSL", ""):
+        with pytest.raises(ForwardedConfigError):
+            header_name(bad)
+    with pytest.raises(ForwardedConfigError, match="not an address or a network"):
+        networks(["10.0.0.0/33"])
