@@ -255,6 +255,9 @@ def serve(
         )
     if tls_cert is not None and insecure_http:
         fail("--insecure-http serves plain HTTP: leave it out with --tls-cert")
+    from .serve_tls import check_forwarded, forwarded_certs, serving_tls
+
+    check_forwarded(client_cert_header, trusted_proxy or [])
     settings = Settings.from_env(
         data_dir=data_dir,
         db_url=db,
@@ -290,8 +293,6 @@ def serve(
             if isinstance(exc, SecretKeyError)
             else "check --db / LAKESHORE_DB and that --data-dir is writable",
         )
-    from .serve_tls import forwarded_certs, serving_tls
-
     tls = serving_tls(
         application, settings, host, tls_cert, tls_key, tls_name or [], insecure_http, tls_ca
     )

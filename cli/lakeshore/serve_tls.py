@@ -119,6 +119,36 @@ def _daemon_certs(application: Any, reloader: Any) -> Any:
     return reloader
 
 
+def check_forwarded(header: str | None, trusted: list[str]) -> None:
+    """Refuse ``--client-cert-header`` / ``--trusted-proxy`` given wrong, before the
+    server is built."""
+    from dreamlake.controlplane.server.identity.forwarded import (
+        ForwardedConfigError,
+        header_name,
+        networks,
+    )
+
+    example = "lakeshore serve --client-cert-header X-SSL-Client-Cert --trusted-proxy 127.0.0.1/32"
+    if header is None and trusted:
+        fail(
+            "--trusted-proxy names the proxies whose --client-cert-header is believed: "
+            "give the header too",
+            example,
+        )
+    if header is not None and not trusted:
+        fail(
+            "--client-cert-header needs --trusted-proxy: the proxies' addresses (CIDR), "
+            "the only peers whose header is believed",
+            example,
+        )
+    try:
+        if header is not None:
+            header_name(header)
+        networks(trusted)
+    except ForwardedConfigError as exc:
+        fail(str(exc), example)
+
+
 def forwarded_certs(
     application: Any, data_dir: Path, header: str | None, trusted: list[str]
 ) -> None:
@@ -127,12 +157,6 @@ def forwarded_certs(
     now when there is none, also when serving plain HTTP); the CA's certificate is
     written to ``<data dir>/tls/client-ca.crt`` for the proxy to verify them with."""
     if header is None:
-        if trusted:
-            fail(
-                "--trusted-proxy names the proxies whose --client-cert-header is believed: "
-                "give the header too",
-                "lakeshore serve --client-cert-header X-SSL-Client-Cert --trusted-proxy CIDR",
-            )
         return
     from dreamlake.controlplane.server import builtin_ca
     from dreamlake.controlplane.server.identity.forwarded import (

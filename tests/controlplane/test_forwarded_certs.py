@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import http.client
 import json
+import subprocess
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_fork import run_module
 from dreamlake.controlplane.client import ApiFailure, Client
 from dreamlake.controlplane.nymph.credentials import Credentials
 from dreamlake.controlplane.nymph.keypair import KeyPair
@@ -27,6 +29,7 @@ from dreamlake.controlplane.server.identity.forwarded import (
     header_name,
     networks,
 )
+from lakeshore_fixtures import clean_env
 from test_tls_serving import TlsServer, _serve, _stop
 from tls_proxy import TLSProxy
 
@@ -53,10 +56,9 @@ class Setup:
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     tmp = tmp_path_factory.mktemp("forwarded")
-    server = _serve(
-        tmp, "--client-cert-header", HEADER, "--trusted-proxy", "127.0.0.1/32",
-        "--trusted-proxy", "::1", probe=False, plain=True,
-    )  # fmt: skip
+    # the settings from the environment; the flags are held by the test at the end
+    env = {"LAKESHORE_CLIENT_CERT_HEADER": HEADER, "LAKESHORE_TRUSTED_PROXIES": "127.0.0.1/32 ::1"}
+    server = _serve(tmp, probe=False, plain=True, env=env)
     client_ca = server.data_dir / "tls" / "client-ca.crt"
     try:
         assert f"come in the {HEADER} header from 127.0.0.1/32, ::1/128" in server.output()
@@ -220,6 +222,26 @@ def test_a_revoked_forwarded_certificate_is_refused_at_once(setup: Setup, tmp_pa
     with pytest.raises(ApiFailure) as refused:
         client.whoami()
     assert refused.value.status == 401
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--trusted-proxy", "127.0.0.1"], "give the header too"),
+        (["--client-cert-header", HEADER], "needs --trusted-proxy"),
+        (["--client-cert-header", HEADER, "--trusted-proxy", "10.0.0.0/33"], "not an address"),
+        (["--client-cert-header", "Authorization", "--trusted-proxy", "::1"], "not a header"),
+    ],
+    ids=["no-header", "no-proxy", "bad-cidr", "bad-header"],
+)
+def test_serve_refuses_the_options_given_wrong(tmp_path: Path, argv: list[str], says: str) -> None:
+    done = run_module(
+        "dreamlake.cli.lakeshore.app", ["serve", "--port", "0", "--data-dir", str(tmp_path), *argv],
+        env=clean_env(), text=True, stdin=subprocess.DEVNULL, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 1 and says in done.stderr, done.stderr
+    assert "next: lakeshore serve --client-cert-header" in done.stderr
+    assert not (tmp_path / "lakeshore.db").exists()  # refused before anything is made
 
 
 def test_the_options_are_checked() -> None:
