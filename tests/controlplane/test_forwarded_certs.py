@@ -184,8 +184,9 @@ def test_the_header_from_a_peer_not_trusted_is_refused(setup: Setup, tmp_path: P
     pem = (tmp_path / "id" / "daemon.pem").read_bytes()
     cert = pem[: pem.index(b"-----END CERTIFICATE-----") + 26]
     assert _direct(setup, _escaped(cert))[0] == 200  # from the trusted proxy's address
-    # as AWS's load balancer escapes it: + = / left as they are
-    assert _direct(setup, urllib.parse.quote(cert.decode(), safe="+=/"))[0] == 200
+    # as AWS's load balancer escapes it: + = / left as they are, the chain after it
+    chain = cert + (setup.server.data_dir / "tls" / "client-ca.crt").read_bytes()
+    assert _direct(setup, urllib.parse.quote(chain.decode(), safe="+=/"))[0] == 200
     status, body = _direct(setup, _escaped(cert), source="127.0.0.2")
     assert status == 401
     assert "only taken from a trusted proxy" in body["detail"]
@@ -193,6 +194,15 @@ def test_the_header_from_a_peer_not_trusted_is_refused(setup: Setup, tmp_path: P
     # never trusted, whatever else the request carries
     admin = f"Bearer {setup.server.admin_token}"
     assert _direct(setup, "", source="127.0.0.2", Authorization=admin)[0] == 401
+    # without the header, the peer does not matter: a bearer token is a bearer token
+    conn = http.client.HTTPConnection(
+        "127.0.0.1", setup.server.port, timeout=30, source_address=("127.0.0.2", 0)
+    )
+    try:
+        conn.request("GET", "/api/whoami", headers={"Authorization": admin})
+        assert conn.getresponse().status == 200
+    finally:
+        conn.close()
 
 
 @pytest.mark.parametrize(
