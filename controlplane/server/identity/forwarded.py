@@ -20,7 +20,9 @@ certificate, URL-escaped.
 
 The check runs in the connection's protocol, before the early refusal of a body
 without credentials (``access/early.py``) and the app: a refusal is answered from
-the headers, the body unread, and the connection closed. A server without the
+the headers, the body unread, and the connection closed, at that refusal's pace (a
+flood's clients wait their turn). A certificate not seen before costs its
+verification (about 0.35 ms of CPU for a P-256 signature), once. A server without the
 option never installs it; with it, a request without the header costs one scan
 of its headers. A certificate verified once is remembered (by the header's bytes,
 up to :data:`REMEMBERED`): its signature is checked once, its dates every time.
@@ -197,18 +199,19 @@ def forwarding(protocol: type, forwarded: ForwardedCerts, state: Any) -> type:
         raise ForwardedConfigError(
             "--client-cert-header needs uvicorn's httptools protocol (pip install httptools)"
         )
-    from ..access.early import answer
+    from ..access.early import Refusals, answer
     from ..metrics.registry import certificate_refused
     from ..requestlog import request_id
 
     header = forwarded.header
+    paced = Refusals(state)  # refusals answered at the early refusal's pace
 
     class ForwardedCert(protocol):  # type: ignore[misc,valid-type]
         def _start_asgi_task(self, cycle: Any, app: Any) -> None:
             scope = cycle.scope
             given = [value for key, value in scope["headers"] if key == header]
-            if not given or self.transport.is_closing():
-                super()._start_asgi_task(cycle, app)
+            if not given or getattr(self, "refused", False) or self.transport.is_closing():
+                super()._start_asgi_task(cycle, app)  # (after a refusal: nothing served)
                 return
             peer = self.client  # the TCP peer: the connection itself, not a header
             host = str(peer[0]) if peer else None
@@ -220,13 +223,19 @@ def forwarding(protocol: type, forwarded: ForwardedCerts, state: Any) -> type:
                 started = time.perf_counter()
                 cycle.response_complete = True  # the body is dropped as it is parsed
                 cycle.keep_alive = False
-                rid = request_id(scope["headers"])
-                self.transport.write(answer(exc, rid, self.server_state.default_headers, started))
-                self.transport.close()
-                metrics = getattr(state, "metrics", None)
-                if metrics is not None:
-                    metrics.token_refused(exc.status, exc.detail)
-                certificate_refused(state, _reason(exc))
+                self.refused = True
+                transport, server, why = self.transport, self.server_state, exc
+
+                def send() -> None:
+                    rid = request_id(scope["headers"])
+                    transport.write(answer(why, rid, server.default_headers, started))
+                    transport.close()
+                    metrics = getattr(state, "metrics", None)
+                    if metrics is not None:
+                        metrics.token_refused(why.status, why.detail)
+                    certificate_refused(state, _reason(why))
+
+                paced.answer(send, transport)
                 return
             if serial is not None:
                 scope["state"][PEER_KEY] = serial
