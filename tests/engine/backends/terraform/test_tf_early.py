@@ -220,3 +220,22 @@ def test_observing_under_a_plan_started_ahead_sees_no_other_run(
     infra = observe_state(pdir)
     assert infra.lock is None
     assert not any("plan is running" in n for n in infra.notes)
+
+
+def test_a_binary_that_cannot_start_starts_nothing_and_the_plan_answers_as_today(
+    terraform_binary: str, project: Path
+) -> None:
+    pdir = _planned(project)
+    record = pdir / "terraform" / early.AHEAD_FILE
+    plain = plan("lab", dream_dir=str(project)).to_json()
+    broken = project / "broken-terraform"
+    broken.write_bytes(b"\x7fELF not really\n")
+    broken.chmod(0o755)
+    st = broken.stat()
+    kept = json.loads(record.read_text())
+    record.write_text(
+        json.dumps({**kept, "binary": str(broken), "binaryFile": [st.st_size, st.st_mtime_ns]})
+    )
+    assert not early.start_plan("lab", str(project))  # exec fails: nothing pending
+    assert not early.pending(pdir / "terraform")
+    assert plan("lab", dream_dir=str(project)).to_json() == plain
