@@ -180,8 +180,13 @@ def issue_daemon_cert(
         ends = utcnow() + timedelta(seconds=grace_seconds())
         if row.expires_at is None or ends < row.expires_at:
             row.expires_at = ends
-    forget = caller.scope == "bootstrap" or renewed
-    if forget:  # spent, or ending soon: everywhere
+    # Spent, everywhere. A renewed certificate's cached entries (each replica keeps
+    # one at most the cache's life, 60 s) end before its grace does: flushing every
+    # cache on each renewal would cost a fleet of 10,000 (a renewal every few
+    # seconds) a database look-up per request; only a grace shorter than that must.
+    cache_life = getattr(request.app.state.token_cache, "ttl", 0.0)
+    forget = caller.scope == "bootstrap" or (renewed and grace_seconds() < cache_life)
+    if forget:
         request.app.state.notifier.publish(session, "forget:tokens")
     session.commit()
     if forget:
