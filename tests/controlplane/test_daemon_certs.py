@@ -465,14 +465,13 @@ def test_a_renewal_ends_the_old_certificate_after_a_grace(setup: Setup, tmp_path
     import shutil
     import threading
 
-    from dreamlake.controlplane.server.identity.routes import GRACE_SECONDS, grace_seconds
-
     from dreamlake.controlplane.server.deps import TokenCache
+    from dreamlake.controlplane.server.identity.routes import GRACE_SECONDS, grace_seconds
 
     assert GRACE_SECONDS > 60  # the longest long-poll (MAX_WAIT_SECONDS)
     # a cached entry ends before the default grace does, so a renewal flushes no cache
     # (this module's grace, 6 s, is shorter: its renewals flush them)
-    assert GRACE_SECONDS > TokenCache().ttl
+    assert TokenCache().ttl < GRACE_SECONDS
     folder = tmp_path / "id"
     creds, client = _enrolled(setup, folder, "certs-m", "lab")
     old_pem = tmp_path / "old.pem"
