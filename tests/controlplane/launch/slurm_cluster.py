@@ -14,6 +14,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from sshd import SSHServer, free_port, skip_reason, start_sshd
 
@@ -53,6 +54,24 @@ class SlurmCluster:
         return subprocess.run(
             list(argv), env=self.env(), capture_output=True, text=True, check=False, timeout=30
         ).stdout
+
+    def add_provider(self, api: Any, ns_path: str, name: str, dispatch: str) -> None:
+        """Register this cluster's login host as the SLURM provider ``name`` of the
+        namespace at ``ns_path`` (its SSH key a secret, ``hpc-key``), through ``api``
+        (a control-plane client)."""
+        login = self.login
+        secret = {"name": "hpc-key", "kind": "ssh_key", "value": login.client_key.read_text()}
+        api.request("POST", ns_path + "/secrets", secret)
+        kwargs = {
+            "host": "127.0.0.1",
+            "user": "root",
+            "port": login.port,
+            "partition": "debug",
+            "private_key": {"$secret": "hpc-key"},
+            "host_key": login.host_key,
+        }
+        body = {"name": name, "launcher": "SLURM", "kwargs": kwargs, "dispatch": dispatch}
+        api.request("POST", ns_path + "/providers", body)
 
     def stop(self) -> None:
         self.login.stop()

@@ -173,25 +173,7 @@ def test_hybrid_on_a_real_slurm_cluster(
     srv = hybrid_server
     api = srv.admin
     p = "/api/namespaces/default"
-    login = slurm_cluster.login
-    api.request(
-        "POST",
-        p + "/secrets",
-        {"name": "hpc-key", "kind": "ssh_key", "value": login.client_key.read_text()},
-    )
-    kwargs = {
-        "host": "127.0.0.1",
-        "user": "root",
-        "port": login.port,
-        "partition": "debug",
-        "private_key": {"$secret": "hpc-key"},
-        "host_key": login.host_key,
-    }
-    api.request(
-        "POST",
-        p + "/providers",
-        {"name": "hpc-h", "launcher": "SLURM", "kwargs": kwargs, "dispatch": "hybrid"},
-    )
+    slurm_cluster.add_provider(api, p, "hpc-h", "hybrid")
     api.request("POST", p + "/queues", {"name": "hq", "provider": "hpc-h", "max": 1})
     items = [
         api.request(

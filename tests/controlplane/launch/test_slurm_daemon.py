@@ -38,21 +38,7 @@ def test_sbatch_runs_the_daemon(slurm_cluster: Any, start_server: Any, tmp_path:
     srv = start_server()
     api = srv.admin
     login = slurm_cluster.login
-    api.request(
-        "POST",
-        P + "/secrets",
-        {"name": "hpc-key", "kind": "ssh_key", "value": login.client_key.read_text()},
-    )
-    kwargs = {
-        "host": "127.0.0.1",
-        "user": "root",
-        "port": login.port,
-        "partition": "debug",
-        "private_key": {"$secret": "hpc-key"},
-        "host_key": login.host_key,
-    }
-    body = {"name": "hpc-d", "launcher": "SLURM", "kwargs": kwargs, "dispatch": "daemon"}
-    api.request("POST", P + "/providers", body)
+    slurm_cluster.add_provider(api, P, "hpc-d", "daemon")
     out = api.request(
         "POST", P + "/launch", {"provider": "hpc-d", "clientToken": "D1"}, timeout=600
     )

@@ -28,18 +28,7 @@ def test_a_slurm_job_enrolls_with_its_bootstrap_token(slurm_cluster: Any, tmp_pa
     login = slurm_cluster.login
     try:
         api = Client(server.url, server.admin_token, ca=str(pki.ca), timeout=120)
-        secret = {"name": "hpc-key", "kind": "ssh_key", "value": login.client_key.read_text()}
-        api.request("POST", P + "/secrets", secret)
-        kwargs = {
-            "host": "127.0.0.1",
-            "user": "root",
-            "port": login.port,
-            "partition": "debug",
-            "private_key": {"$secret": "hpc-key"},
-            "host_key": login.host_key,
-        }
-        body = {"name": "hpc-t", "launcher": "SLURM", "kwargs": kwargs, "dispatch": "daemon"}
-        api.request("POST", P + "/providers", body)
+        slurm_cluster.add_provider(api, P, "hpc-t", "daemon")
         out = api.request("POST", P + "/launch", {"provider": "hpc-t", "clientToken": "T1"},
                           timeout=600)  # fmt: skip
         (job,) = [i["id"] for i in out["instances"]]
