@@ -210,6 +210,19 @@ def test_a_revoked_certificate_is_refused_at_once(setup: Setup, tmp_path: Path) 
     assert _refusals(setup, "revoked") >= 1
 
 
+def _refused_within(client: Client, seconds: float, still: str) -> None:
+    """Wait (up to ``seconds``) until ``client``'s credential is refused (401)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            client.whoami()
+        except ApiFailure as exc:
+            assert exc.status == 401
+            return
+        assert time.monotonic() < deadline, still
+        time.sleep(0.2)
+
+
 def _refusals(setup: Setup, reason: str) -> float:
     """``lakeshore_certificate_refusals_total{reason}`` as the server's /metrics says."""
     import urllib.request
@@ -428,15 +441,7 @@ def test_a_replica_over_the_same_database_takes_the_same_certificate(
         client.heartbeat(worker)
         setup.admin().request("DELETE", "/api/namespaces/certs-l/providers/lab/tokens")
         # told by the database's notification, not by its cache running out (60 s)
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                there.whoami()
-            except ApiFailure as exc:
-                assert exc.status == 401
-                break
-            assert time.monotonic() < deadline, "the other replica still accepts it"
-            time.sleep(0.1)
+        _refused_within(there, 20, "the other replica still accepts it")
     finally:
         _stop(other)
 
@@ -501,15 +506,8 @@ def test_a_renewal_ends_the_old_certificate_after_a_grace(setup: Setup, tmp_path
     ends = dt.datetime.fromisoformat(row["expiresAt"].replace("Z", "+00:00")).timestamp()
     assert renewed_at - 5 < ends <= time.time() + GRACE + 1
     old = setup.client(namespace="certs-m", cert=str(old_pem))
-    deadline = time.monotonic() + GRACE + 30
-    while True:  # refused once the grace is over (on a busy machine: soon after)
-        try:
-            old.whoami()
-        except ApiFailure as exc:
-            assert exc.status == 401
-            break
-        assert time.monotonic() < deadline, "the renewed certificate is still accepted"
-        time.sleep(0.3)
+    # refused once the grace is over (on a busy machine: soon after)
+    _refused_within(old, GRACE + 30, "the renewed certificate is still accepted")
     assert time.time() >= ends - 1  # not before its grace was over
     assert client.whoami()["provider"] == "lab"  # the new one works on
     assert grace_seconds() == GRACE_SECONDS  # this process: the default
