@@ -19,6 +19,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..server.builtin_ca import issued_by
+
 BEGIN = "-----BEGIN CERTIFICATE-----"
 
 
@@ -38,23 +40,13 @@ def _pem(certs: list[Any]) -> str:
     return "".join(c.public_bytes(serialization.Encoding.PEM).decode() for c in certs)
 
 
-def _self_signed(cert: Any) -> bool:
-    if cert.issuer != cert.subject:
-        return False
-    try:
-        cert.verify_directly_issued_by(cert)
-    except Exception:
-        return False
-    return True
-
-
 def chain_roots(cert_pem: str) -> str:
     """The self-signed certificates of a served chain (PEM), or "" when it has none."""
     try:
         certs = _certs(cert_pem)
     except ValueError:
         return ""
-    return _pem([c for c in certs[1:] if _self_signed(c)])
+    return _pem([c for c in certs[1:] if issued_by(c, c)])
 
 
 def _read(path: Any) -> str:
@@ -106,11 +98,7 @@ def check(cert_file: Path, ca_file: Path) -> None:
     for ca in cas:
         if ca in chain:
             return
-        if ca.subject == last.issuer:
-            try:
-                last.verify_directly_issued_by(ca)
-            except Exception:
-                continue
+        if issued_by(last, ca):
             return
     raise ServingCaError(
         f"no certificate of --tls-ca {ca_file} issued the certificate of --tls-cert "

@@ -274,6 +274,17 @@ def reseal(session: Any, old_box: Any, new_box: Any) -> bool:
     return True
 
 
+def issued_by(cert: Any, ca: Any) -> bool:
+    """Whether certificate ``ca`` issued ``cert`` directly (its name and signature)."""
+    from cryptography.exceptions import InvalidSignature
+
+    try:
+        cert.verify_directly_issued_by(ca)
+    except (ValueError, TypeError, InvalidSignature):
+        return False
+    return True
+
+
 def _current(cert_path: Path, ca_pem: bytes, names: list[str]) -> bool:
     """Whether the server certificate on disk is the CA's, names every one of
     ``names`` and has more than RENEW_DAYS left."""
@@ -283,12 +294,7 @@ def _current(cert_path: Path, ca_pem: bytes, names: list[str]) -> bool:
         cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
     except (OSError, ValueError):
         return False
-    ca = x509.load_pem_x509_certificate(ca_pem)
-    if cert.issuer != ca.subject:
-        return False
-    try:
-        cert.verify_directly_issued_by(ca)
-    except Exception:
+    if not issued_by(cert, x509.load_pem_x509_certificate(ca_pem)):
         return False
     if cert.not_valid_after_utc - _now() < dt.timedelta(days=RENEW_DAYS):
         return False

@@ -152,8 +152,9 @@ class ForwardedCerts:
 
     def _verify(self, raw: bytes) -> tuple[int, float, float]:
         from cryptography import x509
-        from cryptography.exceptions import InvalidSignature
         from cryptography.x509.oid import ExtendedKeyUsageOID
+
+        from ..builtin_ca import issued_by
 
         untrusted = _refused(
             f"the client certificate in {self.name} was not issued by this server's CA; "
@@ -167,10 +168,8 @@ class ForwardedCerts:
                 f"the {self.name} header carries no PEM certificate (the proxy passes the "
                 "client's certificate URL-escaped: nginx $ssl_client_escaped_cert)"
             ) from None
-        try:
-            cert.verify_directly_issued_by(self.ca)
-        except (ValueError, TypeError, InvalidSignature):
-            raise untrusted from None
+        if not issued_by(cert, self.ca):
+            raise untrusted
         try:
             usage = cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
         except x509.ExtensionNotFound:
