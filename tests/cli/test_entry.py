@@ -244,3 +244,37 @@ def test_plan_starts_terraform_ahead_and_prints_what_the_full_cli_prints(tmp_pat
     assert (fast.returncode, fast.stdout) == (full.returncode, full.stdout) == (0, full.stdout)
     assert '"status": "ready"' in fast.stdout
     assert not list(pdir.glob("terraform/early-*.tfplan"))
+
+
+def test_the_console_scripts_plan_and_apply_end_without_tearing_modules_down(
+    tmp_path: Path,
+) -> None:
+    """``plan`` / ``apply --json`` run as the console script end as the interpreter
+    would (atexit handlers run, the document flushed, the same exit code) but skip
+    tearing down every module; ``status`` and an in-process call end as before."""
+    code = (
+        "import atexit, sys\n"
+        "class Late:\n"
+        "    def __del__(self):\n"
+        "        print('torn down', file=sys.stderr)\n"
+        "late = Late()\n"
+        "atexit.register(lambda: print('atexit ran', file=sys.stderr))\n"
+        "sys.argv = ['dreamlake', *sys.argv[1:]]\n"
+        "from dreamlake.cli.entry import main\n"
+        "sys.exit(main())\n"
+    )
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "LAKESHORE_URL": "http://127.0.0.1:9"}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", code, "provider", *args, "-n", "nope", "--json"],
+            cwd=tmp_path, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    for verb in (["plan"], ["apply", "--yes"]):
+        done = run(*verb)
+        assert done.returncode == 1, done.stderr
+        assert json.loads(done.stdout)["status"] == "error"
+        assert "atexit ran" in done.stderr and "torn down" not in done.stderr
+    status = run("status")
+    assert "atexit ran" in status.stderr and "torn down" in status.stderr
