@@ -65,8 +65,9 @@ CONTENT_LIMIT = 1 << 20  # bytes: a larger file is known by its times alone
 def _with_content(folder: Path, entry: list[Any]) -> list[Any]:
     """``entry`` (:func:`usercache.listing`'s) and the hash of the file's text, when
     it is a regular file of at most :data:`CONTENT_LIMIT` bytes."""
-    import hashlib
     import stat
+
+    from ..settings.digest import sha256  # no OpenSSL to load
 
     if entry[1] > CONTENT_LIMIT:
         return entry
@@ -80,7 +81,7 @@ def _with_content(folder: Path, entry: list[Any]) -> list[Any]:
         data = f.read(CONTENT_LIMIT + 1)
     if len(data) > CONTENT_LIMIT:
         return entry
-    return [*entry, hashlib.sha256(data).hexdigest()]
+    return [*entry, sha256(data).hexdigest()]
 
 
 _STATS_LEN = 5  # name, size, inode, modification and change times

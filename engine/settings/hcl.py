@@ -24,12 +24,11 @@ def loads(text: str) -> dict[str, Any]:
 
     if len(text) > MAX_TEXT:
         raise FileProblem(None, f"larger than {MAX_TEXT // (1024 * 1024)} MiB")
-    import hashlib
-
+    from .digest import sha256
     from .usercache import folder as cache_folder
 
     folder = cache_folder("hcl")
-    key = hashlib.sha256(f"{PARSER_TAG}\0{text}".encode()).hexdigest()
+    key = sha256(f"{PARSER_TAG}\0{text}".encode()).hexdigest()
     entry = folder / f"{key}.json" if folder else None
     if entry is not None:
         # The cache is ours: a corrupt entry (or a FIFO or device in its place) is

@@ -47,9 +47,9 @@ class ProviderRecord(Wire, extra="allow", frozen=False):
         """``id``, else one derived from the provider's folder (stable while it stays put)."""
         if self.id:
             return self.id
-        import hashlib
+        from ..settings.digest import sha256
 
-        digest = hashlib.sha256(str(provider_dir.resolve()).encode()).hexdigest()
+        digest = sha256(str(provider_dir.resolve()).encode()).hexdigest()
         return f"dir-{digest[:20]}"
 
     def to_json(self) -> str:

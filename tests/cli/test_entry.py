@@ -162,6 +162,7 @@ HEAVY = (
     "ssl",
     "email",
     "datetime",
+    "hashlib",  # OpenSSL's library: the files' digests come from digest.sha256
     "dreamlake.controlplane",
     "dreamlake.engine.backends.terraform.diagnostics",
     "dreamlake.engine.scan.terraform",

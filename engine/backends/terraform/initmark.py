@@ -26,7 +26,6 @@ The binary's version is kept so that checking ``required_version`` needs no
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -34,6 +33,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...settings.digest import sha256
 from ...settings.fsutil import atomic_write
 from .hcltext import block_body
 
@@ -131,7 +131,7 @@ def _data_dir_listing(data: Path) -> list[str]:
 
 
 def fingerprint(tf_dir: Path, binary: str, env: Mapping[str, str]) -> str:
-    h = hashlib.sha256()
+    h = sha256()
 
     def add(label: str, data: bytes | str | None) -> None:
         raw = data.encode("utf-8", "replace") if isinstance(data, str) else (data or b"")

@@ -30,10 +30,11 @@ LOCK_HCL = ".terraform.lock.hcl"
 
 
 def _sha256(path: Path) -> str:
-    import hashlib  # only with a saved plan to check: status of an applied provider has none
     import stat
 
-    h = hashlib.sha256()
+    from ...settings.digest import sha256  # no OpenSSL to load
+
+    h = sha256()
     # Without blocking, and only a regular file: a FIFO or a device in place of a
     # configuration file never matches a recorded plan (and never hangs the read).
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)

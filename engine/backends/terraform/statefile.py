@@ -138,9 +138,9 @@ def state_fingerprint(path: Path) -> str:
         return f"unreadable: {exc}"  # never equal to a saved plan's: plan again
     if not raw.strip():
         return "absent"
-    import hashlib  # asked only to check a saved plan against the state
+    from ...settings.digest import sha256  # asked only to check a saved plan against the state
 
-    return "sha256:" + hashlib.sha256(raw).hexdigest()
+    return "sha256:" + sha256(raw).hexdigest()
 
 
 def cloud_providers(state: StateFile) -> tuple[str, ...]:
