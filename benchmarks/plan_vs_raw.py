@@ -10,11 +10,14 @@ plan: the raw four (init, validate -json, plan -json -detailed-exitcode -out=tfp
 show -json tfplan) against `dreamlake provider plan --json` on an unchanged,
 initialised provider, and the same plan with terraform not started ahead of the
 rest of the run (`plan not started ahead`: `early.start_plan` switched off in the
-process); the three take turns, run by run. `python own (wall)` is the plan's
-wall time minus its terraform processes (from `DREAMLAKE_LOG=debug`'s subprocess
-lines; with the plan started ahead, the part of the run terraform does not
-cover), `python own (CPU)` the dreamlake process's own CPU time (its children's
-not counted), which a shared machine distorts far less. apply
+process); the three take turns, run by run. dreamlake runs as an agent runs it
+(no `DREAMLAKE_LOG`). `python own (wall)` is the run's wall time minus the
+lifetime of its terraform processes, each timed from its start to its exit (not
+to when Python read its result: Python still working after terraform ended is
+Python's time); with the plan started ahead, the part of the run terraform does
+not cover. `python own (CPU)` is the dreamlake process's own CPU time (its
+children's not counted), which a shared machine distorts far less; the script
+also says how long after the exec terraform's plan started. apply
 (`--apply`, local only): raw `apply tfplan` + `show -json` against `dreamlake
 provider apply --yes --json`, each of a fresh saved plan made untimed just before
 (the worker name alternates, so every apply changes the outputs), once right after
@@ -30,6 +33,7 @@ importtime` of the plan. Every terraform binary found is measured.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import statistics
@@ -50,7 +54,6 @@ from dreamlake.engine.backends.terraform.tfexec import (
 )
 
 TFVARS = 'workdir = "/tmp/nymph-bench"\nqueues = ["default"]\nworker_name = "{worker}"\n'
-_DONE = re.compile(r"done in ([0-9.]+)s, exit")
 
 
 def once(argv: list[str], cwd: Path, env: dict[str, str], ok: tuple[int, ...] = (0,)) -> float:
@@ -75,6 +78,28 @@ _SELF_CPU = (
     "runpy.run_path(sys.argv[0], run_name='__main__')\n"
 )
 _CPU = re.compile(r"self cpu ([0-9.]+)")
+# Each process the run starts, timed from outside the engine (no DREAMLAKE_LOG: the
+# run measured is the one an agent makes): its argv and when it started (the
+# ``subprocess.Popen`` audit event, just before the fork) and exited (the SIGCHLD it
+# sends, handled at once: the main thread is waiting on its pipes, or running
+# Python); monotonic clock, the same in every process. A run starts them one at a
+# time, so a SIGCHLD ends the last one started.
+_CHILDREN = (
+    "import json as _j, signal as _s, sys as _y, time as _t\n"
+    "_kids = []\n"
+    "def _audit(event, args):\n"
+    "    if event == 'subprocess.Popen':\n"
+    "        _kids.append([[str(a) for a in args[1]], _t.monotonic(), None])\n"
+    "def _chld(signum, frame):\n"
+    "    for k in _kids:\n"
+    "        if k[2] is None:\n"
+    "            k[2] = _t.monotonic()\n"
+    "_y.addaudithook(_audit)\n"
+    "_s.signal(_s.SIGCHLD, _chld)\n"
+    "import atexit as _a\n"
+    "_a.register(lambda: _y.stderr.write('children ' + _j.dumps(_kids) + '\\n'))\n"
+)
+_KIDS = re.compile(r"^children (.*)$", re.M)
 # The same run with the plan not started ahead (``early``): the comparison in one run.
 _NO_AHEAD = (
     "import dreamlake.engine.backends.terraform.early as _early\n"
@@ -82,7 +107,16 @@ _NO_AHEAD = (
 )
 
 
-_RUN = re.compile(r"dreamlake: run: \S+ (\S+)(.*)")
+class Run:
+    """One dreamlake run: its wall time, the part of it no terraform process
+    covers (``own``), when its first terraform process started (seconds after the
+    exec; None without one), and the terraform commands it started."""
+
+    def __init__(self, wall: float, own: float, first: float | None, commands: list[str]) -> None:
+        self.wall = wall
+        self.own = own
+        self.first = first
+        self.commands = commands
 
 
 def ours(
@@ -90,36 +124,41 @@ def ours(
     cwd: Path,
     env: dict[str, str],
     cpu: list[float] | None = None,
-    started: list[list[str]] | None = None,
     prelude: str = "",
-) -> tuple[float, float]:
-    """Wall time of one dreamlake run and the part of it spent in terraform processes;
-    ``cpu`` gets the dreamlake process's own CPU time (its children's not counted),
-    ``started`` the terraform commands it ran; ``prelude``: code run first."""
-    t = time.perf_counter()
+    watch: bool = True,
+) -> Run:
+    """One dreamlake run (the console script as it is, without ``DREAMLAKE_LOG``);
+    ``cpu`` gets the dreamlake process's own CPU time (its children's not
+    counted); ``prelude``: code run first; ``watch=False``: its processes are not
+    timed (nor ``json`` and ``signal`` imported first, for a CPU figure of a run
+    that may not import them)."""
+    run_env = {k: v for k, v in env.items() if k != "DREAMLAKE_LOG"}
+    t = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-c", prelude + _SELF_CPU, *argv],
+        [sys.executable, "-c", (_CHILDREN if watch else "") + prelude + _SELF_CPU, *argv],
         cwd=cwd,
-        env=dict(env, DREAMLAKE_LOG="debug"),
+        env=run_env,
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
         check=False,
     )
-    took = time.perf_counter() - t
+    took = time.monotonic() - t
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} exited {done.returncode}: {done.stdout[-800:]}")
     own_cpu = _CPU.search(done.stderr)
     if cpu is not None and own_cpu:
         cpu.append(float(own_cpu.group(1)))
-    if started is not None:  # a plan started ahead says so
-        started.append(
-            [
-                f"{cmd} (ahead)" if "-out=early-" in rest else cmd
-                for cmd, rest in _RUN.findall(done.stderr)
-            ]
-        )
-    return took, sum(float(m.group(1)) for m in _DONE.finditer(done.stderr))
+    kids = _KIDS.search(done.stderr)
+    children = json.loads(kids.group(1)) if kids else []
+    covered = sum((end or start) - start for _, start, end in children)
+    commands = [
+        # a plan started ahead says so
+        f"{a[1]} (ahead)" if any(x.startswith("-out=early-") for x in a) else a[1]
+        for a, _, _ in children
+    ]
+    first = children[0][1] - t if children else None
+    return Run(took, took - covered, first, commands)
 
 
 def med(xs: list[float]) -> float:
@@ -200,9 +239,11 @@ def bench_plan(binary: str, env: dict[str, str], proj: Path, tf_dir: Path, runs:
     sums: dict[str, list[float]] = {side: [] for side in sides}
     walls: list[float] = []
     own: list[float] = []
+    first: list[float] = []
     cpu: list[float] = []
     started: list[list[str]] = []
     behind: list[float] = []  # the plan not started ahead
+    behind_own: list[float] = []
     behind_cpu: list[float] = []
     for _ in range(runs):
         for side, steps in sides.items():
@@ -212,12 +253,17 @@ def bench_plan(binary: str, env: dict[str, str], proj: Path, tf_dir: Path, runs:
                 raw[side][name].append(took)
                 total += took
             sums[side].append(total)
-        wall, children = ours(plan_cmd, proj, env, cpu, started)
-        walls.append(wall)
-        own.append(wall - children)
-        behind.append(ours(plan_cmd, proj, env, behind_cpu, prelude=_NO_AHEAD)[0])
-        ours(status_cmd, proj, env, status_cpu)
-        ours([os.devnull], proj, env, pass_cpu)  # the same wrapper, an empty script
+        run = ours(plan_cmd, proj, env, cpu)
+        walls.append(run.wall)
+        own.append(run.own)
+        started.append(run.commands)
+        if run.first is not None:
+            first.append(run.first)
+        slow = ours(plan_cmd, proj, env, behind_cpu, prelude=_NO_AHEAD)
+        behind.append(slow.wall)
+        behind_own.append(slow.own)
+        ours(status_cmd, proj, env, status_cpu, watch=False)
+        ours([os.devnull], proj, env, pass_cpu, watch=False)  # the same wrapper, an empty script
     for side in sides:
         cells = " | ".join(f"{med(raw[side][k]):.3f}" for k in sides[side])
         ratio = med(walls) / med(sums[side])
@@ -227,10 +273,14 @@ def bench_plan(binary: str, env: dict[str, str], proj: Path, tf_dir: Path, runs:
         )
     print(
         f"| plan not started ahead | | | | | | {med(behind):.3f} "
-        f"| {med(behind) / med(sums['raw']):.2f}× | | {med(behind_cpu) * 1000:.0f} ms |"
+        f"| {med(behind) / med(sums['raw']):.2f}× | {med(behind_own) * 1000:.0f} ms "
+        f"| {med(behind_cpu) * 1000:.0f} ms |"
     )
     kinds = sorted({" + ".join(s) for s in started})
-    print(f"| terraform processes per plan | {' / '.join(kinds)} |")
+    print(
+        f"| terraform processes per plan | {' / '.join(kinds)} | its plan started "
+        f"{med(first) * 1000:.0f} ms after the exec (median) |"
+    )
     # Own CPU is what load distorts least; the same turns' status and bare
     # interpreter put it on the scale of a quiet machine's figures for those.
     print(
@@ -266,15 +316,12 @@ def bench_apply(
         if settle:
             time.sleep(RACY_SECONDS + 0.2)
         ours([dreamlake, "provider", "plan", "-n", "bench", "--json"], proj, env)
-        wall, children = ours(
-            [dreamlake, "provider", "apply", "-n", "bench", "--yes", "--json"],
-            proj,
-            env,
-            cpu,
-            started,
+        run = ours(
+            [dreamlake, "provider", "apply", "-n", "bench", "--yes", "--json"], proj, env, cpu
         )
-        walls.append(wall)
-        own.append(wall - children)
+        walls.append(run.wall)
+        own.append(run.own)
+        started.append(run.commands)
     ratio = med(walls) / med(raw)
     kinds = " / ".join(sorted({" + ".join(s) for s in started}))
     print(
