@@ -184,6 +184,16 @@ def serve(
             "text): said at start and in /readyz.",
         ),
     ] = False,
+    tls_processes: Annotated[
+        int | None,
+        typer.Option(
+            "--tls-processes",
+            help="With TLS: processes that do the handshakes and relay each connection "
+            "to the server, so its event loop spends no time on them, and that refuse a "
+            "connection whose client has given up before any handshake (default: "
+            "LAKESHORE_TLS_PROCESSES, else the machine's cores; 0: TLS on the event loop).",
+        ),
+    ] = None,
     client_cert_header: Annotated[
         str | None,
         typer.Option(
@@ -253,6 +263,8 @@ def serve(
             "--tls-ca names the CA of --tls-cert: give it with --tls-cert and --tls-key",
             "lakeshore serve --tls-cert FILE --tls-key FILE --tls-ca CA.pem",
         )
+    if tls_processes is not None and tls_processes < 0:
+        fail("--tls-processes must be 0 (TLS on the event loop) or more")
     if tls_cert is not None and insecure_http:
         fail("--insecure-http serves plain HTTP: leave it out with --tls-cert")
     from .serve_tls import check_forwarded, forwarded_certs, serving_tls
@@ -265,6 +277,7 @@ def serve(
         max_body_bytes=max_body_bytes,
         pool_size=pool_size,
         probe_port=probe_port,
+        tls_processes=tls_processes,
         launch_server_credentials=True if launch_server_credentials else None,
     )
     from dreamlake.controlplane.server.fleet.serving import prepare

@@ -109,12 +109,11 @@ def _daemon_certs(application: Any, reloader: Any) -> Any:
     them (``controlplane/server/identity/``)."""
     from dreamlake.controlplane.server import builtin_ca
     from dreamlake.controlplane.server.identity.issue import Issuer
-    from dreamlake.controlplane.server.tls import accept_client_certs
 
     ca_pem, unseal = builtin_ca.shared_ca(
         application.state.sessionmaker, application.state.registry_secret_box
     )
-    accept_client_certs(reloader.context, ca_pem)
+    reloader.accept_client_certs(ca_pem)
     application.state.client_ca = Issuer(ca_pem, unseal)
     return reloader
 

@@ -81,6 +81,9 @@ class Settings:
     backlog: int = DEFAULT_BACKLOG
     # listening sockets on the port, in one SO_REUSEPORT group (see fleet/serving.py)
     listeners: int = DEFAULT_LISTENERS
+    # With TLS, processes that do the handshakes and relay to the event loop (see
+    # server/edge/); None: the machine's cores; 0: TLS on the event loop itself.
+    tls_processes: int | None = None
     keep_alive_seconds: float | None = None
     max_connections: int | None = None
     max_pending: int = DEFAULT_MAX_PENDING
@@ -121,6 +124,7 @@ class Settings:
             "gc_freeze_seconds": ("LAKESHORE_GC_FREEZE_SECONDS", float),
             "backlog": ("LAKESHORE_BACKLOG", int),
             "listeners": ("LAKESHORE_LISTENERS", int),
+            "tls_processes": ("LAKESHORE_TLS_PROCESSES", int),
             "keep_alive_seconds": ("LAKESHORE_KEEP_ALIVE_SECONDS", float),
             "max_connections": ("LAKESHORE_MAX_CONNECTIONS", int),
             "max_pending": ("LAKESHORE_MAX_PENDING", int),

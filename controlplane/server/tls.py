@@ -7,7 +7,8 @@ socket group and the probe port) share, and reloading its certificate.
   ``SIGHUP`` or when either file changes (checked every :data:`WATCH_SECONDS`):
   connections opened afterwards get the new certificate, open ones keep theirs,
   nothing restarts. A pair that does not load (a half-written file, a key of
-  another certificate) is refused with a log line and the old one kept.
+  another certificate) is refused with a log line and the old one kept. The TLS
+  edge processes (``server/edge/``) are told to load it again too (``on_reload``).
 """
 
 from __future__ import annotations
@@ -80,6 +81,14 @@ class Reloader:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.loads = 1  # how many times a pair was loaded (the first included)
+        self.client_ca: bytes | None = None  # the CA of daemons' certificates, when asked
+        self.on_reload: list[Any] = []  # called after each pair loaded again (the edges)
+
+    def accept_client_certs(self, ca_pem: bytes) -> None:
+        """:func:`accept_client_certs` on the live context, remembered for the edge
+        processes that serve the same context (``server/edge/``)."""
+        accept_client_certs(self.context, ca_pem)
+        self.client_ca = ca_pem
 
     def reload(self) -> bool:
         """Load the pair again when it loads (checked on a fresh context first);
@@ -94,6 +103,8 @@ class Reloader:
                 return False
             self.loads += 1
         log.info("TLS certificate reloaded from %s", self.cert)
+        for call in list(self.on_reload):
+            call()
         return True
 
     def changed(self) -> bool:

@@ -25,8 +25,15 @@
 * **Probes**: with ``Settings.probe_port``, ``/healthz`` and ``/readyz`` are
   served on that port too, by a listener outside the event loop (see ``health.py``),
   so a probe does not queue behind a flood of other connections.
-* **TLS**: with a :class:`~..tls.Reloader`, both ports serve HTTPS from its one
-  context (the socket group included), reloaded in place.
+* **TLS**: with a :class:`~..tls.Reloader`, both ports serve HTTPS, reloaded in
+  place. On the main port the handshakes are done by ``Settings.tls_processes``
+  edge processes (the machine's cores by default; ``server/edge/``): they hold the
+  socket group, refuse connections whose client has already given up before any
+  handshake, and relay each connection to this loop over a Unix socket with the
+  client's address and certificate first, so the loop spends no time on TLS; a
+  handshake costs a few milliseconds of CPU, and with 10,000 daemons reconnecting
+  at once one loop doing them all fell behind for good. ``0``: the loop does the
+  handshakes from the Reloader's one context, as the probe port always does.
 * **A proxy's forwarded certificate**: with ``app.state.forwarded_certs``
   (``--client-cert-header``), each request's daemon certificate may come from a
   trusted proxy's header (``identity/forwarded.py``).
@@ -148,6 +155,16 @@ def collect_start_up(settings: Settings) -> None:
     gc.enable()
 
 
+def tls_processes(settings: Settings) -> int:
+    """How many TLS edge processes serve the port (``Settings.tls_processes``; unset:
+    the machine's cores, at least 1; 0: TLS on the event loop)."""
+    if settings.tls_processes is not None:
+        return max(0, settings.tls_processes)
+    from ..edge.supervisor import default_count
+
+    return default_count()
+
+
 def run(
     application: Any,
     settings: Settings,
@@ -174,12 +191,30 @@ def run(
         backlog=settings.backlog,
         timeout_keep_alive=math.ceil(settings.keep_alive),
     )
+    edges = None
     if tls is not None:
         config.load()
-        config.ssl = tls.context  # the Reloader's: a reload reaches every listener
-        from ..identity.peer import with_peer_cert  # a daemon's certificate, per request
+        processes = tls_processes(settings)
+        if processes > 0:  # TLS in edge processes, relayed to this loop over a Unix socket
+            from ..edge.relayed import relayed
+            from ..edge.supervisor import Edges
 
-        config.http_protocol_class = with_peer_cert(config.http_protocol_class)
+            edges = Edges(
+                processes,
+                listening_sockets(host, port, max(1, settings.listeners), settings.backlog),
+                cert=str(tls.cert),
+                key=str(tls.key),
+                client_ca=tls.client_ca,
+                state=application.state,
+                backlog=settings.backlog,
+                drain_seconds=DRAIN_SECONDS + settings.shutdown_grace_seconds + 5,
+            )
+            config.http_protocol_class = relayed(config.http_protocol_class, edges)
+        else:
+            config.ssl = tls.context  # the Reloader's: a reload reaches every listener
+            from ..identity.peer import with_peer_cert  # a daemon's certificate, per request
+
+            config.http_protocol_class = with_peer_cert(config.http_protocol_class)
     from ..access.early import refusing  # a body with no credential: 401 from its headers
 
     if not config.loaded:
@@ -196,6 +231,8 @@ def run(
 
     class FleetServer(uvicorn.Server):
         async def shutdown(self, sockets: Any = None) -> None:
+            if edges is not None:  # the edges stop accepting; what they relay drains below
+                edges.stop_accepting()
             if draining is not None:
                 # Stop accepting, have every held poll answer 503 + Retry-After, close
                 # each connection after its answer, and let them all be answered
@@ -220,12 +257,14 @@ def run(
             settings.backlog,
         )
     sockets = None
-    if settings.listeners > 1 and hasattr(socket, "SO_REUSEPORT"):
+    if edges is not None:
+        sockets = [edges.unix]  # the edges hold the port's sockets
+    elif settings.listeners > 1 and hasattr(socket, "SO_REUSEPORT"):
         sockets = listening_sockets(host, port, settings.listeners, settings.backlog)
     log.info(
         "serving a fleet: %d listening socket(s), backlog %d each, keep-alive %ds, 503 "
         "beyond %s connections or %s requests in flight",
-        len(sockets) if sockets else 1,
+        len(edges.listeners) if edges else len(sockets) if sockets else 1,
         got,
         math.ceil(settings.keep_alive),
         settings.max_connections or "unbounded",
@@ -245,10 +284,15 @@ def run(
         log.info("probes (/healthz, /readyz) also on port %d, off the event loop", probes.port)
     if tls is not None:
         tls.start()  # reload on SIGHUP or a changed file
+    if edges is not None:
+        tls.on_reload.append(edges.reload)
+        edges.start()
     collect_start_up(settings)
     try:
         server.run(sockets=sockets)
     finally:
+        if edges is not None:
+            edges.stop()
         if tls is not None:
             tls.stop()
         if probes is not None:

@@ -9,7 +9,9 @@ ends the handshake; one that does is known to the protocol of its connection onl
 request of that connection starts with (``scope["state"]``, which uvicorn copies
 from the connection's ``app_state`` for each request), under :data:`PEER_KEY`: it
 is bound to the connection itself, never to anything a request could say (an
-address behind a forwarding header).
+address behind a forwarding header). Behind the TLS edge processes
+(``server/edge/``) the certificate comes in the relayed connection's preamble
+instead, and :func:`record_peer` puts it in the same place.
 
 :func:`peer_digest` is what the gate looks up for a request without a bearer
 token: ``x509:<serial in hex>``, the ``token_hash`` of the certificate's row in
@@ -21,6 +23,8 @@ from __future__ import annotations
 
 from typing import Any
 
+KNOWN_AT_MOST = 20_000
+"""Serial numbers remembered by certificate (DER) at most (a fleet's worth)."""
 PEER_KEY = "lakeshore.peer_serial"
 DIGEST_PREFIX = "x509:"
 
@@ -41,6 +45,36 @@ def _serial(transport: Any) -> int | None:
         return None
 
 
+_serials: dict[bytes, int] = {}
+
+
+def serial_of_der(der: bytes | None) -> int | None:
+    """The serial number of the certificate ``der`` (one a TLS handshake verified,
+    relayed by an edge process, ``server/edge/``); None for none."""
+    if not der:
+        return None
+    serial = _serials.get(der)
+    if serial is None:
+        from cryptography import x509
+
+        try:
+            serial = x509.load_der_x509_certificate(der).serial_number
+        except ValueError:
+            return None
+        if len(_serials) >= KNOWN_AT_MOST:
+            _serials.clear()
+        _serials[der] = serial
+    return serial
+
+
+def record_peer(protocol: Any, serial: int | None) -> None:
+    """Put ``serial`` (the connection's verified client certificate's) into the state
+    every request of ``protocol``'s connection starts with."""
+    if serial is not None:
+        state: dict[str, Any] = getattr(protocol, "app_state", {})
+        protocol.app_state = {**state, PEER_KEY: serial}
+
+
 def with_peer_cert(protocol: type) -> type:
     """``protocol`` (uvicorn's HTTP protocol class) that records the verified
     client certificate's serial number of each connection in the state of its
@@ -49,10 +83,7 @@ def with_peer_cert(protocol: type) -> type:
     class PeerCertProtocol(protocol):  # type: ignore[misc,valid-type]
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
-            serial = _serial(transport)
-            if serial is not None:
-                state: dict[str, Any] = getattr(self, "app_state", {})
-                self.app_state = {**state, PEER_KEY: serial}
+            record_peer(self, _serial(transport))
 
     PeerCertProtocol.__name__ = f"PeerCert{protocol.__name__}"
     return PeerCertProtocol

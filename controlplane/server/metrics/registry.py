@@ -46,6 +46,17 @@ SHED_REASONS = ("connections", "in_flight", "queue_time", "draining")
 in flight, the oldest request waiting too long, and held long-polls answered while
 the server shuts down."""
 
+STALE_REASONS = ("closed", "waited")
+"""``lakeshore_tls_stale_connections_total{reason}``: connections reset before any TLS
+handshake because their client had given up: it had closed the connection while it
+waited to be accepted, or its first bytes had waited longer than a daemon waits
+(``controlplane/server/edge/stale.py``)."""
+
+HANDSHAKE_OUTCOMES = ("done", "failed")
+"""``lakeshore_tls_handshakes_total{outcome}``: TLS handshakes the edge processes
+finished, and those that failed (plain HTTP, a certificate of another CA or past
+its dates, a client that went away, no hello within 10 s)."""
+
 LAUNCH_OUTCOMES = ("launched", "capacity", "refused", "failed")
 """``lakeshore_launches_total{launcher, outcome}``: instances asked of the launcher and
 launched; refused for capacity or quota (the cloud's or the SSH pool's, or the
@@ -118,6 +129,27 @@ class ServerMetrics:
         )
         for reason in SHED_REASONS:
             self.shed_total.labels(reason)
+        self.tls_stale = Counter(
+            f"{PREFIX}_tls_stale_connections",
+            "Connections reset before a TLS handshake because their client had given up, by reason",
+            ("reason",),
+            registry=r,
+        )
+        for reason in STALE_REASONS:
+            self.tls_stale.labels(reason)
+        self.tls_handshakes = Counter(
+            f"{PREFIX}_tls_handshakes",
+            "TLS handshakes done by the edge processes, by outcome",
+            ("outcome",),
+            registry=r,
+        )
+        for outcome in HANDSHAKE_OUTCOMES:
+            self.tls_handshakes.labels(outcome)
+        self.tls_edge_restarts = Counter(
+            f"{PREFIX}_tls_edge_restarts",
+            "TLS edge processes started again after one ended while the server ran",
+            registry=r,
+        )
         self.launches = Counter(
             f"{PREFIX}_launches",
             "Launches asked of this server, by launcher and outcome",
@@ -160,6 +192,30 @@ def shed_answered(state: Any, reason: str) -> None:
     metrics = _metrics(state)
     if metrics is not None:
         metrics.shed(reason)
+
+
+def tls_edge_counts(state: Any, added: dict[str, int]) -> None:
+    """Add an edge's counts since its last report (``closed``, ``waited``,
+    ``handshakes``, ``failed``); a no-op without metrics."""
+    metrics = _metrics(state)
+    if metrics is None:
+        return
+    for name, value in added.items():
+        if value <= 0:
+            continue
+        if name in STALE_REASONS:
+            metrics.tls_stale.labels(name).inc(value)
+        elif name == "handshakes":
+            metrics.tls_handshakes.labels("done").inc(value)
+        elif name == "failed":
+            metrics.tls_handshakes.labels("failed").inc(value)
+
+
+def tls_edge_restarted(state: Any) -> None:
+    """Count an edge process started again; a no-op without metrics."""
+    metrics = _metrics(state)
+    if metrics is not None:
+        metrics.tls_edge_restarts.inc()
 
 
 def launch_outcome(exc: BaseException | None) -> str:
