@@ -10,10 +10,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..contract.result import Blocking, LockInfo, PlanCounts
-from .driftrecord import DriftRecord
+
+if TYPE_CHECKING:
+    from .driftrecord import DriftRecord  # read only where a drift record exists
 
 
 @dataclass(frozen=True)

@@ -151,8 +151,8 @@ def test_plan_and_apply_hot_path_prints_what_the_full_cli_prints(
 
 # What an agent's plan/apply loop must not pay for: the full CLI's rendering and
 # models, the control plane's HTTP client without a token to send, the error-only
-# diagnostics reader, ``datetime``, and the scan's reader and evaluator once its
-# answer is remembered.
+# diagnostics reader, ``datetime``, the drift record's reader where no drift check
+# left one, and the scan's reader and evaluator once its answer is remembered.
 HEAVY = (
     "typer",
     "click",
@@ -165,6 +165,7 @@ HEAVY = (
     "hashlib",  # OpenSSL's library: the files' digests come from digest.sha256
     "dreamlake.controlplane",
     "dreamlake.engine.backends.terraform.diagnostics",
+    "dreamlake.engine.backends.driftrecord",
     "dreamlake.engine.scan.terraform",
     "dreamlake.engine.scan.tfvars",
 )

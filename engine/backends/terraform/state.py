@@ -12,10 +12,9 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...backends.base import InfraState
-from ...backends.driftrecord import live_drift
 from ...contract.errors import DreamlakeError
 from ...contract.result import EditThenContinue, LockInfo
 from .location import state_location
@@ -29,6 +28,9 @@ from .statefile import (
     parse_state,
     read_state,
 )
+
+if TYPE_CHECKING:
+    from ...backends.driftrecord import DriftRecord
 
 STALE_AFTER_HOURS = 24
 
@@ -116,8 +118,18 @@ def observe_state(provider_dir: Path) -> InfraState:
         stale_hint=stale_hint(state),
         notes=tuple(notes),
         failed_apply=failed,
-        drift=live_drift(tf / DRIFT_FILE, drift_key(state)),
+        drift=_drift(tf / DRIFT_FILE, state),
     )
+
+
+def _drift(path: Path, state: StateFile) -> DriftRecord | None:
+    """The last drift check's record when it was taken against ``state``; its reader
+    is imported only where a drift check left one (one stat otherwise)."""
+    if not path.exists():
+        return None
+    from ...backends.driftrecord import live_drift
+
+    return live_drift(path, drift_key(state))
 
 
 def current_state(provider_dir: Path) -> StateFile:
