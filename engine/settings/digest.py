@@ -9,17 +9,20 @@ from __future__ import annotations
 
 from typing import Any
 
+# Chosen once: a module that is not there is looked for again on every import of it
+# (about 0.35 ms here, each time), and a plan hashes some twenty files.
+try:
+    from _sha2 import sha256 as _new  # type: ignore[import-not-found,unused-ignore]
+except ImportError:
+    try:
+        from _sha256 import sha256 as _new  # type: ignore[import-not-found,no-redef,unused-ignore]
+    except ImportError:
+        from hashlib import sha256 as _new
+
 
 def sha256(data: bytes = b"") -> Any:
     """A new SHA-256 object (``update``, ``hexdigest``), as ``hashlib.sha256(data)``."""
-    try:
-        from _sha2 import sha256 as new  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        try:
-            from _sha256 import sha256 as new  # type: ignore[import-not-found,no-redef,unused-ignore]
-        except ImportError:
-            from hashlib import sha256 as new
-    return new(data)
+    return _new(data)
 
 
 __all__ = ["sha256"]
