@@ -71,6 +71,7 @@ class Edges:
         state: Any = None,
         backlog: int = 4096,
         drain_seconds: float = 30.0,
+        stale_after_ms: int = stale.STALE_AFTER_MS,
     ) -> None:
         self.count = max(1, count)
         self.listeners = listeners
@@ -86,7 +87,7 @@ class Edges:
             "relay": self.address,
             "fds": [sock.fileno() for sock in listeners],
             "parent": os.getpid(),
-            "stale_after_ms": stale.STALE_AFTER_MS,
+            "stale_after_ms": stale_after_ms,
             "drain_seconds": drain_seconds,
             # one session-ticket key for every edge: a session resumes on any of them
             "tickets": secrets.token_bytes(80).hex(),
