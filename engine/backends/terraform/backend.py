@@ -18,7 +18,6 @@ from ...world.vendors import Template
 from . import initmark, planfile, uijson
 from .location import state_location
 from .lockinfo import lock_from_diagnostic
-from .planjson import stream_plan
 from .required import require_version
 from .runner import Completed, TerraformFailed, failed, run, run_env, terraform_binary
 from .runs import LOCK_SUMMARY, feed, lock_path, mtime
@@ -110,6 +109,8 @@ class TerraformBackend:
                 return PlanOutcome(result="needs_input", blocking=tuple(blocking))
             raise failed(done.run, "plan", summary.errors)
 
+        from .planjson import stream_plan  # a plan's only: apply has no use for it
+
         planned = stream_plan(done.messages)
         counts = planned.counts
         changes = done.returncode == 2 or bool(
@@ -142,9 +143,12 @@ class TerraformBackend:
             return ApplyOutcome(
                 result="applying", lock=state.lock, reason="another terraform run is in flight"
             )
-        fresh = planfile.freshness(tf)
-        if not fresh.fresh:
-            return ApplyOutcome(result="no_plan", reason=f"not applied: {fresh.reason}")
+        counts = state.plan  # the saved plan's, when observe_state found it fresh just now
+        if not state.plan_fresh:  # asked again, for the reason in words
+            fresh = planfile.freshness(tf)
+            if not fresh.fresh:
+                return ApplyOutcome(result="no_plan", reason=f"not applied: {fresh.reason}")
+            counts = fresh.record.plan if fresh.record else None
 
         # The binary may have changed since the plan; the init record knows the
         # version of the same file.
@@ -153,7 +157,8 @@ class TerraformBackend:
         state_path = state_location(tf).path
         watched = (state_path, state_path.with_name(state_path.name + ".backup"))
         before = {p: mtime(p) for p in watched}
-        events.step("apply", "terraform apply", total=_planned_total(tf))
+        total = counts.add + counts.change + counts.destroy if counts is not None else None
+        events.step("apply", "terraform apply", total=total)  # a done/total count
         done = run(
             apply_args(), cwd=tf, provider_dir=provider_dir, on_line=feed(progress), binary=binary
         )
@@ -274,14 +279,6 @@ def _taken(
         return None
     events.step("plan", "terraform plan")  # as _plan_run says it (no sink: taken only then)
     return _PlanRun(done, uijson.parse_stream(done.stdout))
-
-
-def _planned_total(tf: Path) -> int | None:
-    """How many resources the saved plan touches, for a done/total count."""
-    record = planfile.read_record(tf)
-    if record is None:
-        return None
-    return record.plan.add + record.plan.change + record.plan.destroy
 
 
 def _validate_diagnostics(stdout: str) -> list[dict[str, Any]]:

@@ -103,3 +103,26 @@ def test_missing_binary(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None
     pdir = _provider(tmp_path, "")
     with pytest.raises(BinaryMissing):
         BACKEND.plan(pdir)
+
+
+@pytest.mark.slow
+def test_the_apply_step_counts_what_the_saved_plan_touches(
+    terraform_binary: str, tmp_path: Path
+) -> None:
+    """The ``apply`` step's ``total`` is the fresh saved plan's add + change + destroy,
+    taken from the state observed just before the apply."""
+    from dreamlake.engine.backends.terraform.binaries import at_least, version_of
+    from dreamlake.engine.contract import events
+
+    if not at_least(version_of(terraform_binary) or "0", "1.4.0"):
+        pytest.skip("needs terraform >= 1.4 (the builtin terraform_data resource)")
+    pdir = _provider(tmp_path, 'name = "abcd"\nregion = "x"\n')
+    (pdir / "terraform/data.tf").write_text(
+        'resource "terraform_data" "one" {}\nresource "terraform_data" "two" {}\n'
+    )
+    planned = BACKEND.plan(pdir)
+    assert planned.plan is not None and planned.plan.add == 2
+    seen: list[events.ProgressEvent] = []
+    with events.recording(seen.append, verb="apply", provider="p"):
+        assert BACKEND.apply(pdir).result == "applied"
+    assert [(e.step, e.total) for e in seen if e.type == "step"] == [("apply", 2)]
