@@ -150,8 +150,11 @@ def make_record(
 
 
 def write_record(tf_dir: Path, record: PlanRecord) -> Path:
+    """The record beside the saved plan, written atomically without an ``fsync``:
+    terraform writes the plan file itself without one, and a record a crash empties
+    reads as no record, so the plan is not fresh and ``plan`` runs again."""
     path = tf_dir / META_FILE
-    atomic_write(path, record.to_json())
+    atomic_write(path, record.to_json(), durable=False)
     return path
 
 

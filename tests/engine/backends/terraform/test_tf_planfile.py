@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from dreamlake.engine.backends.terraform import planfile
 from dreamlake.engine.contract.result import PlanCounts
 
@@ -76,3 +77,19 @@ def test_discard(tmp_path: Path) -> None:
     tf = _dir(tmp_path)
     planfile.discard(tf)
     assert not (tf / "tfplan").exists() and not (tf / planfile.META_FILE).exists()
+
+
+def test_the_record_is_written_without_an_fsync_and_an_emptied_one_is_no_plan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``plan`` pays no ``fsync`` for its record (terraform writes the plan file
+    without one); a record a crash emptied reads as none: not fresh, plan again."""
+    from dreamlake.engine.settings import fsutil
+
+    synced: list[int] = []
+    monkeypatch.setattr(fsutil.os, "fsync", synced.append)
+    tf = _dir(tmp_path)
+    assert synced == [] and planfile.freshness(tf).fresh
+    (tf / planfile.META_FILE).write_text("")
+    f = planfile.freshness(tf)
+    assert not f.fresh and planfile.META_FILE in f.reason
