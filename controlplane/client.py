@@ -8,7 +8,9 @@ connection open between requests (see :mod:`.connection`): the daemon holds one
 such client for its long-poll and another for heartbeats and results. A
 keep-alive client carries one request at a time; :meth:`Client.sibling` gives
 another with its own connection. A client without keep-alive may be shared by
-threads: each request opens its own connection.
+threads: each request opens its own connection. Over TLS a new connection offers
+the last session the server gave this client or its siblings
+(:mod:`.tlsresume`), so a reconnect is a resumed handshake, not a full one.
 
 Errors: :class:`Unreachable` when no answer came (connection refused, timeout,
 DNS); :class:`ApiFailure` when the server answered with an error status (its
@@ -31,6 +33,7 @@ from dreamlake.engine.contract.errors import ControlPlaneError
 
 from .connection import Answer, Connection, Observer, describe, retry_after
 from .tlsclient import explain, plain_to_tls_hint, refused_cert_hint
+from .tlsresume import Sessions
 
 __all__ = ["HEADER_HOOKS", "REQUEST_SPAN", "ApiFailure", "Client", "Unreachable", "Untrusted"]
 
@@ -97,6 +100,8 @@ class Client:
     source_address: str | None = None  # connect from this local address (several hosts')
     ca: str | None = None  # the CA certificate an https server is verified with (else LAKESHORE_CA)
     cert: str | None = None  # a client certificate with its key (PEM): a daemon's identity
+    # the last TLS session per server, offered by the next connection (shared by siblings)
+    sessions: Sessions = field(default_factory=Sessions, repr=False, compare=False)
     _conn: Connection | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
@@ -143,6 +148,7 @@ class Client:
                 source_address=self.source_address,
                 ca=self.ca,
                 cert=self.cert,
+                sessions=self.sessions,
             )
         self._conn.cert = self.cert  # a renewed certificate: the next request shakes hands again
         return self._conn

@@ -53,6 +53,7 @@ class Exchange:
     answer: Answer | None = None
     error: BaseException | None = None
     connect_seconds: float = 0.0  # of ``seconds``, opening the TCP connection
+    resumed: bool = False  # a new TLS connection that resumed the last session
 
 
 class Connection:
@@ -61,7 +62,10 @@ class Connection:
     ``https`` server is verified against ``ca`` (a CA certificate file), else
     ``LAKESHORE_CA``, else the system's trust store; ``cert`` (a PEM file with a
     certificate and its key) is presented to it, and a kept connection opened with
-    an older one (renewed since) is replaced before the next request."""
+    an older one (renewed since) is replaced before the next request. With
+    ``sessions`` (:class:`~.tlsresume.Sessions`, shared by a client and its
+    siblings) a new ``https`` connection offers the last TLS session this server
+    gave, and keeps the one it gets once its first answer is read."""
 
     def __init__(
         self,
@@ -72,6 +76,7 @@ class Connection:
         source_address: str | None = None,
         ca: str | None = None,
         cert: str | None = None,
+        sessions: Any = None,
     ) -> None:
         parts = urllib.parse.urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -86,6 +91,8 @@ class Connection:
         self.source_address = source_address  # the local address to connect from
         self.ca = ca  # the CA certificate to verify an https server with (see tlsclient)
         self.cert = cert  # a client certificate and its key (PEM) to present, if any
+        self.sessions = sessions  # TLS sessions to resume (tlsresume.Sessions), if any
+        self.origin = f"{self.host}:{self.port or 443}"
         self._context: Any = None  # the TLS context the kept connection was opened with
         self._conn: http.client.HTTPConnection | None = None  # kept between requests
         self._active: http.client.HTTPConnection | None = None  # carrying a request now
@@ -101,11 +108,28 @@ class Connection:
             from .tlsclient import client_context  # always verifying, see tlsclient
 
             context = client_context(self.ca, self.cert)
+            if self.keep_alive:
+                self._context = context
+            if self.sessions is not None:
+                from .tlsresume import ResumingHTTPSConnection
+
+                offered = self.sessions.offer(self.origin, context)
+                conn = ResumingHTTPSConnection(
+                    self.host, self.port, context=context, session=offered,
+                    timeout=timeout, source_address=source,
+                )  # fmt: skip
+                try:
+                    conn.connect()
+                except BaseException:
+                    conn.close()
+                    if offered is not None:
+                        self.sessions.drop(self.origin)
+                    raise
+                self.opened += 1
+                return conn
             conn = http.client.HTTPSConnection(
                 self.host, self.port, timeout=timeout, source_address=source, context=context
             )
-            if self.keep_alive:
-                self._context = context
         else:
             conn = http.client.HTTPConnection(
                 self.host, self.port, timeout=timeout, source_address=source
@@ -113,6 +137,19 @@ class Connection:
         conn.connect()
         self.opened += 1
         return conn
+
+    def _keep_session(self, conn: http.client.HTTPConnection) -> bool:
+        """After a new connection's first answer (its headers read: a TLS 1.3
+        ticket comes before them), keep its TLS session for the next connection.
+        Returns whether this one was resumed."""
+        from .tlsresume import ResumingHTTPSConnection
+
+        if self.sessions is None or not isinstance(conn, ResumingHTTPSConnection):
+            return False
+        sock = conn.tls_socket
+        session = sock.session if sock is not None else None
+        self.sessions.keep(self.origin, conn.tls_context, session, conn.offered, conn.resumed)
+        return conn.resumed
 
     def _usable(self, conn: http.client.HTTPConnection) -> bool:
         """Whether a kept connection can carry another request: its socket is open
@@ -188,6 +225,7 @@ class Connection:
     ) -> Answer:
         started = time.perf_counter()
         new = False
+        resumed = False
         connect = 0.0
         answer: Answer | None = None
         error: BaseException | None = None
@@ -215,8 +253,12 @@ class Connection:
             try:
                 conn.request(method, self.prefix + path, body=body, headers=sent)
                 resp = conn.getresponse()
+                if new:
+                    resumed = self._keep_session(conn)
                 data = resp.read()
             except BaseException:
+                if new and self.sessions is not None and getattr(conn, "offered", None):
+                    self.sessions.drop(self.origin)  # the next connection: a full handshake
                 if conn is self._conn:
                     self._drop()
                 else:
@@ -247,6 +289,7 @@ class Connection:
                         answer,
                         error,
                         connect,
+                        resumed,
                     )
                 )
 

@@ -511,3 +511,74 @@ def test_a_renewal_ends_the_old_certificate_after_a_grace(setup: Setup, tmp_path
     assert time.time() >= ends - 1  # not before its grace was over
     assert client.whoami()["provider"] == "lab"  # the new one works on
     assert grace_seconds() == GRACE_SECONDS  # this process: the default
+
+
+def _exchanges(client: Client) -> list[Any]:
+    """Record what each of ``client``'s requests did (a new connection, resumed)."""
+    seen: list[Any] = []
+    client.observer = client.connection.observer = seen.append
+    return seen
+
+
+def _new_connections(seen: list[Any]) -> list[bool]:
+    """Whether each new connection among ``seen`` resumed its TLS session."""
+    return [e.resumed for e in seen if e.new_connection]
+
+
+def test_a_daemons_next_connection_resumes_its_tls_session(setup: Setup, tmp_path: Path) -> None:
+    """Every new connection after the first offers the last session the server gave
+    (this client's or its sibling's); the server resumes it and still knows the
+    daemon by its certificate alone: its identity and scope hold as on a full
+    handshake."""
+    _, client = _enrolled(setup, tmp_path / "id", "certs-n", "alpha")
+    seen = _exchanges(client)
+    assert client.whoami()["provider"] == "alpha"  # full: enrolment's presented no certificate
+    worker = client.register("alpha", "i-1")["workerId"]
+    client.heartbeat(worker)
+    assert (who := client.whoami())["scope"] == "daemon" and who["provider"] == "alpha"
+    assert _new_connections(seen) == [False, True, True, True], seen  # no keep-alive here
+    with pytest.raises(ApiFailure) as other:  # its scope, on a resumed connection
+        client.register("beta", "i-1")
+    assert other.value.status == 403 and seen[-1].resumed
+    poller = client.sibling()  # the long-poll's client: a connection of its own
+    poller.keep_alive = True
+    polled = _exchanges(poller)
+    assert poller.poll_work(worker, wait=0) is None
+    assert _new_connections(polled) == [True]
+    assert client.sessions is poller.sessions and len(client.sessions) == 1
+
+
+def test_a_renewed_certificate_drops_the_session(setup: Setup, tmp_path: Path) -> None:
+    """A renewal's next connection is a full handshake with the new certificate (the
+    old one's row revoked, it is accepted), and the one after resumes again."""
+    folder = tmp_path / "id"
+    creds, client = _enrolled(setup, folder, "certs-o", "lab")
+    seen = _exchanges(client)
+    client.whoami()
+    client.whoami()
+    assert _new_connections(seen) == [False, True]
+    old = json.loads((folder / "daemon.json").read_text())["serial"]
+    meta = json.loads((folder / "daemon.json").read_text())
+    (folder / "daemon.json").write_text(json.dumps(meta | {"issuedAt": 0}))
+    creds.step(client)  # renewed over a resumed connection, with the old certificate
+    (row,) = [t for t in setup.admin().request("GET", "/api/tokens") if t["label"] == f"cert {old}"]
+    setup.admin().request("DELETE", f"/api/tokens/{row['id']}")
+    del seen[:]
+    assert client.whoami()["provider"] == "lab"  # by the new certificate
+    assert client.whoami()["provider"] == "lab"
+    assert _new_connections(seen) == [False, True], seen
+
+
+def test_a_revoked_certificate_is_refused_on_a_resumed_connection(
+    setup: Setup, tmp_path: Path
+) -> None:
+    """The server checks a certificate's row on every request, not at the handshake:
+    one revoked since its session began is refused when the session is resumed."""
+    _, client = _enrolled(setup, tmp_path / "id", "certs-p", "lab")
+    seen = _exchanges(client)
+    client.whoami()
+    assert client.whoami()["provider"] == "lab" and seen[-1].resumed
+    setup.admin().request("DELETE", "/api/namespaces/certs-p/providers/lab/tokens")
+    with pytest.raises(ApiFailure) as refused:
+        client.whoami()
+    assert refused.value.status == 401 and seen[-1].resumed
