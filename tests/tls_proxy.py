@@ -12,7 +12,11 @@ certificates with) it does what nginx does with ``ssl_verify_client optional`` a
 certificate, and passes the one presented on to the upstream in that header,
 URL-escaped PEM, on every request of the connection; a header of that name the
 client sent itself is dropped, always. It reads each request's head to do so (and
-its body by ``Content-Length`` or chunks); answers still stream back unread.
+its body by ``Content-Length`` or chunks); answers still stream back unread. With
+``xfcc=True`` the header's value is what Envoy sends with
+``forward_client_cert_details: SANITIZE_SET`` and ``set_current_client_cert_details:
+{ cert: true }``: one element, ``By`` (the proxy), ``Hash`` (the certificate's
+SHA-256) and ``Cert`` (URL-escaped PEM, double-quoted).
 
 One asyncio loop in a thread of its own::
 
@@ -60,8 +64,10 @@ class TLSProxy:
         *,
         client_cert_header: str | None = None,
         client_ca: Path | None = None,
+        xfcc: bool = False,
     ) -> None:
         self.upstream = upstream
+        self.xfcc = xfcc
         self.ca, cert, key = make_certificate(folder)
         self._ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)  # no client cert asked
         self._ctx.load_cert_chain(str(cert), str(key))
@@ -136,6 +142,11 @@ class TLSProxy:
                 der = writer.get_extra_info("ssl_object").getpeercert(binary_form=True)
                 pem = ssl.DER_cert_to_PEM_cert(der) if der else ""
                 value = urllib.parse.quote(pem, safe="").encode("ascii")
+                if self.xfcc and der:
+                    import hashlib
+
+                    by = b"By=spiffe://tests/proxy;Hash=" + hashlib.sha256(der).hexdigest().encode()
+                    value = by + b';Cert="' + value + b'"'
                 upward = self._requests(reader, up_writer, value)
             await asyncio.gather(upward, _pump(up_reader, writer))
         except asyncio.CancelledError:

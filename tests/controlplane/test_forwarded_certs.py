@@ -265,3 +265,95 @@ def test_the_options_are_checked() -> None:
             header_name(bad)
     with pytest.raises(ForwardedConfigError, match="not an address or a network"):
         networks(["10.0.0.0/33"])
+
+
+def test_a_daemon_behind_envoy_works_by_the_certificate_in_xfcc(
+    setup: Setup, tmp_path: Path
+) -> None:
+    """The proxy sends Envoy's x-forwarded-client-cert (SANITIZE_SET, cert: true):
+    the daemon enrolls and works by the certificate in its Cert."""
+    with TLSProxy(
+        ("127.0.0.1", setup.server.port), tmp_path / "envoy", client_cert_header=HEADER,
+        client_ca=setup.server.data_dir / "tls" / "client-ca.crt", xfcc=True,
+    ) as envoy:  # fmt: skip
+        token = _bootstrap(setup, "fwd-x")
+        client = Client(envoy.url, ca=str(envoy.ca), namespace="fwd-x")
+        Credentials(tmp_path / "id", "fwd-x", "lab", lambda: token).step(client)
+        assert client.token is None and client.cert is not None
+        who = client.whoami()  # by the XFCC header alone
+        assert (who["scope"], who["provider"]) == ("daemon", "lab")
+        worker = client.register("lab", "i-1", host="host-a")["workerId"]
+        client.heartbeat(worker)
+        with pytest.raises(ApiFailure) as refused:
+            client.register("other", "i-1")  # its provider's routes only
+        assert refused.value.status == 403
+        assert envoy.forwarded >= 3
+
+
+def _xfcc(*elements: str) -> str:
+    return ",".join(elements)
+
+
+def test_xfcc_is_read_by_its_nearest_elements_cert(setup: Setup, tmp_path: Path) -> None:
+    """Of several elements (APPEND_FORWARD) the last, the trusted proxy's own, is
+    read: a certificate in an earlier one (the client's own header, passed on) is
+    never believed. Keys in any case, values quoted or not."""
+    _enrolled(setup, tmp_path / "id", "fwd-y")
+    pem = (tmp_path / "id" / "daemon.pem").read_bytes()
+    cert = _escaped(pem[: pem.index(b"-----END CERTIFICATE-----") + 26])
+    forged = _escaped(_signed(setup, days=1, other_ca=True))
+    mine = f'By=spiffe://edge;Hash=ab12;Cert="{cert}";Subject="CN=nymph lab, O=\\"x;y=z\\""'
+    status, body = _direct(setup, mine)
+    assert status == 200 and body["provider"] == "lab", body
+    assert _direct(setup, f"hash=ab12;cert={cert};uri=lakeshore://fwd-y/lab")[0] == 200
+    assert _direct(setup, _xfcc(f'Cert="{forged}"', mine))[0] == 200
+    status, body = _direct(setup, _xfcc(mine, f'By=spiffe://edge;Cert="{forged}"'))
+    assert status == 401 and "not issued by this server's CA" in body["detail"], body
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ('By=spiffe://edge;Hash=ab12;Subject="CN=x"', "carries no Cert"),
+        ('By=spiffe://edge;Cert=""', "carries no Cert"),
+        ('Cert="%2D%2D",By=spiffe://edge;Hash=ab12', "carries no Cert"),
+        ('By=spiffe://edge;Cert="abc', "not closed"),
+        ("By=spiffe://edge;Cert=a;Cert=b", "more than once"),
+    ],
+    ids=["by-and-hash", "empty-cert", "cert-only-farther", "unclosed", "two-certs"],
+)
+def test_xfcc_without_a_certificate_is_refused_with_the_reason(
+    setup: Setup, value: str, says: str
+) -> None:
+    status, body = _direct(setup, value)
+    assert status == 401 and says in body["detail"], body
+    assert HEADER in body["detail"]
+    if says == "carries no Cert":
+        assert "set_current_client_cert_details" in body["detail"]
+
+
+def test_xfcc_and_escaped_pem_are_told_apart() -> None:
+    from dreamlake.controlplane.server.identity.xfcc import XfccError, is_xfcc, nearest_cert
+
+    assert is_xfcc(b"By=x;Cert=y") and is_xfcc(b" hash=1")
+    assert not is_xfcc(b"-----BEGIN%20CERTIFICATE-----%0A") and not is_xfcc(b"")
+    assert nearest_cert(b'Cert="a,b";By=x,By=y;Cert=c') == b"c"
+    with pytest.raises(XfccError, match="By and Hash name a certificate"):
+        nearest_cert(b"By=x;Hash=y")
+
+
+def test_the_docs_give_envoys_lines_the_tests_proxy_follows() -> None:
+    """docs/deploy.md's Envoy lines are the ones the tests' proxy acts out with
+    ``xfcc=True`` (one element, its Cert, the client's own header replaced)."""
+    import re
+
+    import yaml
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "deploy.md").read_text()
+    (block,) = re.findall(r"```yaml\n(.*?)```", page, re.S)
+    assert yaml.safe_load(block) == {
+        "forward_client_cert_details": "SANITIZE_SET",
+        "set_current_client_cert_details": {"cert": True},
+    }
+    assert "--client-cert-header x-forwarded-client-cert" in page
+    assert header_name("x-forwarded-client-cert") == b"x-forwarded-client-cert"

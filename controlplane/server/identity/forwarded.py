@@ -4,7 +4,9 @@ Behind a proxy that ends TLS (docs/deploy.md, way 3) the daemon's certificate en
 at the proxy. ``lakeshore serve --client-cert-header NAME --trusted-proxy CIDR``
 takes it from a header instead, as nginx (``$ssl_client_escaped_cert``) and AWS
 ALB's mutual-TLS passthrough (``X-Amzn-Mtls-Clientcert``) pass it on: the PEM
-certificate, URL-escaped.
+certificate, URL-escaped; or as Envoy does (``x-forwarded-client-cert``, XFCC):
+the ``Cert`` of the element its nearest proxy added (:mod:`.xfcc` says which and
+why), refused when that element has none.
 
 * Only a request whose TCP peer (the connection itself, never a forwarding header)
   is in a trusted network may present one. The header from any other peer is
@@ -39,6 +41,7 @@ from typing import Any
 
 from ..errors import ApiError
 from .peer import PEER_KEY
+from .xfcc import XfccError, is_xfcc, nearest_cert
 
 REMEMBERED = 20_000
 """Verified certificates remembered at most (a fleet's worth); then forgotten at once."""
@@ -160,13 +163,20 @@ class ForwardedCerts:
             f"the client certificate in {self.name} was not issued by this server's CA; "
             "run connect again for a new bootstrap token"
         )
+        value = raw.strip()
+        if is_xfcc(value):  # Envoy's x-forwarded-client-cert: its nearest element's Cert
+            try:
+                value = nearest_cert(value)
+            except XfccError as exc:
+                raise _refused(f"the {self.name} header is refused: {exc}") from None
         try:
-            pem = urllib.parse.unquote_to_bytes(raw.strip())
+            pem = urllib.parse.unquote_to_bytes(value)
             cert = x509.load_pem_x509_certificate(pem)
         except ValueError:
             raise _refused(
                 f"the {self.name} header carries no PEM certificate (the proxy passes the "
-                "client's certificate URL-escaped: nginx $ssl_client_escaped_cert)"
+                "client's certificate URL-escaped: nginx $ssl_client_escaped_cert, or "
+                "Envoy's x-forwarded-client-cert with Cert)"
             ) from None
         if not issued_by(cert, self.ca):
             raise untrusted
