@@ -9,20 +9,47 @@
 Detection is one probe command whose ``key=value`` output is parsed by a pure
 function; the choice and the unit text are pure values too. Starting returns as
 soon as ``systemctl restart`` / ``tmux new-session -d`` returns: the connection
-that started the daemon never supervises it.
+that started the daemon never supervises it. ``tmux new-session`` has
+:func:`start_timeout` seconds to return (``DREAMLAKE_DAEMON_START_TIMEOUT``, 30 by
+default): a host that does not start it in that time is a ``remote_timeout``.
 """
 
 from __future__ import annotations
 
+import math
+import os
 import shlex
 from dataclasses import dataclass
 from typing import Literal
 
-from ..contract.errors import RemoteError
+from ..contract.errors import RemoteError, UsageError
 from ..remote.base import Shell, check
 from .probe import USER_ENV  # status reads it without importing this module
 
 Supervisor = Literal["systemd-user", "systemd-system", "tmux"]
+
+START_TIMEOUT_ENV = "DREAMLAKE_DAEMON_START_TIMEOUT"
+DEFAULT_START_TIMEOUT = 30.0
+
+
+def start_timeout() -> float:
+    """Seconds the daemon's start under tmux has to return on its host:
+    ``DREAMLAKE_DAEMON_START_TIMEOUT``, else 30. Raises :class:`UsageError` for a
+    value that is not a number of seconds above 0."""
+    raw = os.environ.get(START_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return DEFAULT_START_TIMEOUT
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = math.nan
+    if not (seconds > 0 and math.isfinite(seconds)):
+        raise UsageError(
+            f"{START_TIMEOUT_ENV}={raw!r} is not a number of seconds above 0; set it to "
+            f"one, or unset it for the default ({DEFAULT_START_TIMEOUT:g})"
+        )
+    return seconds
+
 
 PROBE = (
     USER_ENV
@@ -204,7 +231,12 @@ def start(shell: Shell, spec: DaemonSpec, supervisor: Supervisor, caps: Capabili
     start command does."""
     _stop_elsewhere(shell, spec, supervisor, caps)
     if supervisor == "tmux":
-        check(shell, tmux_command(spec), timeout=30, what=f"starting tmux session {spec.session}")
+        check(
+            shell,
+            tmux_command(spec),
+            timeout=start_timeout(),
+            what=f"starting tmux session {spec.session}",
+        )
         return
     system = supervisor == "systemd-system"
     text = systemd_unit(spec, system=system).encode()

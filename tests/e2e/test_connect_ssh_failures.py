@@ -33,10 +33,12 @@ pytestmark = [pytest.mark.needs_sshd, pytest.mark.slow]
 BIN = Path(sys.executable).parent
 
 _HANGING_TMUX = """#!/bin/sh
-# A tmux whose new-session hangs (a host under load); anything else finds nothing.
-case " $* " in *" new-session "*) exec sleep 35;; esac
+# A tmux whose new-session hangs (a host under load) past the start bound the test
+# sets (HANG_BOUND); anything else finds nothing.
+case " $* " in *" new-session "*) exec sleep 20;; esac
 exit 1
 """
+HANG_BOUND = "3"  # DREAMLAKE_DAEMON_START_TIMEOUT: seconds, not the default 30
 
 
 @pytest.fixture(scope="module")
@@ -52,12 +54,12 @@ def dl(project: Path, *args: str) -> Any:
     return run(project, ["dreamlake", "provider", *args])
 
 
-def run(project: Path, argv: list[str]) -> Any:
+def run(project: Path, argv: list[str], **env: str) -> Any:
     exe = BIN / argv[0]
     proc = subprocess.run(
         [str(exe) if exe.is_file() else argv[0], *argv[1:], "--json"],
         cwd=project,
-        env=os.environ.copy(),
+        env={**os.environ, **env},
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -94,12 +96,13 @@ def provider(
 
 
 def connect_fails_then_follow(
-    project: Path, name: str, kind: str, good: _sshd.SSHServer
+    project: Path, name: str, kind: str, good: _sshd.SSHServer, **env: str
 ) -> dict[str, Any]:
-    """connect fails with ``kind``; its next action is followed once (the edit it asks
-    for names the good host in adopt.json, then its command). What that answers."""
+    """connect fails with ``kind`` (``env`` added to its environment); its next action
+    is followed once (the edit it asks for names the good host in adopt.json, then
+    its command, with the default settings). What that answers."""
     argv = ["dreamlake", "provider", "connect", "-n", name]
-    out = run(project, argv)
+    out = run(project, argv, **env)
     assert (out["status"], out["kind"]) == ("error", kind), out
     assert "answers over ssh and is not overloaded" in out["error"], out["error"]
     nxt = out["nextAction"]
@@ -122,9 +125,10 @@ def test_a_host_that_hangs_names_another_host_not_connect_again(
     provider: tuple[str, Path], bad_host: _sshd.SSHServer, sshd: _sshd.SSHServer
 ) -> None:
     """Starting the daemon under tmux hangs past connect's bound on the bad host
-    (``remote_timeout``)."""
+    (``remote_timeout``), the bound shortened to a few seconds."""
     name, project = provider
-    after = connect_fails_then_follow(project, name, "remote_timeout", sshd)
+    bound = {"DREAMLAKE_DAEMON_START_TIMEOUT": HANG_BOUND}
+    after = connect_fails_then_follow(project, name, "remote_timeout", sshd, **bound)
     assert after["status"] in ("connected", "connecting"), after
     assert after["host"] == f"{sshd.user}@{sshd.host}:{sshd.port}", after
 

@@ -260,3 +260,40 @@ def test_systemd_system_start_uses_passwordless_sudo() -> None:
         root, SPEC, "systemd-system", Capabilities(user="root", uid=0, systemd=True, sudo=True)
     )
     assert not any("sudo" in c for c in root.commands)
+
+
+def test_the_start_bound_is_a_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dreamlake.engine.contract.errors import UsageError
+
+    monkeypatch.delenv(supervise.START_TIMEOUT_ENV, raising=False)
+    assert supervise.START_TIMEOUT_ENV == "DREAMLAKE_DAEMON_START_TIMEOUT"
+    assert supervise.start_timeout() == supervise.DEFAULT_START_TIMEOUT == 30.0
+    monkeypatch.setenv(supervise.START_TIMEOUT_ENV, " 2.5 ")
+    assert supervise.start_timeout() == 2.5
+    for bad in ("soon", "0", "-1", "nan", "inf"):
+        monkeypatch.setenv(supervise.START_TIMEOUT_ENV, bad)
+        with pytest.raises(UsageError, match="not a number of seconds above 0"):
+            supervise.start_timeout()
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    assert f"| `{supervise.START_TIMEOUT_ENV}` |" in readme
+
+
+def test_a_tmux_start_that_hangs_ends_at_the_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dreamlake.engine.contract.errors import RemoteError
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "tmux").write_text(
+        '#!/bin/sh\ncase " $* " in *" new-session "*) exec sleep 20;; esac\nexit 1\n'
+    )
+    (bin_dir / "tmux").chmod(0o755)
+    shell = LocalShell(env={"PATH": f"{bin_dir}:/usr/bin:/bin"})
+    monkeypatch.setenv(supervise.START_TIMEOUT_ENV, "1")
+    spec = DaemonSpec("hang", str(tmp_path / "run.sh"), str(tmp_path), str(tmp_path / "log"))
+    started = time.monotonic()
+    with pytest.raises(RemoteError) as hung:
+        supervise.start(shell, spec, "tmux", Capabilities(tmux=True))
+    assert hung.value.kind == "remote_timeout" and "within 1s" in hung.value.message
+    assert time.monotonic() - started < 15  # the bound, not the hang (20 s)

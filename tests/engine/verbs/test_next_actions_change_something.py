@@ -596,10 +596,12 @@ def test_a_transfer_that_breaks_does_not_answer_connect_again(
 
 
 _HANGING_TMUX = """#!/bin/sh
-# A tmux whose new-session hangs (a host under load); anything else finds nothing.
-case " $* " in *" new-session "*) exec sleep 35;; esac
+# A tmux whose new-session hangs (a host under load) past the start bound the test
+# sets (HANG_BOUND); anything else finds nothing.
+case " $* " in *" new-session "*) exec sleep 20;; esac
 exit 1
 """
+HANG_BOUND = "3"  # DREAMLAKE_DAEMON_START_TIMEOUT: seconds, not the default 30
 
 
 def test_a_host_that_hangs_does_not_answer_connect_again(
@@ -622,12 +624,14 @@ def test_a_host_that_hangs_does_not_answer_connect_again(
     (bin_dir / "tmux").write_text(_HANGING_TMUX)
     (bin_dir / "tmux").chmod(0o755)
     world.env["PATH"] = f"{bin_dir}{os.pathsep}{world.env.get('PATH', '')}"
+    world.env["DREAMLAKE_DAEMON_START_TIMEOUT"] = HANG_BOUND
     argv = ["dreamlake", "provider", "connect", "-n", "lab"]
     _, out = world.run(argv)
     assert isinstance(out, dict) and (out["status"], out["kind"]) == (
         "error",
         "remote_timeout",
     ), out
+    assert f"within {HANG_BOUND}s" in out["error"], out["error"]
     assert "answers and is not overloaded" in out["error"]
     after = follow_once(world, argv, out, None)
     assert not _is_same_failure(out, after), after
