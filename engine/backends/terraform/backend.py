@@ -124,10 +124,13 @@ class TerraformBackend:
             creates=planned.creates,
         )
         meta = planfile.write_record(tf, record)
-        from . import early
+        if ahead is None or fingerprint != mark.fingerprint:
+            # A plan taken over from the record was started with these same facts
+            # (early.take): that record stands, and nothing is read to rewrite it.
+            from . import early
 
-        with contextlib.suppress(OSError):  # no record: the next plan starts when ready
-            early.remember(tf, binary, env, fingerprint)
+            with contextlib.suppress(OSError):  # no record: the next plan starts when ready
+                early.remember(tf, binary, env, fingerprint)
         files = [str(tf / PLAN_FILE), str(meta)]
         if not had_lock_hcl and (tf / planfile.LOCK_HCL).exists():
             files.append(str(tf / planfile.LOCK_HCL))

@@ -66,11 +66,14 @@ def test_a_plan_started_ahead_is_taken_and_answers_as_a_plan_of_its_own(
     pdir = _planned(project)
     plain = plan("lab", dream_dir=str(project)).to_json()
     runs = _own_plan_runs(monkeypatch)
+    remembered: list[object] = []
+    monkeypatch.setattr(early, "remember", lambda *a: remembered.append(a))
     assert early.start_plan("lab", str(project))
     assert early.pending(pdir / "terraform")
     ahead = plan("lab", dream_dir=str(project)).to_json()
     assert ahead == plain  # the same document, byte for byte
     assert runs == []  # the plan started ahead was the plan: no second terraform run
+    assert remembered == []  # started from the record with these facts: it stands
     assert not early.pending(pdir / "terraform") and _leftovers(pdir) == []
     assert status("lab", dream_dir=str(project)).status == "ready"  # tfplan is the recorded one
 
