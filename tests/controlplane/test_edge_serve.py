@@ -22,6 +22,7 @@ import signal
 import socket
 import ssl
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -180,3 +181,21 @@ def test_the_flag_is_documented_and_checked() -> None:
                              capture_output=True, text=True, env=clean_env(), timeout=60)  # fmt: skip
     assert refused.returncode != 0
     assert "--tls-processes must be 0" in refused.stderr
+
+
+def test_the_deploy_page_shows_the_flag_as_serve_takes_it() -> None:
+    root = Path(__file__).resolve().parents[2]
+    page = (root / "docs" / "deploy.md").read_text()
+    section = page.split("## Handshakes off the event loop (`--tls-processes`)")[1].split("\n## ")[
+        0
+    ]
+    example = next(line for line in section.splitlines() if line.startswith("lakeshore serve"))
+    helped = subprocess.run([*lakeshore_argv(), "serve", "--help"], capture_output=True,
+                            text=True, env=clean_env(COLUMNS="200"), timeout=60).stdout  # fmt: skip
+    for flag in (word for word in example.split() if word.startswith("--")):
+        assert flag in helped, flag
+    assert "LAKESHORE_TLS_PROCESSES" in section
+    assert "`LAKESHORE_TLS_PROCESSES`" in (root / "docs" / "controlplane.md").read_text()
+    bench = subprocess.run([sys.executable, str(root / "benchmarks" / "fleet_daemons.py"), "--help"],
+                           capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert "--tls-processes" in bench.stdout

@@ -166,6 +166,7 @@ class Edge:
         self.accepting = False
         self.stopping = False
         self.handshaking = 0
+        self.tasks: set[asyncio.Task[None]] = set()
         self.relays = 0
         self.counts = {"closed": 0, "waited": 0, "handshakes": 0, "failed": 0}
         self.reported: dict[str, int] = dict(self.counts)
@@ -202,7 +203,9 @@ class Edge:
                 continue
             conn.setblocking(False)
             self.handshaking += 1
-            self.loop.create_task(self._serve(conn))
+            task = self.loop.create_task(self._serve(conn))
+            self.tasks.add(task)  # the loop holds its tasks weakly
+            task.add_done_callback(self.tasks.discard)
 
     async def _serve(self, conn: socket.socket) -> None:
         inbound = Half(self)
