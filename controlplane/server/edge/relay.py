@@ -6,13 +6,17 @@ with the listening sockets inherited and its configuration (JSON) on stdin; it
 imports the standard library and uvloop (when installed) only.
 
 * **Accepting**: every edge watches every listening socket, so an edge busy with
-  handshakes leaves the queue to one that is free; each holds at most
-  :data:`HANDSHAKES_AT_ONCE` handshakes in progress and stops accepting until one
+  handshakes leaves the queue to one that is free; with
+  :data:`HANDSHAKES_AT_ONCE` handshakes in progress it stops accepting until one
   ends, so connections wait in the kernel's queue (where another edge may take
-  them) rather than in a busy edge.
+  them) rather than in a busy edge; but it takes one more every
+  :data:`BUSY_PAUSE` seconds, so connections that never send a hello (held until
+  the handshake's 10 s timeout) cannot stop it.
 * **Stale**: a connection whose client has closed it, or whose first bytes waited
   longer than a daemon waits, is reset before any handshake (:mod:`.stale`).
-* **Relaying**: after the handshake the edge connects to the server's Unix socket,
+* **Relaying**: after the handshake the edge connects to one of the server's Unix
+  sockets (taking turns, as the server's loop takes one connection per socket per
+  turn),
   sends the preamble (:mod:`.wire`), and copies bytes both ways with flow control;
   either side closing closes the other once what it has is written.
 * **Signals**: ``SIGHUP`` loads the certificate and key again into the live
@@ -40,8 +44,10 @@ from typing import Any
 from . import stale, wire
 
 HANDSHAKES_AT_ONCE = 16
+BUSY_PAUSE = 0.05  # seconds an edge with that many leaves the queue to the others
 ACCEPTS_PER_TURN = 8
 HANDSHAKE_SECONDS = 10.0
+CONNECT_SECONDS = 5.0  # to reach the server's relay sockets, full as they may be
 READ_AT_MOST = 256 * 1024  # buffered on one side before the other side stops reading
 log = logging.getLogger("lakeshore.edge")
 
@@ -158,7 +164,8 @@ class Edge:
         self.loop = asyncio.get_running_loop()
         self.context = _context(config)
         self.config = config
-        self.address = config["relay"]
+        self.addresses: list[str] = list(config["relay"])
+        self.turn = os.getpid()  # edges start their turns at different sockets
         self.bound_ms = int(config.get("stale_after_ms", stale.STALE_AFTER_MS))
         self.listeners = [socket.socket(fileno=fd) for fd in config["fds"]]
         for sock in self.listeners:
@@ -166,9 +173,10 @@ class Edge:
         self.accepting = False
         self.stopping = False
         self.handshaking = 0
+        self.over_until = 0.0
         self.tasks: set[asyncio.Task[None]] = set()
         self.relays = 0
-        self.counts = {"closed": 0, "waited": 0, "handshakes": 0, "failed": 0}
+        self.counts = {"closed": 0, "waited": 0, "handshakes": 0, "failed": 0, "unrelayed": 0}
         self.reported: dict[str, int] = dict(self.counts)
         self.done = self.loop.create_future()
 
@@ -187,8 +195,13 @@ class Edge:
     def _readable(self, listener: socket.socket) -> None:
         for _ in range(ACCEPTS_PER_TURN):
             if self.handshaking >= HANDSHAKES_AT_ONCE:
-                self.accept(False)
-                return
+                now = self.loop.time()
+                if now < self.over_until:  # busy: leave the queue to a free edge a while
+                    self.accept(False)
+                    self.loop.call_later(self.over_until - now, self._busy_over)
+                    return
+                # clients that send no hello must not stop it for good: one more now
+                self.over_until = now + BUSY_PAUSE
             try:
                 conn, _ = listener.accept()
             except (BlockingIOError, InterruptedError):
@@ -206,6 +219,10 @@ class Edge:
             task = self.loop.create_task(self._serve(conn))
             self.tasks.add(task)  # the loop holds its tasks weakly
             task.add_done_callback(self.tasks.discard)
+
+    def _busy_over(self) -> None:
+        if not self.stopping:
+            self.accept(True)
 
     async def _serve(self, conn: socket.socket) -> None:
         inbound = Half(self)
@@ -231,13 +248,12 @@ class Edge:
             cert = ssl_object.getpeercert(binary_form=True) if ssl_object is not None else None
             peer = transport.get_extra_info("peername") or ("", 0)
             local = transport.get_extra_info("sockname") or ("", 0)
-            unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            unix.setblocking(False)
-            await self.loop.sock_connect(unix, self.address)
+            unix = await self._connect()
             outbound = Half(self)
             await self.loop.create_unix_connection(lambda: outbound, sock=unix)
         except OSError as exc:
             log.warning("edge %d cannot reach the server: %s", os.getpid(), exc)
+            self.counts["unrelayed"] += 1
             transport.abort()
             self.relay_ended()
             return
@@ -245,6 +261,30 @@ class Edge:
         inbound.link(outbound)
         if not inbound.closed:
             transport.resume_reading()
+
+    async def _connect(self) -> socket.socket:
+        """A connection to one of the server's relay sockets, taking turns. A Unix
+        socket's connect is done at once or refused at once (``EAGAIN``: its queue
+        is full), never in progress: a full one is tried again a little later."""
+        ends = self.loop.time() + CONNECT_SECONDS
+        pause = 0.002
+        while True:
+            address = self.addresses[self.turn % len(self.addresses)]
+            self.turn += 1
+            unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            unix.setblocking(False)
+            try:
+                unix.connect(address)
+                return unix
+            except (BlockingIOError, InterruptedError):
+                unix.close()
+            except OSError:
+                unix.close()
+                raise
+            if self.loop.time() > ends:
+                raise OSError("the server's relay sockets stayed full")
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 0.05)
 
     def relay_ended(self) -> None:
         self.relays -= 1
@@ -307,7 +347,20 @@ def _die_with_parent(parent: int) -> None:
         os.kill(os.getpid(), signal.SIGTERM)
 
 
+def _open_files() -> None:
+    """As many open files as allowed (the server raised its own limit already): an
+    edge holds two per relayed connection."""
+    try:
+        import resource
+
+        _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    except (ImportError, OSError, ValueError):
+        pass
+
+
 async def serve(config: dict[str, Any]) -> None:
+    _open_files()
     edge = Edge(config)
     loop = edge.loop
     loop.add_signal_handler(signal.SIGTERM, edge.stop)

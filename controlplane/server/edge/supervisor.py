@@ -1,8 +1,9 @@
 """The server's side of its edges: the Unix socket they relay to, starting them,
 restarting one that ends, and passing reloads and shutdown on.
 
-* The Unix socket has a name in the abstract namespace (nothing in the file
-  system), and the server serves only connections whose peer process is one of its
+* The Unix sockets (``relays`` of them: the server's loop takes one connection
+  per socket per turn, as on its TCP port) have names in the abstract namespace
+  (nothing in the file system), and the server serves only connections whose peer process is one of its
   own edges (``SO_PEERCRED``, checked in :mod:`.relayed`): no other process can
   claim a client's certificate.
 * An edge that ends while the server runs is started again at once (after a
@@ -71,20 +72,26 @@ class Edges:
         state: Any = None,
         backlog: int = 4096,
         drain_seconds: float = 30.0,
+        relays: int = 1,
         stale_after_ms: int = stale.STALE_AFTER_MS,
     ) -> None:
         self.count = max(1, count)
         self.listeners = listeners
         self.state = state
-        self.address = f"\0lakeshore-edge-{os.getpid()}-{secrets.token_hex(8)}"
-        self.unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.unix.bind(self.address)
-        self.unix.listen(backlog)
+        name = f"\0lakeshore-edge-{os.getpid()}-{secrets.token_hex(8)}"
+        self.addresses = [f"{name}-{i}" for i in range(max(1, relays))]
+        self.sockets: list[socket.socket] = []
+        for address in self.addresses:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.sockets.append(sock)
+            sock.bind(address)
+            sock.listen(backlog)
+        self.unix = self.sockets[0]
         self.config = {
             "cert": cert,
             "key": key,
             "client_ca": client_ca.decode() if client_ca else None,
-            "relay": self.address,
+            "relay": self.addresses,
             "fds": [sock.fileno() for sock in listeners],
             "parent": os.getpid(),
             "stale_after_ms": stale_after_ms,
@@ -232,5 +239,6 @@ class Edges:
                 proc.wait()
         if self._thread is not None:
             self._thread.join(2)
-        with contextlib.suppress(OSError):
-            self.unix.close()
+        for sock in self.sockets:
+            with contextlib.suppress(OSError):
+                sock.close()

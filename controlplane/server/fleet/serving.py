@@ -41,7 +41,8 @@
   5 ms. The loop gives up the GIL at every wait for sockets, and a thread of the
   pool that holds it (a listing, a claim) keeps it until the interval runs out: at
   5 ms each of a request's turns of the loop could wait that long.
-* **Shutdown**: the listener closes, ``app.state.draining`` is set, so every held
+* **Shutdown**: the listener closes (with TLS edges: they stop accepting and the
+  port closes, while they relay what is open), ``app.state.draining`` is set, so every held
   long-poll answers 503 with a spread ``Retry-After`` (see
   ``shedding.restarting``) and the fleet comes back over seconds, not at once,
   and each connection closes after its answer. Answering 10,000 held polls takes
@@ -207,6 +208,7 @@ def run(
                 client_ca=tls.client_ca,
                 state=application.state,
                 backlog=settings.backlog,
+                relays=max(1, settings.listeners),
                 drain_seconds=DRAIN_SECONDS + settings.shutdown_grace_seconds + 5,
             )
             config.http_protocol_class = relayed(config.http_protocol_class, edges)
@@ -258,7 +260,7 @@ def run(
         )
     sockets = None
     if edges is not None:
-        sockets = [edges.unix]  # the edges hold the port's sockets
+        sockets = edges.sockets  # the edges hold the port's sockets
     elif settings.listeners > 1 and hasattr(socket, "SO_REUSEPORT"):
         sockets = listening_sockets(host, port, settings.listeners, settings.backlog)
     log.info(
