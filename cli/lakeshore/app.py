@@ -190,8 +190,8 @@ def serve(
             "--tls-processes",
             help="With TLS: processes that do the handshakes and relay each connection "
             "to the server, so its event loop spends no time on them, and that refuse a "
-            "connection whose client has given up before any handshake (default: "
-            "LAKESHORE_TLS_PROCESSES, else the machine's cores; 0: TLS on the event loop).",
+            "connection whose client has given up before any handshake, e.g. the "
+            "machine's cores (default: LAKESHORE_TLS_PROCESSES, else 0: TLS on the event loop).",
         ),
     ] = None,
     client_cert_header: Annotated[

@@ -82,7 +82,7 @@ class Settings:
     # listening sockets on the port, in one SO_REUSEPORT group (see fleet/serving.py)
     listeners: int = DEFAULT_LISTENERS
     # With TLS, processes that do the handshakes and relay to the event loop (see
-    # server/edge/); None: the machine's cores; 0: TLS on the event loop itself.
+    # server/edge/); None or 0: TLS on the event loop itself.
     tls_processes: int | None = None
     keep_alive_seconds: float | None = None
     max_connections: int | None = None

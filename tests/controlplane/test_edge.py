@@ -32,7 +32,7 @@ from dreamlake.controlplane.client import Client
 from dreamlake.controlplane.nymph.keypair import KeyPair
 from dreamlake.controlplane.server.builtin_ca import issue_server, make_ca
 from dreamlake.controlplane.server.edge import stale, wire
-from dreamlake.controlplane.server.edge.supervisor import Edges, default_count
+from dreamlake.controlplane.server.edge.supervisor import Edges
 from dreamlake.controlplane.server.fleet.serving import listening_sockets
 from dreamlake.controlplane.server.identity.issue import sign
 from dreamlake.controlplane.server.metrics.registry import ServerMetrics
@@ -287,7 +287,3 @@ def test_stopping_closes_the_port_and_drains_what_is_relayed(edges: Edges, pki: 
     assert client.recv(65536) == b""
     client.close()
     assert wait_until(lambda: all(p.poll() is not None for p in procs), 30)
-
-
-def test_the_default_is_the_cores() -> None:
-    assert default_count() >= 1

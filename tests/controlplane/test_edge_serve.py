@@ -1,9 +1,8 @@
 """``lakeshore serve`` with its TLS edge processes (``--tls-processes``): a real
 server on 127.0.0.1 with a certificate the test makes.
 
-* ``--tls-processes 1`` starts one edge, the default the machine's cores,
-  ``LAKESHORE_TLS_PROCESSES=0`` none (TLS on the event loop, as before); requests
-  see ``https`` either way.
+* ``--tls-processes 1`` starts one edge, ``LAKESHORE_TLS_PROCESSES=2`` two, the
+  default none (TLS on the event loop, as before); requests see ``https`` either way.
 * Only the server's own edges may relay: another process on its Unix socket,
   claiming a client, is closed unanswered.
 * SIGTERM drains through the edges: a held long-poll over TLS is answered 503 with
@@ -11,8 +10,8 @@ server on 127.0.0.1 with a certificate the test makes.
 * The flag is in ``--help`` and a negative count is refused.
 
 The daemon-certificate tests (``test_daemon_certs.py``), the TLS serving and reload
-tests (``test_tls_serving.py``) and the proxy and failover tests run through the
-edges too: they are the default.
+tests (``test_tls_serving.py``) and the proxy and failover tests pass through the
+edges too (run with the default at 2 while they were built).
 """
 
 from __future__ import annotations
@@ -31,7 +30,6 @@ from typing import Any
 import pytest
 from dreamlake.controlplane.client import ApiFailure, Client
 from dreamlake.controlplane.server.edge import wire
-from dreamlake.controlplane.server.edge.supervisor import default_count
 from dreamlake.controlplane.server.fleet.shedding import RETRY_RESTART
 from lakeshore_fixtures import clean_env, lakeshore_argv, wait_until
 from test_tls_serving import Pki, TlsServer, _pki, _serve, _stop
@@ -94,8 +92,8 @@ def test_one_edge_serves_https(one_edge: TlsServer, pki: Pki) -> None:
     assert client.whoami()["admin"] is True
 
 
-def test_none_and_the_loop_does_tls(tmp_path: Path, pki: Pki) -> None:
-    server = _server(tmp_path, pki, env={"LAKESHORE_TLS_PROCESSES": "0"})
+def test_by_default_none_and_the_loop_does_tls(tmp_path: Path, pki: Pki) -> None:
+    server = _server(tmp_path, pki)
     try:
         assert _edges(server.proc.pid) == []
         assert _location(server, pki) == f"https://127.0.0.1:{server.port}/api/namespaces"
@@ -130,8 +128,8 @@ def test_only_the_servers_own_edges_may_relay(one_edge: TlsServer) -> None:
 
 
 def test_sigterm_drains_through_the_edges(tmp_path: Path, pki: Pki) -> None:
-    server = _server(tmp_path, pki)
-    assert wait_until(lambda: len(_edges(server.proc.pid)) == default_count(), 30)  # the default
+    server = _server(tmp_path, pki, env={"LAKESHORE_TLS_PROCESSES": "2"})
+    assert wait_until(lambda: len(_edges(server.proc.pid)) == 2, 30)  # the variable
     edges = _edges(server.proc.pid)
     try:
         admin = Client(server.url, server.admin_token, ca=str(pki.ca), timeout=30)

@@ -6,12 +6,14 @@ with the listening sockets inherited and its configuration (JSON) on stdin; it
 imports the standard library and uvloop (when installed) only.
 
 * **Accepting**: every edge watches every listening socket, so an edge busy with
-  handshakes leaves the queue to one that is free; with
+  handshakes leaves the queue to one that is free. With
   :data:`HANDSHAKES_AT_ONCE` handshakes in progress it stops accepting until one
-  ends, so connections wait in the kernel's queue (where another edge may take
-  them) rather than in a busy edge; but it takes one more every
-  :data:`BUSY_PAUSE` seconds, so connections that never send a hello (held until
-  the handshake's 10 s timeout) cannot stop it.
+  ends (connections then wait in the kernel's queue, where another edge may take
+  them), but takes one more every :data:`BUSY_PAUSE` seconds, so connections that
+  never send a hello (held until the handshake's 10 s timeout) cannot stop it. A
+  handshake mostly waits for its client's next flight (its certificate), which on
+  a busy client takes tens to hundreds of milliseconds: the bound is far above the
+  handshakes the CPU does at once (16 starved a ramp of 2,000 daemons).
 * **Stale**: a connection whose client has closed it, or whose first bytes waited
   longer than a daemon waits, is reset before any handshake (:mod:`.stale`).
 * **Relaying**: after the handshake the edge connects to one of the server's Unix
@@ -43,7 +45,7 @@ from typing import Any
 
 from . import stale, wire
 
-HANDSHAKES_AT_ONCE = 16
+HANDSHAKES_AT_ONCE = 256
 BUSY_PAUSE = 0.05  # seconds an edge with that many leaves the queue to the others
 ACCEPTS_PER_TURN = 8
 HANDSHAKE_SECONDS = 10.0

@@ -43,14 +43,6 @@ QUICK_DEATH = 1.0  # an edge that ends sooner after its start is restarted after
 log = logging.getLogger("lakeshore.serve")
 
 
-def default_count() -> int:
-    """The machine's cores this process may use, at least 1."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
-
-
 class Edge:
     def __init__(self, proc: subprocess.Popen[bytes]) -> None:
         self.proc = proc

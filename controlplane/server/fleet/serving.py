@@ -26,14 +26,16 @@
   served on that port too, by a listener outside the event loop (see ``health.py``),
   so a probe does not queue behind a flood of other connections.
 * **TLS**: with a :class:`~..tls.Reloader`, both ports serve HTTPS, reloaded in
-  place. On the main port the handshakes are done by ``Settings.tls_processes``
-  edge processes (the machine's cores by default; ``server/edge/``): they hold the
+  place. With ``Settings.tls_processes`` (0 by default) edge processes do the main
+  port's handshakes (``server/edge/``): they hold the
   socket group, refuse connections whose client has already given up before any
   handshake, and relay each connection to this loop over a Unix socket with the
   client's address and certificate first, so the loop spends no time on TLS; a
   handshake costs a few milliseconds of CPU, and with 10,000 daemons reconnecting
   at once one loop doing them all fell behind for good. ``0``: the loop does the
   handshakes from the Reloader's one context, as the probe port always does.
+  (Opt-in for now: in the 2,000-daemon benchmark on a shared 2-core machine the
+  fleet did not settle with edges; see benchmarks/README.md.)
 * **A proxy's forwarded certificate**: with ``app.state.forwarded_certs``
   (``--client-cert-header``), each request's daemon certificate may come from a
   trusted proxy's header (``identity/forwarded.py``).
@@ -157,13 +159,9 @@ def collect_start_up(settings: Settings) -> None:
 
 
 def tls_processes(settings: Settings) -> int:
-    """How many TLS edge processes serve the port (``Settings.tls_processes``; unset:
-    the machine's cores, at least 1; 0: TLS on the event loop)."""
-    if settings.tls_processes is not None:
-        return max(0, settings.tls_processes)
-    from ..edge.supervisor import default_count
-
-    return default_count()
+    """How many TLS edge processes serve the port (``Settings.tls_processes``; unset
+    or 0: none, TLS on the event loop)."""
+    return max(0, settings.tls_processes or 0)
 
 
 def run(
