@@ -34,8 +34,8 @@
   handshake costs a few milliseconds of CPU, and with 10,000 daemons reconnecting
   at once one loop doing them all fell behind for good. ``0``: the loop does the
   handshakes from the Reloader's one context, as the probe port always does.
-  (Opt-in for now: in the 2,000-daemon benchmark on a shared 2-core machine the
-  fleet did not settle with edges; see benchmarks/README.md.)
+  (Opt-in for now: with two edges 2,000 TLS daemons settle on a quiet 2-core
+  machine, 10,000 do not yet; see benchmarks/README.md.)
 * **A proxy's forwarded certificate**: with ``app.state.forwarded_certs``
   (``--client-cert-header``), each request's daemon certificate may come from a
   trusted proxy's header (``identity/forwarded.py``).
