@@ -79,6 +79,13 @@ def refusal_reason(status: int, detail: str) -> str:
     return "other"
 
 
+def _every_label(counter: Counter, values: tuple[str, ...]) -> Counter:
+    """``counter`` (one label) with each of ``values`` exported from the start, at 0."""
+    for value in values:
+        counter.labels(value)
+    return counter
+
+
 class ServerMetrics:
     """The metrics one server process exports at ``/metrics``."""
 
@@ -98,14 +105,15 @@ class ServerMetrics:
             "Requests being answered now (outside the hot path)",
             registry=r,
         )
-        self.token_refusals = Counter(
-            f"{PREFIX}_token_refusals",
-            "Requests refused for their bearer token, by reason",
-            ("reason",),
-            registry=r,
+        self.token_refusals = _every_label(
+            Counter(
+                f"{PREFIX}_token_refusals",
+                "Requests refused for their bearer token, by reason",
+                ("reason",),
+                registry=r,
+            ),
+            REFUSAL_REASONS,
         )
-        for reason in REFUSAL_REASONS:
-            self.token_refusals.labels(reason)  # every reason exported from the start
         self.loop_lag = Histogram(
             f"{PREFIX}_event_loop_lag_seconds",
             "How late the event loop ran a timer it was asked to run",
@@ -113,38 +121,42 @@ class ServerMetrics:
             registry=r,
         )
 
-        self.certificate_refusals = Counter(
-            f"{PREFIX}_certificate_refusals",
-            "Client certificates refused, by reason",
-            ("reason",),
-            registry=r,
+        self.certificate_refusals = _every_label(
+            Counter(
+                f"{PREFIX}_certificate_refusals",
+                "Client certificates refused, by reason",
+                ("reason",),
+                registry=r,
+            ),
+            CERTIFICATE_REASONS,
         )
-        for reason in CERTIFICATE_REASONS:
-            self.certificate_refusals.labels(reason)
-        self.shed_total = Counter(
-            f"{PREFIX}_shed",
-            "Requests answered 503 with Retry-After to shed load, by reason",
-            ("reason",),
-            registry=r,
+        self.shed_total = _every_label(
+            Counter(
+                f"{PREFIX}_shed",
+                "Requests answered 503 with Retry-After to shed load, by reason",
+                ("reason",),
+                registry=r,
+            ),
+            SHED_REASONS,
         )
-        for reason in SHED_REASONS:
-            self.shed_total.labels(reason)
-        self.tls_stale = Counter(
-            f"{PREFIX}_tls_stale_connections",
-            "Connections reset before a TLS handshake because their client had given up, by reason",
-            ("reason",),
-            registry=r,
+        self.tls_stale = _every_label(
+            Counter(
+                f"{PREFIX}_tls_stale_connections",
+                "Connections reset before a TLS handshake because their client had given up, by reason",
+                ("reason",),
+                registry=r,
+            ),
+            STALE_REASONS,
         )
-        for reason in STALE_REASONS:
-            self.tls_stale.labels(reason)
-        self.tls_handshakes = Counter(
-            f"{PREFIX}_tls_handshakes",
-            "TLS handshakes done by the edge processes, by outcome",
-            ("outcome",),
-            registry=r,
+        self.tls_handshakes = _every_label(
+            Counter(
+                f"{PREFIX}_tls_handshakes",
+                "TLS handshakes done by the edge processes, by outcome",
+                ("outcome",),
+                registry=r,
+            ),
+            HANDSHAKE_OUTCOMES,
         )
-        for outcome in HANDSHAKE_OUTCOMES:
-            self.tls_handshakes.labels(outcome)
         self.tls_edge_restarts = Counter(
             f"{PREFIX}_tls_edge_restarts",
             "TLS edge processes started again after one ended while the server ran",
