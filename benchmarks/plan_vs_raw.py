@@ -335,34 +335,32 @@ def bench_apply(
 HEAVY = ("typer", "click", "rich", "pydantic", "http.client", "dreamlake.engine.scan.expr")
 
 
+def _plan_under(
+    python_args: list[str], proj: Path, env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    """``plan --json`` on the initialised provider, run by this interpreter with
+    ``python_args`` before the console script (its stderr captured)."""
+    dreamlake = str(Path(sys.executable).parent / "dreamlake")
+    return subprocess.run(
+        [sys.executable, *python_args, dreamlake, "provider", "plan", "-n", "bench", "--json"],
+        cwd=proj,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
 def bench_imports(env: dict[str, str], proj: Path, runs: int) -> None:
     """``-X importtime`` of ``plan --json`` on the initialised provider: modules
     imported, their summed own time (median of runs) and which heavy ones are among
     them."""
-    dreamlake = str(Path(sys.executable).parent / "dreamlake")
     counts: list[int] = []
     totals: list[float] = []
     heavy: set[str] = set()
     for _ in range(runs):
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-X",
-                "importtime",
-                dreamlake,
-                "provider",
-                "plan",
-                "-n",
-                "bench",
-                "--json",
-            ],
-            cwd=proj,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        done = _plan_under(["-X", "importtime"], proj, env)
         rows = re.findall(r"import time:\s+(\d+) \|\s+\d+ \|\s*(\S+)", done.stderr)
         counts.append(len(rows))
         totals.append(sum(int(us) for us, _ in rows) / 1000)
@@ -401,30 +399,11 @@ _RECORDS = (
 def bench_records(env: dict[str, str], proj: Path, runs: int) -> None:
     """The dataclasses of ``plan --json`` on the initialised provider: how many, and
     the CPU their import and their classes take."""
-    dreamlake = str(Path(sys.executable).parent / "dreamlake")
     imported: list[float] = []
     made: list[float] = []
     count = 0
     for _ in range(runs):
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-c",
-                _RECORDS,
-                dreamlake,
-                "provider",
-                "plan",
-                "-n",
-                "bench",
-                "--json",
-            ],
-            cwd=proj,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        done = _plan_under(["-c", _RECORDS], proj, env)
         found = re.search(r"records ([0-9.e-]+) ([0-9.e-]+) (\d+)", done.stderr)
         if found:
             imported.append(float(found.group(1)))
