@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dreamlake.controlplane.client import Client
+from dreamlake.controlplane.client import ApiFailure, Client
 
 LIVE_SECONDS = 2.0
 PG_USER = "dreamlake-pg"
@@ -95,6 +95,21 @@ def wait_until(predicate: Callable[[], bool], timeout: float, interval: float = 
     return False
 
 
+def refused_within(client: Client, seconds: float) -> bool:
+    """Whether ``client``'s credential is refused (401) within ``seconds`` (asked
+    at once, then every 0.1 s); any other refusal fails the test."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            client.whoami()
+        except ApiFailure as exc:
+            assert exc.status == 401
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+
+
 # -- PostgreSQL -------------------------------------------------------------------
 
 
@@ -118,9 +133,7 @@ class PgCluster:
 
         self.counter += 1
         name = f"lakeshore_{self.counter}_{secrets.token_hex(3)}"
-        conn = psycopg.connect(
-            host="127.0.0.1", port=self.port, user="postgres", dbname="postgres"
-        )
+        conn = psycopg.connect(host="127.0.0.1", port=self.port, user="postgres", dbname="postgres")
         try:
             conn.autocommit = True
             with conn.cursor() as cur:

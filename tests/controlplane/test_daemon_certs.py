@@ -24,7 +24,7 @@ import pytest
 from dreamlake.controlplane.client import ApiFailure, Client, Untrusted
 from dreamlake.controlplane.nymph.credentials import Credentials
 from dreamlake.controlplane.nymph.keypair import KeyPair
-from lakeshore_fixtures import SHARED_KEY, clean_env, lakeshore_argv
+from lakeshore_fixtures import SHARED_KEY, clean_env, lakeshore_argv, refused_within
 from test_tls_serving import Pki, TlsServer, _pki, _serve, _stop
 
 GRACE_ENV = "LAKESHORE_DAEMON_CERT_GRACE_SECONDS"
@@ -208,19 +208,6 @@ def test_a_revoked_certificate_is_refused_at_once(setup: Setup, tmp_path: Path) 
         client.whoami()
     assert refused.value.status == 401
     assert _refusals(setup, "revoked") >= 1
-
-
-def _refused_within(client: Client, seconds: float, still: str) -> None:
-    """Wait (up to ``seconds``) until ``client``'s credential is refused (401)."""
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            client.whoami()
-        except ApiFailure as exc:
-            assert exc.status == 401
-            return
-        assert time.monotonic() < deadline, still
-        time.sleep(0.2)
 
 
 def _refusals(setup: Setup, reason: str) -> float:
@@ -441,7 +428,7 @@ def test_a_replica_over_the_same_database_takes_the_same_certificate(
         client.heartbeat(worker)
         setup.admin().request("DELETE", "/api/namespaces/certs-l/providers/lab/tokens")
         # told by the database's notification, not by its cache running out (60 s)
-        _refused_within(there, 20, "the other replica still accepts it")
+        assert refused_within(there, 20), "the other replica still accepts it"
     finally:
         _stop(other)
 
@@ -507,7 +494,7 @@ def test_a_renewal_ends_the_old_certificate_after_a_grace(setup: Setup, tmp_path
     assert renewed_at - 5 < ends <= time.time() + GRACE + 1
     old = setup.client(namespace="certs-m", cert=str(old_pem))
     # refused once the grace is over (on a busy machine: soon after)
-    _refused_within(old, GRACE + 30, "the renewed certificate is still accepted")
+    assert refused_within(old, GRACE + 30), "the renewed certificate is still accepted"
     assert time.time() >= ends - 1  # not before its grace was over
     assert client.whoami()["provider"] == "lab"  # the new one works on
     assert grace_seconds() == GRACE_SECONDS  # this process: the default

@@ -7,13 +7,12 @@ AWS API implementation (moto's server) on 127.0.0.1."""
 from __future__ import annotations
 
 import base64
-import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
-from dreamlake.controlplane.client import ApiFailure, Client
-from lakeshore_fixtures import ServerProc
+from dreamlake.controlplane.client import Client
+from lakeshore_fixtures import ServerProc, refused_within
 from launch_harness import AMI, AWS_ID, AWS_SECRET, ec2
 
 NS = "/api/namespaces/default"
@@ -34,19 +33,6 @@ def _launch_one(admin: Client, aws_api: str) -> tuple[str, str]:
     return iid, token
 
 
-def _refused_within(client: Client, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            client.whoami()
-        except ApiFailure as exc:
-            assert exc.status == 401
-            return True
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.1)
-
-
 def test_terminate_forgets_the_cached_instance_token(
     start_server: Callable[..., ServerProc], aws_api: str
 ) -> None:
@@ -55,7 +41,7 @@ def test_terminate_forgets_the_cached_instance_token(
     iid, token = _launch_one(s.admin, aws_api)
     assert s.client(token).whoami()["namespace"] == "default"  # now cached as good
     s.admin.request("DELETE", NS + f"/instances/{iid}")
-    assert _refused_within(s.client(token), 0.0), "a terminated instance's token still works"
+    assert refused_within(s.client(token), 0.0), "a terminated instance's token still works"
 
 
 @pytest.mark.needs_postgres
@@ -72,5 +58,5 @@ def test_terminate_on_one_replica_is_refused_by_the_other(
     assert a.client(token).whoami()["namespace"] == "default"  # cached on a
     assert b.client(token).whoami()["namespace"] == "default"  # cached on b
     a.admin.request("DELETE", NS + f"/instances/{iid}")
-    assert _refused_within(a.client(token), 0.0), "a terminated instance's token still works"
-    assert _refused_within(b.client(token), 5.0), "replica b still accepts the instance's token"
+    assert refused_within(a.client(token), 0.0), "a terminated instance's token still works"
+    assert refused_within(b.client(token), 5.0), "replica b still accepts the instance's token"
