@@ -186,6 +186,10 @@ def _run_verb(args: list[str], verb: str, name: str, dream_dir: str | None, yes:
         from dreamlake.engine.backends.terraform.early import start_plan
 
         ahead = start_plan(name, dream_dir)
+    elif yes:  # terraform's apply, only where every check before it passes (early_apply)
+        from dreamlake.engine.backends.terraform.early_apply import start_apply
+
+        start_apply(name, dream_dir)
     from .run import call, write
 
     def act() -> ProviderLifecycleResult:

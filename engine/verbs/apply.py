@@ -35,14 +35,57 @@ def apply(
     progress: Progress | None = None,
 ) -> ProviderLifecycleResult:
     root = root_for(dream_dir, cwd)
+    ahead = yes and _claimed(root, name)
+    if not ahead:
+        return _checked(name, root, dream_dir, yes, progress, infra=True)
+    # terraform's apply started ahead, once every check below had passed (the console
+    # script's ``early_apply``): the checks run again as always, but the state, which
+    # that apply is writing, is looked at only once it has finished.
+    from ..backends.terraform import early_apply
+
+    pdir = root.provider_dir(name)
+    try:
+        res = _checked(name, root, dream_dir, yes, progress, infra=False)
+    except Exception:
+        early_apply.settle(pdir)  # waited for; its record removed, as recording does
+        raise
+    except BaseException:
+        early_apply.settle(pdir, interrupted=True)  # Ctrl-C: terraform had it too
+        raise
+    early_apply.settle(pdir)
+    return res
+
+
+def _claimed(root: Root, name: str) -> bool:
+    """Whether the console script started this provider's apply ahead (its record of
+    the verb then reads as this run's own)."""
+    import sys
+
+    early = sys.modules.get("dreamlake.engine.backends.terraform.early_apply")
+    return early is not None and early.claim(root.provider_dir(name))
+
+
+def _checked(
+    name: str,
+    root: Root,
+    dream_dir: str | None,
+    yes: bool,
+    progress: Progress | None,
+    *,
+    infra: bool,
+) -> ProviderLifecycleResult:
     try:
         check_name(name)
-        obs = observe(name, root, dream_dir, claims=False)
+        obs = observe(name, root, dream_dir, claims=False, infra=infra)
     except DreamlakeError as exc:
         return error_result(exc, name, root=root, dream_dir=dream_dir)
     try:
         return _apply(obs, root, yes, progress)
     except DreamlakeError as exc:
+        if not infra:  # the answer reads the state as the apply found it
+            from ..backends.terraform.early_apply import state_before
+
+            obs = replace(obs, infra=state_before(obs.dir))
         return failure(obs, root, exc)
 
 

@@ -223,6 +223,7 @@ class Recorder:
         self.outcome: str | None = None
         self.at: float | None = None
         self.kept = False
+        self.ahead = False  # written before the verb ran (hold_ahead), not yet taken over
 
     def finish(self, outcome: str, at: float | None = None) -> None:
         """Leave a record saying what the act did (see the module docstring)."""
@@ -263,12 +264,15 @@ def recording(
     outcome, an interruption) is kept on it."""
     key = str(provider_dir)
     outer = _ACTIVE.get(key)
-    if outer is not None:
+    if outer is not None and not outer.ahead:
         yield outer  # what the inner verb finds (an outcome, an interruption) is the outer's
         return
-    write_intent(provider_dir, verb, yes=yes, step=step)
-    rec = Recorder(provider_dir, verb, yes, step)
-    _ACTIVE[key] = rec
+    if outer is None:
+        write_intent(provider_dir, verb, yes=yes, step=step)
+        rec = Recorder(provider_dir, verb, yes, step)
+        _ACTIVE[key] = rec
+    else:  # written ahead, as above, by the run this block takes over: its own from now
+        rec, rec.ahead = outer, False
     try:
         yield rec
     except Exception:
@@ -282,6 +286,29 @@ def recording(
     rec.close()
 
 
+def hold_ahead(provider_dir: Path, verb: str, *, yes: bool, step: str | None) -> Recorder:
+    """Hold a record this process wrote before its verb began, exactly as
+    :func:`recording` writes one (the apply the console script starts ahead,
+    ``backends.terraform.early_apply``): it reads as this process's own verb, and
+    the verb's ``recording`` block takes it over as if it had written it."""
+    rec = Recorder(provider_dir, verb, yes, step)
+    rec.ahead = True
+    _ACTIVE[str(provider_dir)] = rec
+    return rec
+
+
+def release_ahead(provider_dir: Path, *, keep: bool) -> None:
+    """Let go of a record held by :func:`hold_ahead` that no ``recording`` block took
+    over: removed as a finished verb's, or ``keep`` (interrupted) left in place."""
+    rec = _ACTIVE.get(str(provider_dir))
+    if rec is None or not rec.ahead:
+        return
+    del _ACTIVE[str(provider_dir)]
+    if keep:
+        rec.keep()
+    rec.close()
+
+
 __all__ = [
     "ACTING_VERBS",
     "INTENT_FILE",
@@ -289,9 +316,11 @@ __all__ = [
     "Intent",
     "Recorder",
     "clear_intent",
+    "hold_ahead",
     "intent_path",
     "process_alive",
     "read_intent",
     "recording",
+    "release_ahead",
     "write_intent",
 ]

@@ -7,7 +7,9 @@ readers), ``statefile`` / ``lockinfo`` / ``planfile`` (files on disk),
 ``initmark`` (whether ``init`` must run: what it read last time), ``hcltext`` (HCL
 read as text), ``backend`` (plan / apply), ``started`` (the runner's runs started
 without waiting, a leaf), ``early`` (the plan the console script starts ahead of
-the rest of ``plan``, from the record the last plan left).
+the rest of ``plan``, from the record the last plan left), ``early_apply`` (the
+apply it starts ahead of the rest of ``apply --yes``, once every check before an
+apply has passed).
 """
 
 from typing import Any

@@ -139,8 +139,16 @@ class TerraformBackend:
     # -- apply --------------------------------------------------------------
 
     def apply(self, provider_dir: Path, *, progress: Progress | None = None) -> ApplyOutcome:
-        """Apply exactly the saved plan, if it is still fresh."""
+        """Apply exactly the saved plan, if it is still fresh (or take over the apply the
+        console script started ahead once it had checked that: ``early_apply``)."""
         tf = provider_dir / "terraform"
+        ahead = sys.modules.get(f"{__package__}.early_apply")  # loaded where one started
+        if ahead is not None and ahead.pending(tf) is not None:
+            taken = ahead.take(tf)
+            if taken is not None:
+                started, done = taken
+                events.step("apply", "terraform apply", total=started.total)
+                return _applied(tf, provider_dir, started.state, started.before, done)
         state = observe_state(provider_dir)
         if state.lock is not None and state.lock.state == "held":
             return ApplyOutcome(
@@ -165,40 +173,7 @@ class TerraformBackend:
         done = run(
             apply_args(), cwd=tf, provider_dir=provider_dir, on_line=feed(progress), binary=binary
         )
-        messages = uijson.parse_stream(done.stdout)
-        summary = uijson.summarize(messages)
-        written = [str(p) for p, m in before.items() if p.exists() and mtime(p) != m]
-        if done.returncode < 0:
-            after = observe_state(provider_dir)
-            lock = after.lock or LockInfo(
-                state="stale",
-                path=str(state_path),
-                detail=f"terraform apply was stopped by signal {-done.returncode}",
-            )
-            return ApplyOutcome(
-                result="applying",
-                lock=lock,
-                reason="the apply was interrupted",
-                files=tuple(written),
-            )
-        if done.returncode != 0 or summary.errors:
-            for d in summary.errors:
-                if d.get("summary") == LOCK_SUMMARY:
-                    lock = lock_from_diagnostic(str(d.get("detail", "")), lock_path(tf))
-                    return ApplyOutcome(
-                        result="applying",
-                        lock=lock,
-                        reason="another terraform run holds the state lock",
-                    )
-                if d.get("summary") == STALE_PLAN_SUMMARY:
-                    planfile.discard(tf)
-                    return ApplyOutcome(
-                        result="no_plan",
-                        reason="not applied: terraform says the saved plan is stale (the state changed)",
-                    )
-            raise failed(done, "apply", summary.errors)
-        planfile.discard(tf)
-        return ApplyOutcome(result="applied", files=tuple(written))
+        return _applied(tf, provider_dir, state_path, before, done)
 
     # -- destroy ------------------------------------------------------------
 
@@ -214,6 +189,51 @@ class TerraformBackend:
 
     def outputs(self, provider_dir: Path) -> dict[str, Any]:
         return dict(observe_state(provider_dir).outputs)
+
+
+def _applied(
+    tf: Path,
+    provider_dir: Path,
+    state_path: Path,
+    before: dict[Path, float | None],
+    done: Completed,
+) -> ApplyOutcome:
+    """The outcome of a finished ``terraform apply`` of the saved plan (``before``:
+    the state files' times when it started)."""
+    messages = uijson.parse_stream(done.stdout)
+    summary = uijson.summarize(messages)
+    written = [str(p) for p, m in before.items() if p.exists() and mtime(p) != m]
+    if done.returncode < 0:
+        after = observe_state(provider_dir)
+        lock = after.lock or LockInfo(
+            state="stale",
+            path=str(state_path),
+            detail=f"terraform apply was stopped by signal {-done.returncode}",
+        )
+        return ApplyOutcome(
+            result="applying",
+            lock=lock,
+            reason="the apply was interrupted",
+            files=tuple(written),
+        )
+    if done.returncode != 0 or summary.errors:
+        for d in summary.errors:
+            if d.get("summary") == LOCK_SUMMARY:
+                lock = lock_from_diagnostic(str(d.get("detail", "")), lock_path(tf))
+                return ApplyOutcome(
+                    result="applying",
+                    lock=lock,
+                    reason="another terraform run holds the state lock",
+                )
+            if d.get("summary") == STALE_PLAN_SUMMARY:
+                planfile.discard(tf)
+                return ApplyOutcome(
+                    result="no_plan",
+                    reason="not applied: terraform says the saved plan is stale (the state changed)",
+                )
+        raise failed(done, "apply", summary.errors)
+    planfile.discard(tf)
+    return ApplyOutcome(result="applied", files=tuple(written))
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,10 @@ from dreamlake.engine.world.derive import Observation, derive
 from dreamlake.engine.world.intent import (
     START_WINDOW,
     Intent,
+    hold_ahead,
     read_intent,
     recording,
+    release_ahead,
     write_intent,
 )
 from dreamlake.engine.world.record import ProviderRecord
@@ -232,6 +234,25 @@ def test_the_record_is_written_atomically_and_removed_on_completion(tmp_path: Pa
     left = read_intent(tmp_path)
     assert left is not None and left.verb == "apply" and left.interrupted
     assert [p.name for p in tmp_path.iterdir()] == ["intent.json"]  # no temp file left
+
+
+def test_a_record_written_ahead_is_held_as_this_runs_own_and_taken_over(tmp_path: Path) -> None:
+    write_intent(tmp_path, "apply", yes=True, step="provision")
+    written = (tmp_path / "intent.json").read_text()
+    hold_ahead(tmp_path, "apply", yes=True, step="provision")
+    seen = read_intent(tmp_path)
+    assert seen is not None and seen.own and seen.in_flight  # no other run in flight
+    with recording(tmp_path, "apply", yes=True, step="provision"):
+        assert (tmp_path / "intent.json").read_text() == written  # not written again
+    assert read_intent(tmp_path) is None  # removed as its own record is
+    release_ahead(tmp_path, keep=False)  # taken over: nothing left to let go of
+    # Held and never taken over: removed as a finished verb's, or kept (interrupted).
+    for keep in (False, True):
+        write_intent(tmp_path, "apply", yes=True, step="provision")
+        hold_ahead(tmp_path, "apply", yes=True, step="provision")
+        release_ahead(tmp_path, keep=keep)
+        left = read_intent(tmp_path)
+        assert (left is not None and left.interrupted) if keep else left is None
 
 
 def test_a_record_of_a_dead_or_reused_pid_is_interrupted(tmp_path: Path) -> None:

