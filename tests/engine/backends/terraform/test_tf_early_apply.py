@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from dreamlake.cli import entry
 from dreamlake.engine.backends.terraform import early_apply
-from dreamlake.engine.backends.terraform.binaries import available
+from dreamlake.engine.backends.terraform.binaries import at_least, available
 from dreamlake.engine.verbs.apply import apply
 from dreamlake.engine.verbs.create import create
 from dreamlake.engine.verbs.plan import plan
@@ -154,3 +154,26 @@ def test_nothing_starts_ahead_where_a_check_fails(
     assert early_apply._PENDING == {}
     normal = _normal(a)
     _same(normal, _console(b), a, b)
+
+
+def test_a_failing_apply_started_ahead_answers_with_the_state_it_found(
+    binary: str, tmp_path: Path
+) -> None:
+    if not at_least(BINARIES[-1][0], "1.4.0"):
+        pytest.skip("needs terraform >= 1.4 (the builtin terraform_data resource)")
+    boom = 'resource "terraform_data" "boom" {\n  provisioner "local-exec" {\n    command = "exit 3"\n  }\n}\n'
+
+    def applied_then_failing(pdir: Path) -> None:
+        project = pdir.parents[2]
+        assert apply("lab", yes=True, dream_dir=str(project)).status == "applied"
+        (pdir / "terraform/fail.tf").write_text(boom)
+        assert plan("lab", dream_dir=str(project)).status == "ready"
+
+    a, b = _twins(tmp_path, applied_then_failing)
+    normal = _normal(a)
+    assert early_apply.start_apply("lab", str(b))
+    ahead = _console(b)
+    _same(normal, ahead, a, b)
+    doc = json.loads(ahead[0])
+    assert doc["status"] == "error" and doc["outputs"] and ahead[1] == 1
+    assert not (b / ".dream/providers/lab/intent.json").exists()
