@@ -80,16 +80,24 @@ class TerraformBackend:
         env = run_env(provider_dir)
         mark = initmark.check(tf, binary, env)
         version = require_version(tf, binary=binary, known=mark.version)
+        from .planjson import stream_plan  # a plan's only: apply has no use for it
+
+        # What the plan reads (the inputs' hashes, the state's record) for its record,
+        # taken before terraform's plan is waited for (after any init, which may
+        # write the lock file): for a plan started ahead, while it runs.
+        seen = None if mark.needed else planfile.plan_inputs(tf)
         ahead = _taken(tf, binary, env, mark, progress)
         fingerprint = mark.fingerprint
         if mark.needed:
             fingerprint = run_init(tf, provider_dir, binary, env, version).fingerprint
+            seen = planfile.plan_inputs(tf)
         done = ahead if ahead is not None else _plan_run(tf, provider_dir, binary, env, progress)
         if done.returncode not in (0, 2) or uijson.error_diagnostics(done.messages):
             if not mark.needed:
                 fingerprint = run_init(tf, provider_dir, binary, env, version).fingerprint
             _validate(tf, provider_dir, binary, env)
             if not mark.needed:
+                seen = planfile.plan_inputs(tf)
                 done = _plan_run(tf, provider_dir, binary, env, progress)
         summary = uijson.summarize(done.messages)
         if done.returncode not in (0, 2) or summary.errors:
@@ -109,8 +117,6 @@ class TerraformBackend:
                 return PlanOutcome(result="needs_input", blocking=tuple(blocking))
             raise failed(done.run, "plan", summary.errors)
 
-        from .planjson import stream_plan  # a plan's only: apply has no use for it
-
         planned = stream_plan(done.messages)
         counts = planned.counts
         changes = done.returncode == 2 or bool(
@@ -122,6 +128,7 @@ class TerraformBackend:
             changes=changes,
             terraform_version=summary.version,
             creates=planned.creates,
+            seen=seen,
         )
         meta = planfile.write_record(tf, record)
         if ahead is None or fingerprint != mark.fingerprint:

@@ -129,6 +129,11 @@ def state_record(tf_dir: Path) -> dict[str, Any]:
     }
 
 
+def plan_inputs(tf_dir: Path) -> tuple[dict[str, str], dict[str, Any]]:
+    """What a plan made now reads: the inputs' hashes and the state's record."""
+    return input_hashes(tf_dir), state_record(tf_dir)
+
+
 def make_record(
     tf_dir: Path,
     plan: PlanCounts,
@@ -136,11 +141,15 @@ def make_record(
     changes: bool,
     terraform_version: str | None,
     creates: tuple[str, ...] = (),
+    seen: tuple[dict[str, str], dict[str, Any]] | None = None,
 ) -> PlanRecord:
+    """The record of the plan just saved in ``tf_dir``; ``seen``: :func:`plan_inputs`
+    as the plan started (else read now)."""
+    inputs, state = plan_inputs(tf_dir) if seen is None else seen
     return PlanRecord(
         plan_sha256=_sha256(tf_dir / PLAN_FILE),
-        inputs=input_hashes(tf_dir),
-        state=state_record(tf_dir),
+        inputs=inputs,
+        state=state,
         plan=plan,
         changes=changes,
         created_at=now_utc(),
