@@ -97,6 +97,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import cpugroup
 from fleet import TempPostgres, cpu_seconds, free_port, pct, rss_mib
 from orphans import die_with_parent
 
@@ -332,6 +333,7 @@ def load_process(
     if not probe:  # a probe process keeps Python's usual switch interval, as a daemon
         sys.setswitchinterval(LOAD_SWITCH_INTERVAL)
         os.nice(cfg.get("nice", 0))
+        cpugroup.join(cfg.get("cpu_group"))
     import logging
 
     logging.getLogger("nymph").setLevel(logging.ERROR)  # 10,000 daemons' "reconnected" lines
@@ -441,6 +443,7 @@ def replay_process(cfg: dict[str, Any], first: int, count: int, q: Any, end: Any
     _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     os.nice(cfg.get("nice", 0))
+    cpugroup.join(cfg.get("cpu_group"))
     import asyncio
 
     from churn_replay import ReplayDaemon, run_fleet
@@ -604,6 +607,14 @@ def main() -> None:
         "--nice", type=int, default=0, help="the load processes' niceness (not the probes')"
     )
     ap.add_argument(
+        "--load-weight",
+        type=float,
+        default=2.0,
+        help="the load processes' CPU weight together, as a fraction of one process outside "
+        "them (a cpu cgroup, cpugroup.py: the daemons run on hosts of their own); 0: none, "
+        "every daemon thread competes with the server's processes for the cores",
+    )
+    ap.add_argument(
         "--tls",
         action="store_true",
         help="serve HTTPS; each daemon enrols for a client certificate with a bootstrap token "
@@ -667,11 +678,14 @@ def main() -> None:
         "load_processes": procs,
         "load": "replay" if replay else "daemons",
         "load_nice": args.nice,
+        "load_cpu_group": None,
         "tls": args.tls,
         "loadavg_before": os.getloadavg(),
     }
     counters_before = listen_counters()
     workers: list[Any] = []  # the load processes
+    group, said = cpugroup.make(args.load_weight) if args.load_weight > 0 else (None, "none")
+    out["load_cpu_group"] = said
     clock = {"steady_from": float("inf"), "end_at": float("inf")}
     try:
         token = (base / "s0" / "admin.token").read_text().strip()
@@ -688,6 +702,7 @@ def main() -> None:
             "start_at": start_at,
             "ramp": ramp,
             "nice": args.nice,
+            "cpu_group": group,
             "ca": ca,
             "certs": str(base / "certs"),
         }
@@ -985,6 +1000,9 @@ def main() -> None:
         for w in workers:  # still running only when the orchestrator failed
             if w.is_alive():
                 w.terminate()
+        for w in workers:
+            w.join(10)
+        cpugroup.remove(group)
         for s in servers:
             s.stop()
         if pg:
