@@ -8,7 +8,10 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 HELP_OPTIONS: dict[str, Any] = {"help_option_names": ["-h", "--help"]}
 LOG_ENV = "DREAMLAKE_LOG"

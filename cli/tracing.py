@@ -5,12 +5,14 @@ before the process ends. Unconfigured, the command just runs."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TypeVar
-
 from dreamlake.engine.settings import tracing
 
-T = TypeVar("T")
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import TypeVar
+
+    T = TypeVar("T")
 
 
 def traced(program: str, args: list[str], run: Callable[[], T]) -> T:

@@ -12,9 +12,10 @@ Heavy backends (pulumi, fabric, cloud SDKs) load only inside the verb that needs
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
 if TYPE_CHECKING:
+    from typing import Any
+
     from .contract.errors import DreamlakeError
     from .contract.result import (
         Blocking,

@@ -5,9 +5,10 @@ The names load on first use: the plan ``plan`` starts ahead
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
 if TYPE_CHECKING:
+    from typing import Any
+
     from .base import ApplyOutcome, Backend, InfraState, PlanOutcome, get_backend
 
 

@@ -251,7 +251,8 @@ def test_plan_starts_terraform_ahead_and_prints_what_the_full_cli_prints(tmp_pat
 def test_no_collection_runs_before_the_plan_started_ahead(tmp_path: Path) -> None:
     """The short way turns the cycle collector off before its first import, so none
     of its passes delays terraform's start (and the collector is off while terraform
-    is started)."""
+    is started); nothing imported before that start imports ``typing``, and of the
+    argv builders only ``plan``'s is loaded."""
     from dreamlake.engine.backends.terraform.binaries import available
 
     found = available()
@@ -278,7 +279,8 @@ def test_no_collection_runs_before_the_plan_started_ahead(tmp_path: Path) -> Non
         "seen = []\n"
         "real = subprocess.Popen.__init__\n"
         "def popen(self, *a, **k):\n"
-        "    seen.append((passes(), gc.isenabled()))\n"
+        "    builders = sorted(m for m in sys.modules if '.tfexec.' in m)\n"
+        "    seen.append((passes(), gc.isenabled(), 'typing' in sys.modules, builders))\n"
         "    real(self, *a, **k)\n"
         "subprocess.Popen.__init__ = popen\n"
         "from dreamlake.cli import entry, tracing  # what main() imports for every command\n"
@@ -292,7 +294,8 @@ def test_no_collection_runs_before_the_plan_started_ahead(tmp_path: Path) -> Non
         cwd=tmp_path, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
     )  # fmt: skip
     rc, before, seen = done.stderr.strip().splitlines()[-1].split(" ", 2)
-    assert rc == "0" and seen == f"[({before}, False)]", done.stderr
+    builders = ["dreamlake.engine.backends.terraform.tfexec.plan"]
+    assert rc == "0" and seen == f"[({before}, False, False, {builders})]", done.stderr
 
 
 def test_the_console_scripts_plan_and_apply_end_without_tearing_modules_down(

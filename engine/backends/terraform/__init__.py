@@ -12,7 +12,11 @@ apply it starts ahead of the rest of ``apply --yes``, once every check before an
 apply has passed).
 """
 
-from typing import Any
+from __future__ import annotations
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 _LAZY = {
     "observe_state": ".state",
