@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from .db import Base, UTCDateTime, utcnow
@@ -31,6 +31,12 @@ class Token(Base):
     daemon's install it was minted for: one live daemon token per (provider, host)."""
 
     __tablename__ = "tokens"
+    # a provider's daemon tokens (of one host), looked up by every token minted for a
+    # host (access/daemon_tokens.py): without it SQLite, which keeps no statistics,
+    # reads every token of the namespace through ix_tokens_namespace_id
+    __table_args__ = (
+        Index("ix_tokens_namespace_provider_host", "namespace_id", "provider_name", "host"),
+    )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     token_hash: Mapped[str] = mapped_column(String(64), unique=True, nullable=False)
@@ -84,6 +90,14 @@ class WorkItem(Base):
     """A shell command for a provider (optionally one queue), run by one worker."""
 
     __tablename__ = "work_items"
+    # a provider's queued items, oldest first (what every poll claims from, store.py),
+    # and a namespace's running ones (the queue loop's busy workers); a worker's items
+    # (a re-registration's lost runs, the queue loop's idle check). Without them
+    # SQLite, which keeps no statistics, reads every item of the namespace, or all
+    __table_args__ = (
+        Index("ix_work_items_by_state", "namespace_id", "state", "provider_name", "created_at"),
+        Index("ix_work_items_worker", "worker_id", "state"),
+    )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True)
     namespace_id: Mapped[int] = mapped_column(

@@ -5,8 +5,9 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
-from sqlalchemy import ColumnElement, and_, exists, or_, select, update
+from sqlalchemy import ColumnElement, Select, and_, exists, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
@@ -285,17 +286,24 @@ def submit(session: Session, namespace_id: int, provider: str, body: WorkIn) -> 
 
 def any_queued(session: Session, namespace_id: int, provider: str) -> bool:
     """Whether any item (for any queue) waits for ``provider``."""
+    found = session.scalar(
+        queued_for(namespace_id, provider).with_only_columns(WorkItem.id).limit(1)
+    )
+    return found is not None
+
+
+def queued_for(namespace_id: int, provider: str) -> Select[Any]:
+    """The items queued for ``provider``, oldest first: what a poll claims from and
+    asks about. Read through the index on (namespace, provider, state, created_at):
+    the namespace's finished items, however many, are never read."""
     return (
-        session.scalar(
-            select(WorkItem.id)
-            .where(
-                WorkItem.namespace_id == namespace_id,
-                WorkItem.provider_name == provider,
-                WorkItem.state == "queued",
-            )
-            .limit(1)
+        select(WorkItem)
+        .where(
+            WorkItem.namespace_id == namespace_id,
+            WorkItem.provider_name == provider,
+            WorkItem.state == "queued",
         )
-        is not None
+        .order_by(WorkItem.created_at, WorkItem.id)
     )
 
 
@@ -348,14 +356,7 @@ def try_claim(session: Session, worker: Worker) -> WorkItem | None:
     queues = set(worker.queues or [])
     for _attempt in range(5):
         candidates = session.scalars(
-            select(WorkItem)
-            .where(
-                WorkItem.namespace_id == worker.namespace_id,
-                WorkItem.provider_name == worker.provider_name,
-                WorkItem.state == "queued",
-            )
-            .order_by(WorkItem.created_at, WorkItem.id)
-            .limit(50)
+            queued_for(worker.namespace_id, worker.provider_name).limit(50)
         ).all()
         pick = next((c for c in candidates if c.queue is None or c.queue in queues), None)
         if pick is None:

@@ -16,6 +16,7 @@ def _differences(url: str) -> list[Any]:
     from alembic.autogenerate import compare_metadata
     from alembic.migration import MigrationContext
     from dreamlake.controlplane import db
+    from dreamlake.controlplane import models as _core  # noqa: F401
     from dreamlake.controlplane.capacity import models as _capacity  # noqa: F401
     from dreamlake.controlplane.launch import models as _launch  # noqa: F401
     from dreamlake.controlplane.registry import models as _registry  # noqa: F401

@@ -10,11 +10,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
 from ...db import utcnow
 from ...models import Token
+
+
+def live_daemon_tokens(namespace_id: int, provider: str, host: str | None = None) -> Select[Any]:
+    """The live daemon tokens, certificates and unspent bootstrap tokens of
+    ``provider`` (on ``host`` only, when given): what :func:`revoke` revokes. Every
+    token minted for a host (each ``connect``) asks this first, so it reads them
+    through the index on (namespace, provider, host), never through every token of
+    the namespace."""
+    query = select(Token).where(
+        Token.namespace_id == namespace_id,
+        Token.scope.in_(("daemon", "bootstrap")),
+        Token.provider_name == provider,
+        Token.revoked_at.is_(None),
+    )
+    return query if host is None else query.where(Token.host == host)
 
 
 def revoke(
@@ -28,14 +43,7 @@ def revoke(
     """Revoke the live daemon tokens of ``provider`` (on ``host`` only, when given),
     its certificates and its bootstrap tokens not spent yet (a launched instance's,
     a host's); returns their ids. Nothing is committed here."""
-    query = select(Token).where(
-        Token.namespace_id == namespace_id,
-        Token.scope.in_(("daemon", "bootstrap")),
-        Token.provider_name == provider,
-        Token.revoked_at.is_(None),
-    )
-    if host is not None:
-        query = query.where(Token.host == host)
+    query = live_daemon_tokens(namespace_id, provider, host)
     rows = list(session.scalars(query.with_for_update()))
     now = utcnow()
     for row in rows:
