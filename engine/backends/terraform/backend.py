@@ -243,7 +243,7 @@ def _applied(
     return ApplyOutcome(result="applied", files=tuple(written))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # never compared (statefile.StateFile)
 class _PlanRun:
     """One ``plan -json`` run and the messages of its stream."""
 

@@ -53,7 +53,7 @@ _MODULE_SOURCE = re.compile(r'^[ \t]*source[ \t]*=[ \t]*"(\.{1,2}/[^"]*)"', re.M
 _MAX_MODULES = 64
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # never compared (statefile.StateFile)
 class InitCheck:
     """Whether ``init`` must run, and the binary's version when the record knows it."""
 

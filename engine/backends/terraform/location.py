@@ -20,7 +20,7 @@ from .statefile import STATE_FILE
 _BACKEND_BLOCK = re.compile(r'^\s*(?:backend\s+"([\w-]+)"|cloud)\s*\{', re.MULTILINE)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # never compared (statefile.StateFile)
 class StateLocation:
     """Where terraform keeps this configuration's state."""
 

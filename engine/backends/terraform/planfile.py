@@ -63,7 +63,7 @@ def input_hashes(tf_dir: Path) -> dict[str, str]:
     return {p.relative_to(tf_dir).as_posix(): _sha256(p) for p in input_files(tf_dir)}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # never compared (statefile.StateFile)
 class PlanRecord:
     """The record written beside a saved plan (``tfplan.meta.json``)."""
 
@@ -176,7 +176,7 @@ def read_record(tf_dir: Path) -> PlanRecord | None:
         return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # never compared (statefile.StateFile)
 class Freshness:
     """Whether the saved plan is still the one to apply, and why not."""
 

@@ -47,7 +47,7 @@ def is_applyable(plan: Mapping[str, Any], counts: PlanCounts | None = None) -> b
     return bool(c.add or c.change or c.destroy or output_changes(plan))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # never compared (statefile.StateFile)
 class StreamPlan:
     """What a ``plan -json`` stream says of the plan it saved."""
 

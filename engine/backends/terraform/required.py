@@ -49,7 +49,7 @@ class TerraformTooOld(BinaryMissing):
         self.required = required
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # never compared (statefile.StateFile)
 class Requirement:
     """One ``required_version`` constraint and the file that declares it."""
 

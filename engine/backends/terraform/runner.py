@@ -32,7 +32,7 @@ OFFICIAL_INSTALL = "https://developer.hashicorp.com/terraform/install"
 STDERR_TAIL = 2000
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # never compared (statefile.StateFile)
 class Completed:
     """One finished terraform run."""
 

@@ -82,7 +82,7 @@ def diagnostic_text(d: Mapping[str, Any]) -> str:
     return text + where
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # never compared (statefile.StateFile)
 class StreamSummary:
     """What one ``-json`` run reported."""
 
