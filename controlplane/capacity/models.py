@@ -14,7 +14,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Float, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from ..db import Base, UTCDateTime, utcnow
@@ -24,6 +24,10 @@ ACTIVE = ("granted", "launching")
 
 class CapacityLease(Base):
     __tablename__ = "capacity_leases"
+    # a namespace's leases in force: asked by every claim of a work item (whether a
+    # lease holds the worker, server/store.py) and by each grant; ended leases stay
+    # as history, which SQLite (no statistics) read through ix_..._namespace_id
+    __table_args__ = (Index("ix_capacity_leases_namespace_state", "namespace_id", "state"),)
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     namespace_id: Mapped[int] = mapped_column(

@@ -4,13 +4,13 @@
 ``DIGEST`` is the digest of the migration files it was made from; while they
 still have it, a fresh SQLite database is made from these statements."""
 
-DIGEST = 'a870b73418b5f51d407cd31529499548dcbae8aefa343c182659501b8b14e474'
+DIGEST = 'bec464e4c051683cf5a11848b92ae9fb8c178098f074ebc37217418ef3c467ad'
 HEADS = (
     '0003_fleet',
     '0004_secret_key_ids',
     '0006_token_roots',
     '0101_launch_tracking',
-    '0110_capacity',
+    '0111_capacity_lease_states',
     '0201_hot_indexes',
 )
 STATEMENTS = (
@@ -42,17 +42,18 @@ STATEMENTS = (
     'CREATE INDEX ix_queue_events_namespace_id ON queue_events (namespace_id)',
     'CREATE TABLE leases (\n\tname VARCHAR(63) NOT NULL, \n\tholder VARCHAR(128) NOT NULL, \n\texpires_at DATETIME NOT NULL, \n\tPRIMARY KEY (name)\n)',
     'CREATE TABLE capacity_leases (\n\tid VARCHAR(40) NOT NULL, \n\tnamespace_id INTEGER NOT NULL, \n\tstate VARCHAR(16) NOT NULL, \n\tslot VARCHAR(400), \n\tprovider_name VARCHAR(255), \n\toffer VARCHAR(255), \n\tvia VARCHAR(16), \n\tworker_id VARCHAR(36), \n\tinstance_id VARCHAR(255), \n\tlaunched INTEGER NOT NULL, \n\trequest JSON NOT NULL, \n\tdecision JSON, \n\treason TEXT, \n\tttl_seconds FLOAT NOT NULL, \n\tcreated_at DATETIME NOT NULL, \n\tgranted_at DATETIME, \n\texpires_at DATETIME NOT NULL, \n\tended_at DATETIME, \n\tupdated_at DATETIME NOT NULL, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(namespace_id) REFERENCES namespaces (id) ON DELETE CASCADE, \n\tUNIQUE (slot)\n)',
-    'CREATE INDEX ix_capacity_leases_namespace_id ON capacity_leases (namespace_id)',
     'CREATE INDEX ix_capacity_leases_expires_at ON capacity_leases (expires_at)',
     'CREATE INDEX ix_capacity_leases_state ON capacity_leases (state)',
+    'CREATE INDEX ix_capacity_leases_namespace_id ON capacity_leases (namespace_id)',
     'CREATE TABLE capacity_backoffs (\n\tid INTEGER NOT NULL, \n\tnamespace_id INTEGER NOT NULL, \n\tprovider_name VARCHAR(255) NOT NULL, \n\treason TEXT NOT NULL, \n\tfailures INTEGER NOT NULL, \n\tuntil DATETIME NOT NULL, \n\tupdated_at DATETIME NOT NULL, \n\tPRIMARY KEY (id), \n\tCONSTRAINT uq_capacity_backoffs_provider UNIQUE (namespace_id, provider_name), \n\tFOREIGN KEY(namespace_id) REFERENCES namespaces (id) ON DELETE CASCADE\n)',
     'CREATE INDEX ix_capacity_backoffs_namespace_id ON capacity_backoffs (namespace_id)',
     'CREATE TABLE capacity_prices (\n\tnamespace_id INTEGER NOT NULL, \n\tprices JSON NOT NULL, \n\tupdated_at DATETIME NOT NULL, \n\tPRIMARY KEY (namespace_id), \n\tFOREIGN KEY(namespace_id) REFERENCES namespaces (id) ON DELETE CASCADE\n)',
-    'CREATE TABLE "instances" (\n\tid INTEGER NOT NULL, \n\tnamespace_id INTEGER NOT NULL, \n\tprovider_name VARCHAR(255) NOT NULL, \n\tlauncher VARCHAR(63) NOT NULL, \n\tinstance_id VARCHAR(255) NOT NULL, \n\tclient_token VARCHAR(64) NOT NULL, \n\tqueue VARCHAR(63), \n\tstate VARCHAR(32) NOT NULL, \n\ttoken_id INTEGER, \n\tdetails JSON NOT NULL, \n\tcreated_at DATETIME NOT NULL, \n\tupdated_at DATETIME NOT NULL, \n\tterminated_at DATETIME, \n\tstarted_at DATETIME, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(namespace_id) REFERENCES namespaces (id) ON DELETE CASCADE, \n\tFOREIGN KEY(token_id) REFERENCES tokens (id) ON DELETE SET NULL\n)',
+    'CREATE INDEX ix_capacity_leases_namespace_state ON capacity_leases (namespace_id, state)',
+    'CREATE TABLE "instances" (\n\tid INTEGER NOT NULL, \n\tnamespace_id INTEGER NOT NULL, \n\tprovider_name VARCHAR(255) NOT NULL, \n\tlauncher VARCHAR(63) NOT NULL, \n\tinstance_id VARCHAR(255) NOT NULL, \n\tclient_token VARCHAR(64) NOT NULL, \n\tqueue VARCHAR(63), \n\tstate VARCHAR(32) NOT NULL, \n\ttoken_id INTEGER, \n\tdetails JSON NOT NULL, \n\tcreated_at DATETIME NOT NULL, \n\tupdated_at DATETIME NOT NULL, \n\tterminated_at DATETIME, \n\tstarted_at DATETIME, \n\tPRIMARY KEY (id), \n\tFOREIGN KEY(token_id) REFERENCES tokens (id) ON DELETE SET NULL, \n\tFOREIGN KEY(namespace_id) REFERENCES namespaces (id) ON DELETE CASCADE\n)',
     'CREATE INDEX ix_instances_namespace_id ON instances (namespace_id)',
     'CREATE INDEX ix_instances_provider_name ON instances (provider_name)',
     'CREATE UNIQUE INDEX uq_instances_live_id ON instances (namespace_id, provider_name, instance_id) WHERE terminated_at IS NULL',
-    'CREATE TABLE "workers" (\n\tid VARCHAR(36) NOT NULL, \n\tnamespace_id INTEGER NOT NULL, \n\tprovider_name VARCHAR(63) NOT NULL, \n\tinstance_id VARCHAR(255) NOT NULL, \n\thost VARCHAR(255) NOT NULL, \n\tqueues JSON NOT NULL, \n\tversion VARCHAR(64) NOT NULL, \n\tregistered_at DATETIME NOT NULL, \n\tlast_seen DATETIME NOT NULL, \n\tpolled_at DATETIME, \n\tderegistered_at DATETIME, \n\ttoken_id INTEGER, identity VARCHAR(64), \n\tPRIMARY KEY (id), \n\tCONSTRAINT fk_workers_token_id FOREIGN KEY(token_id) REFERENCES tokens (id) ON DELETE SET NULL, \n\tFOREIGN KEY(namespace_id) REFERENCES namespaces (id) ON DELETE CASCADE, \n\tUNIQUE (namespace_id, provider_name, instance_id)\n)',
+    'CREATE TABLE "workers" (\n\tid VARCHAR(36) NOT NULL, \n\tnamespace_id INTEGER NOT NULL, \n\tprovider_name VARCHAR(63) NOT NULL, \n\tinstance_id VARCHAR(255) NOT NULL, \n\thost VARCHAR(255) NOT NULL, \n\tqueues JSON NOT NULL, \n\tversion VARCHAR(64) NOT NULL, \n\tregistered_at DATETIME NOT NULL, \n\tlast_seen DATETIME NOT NULL, \n\tpolled_at DATETIME, \n\tderegistered_at DATETIME, \n\ttoken_id INTEGER, identity VARCHAR(64), \n\tPRIMARY KEY (id), \n\tCONSTRAINT fk_workers_token_id FOREIGN KEY(token_id) REFERENCES tokens (id) ON DELETE SET NULL, \n\tUNIQUE (namespace_id, provider_name, instance_id), \n\tFOREIGN KEY(namespace_id) REFERENCES namespaces (id) ON DELETE CASCADE\n)',
     'CREATE INDEX ix_workers_provider_name ON workers (provider_name)',
     'CREATE INDEX ix_workers_namespace_id ON workers (namespace_id)',
     'CREATE INDEX ix_tokens_root_token_id ON tokens (root_token_id)',
