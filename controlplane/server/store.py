@@ -286,10 +286,8 @@ def submit(session: Session, namespace_id: int, provider: str, body: WorkIn) -> 
 
 def any_queued(session: Session, namespace_id: int, provider: str) -> bool:
     """Whether any item (for any queue) waits for ``provider``."""
-    found = session.scalar(
-        queued_for(namespace_id, provider).with_only_columns(WorkItem.id).limit(1)
-    )
-    return found is not None
+    any_one = queued_for(namespace_id, provider).with_only_columns(WorkItem.id).order_by(None)
+    return session.scalar(any_one.limit(1)) is not None
 
 
 def queued_for(namespace_id: int, provider: str) -> Select[Any]:
