@@ -14,9 +14,11 @@ Order of checks: missing/unknown/revoked/expired token → 401; a namespace-scop
 token naming a namespace outside its own (or its org) → 403; an admin token naming
 an unknown namespace → 404.
 
-Known-good tokens and namespace access are cached for up to a minute (less when the
-token expires sooner); a revocation or an org change empties the cache on every
-replica at once (``forget:tokens``), and concurrent misses share one lookup.
+Known-good tokens and namespace access are cached for up to a minute (each entry a
+random 45 to 60 s, so a fleet that authenticated at once does not miss at once; less
+when the token expires sooner); a revocation or an org change empties the cache on
+every replica at once (``forget:tokens``), and concurrent misses share one lookup,
+one query (:func:`access_of_digest`).
 
 No request holds a database connection while it waits for a thread: the auth
 dependencies are async, answer from :class:`TokenCache` when they can (known-good
@@ -30,6 +32,8 @@ caches of every replica (``forget:tokens``).
 from __future__ import annotations
 
 import asyncio
+import itertools
+import random
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -40,8 +44,8 @@ from typing import Any
 from fastapi import Depends, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.routing import APIRoute
-from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy import bindparam, select
+from sqlalchemy.orm import Session, make_transient_to_detached
 
 from ..db import utcnow
 from ..models import Namespace, Token
@@ -96,12 +100,20 @@ def _bearer(request: Request) -> str:
 
 class TokenCache:
     """Known-good tokens (and namespace access) for up to ``ttl`` seconds, so a
-    heartbeat costs no lookup. Unknown tokens are never cached; revocations clear it."""
+    heartbeat costs no lookup. Unknown tokens are never cached; revocations clear it.
 
-    def __init__(self, ttl: float = 60.0, size: int = 50000) -> None:
+    Each entry lives a random part of the life, between ``spread`` and all of
+    ``ttl`` (never past what it is given, the token's own validity): a fleet that
+    authenticated at once (a ramp, a restart) does not miss at once a minute later.
+    No entry outlives ``ttl``, whatever else: a renewal counts on it
+    (``identity/routes.py``). Full, it drops its expired entries, then its oldest,
+    never everything at once."""
+
+    def __init__(self, ttl: float = 60.0, size: int = 50000, spread: float = 0.75) -> None:
         self.ttl = ttl
         self.size = size
-        self._items: dict[Any, tuple[float, Any]] = {}
+        self.spread = spread  # the shortest life, as a part of ``ttl``
+        self._items: dict[Any, tuple[float, Any]] = {}  # oldest first
         self._lock = threading.Lock()
 
     def get(self, key: Any) -> Any:
@@ -111,11 +123,33 @@ class TokenCache:
             return None
         return hit[1]
 
+    def life(self, ttl: float | None = None) -> float:
+        """How long a new entry lives: a random part of ``ttl`` (from ``spread`` of
+        it to all of it), never more than ``ttl`` (the caller's own validity)."""
+        life = self.ttl * random.uniform(min(self.spread, 1.0), 1.0)
+        return life if ttl is None else min(life, ttl)
+
     def put(self, key: Any, value: Any, ttl: float | None = None) -> None:
+        now = time.monotonic()
+        ends = now + self.life(ttl)
         with self._lock:
+            self._items.pop(key, None)  # put again: the newest
             if len(self._items) >= self.size:
-                self._items.clear()
-            self._items[key] = (time.monotonic() + min(self.ttl, ttl or self.ttl), value)
+                self._evict(now)
+            self._items[key] = (ends, value)
+
+    def _evict(self, now: float) -> None:
+        """Make room (under the lock): the expired entries go, then the oldest, down
+        to nine tenths of ``size`` (one sweep for a tenth of the puts to come, not
+        one each)."""
+        keep = max(0, self.size - max(1, self.size // 10))
+        items = self._items
+        expired = [key for key, (ends, _) in items.items() if ends < now]
+        for key in expired:
+            del items[key]
+        if len(items) > keep:
+            for key in list(itertools.islice(iter(items), len(items) - keep)):
+                del items[key]
 
     def clear(self) -> None:
         with self._lock:
@@ -189,7 +223,13 @@ def caller_of_digest(state: Any, digest: str, session: Session) -> Caller:
         if hit.expired():
             raise _expired()
         return hit  # type: ignore[no-any-return]
-    row = session.scalar(select(Token).where(Token.token_hash == digest))
+    row = session.connection().execute(_CALLER, {"digest": digest}).first()
+    return _known(state, digest, row)
+
+
+def _known(state: Any, digest: str, row: Any) -> Caller:
+    """The caller of the token ``row`` (of ``digest``; None: no such token), or the
+    401 it gets, remembered either way."""
     if row is None or row.revoked_at is not None:
         refused_of(state).add(digest, _unknown())
         raise _unknown()
@@ -206,6 +246,7 @@ def caller_of_digest(state: Any, digest: str, session: Session) -> Caller:
     if caller.expired():
         refused_of(state).add(digest, _expired())
         raise _expired()
+    cache: TokenCache | None = getattr(state, "token_cache", None)
     if cache is not None:
         cache.put(digest, caller, caller.ttl())
     return caller
@@ -305,7 +346,7 @@ async def access_cached(state: Any, digest: str, ns: str) -> Access:
 
     def lookup() -> Access:
         with state.sessionmaker() as session:
-            access = access_to(ns, caller_of_digest(state, digest, session), session)
+            access = access_of_digest(state, digest, ns, session)
         if cache is not None:
             cache.put((digest, ns), access, access.caller.ttl())
         return access
@@ -316,26 +357,103 @@ async def access_cached(state: Any, digest: str, ns: str) -> Access:
 require_namespace_released = require_namespace
 
 
+def access_of_digest(state: Any, digest: str, ns: str, session: Session) -> Access:
+    """``access_to(ns, caller_of_digest(state, digest, session), session)`` in one
+    query when the caller is not cached: the same answers and refusals, in the same
+    order (what a miss of the token cache costs)."""
+    cache: TokenCache | None = getattr(state, "token_cache", None)
+    if cache is not None and (hit := cache.get(digest)) is not None:
+        if hit.expired():
+            raise _expired()
+        return access_to(ns, hit, session)
+    rows = session.connection().execute(_CALLER_ACCESS, {"digest": digest, "ns": ns}).all()
+    caller = _known(state, digest, rows[0] if rows else None)
+    return _access_of(ns, caller, rows)
+
+
 def access_to(ns: str, caller: Caller, session: Session) -> Access:
     """What ``caller`` may do in namespace ``ns`` (plain form of :func:`require_namespace`)."""
-    row = session.scalar(select(Namespace).where(Namespace.name == ns))
-    if caller.admin:
-        if row is None:
+    own = caller.namespace_id or None
+    rows = session.connection().execute(_ACCESS, {"ns": ns, "own": own}).all()
+    return _access_of(ns, caller, rows)
+
+
+def _access_of(ns: str, caller: Caller, rows: Any) -> Access:
+    """What ``caller`` may do in ``ns``, from the rows of :data:`_ACCESS` (or of
+    :data:`_CALLER_ACCESS`): one per namespace of ``ns``'s org (one when it has
+    none, its columns empty when there is no ``ns``)."""
+    first = rows[0] if rows else None
+    if first is None or first.n_id is None:
+        if caller.admin:
             raise ApiError(404, "not_found", f"no namespace named {ns!r}")
-        return Access(caller, row, org_namespace_ids(session, row))
-    if row is None:
         raise ApiError(403, "forbidden", f"this token is not valid for namespace {ns!r}")
-    if row.id != caller.namespace_id:
-        own = session.get(Namespace, caller.namespace_id) if caller.namespace_id else None
-        if (
-            caller.scope == "daemon"
-            or own is None
-            or own.org_id is None
-            or own.org_id != row.org_id
-        ):
-            raise ApiError(403, "forbidden", f"this token is not valid for namespace {ns!r}")
-        return Access(caller, row, org_namespace_ids(session, row), own=False)
-    return Access(caller, row, org_namespace_ids(session, row))
+    if first.n_org is None:
+        ids: tuple[int, ...] = (first.n_id,)
+    else:
+        ids = tuple(sorted({r.sib_id for r in rows if r.sib_id is not None} | {first.n_id}))
+    row = Namespace(id=first.n_id, name=first.n_name, org_id=first.n_org, created_at=first.n_at)
+    make_transient_to_detached(row)  # as if loaded by a session now closed
+    if caller.admin or first.n_id == caller.namespace_id:
+        return Access(caller, row, ids)
+    if (
+        caller.scope == "daemon"
+        or not caller.namespace_id
+        or first.own_id is None
+        or first.own_org is None
+        or first.own_org != first.n_org
+    ):
+        raise ApiError(403, "forbidden", f"this token is not valid for namespace {ns!r}")
+    return Access(caller, row, ids, own=False)
+
+
+def _statements() -> tuple[Any, Any, Any]:
+    """The miss path's queries, made once: a token by its digest; a namespace by
+    name with its org's ids and the caller's own namespace's org; both at once."""
+    tokens, namespaces = Token.__table__, Namespace.__table__
+    n, own, sib = namespaces.alias("n"), namespaces.alias("own"), namespaces.alias("sib")
+    token = (
+        tokens.c.id,
+        tokens.c.admin,
+        tokens.c.namespace_id,
+        tokens.c.scope,
+        tokens.c.provider_name,
+        tokens.c.instance_id,
+        tokens.c.expires_at,
+        tokens.c.revoked_at,
+    )
+    ns = (
+        n.c.id.label("n_id"),
+        n.c.name.label("n_name"),
+        n.c.org_id.label("n_org"),
+        n.c.created_at.label("n_at"),
+        own.c.id.label("own_id"),
+        own.c.org_id.label("own_org"),
+        sib.c.id.label("sib_id"),
+    )
+    by_digest = tokens.c.token_hash == bindparam("digest")
+    caller = select(*token).where(by_digest)
+    access = (
+        select(*ns)
+        .select_from(
+            n.outerjoin(own, own.c.id == bindparam("own")).outerjoin(
+                sib, sib.c.org_id == n.c.org_id
+            )
+        )
+        .where(n.c.name == bindparam("ns"))
+    )
+    both = (
+        select(*token, *ns)
+        .select_from(
+            tokens.outerjoin(n, n.c.name == bindparam("ns"))
+            .outerjoin(own, own.c.id == tokens.c.namespace_id)
+            .outerjoin(sib, sib.c.org_id == n.c.org_id)
+        )
+        .where(by_digest)
+    )
+    return caller, access, both
+
+
+_CALLER, _ACCESS, _CALLER_ACCESS = _statements()
 
 
 def closing_session(fn: Any) -> Any:
