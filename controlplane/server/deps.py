@@ -44,7 +44,7 @@ from typing import Any
 from fastapi import Depends, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.routing import APIRoute
-from sqlalchemy import bindparam, select
+from sqlalchemy import Connection, Engine, bindparam, select
 from sqlalchemy.orm import Session, make_transient_to_detached
 
 from ..db import utcnow
@@ -215,7 +215,7 @@ def caller_of(request: Request, session: Session) -> Caller:
     return caller_of_digest(request.app.state, hash_token(_bearer(request)), session)
 
 
-def caller_of_digest(state: Any, digest: str, session: Session) -> Caller:
+def caller_of_digest(state: Any, digest: str, session: Session | Connection) -> Caller:
     """The caller holding the token whose SHA-256 is ``digest`` (401 when unknown,
     revoked or expired), remembered in the token cache no longer than it is valid."""
     cache: TokenCache | None = getattr(state, "token_cache", None)
@@ -223,7 +223,7 @@ def caller_of_digest(state: Any, digest: str, session: Session) -> Caller:
         if hit.expired():
             raise _expired()
         return hit  # type: ignore[no-any-return]
-    row = session.connection().execute(_CALLER, {"digest": digest}).first()
+    row = _connection(session).execute(_CALLER, {"digest": digest}).first()
     return _known(state, digest, row)
 
 
@@ -297,7 +297,7 @@ async def caller_cached(state: Any, digest: str) -> Caller:
         return hit  # type: ignore[no-any-return]
 
     def lookup() -> Caller:
-        with state.sessionmaker() as session:
+        with _reading(state) as session:
             return caller_of_digest(state, digest, session)
 
     return await _single_flight_on(state, digest, lookup)  # type: ignore[no-any-return]
@@ -345,7 +345,7 @@ async def access_cached(state: Any, digest: str, ns: str) -> Access:
     cache: TokenCache | None = getattr(state, "token_cache", None)
 
     def lookup() -> Access:
-        with state.sessionmaker() as session:
+        with _reading(state) as session:
             access = access_of_digest(state, digest, ns, session)
         if cache is not None:
             cache.put((digest, ns), access, access.caller.ttl())
@@ -357,7 +357,7 @@ async def access_cached(state: Any, digest: str, ns: str) -> Access:
 require_namespace_released = require_namespace
 
 
-def access_of_digest(state: Any, digest: str, ns: str, session: Session) -> Access:
+def access_of_digest(state: Any, digest: str, ns: str, session: Session | Connection) -> Access:
     """``access_to(ns, caller_of_digest(state, digest, session), session)`` in one
     query when the caller is not cached: the same answers and refusals, in the same
     order (what a miss of the token cache costs)."""
@@ -366,15 +366,15 @@ def access_of_digest(state: Any, digest: str, ns: str, session: Session) -> Acce
         if hit.expired():
             raise _expired()
         return access_to(ns, hit, session)
-    rows = session.connection().execute(_CALLER_ACCESS, {"digest": digest, "ns": ns}).all()
+    rows = _connection(session).execute(_CALLER_ACCESS, {"digest": digest, "ns": ns}).all()
     caller = _known(state, digest, rows[0] if rows else None)
     return _access_of(ns, caller, rows)
 
 
-def access_to(ns: str, caller: Caller, session: Session) -> Access:
+def access_to(ns: str, caller: Caller, session: Session | Connection) -> Access:
     """What ``caller`` may do in namespace ``ns`` (plain form of :func:`require_namespace`)."""
     own = caller.namespace_id or None
-    rows = session.connection().execute(_ACCESS, {"ns": ns, "own": own}).all()
+    rows = _connection(session).execute(_ACCESS, {"ns": ns, "own": own}).all()
     return _access_of(ns, caller, rows)
 
 
@@ -404,6 +404,18 @@ def _access_of(ns: str, caller: Caller, rows: Any) -> Access:
     ):
         raise ApiError(403, "forbidden", f"this token is not valid for namespace {ns!r}")
     return Access(caller, row, ids, own=False)
+
+
+def _reading(state: Any) -> Any:
+    """Where a miss looks up: a connection of the app's engine, closed when done
+    (a session's transaction bookkeeping costs more than the one query it runs:
+    0.14 ms against 0.05 on SQLite), else a session of ``state.sessionmaker``."""
+    engine = getattr(state, "engine", None)
+    return engine.connect() if isinstance(engine, Engine) else state.sessionmaker()
+
+
+def _connection(session: Session | Connection) -> Connection:
+    return session.connection() if isinstance(session, Session) else session
 
 
 def _statements() -> tuple[Any, Any, Any]:

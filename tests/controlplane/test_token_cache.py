@@ -121,9 +121,12 @@ def world(migrated_engine: Any) -> SimpleNamespace:
         ids = {name: ns.id for name, ns in nss.items()}
     tokens["unknown"] = new_token()
     state = SimpleNamespace(
-        sessionmaker=make, token_cache=TokenCache(), refused_tokens=RefusedTokens()
+        engine=migrated_engine,  # a miss reads on a connection of it (no session)
+        sessionmaker=make,
+        token_cache=TokenCache(),
+        refused_tokens=RefusedTokens(),
     )
-    return SimpleNamespace(make=make, tokens=tokens, ids=ids, state=state)
+    return SimpleNamespace(make=make, tokens=tokens, ids=ids, state=state, engine=migrated_engine)
 
 
 UNKNOWN = (401, "unauthorized", "unknown or revoked token")
@@ -184,9 +187,14 @@ def test_a_miss_answers_as_the_lookups_it_replaces(world: SimpleNamespace) -> No
             world.state.refused_tokens = RefusedTokens()
             with world.make() as s:
                 one = _answer(access_of_digest, world.state, digest, ns, s)
+            world.state.token_cache.clear()
+            world.state.refused_tokens = RefusedTokens()
+            with world.engine.connect() as c:  # as a miss reads: on a bare connection
+                bare = _answer(access_of_digest, world.state, digest, ns, c)
             world.state.refused_tokens = RefusedTokens()
             with world.make() as s:  # the caller cached by now (when it is good)
                 split = _answer(_split, world.state, digest, ns, s)
+            assert bare == one, (key, ns)
             assert one == want, (key, ns, one)
             assert split == one, (key, ns)
 
