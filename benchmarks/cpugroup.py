@@ -44,7 +44,7 @@ def make(weight: float, name: str | None = None) -> tuple[str | None, str]:
         (folder / knob).write_text(str(value))
     except OSError as e:
         return None, f"the cpu cgroup could not be made ({e}): the load shares the CPU per thread"
-    return str(folder), f"{knob}={value} for the load processes together ({folder})"
+    return str(folder), f"{knob}={value} for the load processes together"
 
 
 def join(folder: str | None) -> None:
