@@ -35,7 +35,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import early
+from . import early, executable
 
 if TYPE_CHECKING:
     from ...backends.base import InfraState
@@ -123,7 +123,7 @@ def _checked(name: str, dream_dir: str | None) -> _Facts | None:
     if {k: os.environ.get(k) for k in early._WANTED} != rec["wanted"]:
         return None
     binary = rec["binary"]
-    if _chosen() != binary:
+    if executable.chosen() != binary:
         return None
     st = os.stat(binary)
     if [st.st_size, st.st_mtime_ns] != rec["binaryFile"]:
@@ -149,25 +149,6 @@ def _checked(name: str, dream_dir: str | None) -> _Facts | None:
     plan = meta["plan"]
     total = int(plan["add"]) + int(plan["change"]) + int(plan["destroy"])
     return pdir, binary, env, total, state
-
-
-def _chosen() -> str | None:
-    """``runner.terraform_binary()``'s choice (None where it would raise)."""
-    wanted = os.environ.get("TERRAFORM_BINARY", "").strip()
-    if wanted:
-        found = _which(wanted) if os.sep not in wanted else wanted
-        if found and os.path.isfile(found) and os.access(found, os.X_OK):
-            return os.path.abspath(found)
-        return None
-    return _which("terraform")
-
-
-def _which(name: str) -> str | None:
-    for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
-        path = os.path.join(folder or os.curdir, name)
-        if os.path.isfile(path) and os.access(path, os.X_OK):
-            return path
-    return None
 
 
 # What runner.run_env sets on top of the environment, and what cliconfig.cli_env

