@@ -18,6 +18,7 @@ from ...world.vendors import Template
 from . import initmark, planfile, uijson
 from .location import state_location
 from .lockinfo import lock_from_diagnostic
+from .planinputs import LOCK_HCL
 from .required import require_version
 from .runner import Completed, TerraformFailed, failed, run, run_env, terraform_binary
 from .runs import LOCK_SUMMARY, feed, lock_path, mtime
@@ -75,7 +76,7 @@ class TerraformBackend:
         tf = provider_dir / "terraform"
         if not tf.is_dir():
             raise BackendError(f"{tf} does not exist: nothing to plan", kind="terraform")
-        had_lock_hcl = (tf / planfile.LOCK_HCL).exists()
+        had_lock_hcl = (tf / LOCK_HCL).exists()
         binary = terraform_binary()
         env = run_env(provider_dir)
         mark = initmark.check(tf, binary, env)
@@ -139,8 +140,8 @@ class TerraformBackend:
             with contextlib.suppress(OSError):  # no record: the next plan starts when ready
                 early.remember(tf, binary, env, fingerprint)
         files = [str(tf / PLAN_FILE), str(meta)]
-        if not had_lock_hcl and (tf / planfile.LOCK_HCL).exists():
-            files.append(str(tf / planfile.LOCK_HCL))
+        if not had_lock_hcl and (tf / LOCK_HCL).exists():
+            files.append(str(tf / LOCK_HCL))
         return PlanOutcome(result="ok", plan=counts, files=tuple(files))
 
     # -- apply --------------------------------------------------------------

@@ -36,6 +36,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import early, executable
+from .planinputs import input_files
+from .planname import META_FILE, PLAN_FILE
 
 if TYPE_CHECKING:
     from ...backends.base import InfraState
@@ -44,11 +46,7 @@ if TYPE_CHECKING:
 
 STATE_FILE = "terraform.tfstate"  # as statefile.STATE_FILE, the default location
 LOCK_INFO = ".terraform.tfstate.lock.info"  # lockinfo.lock_info_path of it
-PLAN_FILE = "tfplan"  # as planname.PLAN_FILE
-META_FILE = "tfplan.meta.json"  # as planfile.META_FILE
-META_FORMAT = 1
-INPUT_SUFFIXES = (".tf", ".tf.json", ".tfvars", ".tfvars.json")  # as planfile's
-LOCK_HCL = ".terraform.lock.hcl"
+META_FORMAT = 1  # as planfile.META_FORMAT
 MAX_STATE = 256 * 1024 * 1024  # as settings.readers.MAX_STATE
 TEMPLATE_PATH_ENV = "DREAMLAKE_TEMPLATE_PATH"  # user templates: the full reader decides
 _TOKEN_VARS = ("LAKESHORE_TOKEN", "LAKESHORE_TOKEN_FILE")
@@ -318,17 +316,11 @@ def _fresh(tf: Path, meta: dict[str, object], raw: bytes | None) -> bool:
     if plan is None or _sha256(plan) != meta["planSha256"]:
         return False
     inputs: dict[str, str] = {}
-    for root, dirs, files in os.walk(tf):
-        dirs[:] = sorted(
-            d for d in dirs if d != ".terraform" and not d.startswith("terraform.tfstate")
-        )
-        for name in sorted(files):
-            if name.endswith(INPUT_SUFFIXES) or (name == LOCK_HCL and Path(root) == tf):
-                path = Path(root) / name
-                data = _read(path)
-                if data is None:
-                    return False
-                inputs[path.relative_to(tf).as_posix()] = _sha256(data)
+    for path in input_files(tf):
+        data = _read(path)
+        if data is None:
+            return False
+        inputs[path.relative_to(tf).as_posix()] = _sha256(data)
     if inputs != meta["inputs"]:
         return False
     now = "absent" if raw is None or not raw.strip() else "sha256:" + _sha256(raw)

@@ -36,10 +36,10 @@ from pathlib import Path
 from ...settings.digest import sha256
 from ...settings.fsutil import atomic_write
 from .hcltext import block_body
+from .planinputs import LOCK_HCL
 
 INIT_FILE = "tfplan.init.json"
 INIT_FORMAT = 1
-LOCK_HCL = ".terraform.lock.hcl"
 DATA_DIR = ".terraform"
 OWN_FILES = frozenset({"dreamlake.tfrc"})  # ours, rewritten on every run (cliconfig)
 ENV_KEYS = ("TF_PLUGIN_CACHE_DIR", "TF_DATA_DIR", "TF_CLI_ARGS", "TF_CLI_ARGS_init")

@@ -20,13 +20,11 @@ from ...contract.result import PlanCounts
 from ...settings.fsutil import atomic_write
 from ...world.record import now_utc
 from .location import state_location
-from .planname import PLAN_FILE
+from .planinputs import input_files
+from .planname import META_FILE, PLAN_FILE
 from .statefile import read_state, state_fingerprint
 
-META_FILE = f"{PLAN_FILE}.meta.json"
 META_FORMAT = 1
-INPUT_SUFFIXES = (".tf", ".tf.json", ".tfvars", ".tfvars.json")
-LOCK_HCL = ".terraform.lock.hcl"
 
 
 def _sha256(path: Path) -> str:
@@ -44,19 +42,6 @@ def _sha256(path: Path) -> str:
         for chunk in iter(lambda: f.read(1 << 16), b""):
             h.update(chunk)
     return h.hexdigest()
-
-
-def input_files(tf_dir: Path) -> list[Path]:
-    """Every file terraform reads as configuration or variables, skipping ``.terraform/``."""
-    out: list[Path] = []
-    for root, dirs, files in os.walk(tf_dir):
-        dirs[:] = sorted(
-            d for d in dirs if d != ".terraform" and not d.startswith("terraform.tfstate")
-        )
-        for name in sorted(files):
-            if name.endswith(INPUT_SUFFIXES) or (name == LOCK_HCL and Path(root) == tf_dir):
-                out.append(Path(root) / name)
-    return out
 
 
 def input_hashes(tf_dir: Path) -> dict[str, str]:

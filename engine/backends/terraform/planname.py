@@ -5,6 +5,7 @@ importing the argv builders (``tfexec``), which re-export both names.
 """
 
 PLAN_FILE = "tfplan"
+META_FILE = f"{PLAN_FILE}.meta.json"  # the saved plan's record (``planfile``)
 DESTROY_PLAN_FILE = "destroy.tfplan"
 # The refresh-only plan a drift check saves (and removes once read), and the
 # drift record beside the plan record (``tfplan.meta.json``).

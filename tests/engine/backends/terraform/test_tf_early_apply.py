@@ -177,3 +177,24 @@ def test_a_failing_apply_started_ahead_answers_with_the_state_it_found(
     doc = json.loads(ahead[0])
     assert doc["status"] == "error" and doc["outputs"] and ahead[1] == 1
     assert not (b / ".dream/providers/lab/intent.json").exists()
+
+
+def test_its_standard_library_copies_match_the_engine(tmp_path: Path) -> None:
+    """What ``early_apply`` keeps a copy of so that it loads before the engine (whose
+    modules import ``dataclasses`` and ``typing``) says what the engine says: the
+    state's location, lock record, size bound and fingerprint, the record's format."""
+    from dreamlake.engine.backends.terraform import lockinfo, planfile, statefile
+    from dreamlake.engine.settings import readers
+
+    assert early_apply.STATE_FILE == statefile.STATE_FILE
+    assert lockinfo.lock_info_path(Path(statefile.STATE_FILE)).name == early_apply.LOCK_INFO
+    assert early_apply._FLOCK == lockinfo._FLOCK
+    assert early_apply.MAX_STATE == readers.MAX_STATE
+    assert early_apply.META_FORMAT == planfile.META_FORMAT
+    state = tmp_path / statefile.STATE_FILE
+    for text in (None, "", "  \n", '{"version": 4, "serial": 1}\n'):
+        if text is not None:
+            state.write_text(text)
+        raw = early_apply._read(state)
+        ahead = "absent" if raw is None or not raw.strip() else "sha256:" + early_apply._sha256(raw)
+        assert ahead == statefile.state_fingerprint(state), text
