@@ -51,7 +51,7 @@ AHEAD_FORMAT = 1
 ERRORED_STATE = "errored.tfstate"  # as statefile.ERRORED_STATE
 INTENT_FILE = "intent.json"  # as world.intent.INTENT_FILE
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")  # as world.paths.NAME_RE
-_WANTED = ("TERRAFORM_BINARY", "PATH")  # what terraform_binary() chooses by
+BINARY_VARS = ("TERRAFORM_BINARY", "PATH")  # what terraform_binary() chooses by
 
 
 class _Ahead:
@@ -77,7 +77,12 @@ def _key(tf: Path | str) -> str:
     return os.path.realpath(tf)
 
 
-def _root(dream_dir: str | None) -> Path:
+def is_name(name: str) -> bool:
+    """Whether ``name`` is a provider's name (``world.paths.NAME_RE``, at most 63)."""
+    return bool(name) and len(name) <= 63 and name[0] != "-" and set(name) <= _NAME_CHARS
+
+
+def project_root(dream_dir: str | None) -> Path:
     """The project root as ``world.paths.find_root`` chooses it (``--dream-dir``, else
     the nearest ``.dreamrc`` above the working directory, else that directory),
     without its imports; a test holds the two the same."""
@@ -109,7 +114,7 @@ _SETTINGS_VARS = frozenset(
 )
 
 
-def _settings(pdir: Path) -> dict[str, object]:
+def provider_settings(pdir: Path) -> dict[str, object]:
     """What the environment terraform runs with is made from, besides the variables
     themselves: the settings variables and every file the settings may come from
     (the provider's record, each ``.dreamrc`` the search could find), by name, size,
@@ -143,11 +148,11 @@ def start_plan(name: str, dream_dir: str | None) -> bool:
 
 
 def _start(name: str, dream_dir: str | None) -> bool:
-    if not name or len(name) > 63 or name[0] == "-" or not set(name) <= _NAME_CHARS:
+    if not is_name(name):
         return False
     if os.environ.get("TF_DATA_DIR"):
         return False
-    pdir = _root(dream_dir) / ".dream" / "providers" / name
+    pdir = project_root(dream_dir) / ".dream" / "providers" / name
     tf = pdir / "terraform"
     if _key(tf) in _PENDING or (pdir / INTENT_FILE).exists():
         return False
@@ -160,7 +165,7 @@ def _start(name: str, dream_dir: str | None) -> bool:
         return False
     if not isinstance(rec, dict) or rec.get("format") != AHEAD_FORMAT or rec["tf"] != _key(tf):
         return False
-    if {k: os.environ.get(k) for k in _WANTED} != rec["wanted"]:
+    if {k: os.environ.get(k) for k in BINARY_VARS} != rec["wanted"]:
         return False
     binary = rec["binary"]
     st = os.stat(binary)
@@ -170,7 +175,7 @@ def _start(name: str, dream_dir: str | None) -> bool:
         return False
     if (tf / rec["lock"]).exists() or (tf / ERRORED_STATE).exists():
         return False
-    if _settings(pdir) != rec["settings"]:
+    if provider_settings(pdir) != rec["settings"]:
         return False
     env = dict(os.environ)
     env.update(rec["env"])
@@ -206,11 +211,11 @@ def remember(tf: Path, binary: str, env: Mapping[str, str], fingerprint: str) ->
         "tf": _key(tf),
         "binary": binary,
         "binaryFile": [st.st_size, st.st_mtime_ns],
-        "wanted": {k: os.environ.get(k) for k in _WANTED},
+        "wanted": {k: os.environ.get(k) for k in BINARY_VARS},
         "env": {k: v for k, v in env.items() if os.environ.get(k) != v},
         "fingerprint": fingerprint,
         "lock": os.path.relpath(lock_info_path(where.path), tf),
-        "settings": _settings(tf.parent),
+        "settings": provider_settings(tf.parent),
     }
     text = json.dumps(rec, indent=2, sort_keys=True) + "\n"
     try:
@@ -308,9 +313,13 @@ def settle(*, stop: bool = True) -> None:
 
 __all__ = [
     "AHEAD_FILE",
+    "BINARY_VARS",
     "EARLY_PREFIX",
+    "is_name",
     "owns",
     "pending",
+    "project_root",
+    "provider_settings",
     "remember",
     "settle",
     "start_plan",

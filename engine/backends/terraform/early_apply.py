@@ -99,11 +99,11 @@ def start_apply(name: str, dream_dir: str | None) -> bool:
 
 
 def _checked(name: str, dream_dir: str | None) -> _Facts | None:
-    if not name or len(name) > 63 or name[0] == "-" or not set(name) <= early._NAME_CHARS:
+    if not early.is_name(name):
         return None
     if os.environ.get("TF_DATA_DIR") or os.environ.get(TEMPLATE_PATH_ENV):
         return None
-    pdir = early._root(dream_dir) / ".dream" / "providers" / name
+    pdir = early.project_root(dream_dir) / ".dream" / "providers" / name
     tf = pdir / "terraform"
     key = os.path.realpath(pdir)
     if key in _PENDING or early.pending(tf) or os.path.lexists(pdir / early.INTENT_FILE):
@@ -118,7 +118,7 @@ def _checked(name: str, dream_dir: str | None) -> _Facts | None:
         return None
     if rec["tf"] != os.path.realpath(tf) or rec["lock"] != LOCK_INFO:
         return None
-    if {k: os.environ.get(k) for k in early._WANTED} != rec["wanted"]:
+    if {k: os.environ.get(k) for k in early.BINARY_VARS} != rec["wanted"]:
         return None
     binary = rec["binary"]
     if executable.chosen() != binary:
@@ -126,7 +126,7 @@ def _checked(name: str, dream_dir: str | None) -> _Facts | None:
     st = os.stat(binary)
     if [st.st_size, st.st_mtime_ns] != rec["binaryFile"]:
         return None
-    if early._settings(pdir) != rec["settings"]:
+    if early.provider_settings(pdir) != rec["settings"]:
         return None
     env = _environment(tf, rec["env"])
     if env is None:

@@ -183,7 +183,22 @@ def test_the_root_is_chosen_as_the_verbs_choose_it(
     if where == "dreamrc above":
         (top / ".dreamrc").write_text("{}\n")
     dream_dir = {"flag": "../x", "flag .dream": "~/p/.dream"}.get(where)
-    assert early._root(dream_dir) == find_root(dream_dir).path
+    assert early.project_root(dream_dir) == find_root(dream_dir).path
+
+
+@pytest.mark.parametrize(
+    "name", ["lab", "a-1", "0", "x" * 63, "x" * 64, "", "-lab", "Lab", "la_b", "la b", "../x"]
+)
+def test_a_name_is_a_provider_name_as_the_verbs_check_it(name: str) -> None:
+    from dreamlake.engine.contract.errors import UsageError
+    from dreamlake.engine.world.paths import check_name
+
+    try:
+        check_name(name)
+        valid = True
+    except UsageError:
+        valid = False
+    assert early.is_name(name) is valid
 
 
 def test_nothing_starts_ahead_over_a_run_in_flight_or_a_missing_binary(
