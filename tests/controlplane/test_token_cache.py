@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import time
 from datetime import timedelta
 from types import SimpleNamespace
@@ -20,6 +21,7 @@ from dreamlake.controlplane.server.deps import (
     Access,
     RefusedTokens,
     TokenCache,
+    _reading,
     access_cached,
     access_of_digest,
     access_to,
@@ -189,7 +191,7 @@ def test_a_miss_answers_as_the_lookups_it_replaces(world: SimpleNamespace) -> No
                 one = _answer(access_of_digest, world.state, digest, ns, s)
             world.state.token_cache.clear()
             world.state.refused_tokens = RefusedTokens()
-            with world.engine.connect() as c:  # as a miss reads: on a bare connection
+            with _reading(world.state) as c:  # as a miss reads (PostgreSQL: autocommit)
                 bare = _answer(access_of_digest, world.state, digest, ns, c)
             world.state.refused_tokens = RefusedTokens()
             with world.make() as s:  # the caller cached by now (when it is good)
@@ -232,3 +234,93 @@ def test_a_cached_token_is_refused_from_its_expiry_on(world: SimpleNamespace) ->
     with world.make() as s, pytest.raises(ApiError) as err:
         access_of_digest(state, digest, "solo", s)
     assert (err.value.status, err.value.error, err.value.detail) == EXPIRED
+
+
+def _sent(engine: Any, call: Any) -> tuple[Any, list[tuple[str, str]]]:
+    """What ``call`` returns, and what it sends to the database as (kind, text):
+    on PostgreSQL libpq's
+    trace of the messages the client sends, where each ``Query`` (a simple-protocol
+    statement) and each ``Sync`` (the end of a parameterized one) waits for the
+    server once, a round trip; on SQLite every statement the engine runs."""
+    import os
+    import tempfile
+
+    engine.dispose()  # the pool empty: the next checkout makes its only connection
+    with engine.connect() as c:
+        raw = c.connection.dbapi_connection
+    if engine.dialect.name == "sqlite":
+        ran: list[str] = []
+        raw.set_trace_callback(ran.append)
+        try:
+            result = call()
+        finally:
+            raw.set_trace_callback(None)
+        return result, [("statement", sql) for sql in ran]
+    import psycopg
+
+    if psycopg.pq.version() < 140000:
+        pytest.skip("libpq's protocol trace needs libpq 14 or later")
+    with tempfile.TemporaryFile("w+") as trace:
+        raw.pgconn.trace(os.dup(trace.fileno()))  # the copy is closed by untrace
+        raw.pgconn.set_trace_flags(psycopg.pq.Trace.SUPPRESS_TIMESTAMPS)
+        try:
+            result = call()
+        finally:
+            raw.pgconn.untrace()
+        trace.seek(0)
+        lines = [line.rstrip("\n").split("\t") for line in trace if line.startswith("F\t")]
+    return result, [
+        (f[2], f[3].strip().strip('"') if len(f) > 3 else "") for f in lines if len(f) > 2
+    ]
+
+
+def _round_trips(sent: list[tuple[str, str]]) -> list[str]:
+    """Each round trip of ``sent`` (PostgreSQL): the simple statement's text, or
+    ``"statement"`` for a parameterized one."""
+    return [
+        text if kind == "Query" else "statement" for kind, text in sent if kind in ("Query", "Sync")
+    ]
+
+
+def test_a_miss_is_one_statement_and_one_round_trip(world: SimpleNamespace) -> None:
+    """A miss (the server's path: ``access_cached``) sends its one SELECT and
+    nothing else: on PostgreSQL one round trip (plus the pool's liveness check,
+    when the engine pings on checkout), without the BEGIN and ROLLBACK a
+    transaction costs; on SQLite the one SELECT, no BEGIN nor PRAGMA. Good,
+    revoked, expired and unknown tokens get the answers they got before, and a
+    refused token is refused from memory afterwards: nothing sent."""
+    state, engine = world.state, world.engine
+    pg = engine.dialect.name == "postgresql"
+    ping = [";"] if pg and engine.pool._pre_ping else []  # SQLAlchemy's ping on psycopg
+
+    def miss(key: str) -> Any:
+        try:
+            access = asyncio.run(access_cached(state, hash_token(world.tokens[key]), "a1"))
+        except ApiError as exc:
+            return (exc.status, exc.error, exc.detail)
+        return access.namespace.name
+
+    wants = {"a1": "a1", "daemon": "a1", "revoked": UNKNOWN, "expired": EXPIRED}
+    wants["unknown"] = UNKNOWN
+    for key, want in wants.items():
+        state.token_cache.clear()
+        got, sent = _sent(engine, functools.partial(miss, key))
+        assert got == want, key
+        if pg:
+            assert _round_trips(sent) == [*ping, "statement"], (key, sent)
+            assert any(k == "Parse" and "SELECT" in text for k, text in sent), sent
+        else:
+            assert len(sent) == 1 and sent[0][1].startswith("SELECT"), (key, sent)
+        if isinstance(want, tuple):  # refused: from memory the next time
+            assert _sent(engine, functools.partial(miss, key)) == (want, [])
+    # the count sees a transaction's statements: the same read in one costs three
+    state.token_cache.clear()
+    state.refused_tokens = RefusedTokens()
+
+    def in_a_transaction() -> None:
+        with engine.connect() as c:
+            access_of_digest(state, hash_token(world.tokens["a1"]), "a1", c)
+
+    _, sent = _sent(engine, in_a_transaction)
+    if pg:
+        assert _round_trips(sent) == [*ping, "BEGIN", "statement", "ROLLBACK"], sent
