@@ -36,6 +36,7 @@ import itertools
 import random
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -231,7 +232,7 @@ def _known(state: Any, digest: str, row: Any) -> Caller:
     """The caller of the token ``row`` (of ``digest``; None: no such token), or the
     401 it gets, remembered either way."""
     if row is None or row.revoked_at is not None:
-        refused_of(state).add(digest, _unknown())
+        refused_of(state).add(digest, _unknown(), known=row is not None)
         raise _unknown()
     scope = "admin" if row.admin else (row.scope or "namespace")
     caller = Caller(
@@ -244,7 +245,7 @@ def _known(state: Any, digest: str, row: Any) -> Caller:
         expires_at=row.expires_at,
     )
     if caller.expired():
-        refused_of(state).add(digest, _expired())
+        refused_of(state).add(digest, _expired(), known=True)
         raise _expired()
     cache: TokenCache | None = getattr(state, "token_cache", None)
     if cache is not None:
@@ -259,25 +260,37 @@ def _unknown() -> ApiError:
 class RefusedTokens:
     """Digests of tokens found unknown, revoked or expired: refused from memory from
     then on, without a look-up (none of these ever becomes valid: a token is random,
-    so an unknown digest is never minted later, and nothing un-revokes). Bounded: a
-    flood of made-up tokens empties it, and then costs one look-up each again."""
+    so an unknown digest is never minted later, and nothing un-revokes).
+
+    Bounded, ``size`` digests of each kind: those with no row (unknown) and those
+    whose row refuses them (revoked, expired) apart, each dropping its oldest when
+    full (one at a time, O(1)). A flood of made-up tokens then forgets only the
+    oldest made-up ones, never the real revoked tokens learned before it."""
 
     def __init__(self, size: int = 20000) -> None:
         self.size = size
-        self._digests: dict[str, ApiError] = {}
+        self._unknown: OrderedDict[str, ApiError] = OrderedDict()  # oldest first
+        self._known: OrderedDict[str, ApiError] = OrderedDict()
         self._lock = threading.Lock()
 
-    def add(self, digest: str, why: ApiError) -> None:
+    def add(self, digest: str, why: ApiError, *, known: bool = False) -> None:
+        """Remember ``digest``'s refusal (``known``: its row exists, revoked or
+        expired), dropping the oldest of its kind when full."""
+        digests = self._known if known else self._unknown
         with self._lock:
-            if len(self._digests) >= self.size:
-                self._digests.clear()
-            self._digests[digest] = why
+            digests[digest] = why
+            digests.move_to_end(digest)
+            while len(digests) > max(0, self.size):
+                digests.popitem(last=False)
 
     def check(self, digest: str) -> None:
         """Raise the 401 ``digest`` was refused with, if it was."""
-        why = self._digests.get(digest)
+        why = self._known.get(digest) or self._unknown.get(digest)
         if why is not None:
             raise ApiError(why.status, why.error, why.detail)
+
+    def __len__(self) -> int:
+        return len(self._known) + len(self._unknown)
 
 
 def refused_of(state: Any) -> RefusedTokens:

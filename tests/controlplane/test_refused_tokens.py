@@ -13,7 +13,7 @@ import pytest
 from dreamlake.controlplane.db import make_sessionmaker, utcnow
 from dreamlake.controlplane.models import Token
 from dreamlake.controlplane.server.access.tokens import hash_token, new_token
-from dreamlake.controlplane.server.deps import TokenCache, caller_cached
+from dreamlake.controlplane.server.deps import RefusedTokens, TokenCache, caller_cached
 from dreamlake.controlplane.server.errors import ApiError
 
 
@@ -55,3 +55,52 @@ def test_bad_tokens_cost_one_lookup(migrated_engine: Any) -> None:
             assert says in _refused(state, hash_token(token))
         assert len(opened) - before == 1, token
     assert asyncio.run(caller_cached(state, hash_token(good))).admin is True
+
+
+def test_a_full_memory_drops_its_oldest_of_a_kind() -> None:
+    """Full, it drops the oldest digest of the kind it adds (unknown, or known:
+    revoked or expired), one at a time, and keeps every other."""
+    refused = RefusedTokens(size=3)
+    no, gone = ApiError(401, "unauthorized", "unknown"), ApiError(401, "unauthorized", "revoked")
+    refused.add("revoked-1", gone, known=True)
+    for i in range(5):
+        refused.add(f"made-up-{i}", no)
+    assert len(refused) == 4
+    for digest in ("revoked-1", "made-up-2", "made-up-3", "made-up-4"):
+        with pytest.raises(ApiError):
+            refused.check(digest)
+    refused.check("made-up-0")  # the oldest made-up ones, forgotten
+    refused.check("made-up-1")
+    refused.add("made-up-2", no)  # added again: the newest of its kind
+    refused.add("made-up-5", no)
+    refused.check("made-up-3")
+    with pytest.raises(ApiError):
+        refused.check("made-up-2")
+
+
+def test_a_flood_of_made_up_tokens_keeps_the_revoked_ones(migrated_engine: Any) -> None:
+    """Learned revoked and expired tokens stay refused from memory (no look-up)
+    through a flood of made-up tokens larger than the memory; of the flood, the
+    newest stay remembered and the oldest cost one look-up again."""
+    state, opened = _state(migrated_engine)
+    state.refused_tokens = RefusedTokens(size=20)
+    revoked, expired = new_token(), new_token()
+    with make_sessionmaker(migrated_engine)() as session:
+        session.add(Token(token_hash=hash_token(revoked), admin=True, revoked_at=utcnow()))
+        past = utcnow() - timedelta(seconds=1)
+        session.add(Token(token_hash=hash_token(expired), admin=True, expires_at=past))
+        session.commit()
+    for token in (revoked, expired):
+        _refused(state, hash_token(token))
+    flood = [new_token() for _ in range(60)]
+    for token in flood:
+        _refused(state, hash_token(token))
+    before = len(opened)
+    assert "revoked" in _refused(state, hash_token(revoked))
+    assert "expired" in _refused(state, hash_token(expired))
+    for token in flood[-20:]:
+        _refused(state, hash_token(token))
+    assert len(opened) == before  # all from memory
+    _refused(state, hash_token(flood[0]))
+    assert len(opened) == before + 1
+    assert len(state.refused_tokens) <= 2 * 20
