@@ -12,7 +12,7 @@ file's folder):
     what the server said of it: serial, ``notAfter``, when it was issued.
 
 :meth:`Credentials.step` runs before each register, poll and heartbeat and costs a
-clock read unless something is due:
+clock read unless something is due (the moments are :mod:`.certwindow`'s):
 
 * no certificate (or one that has ended): ask for one with the token (a bootstrap
   token is spent by it; a daemon token from before certificates works too);
@@ -39,12 +39,11 @@ from pathlib import Path
 from typing import Any
 
 from ..client import ApiFailure
+from . import certwindow
 from .keypair import KeyPair
 
 PEM_NAME = "daemon.pem"
 META_NAME = "daemon.json"
-RENEW_AT = 2 / 3  # of the certificate's life
-MARGIN_SECONDS = 30.0  # a certificate this close to its end is not presented any more
 _LOG = logging.getLogger("nymph")
 
 
@@ -100,7 +99,7 @@ class Credentials:
     def valid(self, now: float | None = None) -> bool:
         window = self._window()
         current = time.time() if now is None else now
-        return window is not None and current < window[1] - MARGIN_SECONDS
+        return window is not None and current < certwindow.usable_until(*window)
 
     def due(self, now: float | None = None) -> bool:
         """Whether a certificate must be asked for now (none, ended, or renewal due)."""
@@ -108,10 +107,9 @@ class Credentials:
             return False
         window = self._window()
         current = time.time() if now is None else now
-        if window is None or current >= window[1] - MARGIN_SECONDS:
+        if window is None or current >= certwindow.usable_until(*window):
             return True
-        issued, ends = window
-        return current >= issued + RENEW_AT * (ends - issued)
+        return current >= certwindow.renew_from(*window)
 
     def refused(self) -> None:
         """The server refused the certificate (401: revoked, or the provider's
