@@ -89,7 +89,8 @@ _SELF_CPU = (
 _CPU = re.compile(r"self cpu ([0-9.]+)")
 # Each process the run starts, timed from outside the engine (no DREAMLAKE_LOG: the
 # run measured is the one an agent makes): its argv and when it started (the
-# ``subprocess.Popen`` audit event, just before the fork) and exited (the SIGCHLD it
+# ``subprocess.Popen`` or ``os.posix_spawn`` audit event, just before the fork: a
+# run started ahead is spawned without ``subprocess``) and exited (the SIGCHLD it
 # sends, handled at once: the main thread is waiting on its pipes, or running
 # Python); monotonic clock, the same in every process. A run starts them one at a
 # time, so a SIGCHLD ends the last one started.
@@ -97,7 +98,7 @@ _CHILDREN = (
     "import json as _j, signal as _s, sys as _y, time as _t\n"
     "_kids = []\n"
     "def _audit(event, args):\n"
-    "    if event == 'subprocess.Popen':\n"
+    "    if event in ('subprocess.Popen', 'os.posix_spawn'):\n"
     "        _kids.append([[str(a) for a in args[1]], _t.monotonic(), None])\n"
     "def _chld(signum, frame):\n"
     "    for k in _kids:\n"

@@ -7,17 +7,22 @@ to ``hashlib``."""
 
 from __future__ import annotations
 
-from typing import Any
+import sys
 
-# Chosen once: a module that is not there is looked for again on every import of it
-# (about 0.35 ms here, each time), and a plan hashes some twenty files.
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
+if TYPE_CHECKING:
+    from typing import Any
+
+# Chosen once, by the interpreter's version: a module that is not there is looked for
+# again on every import of it (about 0.35 ms here, each time), and a plan hashes some
+# twenty files; nor is the one that is not there looked for first (``_sha2`` on 3.11).
 try:
-    from _sha2 import sha256 as _new  # type: ignore[import-not-found,unused-ignore]
-except ImportError:
-    try:
+    if sys.version_info >= (3, 12):
+        from _sha2 import sha256 as _new  # type: ignore[import-not-found,unused-ignore]
+    else:
         from _sha256 import sha256 as _new  # type: ignore[import-not-found,no-redef,unused-ignore]
-    except ImportError:
-        from hashlib import sha256 as _new
+except ImportError:
+    from hashlib import sha256 as _new  # type: ignore[assignment,unused-ignore]
 
 
 def sha256(data: bytes = b"") -> Any:

@@ -18,10 +18,10 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Iterator, MutableMapping
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
 if TYPE_CHECKING:
+    from collections.abc import Iterator, MutableMapping
     from typing import Any
 
 ENDPOINTS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")

@@ -152,7 +152,8 @@ def test_plan_and_apply_hot_path_prints_what_the_full_cli_prints(
 # What an agent's plan/apply loop must not pay for: the full CLI's rendering and
 # models, the control plane's HTTP client without a token to send, the error-only
 # diagnostics reader, ``datetime``, the drift record's reader where no drift check
-# left one, and the scan's reader and evaluator once its answer is remembered.
+# left one, the scan's reader and evaluator once its answer is remembered, and
+# ``dataclasses`` (with ``inspect``: the path's records are ``records.record``).
 HEAVY = (
     "typer",
     "click",
@@ -163,6 +164,8 @@ HEAVY = (
     "email",
     "datetime",
     "hashlib",  # OpenSSL's library: the files' digests come from digest.sha256
+    "dataclasses",
+    "inspect",
     "dreamlake.controlplane",
     "dreamlake.engine.backends.terraform.diagnostics",
     "dreamlake.engine.backends.driftrecord",
@@ -251,8 +254,9 @@ def test_plan_starts_terraform_ahead_and_prints_what_the_full_cli_prints(tmp_pat
 def test_no_collection_runs_before_the_plan_started_ahead(tmp_path: Path) -> None:
     """The short way turns the cycle collector off before its first import, so none
     of its passes delays terraform's start (and the collector is off while terraform
-    is started); nothing imported before that start imports ``typing``, and of the
-    argv builders only ``plan``'s is loaded."""
+    is started); nothing imported before that start imports ``typing`` or
+    ``subprocess`` (terraform is spawned without it), and of the argv builders only
+    ``plan``'s is loaded."""
     from dreamlake.engine.backends.terraform.binaries import available
 
     found = available()
@@ -273,16 +277,17 @@ def test_no_collection_runs_before_the_plan_started_ahead(tmp_path: Path) -> Non
     )  # fmt: skip
     assert init.returncode == 0, init.stderr  # initialises: the next plan starts ahead
     code = (
-        "import gc, subprocess, sys\n"
+        "import gc, os, sys\n"
         "def passes():\n"
         "    return sum(s['collections'] for s in gc.get_stats())\n"
         "seen = []\n"
-        "real = subprocess.Popen.__init__\n"
-        "def popen(self, *a, **k):\n"
+        "real = os.posix_spawn\n"
+        "def spawn(*a, **k):\n"
         "    builders = sorted(m for m in sys.modules if '.tfexec.' in m)\n"
-        "    seen.append((passes(), gc.isenabled(), 'typing' in sys.modules, builders))\n"
-        "    real(self, *a, **k)\n"
-        "subprocess.Popen.__init__ = popen\n"
+        "    early = ('typing', 'subprocess')\n"
+        "    seen.append((passes(), gc.isenabled(), [m for m in early if m in sys.modules], builders))\n"
+        "    return real(*a, **k)\n"
+        "os.posix_spawn = spawn\n"
         "from dreamlake.cli import entry, tracing  # what main() imports for every command\n"
         "gc.collect()\n"
         "before = passes()\n"
@@ -295,7 +300,7 @@ def test_no_collection_runs_before_the_plan_started_ahead(tmp_path: Path) -> Non
     )  # fmt: skip
     rc, before, seen = done.stderr.strip().splitlines()[-1].split(" ", 2)
     builders = ["dreamlake.engine.backends.terraform.tfexec.plan"]
-    assert rc == "0" and seen == f"[({before}, False, False, {builders})]", done.stderr
+    assert rc == "0" and seen == f"[({before}, False, [], {builders})]", done.stderr
 
 
 def test_the_console_scripts_plan_and_apply_end_without_tearing_modules_down(

@@ -35,11 +35,12 @@ A plan started ahead is safe to leave unused:
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from pathlib import Path
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from ...backends.base import Progress
     from .initmark import InitCheck
     from .runner import Completed
@@ -185,8 +186,12 @@ def _start(name: str, dream_dir: str | None) -> bool:
     from .started import start
     from .tfexec.plan import plan_args
 
-    run = start(plan_args(out=name_out), cwd=tf, binary=binary, env=env)
-    _PENDING[_key(tf)] = _Ahead(_key(tf), binary, env, str(rec["fingerprint"]), out, run)
+    key, fingerprint = _key(tf), str(rec["fingerprint"])
+
+    def held(run: Started) -> None:  # before a Ctrl-C can come: settle finds it
+        _PENDING[key] = _Ahead(key, binary, env, fingerprint, out, run)
+
+    start(plan_args(out=name_out), cwd=tf, binary=binary, env=env, then=held)
     return True
 
 

@@ -232,7 +232,7 @@ def test_observing_under_a_plan_started_ahead_sees_no_other_run(
     ahead = next(iter(early._PENDING.values()))
     deadline = time.monotonic() + 60
     while not early.owns(probe_fcntl(state).pid):  # its lock taken (by it or its child)
-        if ahead.run._proc.poll() is not None or time.monotonic() > deadline:
+        if ahead.run.poll() is not None or time.monotonic() > deadline:
             pytest.skip("the plan ended before its lock was seen")
         time.sleep(0.001)
     infra = observe_state(pdir)
