@@ -289,7 +289,8 @@ class RefusedTokens:
         if why is not None:
             raise ApiError(why.status, why.error, why.detail)
 
-    def __len__(self) -> int:
+    def held(self) -> int:
+        """How many digests it remembers (of both kinds)."""
         return len(self._known) + len(self._unknown)
 
 
