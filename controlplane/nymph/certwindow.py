@@ -20,7 +20,7 @@ from __future__ import annotations
 
 RENEW_AT = 2 / 3  # of the certificate's life
 MARGIN_SECONDS = 30.0
-START_SECONDS = 60.0
+START_SECONDS = 20.0
 """How long a daemon started again may take to make its first request."""
 
 

@@ -35,6 +35,7 @@ from ..contract import events
 from ..contract.errors import DreamlakeError, RemoteError
 from ..remote.base import Shell, check, home
 from . import build as daemon_app
+from . import identity
 
 DAEMON_MODULE = daemon_app.DAEMON_PACKAGE
 """The daemon's package: it and every module in it are what the host must import."""
@@ -294,13 +295,8 @@ def install(
 
     token_file = f"{d}/token"
     config = f"{d}/nymph.json"
-    shell.put_bytes((cfg.token or "").encode(), token_file, mode=0o600)
     # a new token replaces the host's identity: a certificate from before is revoked
-    check(
-        shell,
-        f"rm -f {shlex.quote(d + '/daemon.pem')} {shlex.quote(d + '/daemon.json')}",
-        what="removing the previous client certificate",
-    )
+    identity.hand(shell, d, cfg.token or "")
     if cfg.ca_pem:
         shell.put_bytes(cfg.ca_pem, f"{d}/ca.crt", mode=0o644)
     shell.put_bytes(daemon_config_json(cfg, token_file).encode(), config, mode=0o600)

@@ -294,56 +294,6 @@ def _connect(
         shell.close()
 
 
-def _token(
-    cp: lakeshore.ControlPlane,
-    name: str,
-    label: str,
-    existing: str,
-    dd: str | None = None,
-    key: str | None = None,
-    root: Path | None = None,
-) -> str:
-    """The daemon's token: always a daemon token minted now for this provider and
-    host, which replaces (revokes) the one the host had: one daemon token per
-    provider host. The host slot carries the daemon's ``key`` (its identity) when
-    given: another root's provider of the same name on the same host has its own
-    daemon, whose token this connect must not revoke. Never this run's own token
-    (often the admin token): when minting fails, connect fails here, before
-    anything is installed."""
-    from ...controlplane.client import ApiFailure, Client
-    from ..world import refusal
-
-    slot = f"{label} {key}" if key else label
-    failure: Exception
-    try:
-        client = Client.from_control_plane(cp, timeout=10)
-        # over https the host gets a bootstrap token where the server signs
-        # certificates: its daemon spends it on a client certificate (its key made
-        # there) and authenticates by that; behind a TLS-terminating proxy the
-        # server signs none and mints a daemon token instead (the same request)
-        scope = "bootstrap" if cp.url.startswith("https://") else "daemon"
-        return lakeshore.mint_daemon_token(
-            client, cp.namespace, name, slot, replaces=existing, scope=scope
-        )
-    except ApiFailure as exc:
-        why = f"the control plane answered {exc.status} {exc.error}: {exc.detail}"
-        if exc.status in (401, 403):
-            why += " (minting a daemon token needs an admin token)"
-        failure = exc
-    except Exception as exc:
-        why = f"{type(exc).__name__}: {exc}"
-        failure = exc
-    # Re-running connect against the same control plane gets the same answer: the
-    # next action is the fix (an admin's step is flagged for a person).
-    nxt, fix = refusal.next_for(cp, failure, root or Path.cwd(), commands.connect(name, dd))
-    raise DreamlakeError(
-        f"could not mint a token for the {name} daemon at {cp.url} ({why}); nothing was "
-        f"installed on the host. A daemon only ever gets a token minted for it: {fix}.",
-        kind="token_mint_failed",
-        next_action=nxt,
-    )
-
-
 def _ca_pem(cp: lakeshore.ControlPlane) -> bytes | None:
     """The CA certificate this run verified an https control plane with, for the
     daemon to verify it too (None: the system's trust store, there as here)."""
@@ -373,6 +323,7 @@ def _install_and_start(
         host as daemon_host,
     )
     from ..daemon import (
+        identity,
         install,
     )
     from ..daemon import (
@@ -397,11 +348,11 @@ def _install_and_start(
     # The token the host's install holds (under the identity key, or the name key of
     # an older dreamlake's install of this identity): the new one replaces it. Minted
     # before anything on the host changes, so a refused mint leaves the host as it was.
-    existing = shell.run(
-        dk.pick_script() + f'cat "{daemon_key.NYMPH_HOME}/$k/token" 2>/dev/null',
-        timeout=30,
-    ).stdout.strip()
-    token = _token(cp, name, label, existing, dd, key=dk.key, root=obs.dir.parent.parent.parent)
+    existing = identity.held_token(shell, dk)
+    root = obs.dir.parent.parent.parent
+    token = identity.mint(
+        cp, name, label, existing, commands.connect(name, dd), key=dk.key, root=root
+    )
     # An install keyed by the name (an older dreamlake's) moves under the identity key.
     moved = daemonctl.move_legacy(shell, dk)
     cfg = install.DaemonConfig(

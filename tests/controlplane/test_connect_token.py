@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from dreamlake.controlplane.client import ApiFailure, Client
 from dreamlake.engine.contract.errors import DreamlakeError
-from dreamlake.engine.verbs.connect import _token
+from dreamlake.engine.daemon.identity import mint
 from dreamlake.engine.world.lakeshore import ControlPlane
 from lakeshore_fixtures import ServerProc, free_port
 from tls_proxy import TLSProxy
@@ -21,7 +21,7 @@ SHARES_SERVER = True  # its tests keep to names of their own: the session's serv
 
 def test_minted_token_is_a_daemon_token(server: ServerProc) -> None:
     cp = ControlPlane(url=server.url, token=server.admin_token)
-    token = _token(cp, "lab", "host-1", existing="")
+    token = mint(cp, "lab", "host-1", existing="")
     assert token != server.admin_token
     who = Client(server.url, token).whoami()
     assert who == {"admin": False, "namespace": "default", "scope": "daemon", "provider": "lab"}
@@ -41,10 +41,10 @@ def test_behind_a_tls_terminating_proxy_the_host_gets_a_daemon_token(
     nothing: the certificate request is answered 409)."""
     with TLSProxy(("127.0.0.1", server.port), tmp_path / "proxy") as proxy:
         cp = ControlPlane(url=proxy.url, token=server.admin_token, ca=str(proxy.ca))
-        token = _token(cp, "behind", "host-1", existing="")
+        token = mint(cp, "behind", "host-1", existing="")
         who = Client(proxy.url, token, ca=str(proxy.ca)).whoami()
         assert (who["scope"], who["provider"]) == ("daemon", "behind")
-        again = _token(cp, "behind", "host-1", existing=token)
+        again = mint(cp, "behind", "host-1", existing=token)
     # one token a connect, the earlier one replaced: no bootstrap token on the way
     minted = _minted(server.admin, "behind")
     assert sorted((scope, ended is None) for scope, ended in minted) == [
@@ -76,7 +76,7 @@ def test_over_tls_the_host_gets_a_bootstrap_token(tls_server: tuple[str, str, st
     token, which the daemon spends on its certificate."""
     url, admin_token, ca = tls_server
     cp = ControlPlane(url=url, token=admin_token, ca=ca)
-    _token(cp, "direct", "host-1", existing="")
+    mint(cp, "direct", "host-1", existing="")
     admin = Client(url, admin_token, ca=ca)
     assert _minted(admin, "direct") == [("bootstrap", None)]
 
@@ -107,9 +107,9 @@ def test_connect_replaces_the_hosts_token(server: ServerProc) -> None:
     """One daemon token per provider host: every connect mints a new one and the
     one the host had stops working (tokens list does not grow per connect)."""
     cp = ControlPlane(url=server.url, token=server.admin_token)
-    first = _token(cp, "swap", "host-1", existing="")
-    second = _token(cp, "swap", "host-1", existing=first)
-    third = _token(cp, "swap", "host-1", existing="")  # the host lost its file
+    first = mint(cp, "swap", "host-1", existing="")
+    second = mint(cp, "swap", "host-1", existing=first)
+    third = mint(cp, "swap", "host-1", existing="")  # the host lost its file
     assert len({first, second, third}) == 3
     for old in (first, second):
         with pytest.raises(ApiFailure) as err:
@@ -119,7 +119,7 @@ def test_connect_replaces_the_hosts_token(server: ServerProc) -> None:
     live = _live_daemon_tokens(server, "swap")
     assert [t["host"] for t in live] == ["host-1"]
     # another host of the same provider keeps its own
-    other = _token(cp, "swap", "host-2", existing="")
+    other = mint(cp, "swap", "host-2", existing="")
     assert {t["host"] for t in _live_daemon_tokens(server, "swap")} == {"host-1", "host-2"}
     assert Client(server.url, third).whoami()["scope"] == "daemon"
     assert Client(server.url, other).whoami()["scope"] == "daemon"
@@ -127,7 +127,7 @@ def test_connect_replaces_the_hosts_token(server: ServerProc) -> None:
 
 def test_an_admin_token_on_the_host_is_replaced_not_revoked(server: ServerProc) -> None:
     cp = ControlPlane(url=server.url, token=server.admin_token)
-    token = _token(cp, "lab", "host-1", existing=server.admin_token)
+    token = mint(cp, "lab", "host-1", existing=server.admin_token)
     assert token != server.admin_token
     assert Client(server.url, token).whoami()["admin"] is False
     assert server.admin.whoami()["admin"] is True  # never revoked by a connect
@@ -140,8 +140,8 @@ def test_a_legacy_daemon_token_on_the_host_is_revoked(server: ServerProc) -> Non
     cp = ControlPlane(url=server.url, token=server.admin_token)
     legacy = server.admin.create_token("default", label="nymph old on host-9")
     person = server.admin.create_token("default", label="alice")
-    _token(cp, "old", "host-9", existing=legacy)
-    _token(cp, "old", "host-9", existing=person)
+    mint(cp, "old", "host-9", existing=legacy)
+    mint(cp, "old", "host-9", existing=person)
     with pytest.raises(ApiFailure):
         Client(server.url, legacy).whoami()
     assert Client(server.url, person).whoami()["namespace"] == "default"
@@ -154,7 +154,7 @@ def test_minting_failure_fails_without_falling_back(server: ServerProc, why: str
     else:
         cp = ControlPlane(url=f"http://127.0.0.1:{free_port()}", token=server.admin_token)
     with pytest.raises(DreamlakeError) as err:
-        _token(cp, "lab", "host-1", existing="")
+        mint(cp, "lab", "host-1", existing="")
     assert err.value.kind == "token_mint_failed"
     assert "nothing was installed" in str(err.value)
     assert server.admin_token not in str(err.value)
