@@ -16,6 +16,7 @@ from ..contract.result import ProviderLifecycleResult, Run
 from ..daemon import key as daemon_key
 from ..daemon.suspend import HostDaemon
 from ..lifecycle.actual import ShellFactory, daemon_shell_target, level
+from ..remote.base import Shell
 from ..world import lakeshore
 from ..world.derive import Derived, Observation, derive, gated_run
 from ..world.observe import observe, to_result
@@ -157,6 +158,33 @@ def suspend_step(
     )
 
 
+def fresh_identity(
+    obs: Observation, root: Root, shell: Shell, before: HostDaemon, label: str, say: Progress
+) -> list[str]:
+    """Before a suspended daemon starts again: a client certificate that ended while
+    it was stopped (or would before it could renew it) is replaced the way connect
+    does, with a fresh bootstrap token handed to its host
+    (:func:`..daemon.identity.fresh_bootstrap`). Raises the mint's error."""
+    from ..daemon.identity import fresh_bootstrap
+
+    if before.state == "running" or not before.recoverable:
+        return []  # nothing starts here (running, or resume says the state is gone)
+    cp = lakeshore.resolve_control_plane(root.path)
+    note = fresh_bootstrap(
+        shell,
+        cp,
+        daemon_key.of(obs),
+        before.install_dir,
+        label=label,
+        rerun=commands.resume(obs.name, obs.dream_dir),
+        root=root.path,
+    )
+    if note is None:
+        return []
+    say(note)
+    return [note]
+
+
 UP = ("applied", "unclaimed")
 """What an infrastructure resume that started the machines again reads as, before
 its daemon is back."""
@@ -175,7 +203,7 @@ def _daemon_back(
     id; its install gone (a host rebuilt) → ``connect`` puts a fresh one there. No
     recorded host: nothing to bring back, ``connect`` is the next action."""
     from ..daemon.host import unrecorded_note, where
-    from ..daemon.suspend import Unrecoverable, resume_daemon
+    from ..daemon.suspend import Unrecoverable, daemon_state, resume_daemon
     from ..lifecycle.actual import default_shell_factory
 
     obs = observe(before.name, root, before.dream_dir, probe=False)
@@ -191,7 +219,9 @@ def _daemon_back(
         return res.with_notes(f"⚠ the daemon on {found.label} was not started again: {exc.message}")
     try:
         say(f"starting the daemon on {shell.label} again")
-        after, sup = resume_daemon(shell, daemon_key.of(obs), run=True)
+        host = daemon_state(shell, daemon_key.of(obs))
+        renewed = fresh_identity(obs, root, shell, host, found.label, say)
+        after, sup = resume_daemon(shell, daemon_key.of(obs), run=True, before=host)
     except Unrecoverable as exc:
         shell.close()
         from .connect import connect
@@ -215,6 +245,7 @@ def _daemon_back(
         dv = Derived("connecting", Run(command=commands.status(obs.name, obs.dream_dir)), ())
     return to_result(seen, dv, files=res.files, supervisor=sup, host=found.label).with_notes(
         *res.notes,
+        *renewed,
         f"✓ daemon on {found.label} started again under {sup}; work directory: {after.workdir}",
     )
 
@@ -229,7 +260,8 @@ def resume_step(
     watch: float,
     host: HostDaemon | None,
 ) -> ProviderLifecycleResult:
-    from ..daemon.suspend import Unrecoverable, resume_daemon
+    from ..daemon.host import where
+    from ..daemon.suspend import Unrecoverable, daemon_state, resume_daemon
     from ..lifecycle.actual import default_shell_factory
 
     name, dd = obs.name, obs.dream_dir
@@ -244,6 +276,11 @@ def resume_step(
     try:
         run = obs.target == "active"
         say(f"resuming the daemon on {shell.label}" + ("" if run else " (kept suspended)"))
+        if run:
+            host = host or daemon_state(shell, daemon_key.of(obs))
+            found = where(obs)
+            label = found.label if found is not None else shell.label
+            lines = [*lines, *fresh_identity(obs, root, shell, host, label, say)]
         after, sup = resume_daemon(shell, daemon_key.of(obs), run=run, before=host)
     except Unrecoverable as exc:
         return to_result(
@@ -276,4 +313,11 @@ def resume_step(
     )
 
 
-__all__ = ["UP", "recovery_action", "resume_step", "suspend_step", "watch_claim"]
+__all__ = [
+    "UP",
+    "fresh_identity",
+    "recovery_action",
+    "resume_step",
+    "suspend_step",
+    "watch_claim",
+]

@@ -7,13 +7,7 @@ revokes the certificate."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import signal
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,60 +15,22 @@ from typing import Any
 import pytest
 from applied_local import applied_local, point_at
 from dreamlake.controlplane.client import ApiFailure, Client
-from dreamlake.controlplane.server.builtin_ca import issue_server, make_ca
 from dreamlake.engine.daemon import start as supervise
 from dreamlake.engine.remote import LocalShell
 from dreamlake.engine.verbs.connect import connect
 from dreamlake.engine.verbs.destroy import destroy
+from tls_plane import serving_tls
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux (apt-get install -y tmux)"),
 ]
-BIN = Path(sys.executable).parent
-
-
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture
 def tls_plane(tmp_path: Path) -> Iterator[dict[str, Any]]:
-    pki = tmp_path / "pki"
-    pki.mkdir()
-    ca_pem, ca_key = make_ca("journey CA")
-    cert, key = issue_server(ca_pem, ca_key, ["localhost", "127.0.0.1"])
-    (pki / "ca.crt").write_bytes(ca_pem)
-    (pki / "s.crt").write_bytes(cert)
-    (pki / "s.key").write_bytes(key)
-    (pki / "s.key").chmod(0o600)
-    data, port = tmp_path / "data", _port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LAKESHORE_")}
-    log = open(tmp_path / "server.log", "wb")  # noqa: SIM115
-    proc = subprocess.Popen(
-        [str(BIN / "lakeshore"), "serve", "--port", str(port), "--data-dir", str(data),
-         "--live-seconds", "2", "--tls-cert", str(pki / "s.crt"), "--tls-key", str(pki / "s.key")],
-        stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
-    )  # fmt: skip
-    url = f"https://127.0.0.1:{port}"
-    end = time.monotonic() + 60
-    while True:
-        try:
-            Client(url, ca=str(pki / "ca.crt"), timeout=2).healthz()
-            break
-        except Exception:
-            assert proc.poll() is None and time.monotonic() < end, (
-                tmp_path / "server.log"
-            ).read_text()
-            time.sleep(0.2)
-    try:
-        yield {"url": url, "ca": pki / "ca.crt", "token_file": data / "admin.token"}
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(20)
-        log.close()
+    with serving_tls(tmp_path) as plane:
+        yield plane
 
 
 def test_a_local_journey_with_the_control_plane_on_tls(
