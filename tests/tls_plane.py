@@ -1,6 +1,6 @@
 """A real ``lakeshore serve`` over TLS on 127.0.0.1 with a CA of its own (the TLS
-journeys' control plane), and what a daemon's host holds once its client
-certificate has ended.
+journeys' control plane), what a daemon's host holds once its client certificate
+has ended, and the resume journey over such a certificate.
 
 :func:`serving_tls` starts the server with ``--tls-cert`` / ``--tls-key`` for
 ``localhost`` and ``127.0.0.1`` (its daemons' certificates come from the built-in CA
@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -28,6 +29,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 BIN = Path(sys.executable).parent
 
@@ -115,3 +118,61 @@ def hold_ended_certificate(folder: Path, data: Path, provider: str) -> None:
     (folder / "daemon.pem").write_bytes(pem)
     (folder / "daemon.pem").chmod(0o600)
     (folder / "daemon.json").write_text(meta)
+
+
+def admin_of(plane: dict[str, Any]) -> Any:
+    from dreamlake.controlplane.client import Client
+
+    return Client(plane["url"], plane["token_file"].read_text().strip(), ca=str(plane["ca"]))
+
+
+def bootstraps(admin: Any, name: str) -> list[dict[str, Any]]:
+    rows = admin.request("GET", "/api/tokens", query={"revoked": "true"})
+    return [t for t in rows if t.get("provider") == name and t["scope"] == "bootstrap"]
+
+
+def resumed_after_the_certificate_ended(
+    name: str, project: Path, folder: Path, plane: dict[str, Any], tmp_path: Path
+) -> None:
+    """connect → suspend → the certificate ends (:func:`hold_ended_certificate` in
+    the daemon's install ``folder``) → resume ends connected, by itself: the host
+    got a second bootstrap token, spent on a new certificate, and the one it held
+    before is refused at once."""
+    from dreamlake.controlplane.client import ApiFailure, Client
+    from dreamlake.engine.verbs.connect import connect
+    from dreamlake.engine.verbs.resume import resume
+    from dreamlake.engine.verbs.status import status
+    from dreamlake.engine.verbs.suspend import suspend
+
+    admin = admin_of(plane)
+    res = connect(name, cwd=project, watch=60)
+    assert res.status == "connected", (res, res.notes)
+    held = tmp_path / "held.pem"  # the certificate connect's token got, kept aside
+    shutil.copy(folder / "daemon.pem", held)
+    before = json.loads((folder / "daemon.json").read_text())["serial"]
+    assert suspend(name, cwd=project).status == "suspended"
+
+    hold_ended_certificate(folder, plane["data"], name)
+    assert len(bootstraps(admin, name)) == 1  # connect's, spent
+
+    res = resume(name, cwd=project, watch=60)
+    assert (res.status, res.next_action) == ("connected", None), (res, res.notes)
+    assert any("client certificate ended" in n and "bootstrap token" in n for n in res.notes), (
+        res.notes
+    )
+    # a second one-use bootstrap token, spent by the daemon on a new certificate
+    tokens = bootstraps(admin, name)
+    assert len(tokens) == 2 and all(t["revokedAt"] for t in tokens), tokens
+    meta = json.loads((folder / "daemon.json").read_text())
+    assert meta["serial"] != before and meta["identity"] == f"lakeshore://default/{name}"
+    assert (folder / "daemon.pem").stat().st_mode & 0o777 == 0o600
+    # the certificate the host held before is not usable any more
+    with pytest.raises(ApiFailure) as refused:
+        Client(plane["url"], ca=str(plane["ca"]), cert=str(held)).whoami()
+    assert refused.value.status == 401
+    out = status(name, cwd=project, probe=False)
+    assert (out.status, out.next_action) == ("connected", None), out
+    item = admin.submit_work(name, "echo back > back.txt", queue="default")
+    assert admin.get_work(str(item["id"]), wait=30)["state"] == "succeeded"
+    log = (folder / "nymph.log").read_text()
+    assert "has ended and its bootstrap token was refused" not in log, log

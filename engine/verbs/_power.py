@@ -209,10 +209,20 @@ def _daemon_back(
     obs = observe(before.name, root, before.dream_dir, probe=False)
     found = where(obs)
     if found is None:
-        return res.with_notes(
+        notes = [
             unrecorded_note(obs, "started again")
             or "connect recorded no host for this daemon: connect puts one there"
-        )
+        ]
+        if lakeshore.resolve_control_plane(root.path).url.startswith("https://"):
+            # Nothing reaches a daemon that starts there by itself (from the
+            # machine's first-boot user-data): one whose client certificate ended
+            # while the machines were stopped stays refused, and its log says so.
+            notes.append(
+                "a daemon that starts on the machines by itself cannot replace a client "
+                "certificate that ended while they were stopped (its log says so): connect "
+                "puts a daemon there with a fresh bootstrap token"
+            )
+        return res.with_notes(*notes)
     try:
         shell = (factory or default_shell_factory)(None if found.local else found.target)
     except DreamlakeError as exc:

@@ -21,15 +21,13 @@ from typing import Any
 import pytest
 from applied_local import applied_local, point_at
 from daemon_keys import daemon_key
-from dreamlake.controlplane.client import ApiFailure, Client
 from dreamlake.engine.daemon import start as supervise
 from dreamlake.engine.remote import LocalShell
 from dreamlake.engine.verbs.connect import connect
 from dreamlake.engine.verbs.create import create
 from dreamlake.engine.verbs.resume import resume
-from dreamlake.engine.verbs.status import status
 from dreamlake.engine.verbs.suspend import suspend
-from tls_plane import hold_ended_certificate, serving_tls
+from tls_plane import admin_of, bootstraps, resumed_after_the_certificate_ended, serving_tls
 
 pytestmark = [
     pytest.mark.slow,
@@ -51,60 +49,13 @@ def sshd(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         yield server
 
 
-def _admin(plane: dict[str, Any]) -> Client:
-    return Client(plane["url"], plane["token_file"].read_text().strip(), ca=str(plane["ca"]))
-
-
-def _bootstraps(admin: Client, name: str) -> list[dict[str, Any]]:
-    rows = admin.request("GET", "/api/tokens", query={"revoked": "true"})
-    return [t for t in rows if t.get("provider") == name and t["scope"] == "bootstrap"]
-
-
-def _resumed_after_the_certificate_ended(
-    name: str, project: Path, folder: Path, plane: dict[str, Any], tmp_path: Path
-) -> None:
-    """connect → suspend → the certificate ends → resume ends connected, by itself."""
-    admin = _admin(plane)
-    res = connect(name, cwd=project, watch=60)
-    assert res.status == "connected", (res, res.notes)
-    held = tmp_path / "held.pem"  # the certificate connect's token got, kept aside
-    shutil.copy(folder / "daemon.pem", held)
-    before = json.loads((folder / "daemon.json").read_text())["serial"]
-    assert suspend(name, cwd=project).status == "suspended"
-
-    hold_ended_certificate(folder, plane["data"], name)
-    assert len(_bootstraps(admin, name)) == 1  # connect's, spent
-
-    res = resume(name, cwd=project, watch=60)
-    assert (res.status, res.next_action) == ("connected", None), (res, res.notes)
-    assert any("client certificate ended" in n and "bootstrap token" in n for n in res.notes), (
-        res.notes
-    )
-    # a second one-use bootstrap token, spent by the daemon on a new certificate
-    tokens = _bootstraps(admin, name)
-    assert len(tokens) == 2 and all(t["revokedAt"] for t in tokens), tokens
-    meta = json.loads((folder / "daemon.json").read_text())
-    assert meta["serial"] != before and meta["identity"] == f"lakeshore://default/{name}"
-    assert (folder / "daemon.pem").stat().st_mode & 0o777 == 0o600
-    # the certificate the host held before is not usable any more
-    with pytest.raises(ApiFailure) as refused:
-        Client(plane["url"], ca=str(plane["ca"]), cert=str(held)).whoami()
-    assert refused.value.status == 401
-    out = status(name, cwd=project, probe=False)
-    assert (out.status, out.next_action) == ("connected", None), out
-    item = admin.submit_work(name, "echo back > back.txt", queue="default")
-    assert admin.get_work(str(item["id"]), wait=30)["state"] == "succeeded"
-    log = (folder / "nymph.log").read_text()
-    assert "has ended and its bootstrap token was refused" not in log, log
-
-
 def test_local_resume_after_the_certificate_ended_is_connected(
     tls_plane: dict[str, Any], project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     point_at(monkeypatch, tmp_path, tls_plane["url"], tls_plane["ca"], tls_plane["token_file"])
     name, workdir, key, folder = applied_local(project, tmp_path, "rc", ("applied",))
     try:
-        _resumed_after_the_certificate_ended(name, project, folder, tls_plane, tmp_path)
+        resumed_after_the_certificate_ended(name, project, folder, tls_plane, tmp_path)
         assert (workdir / "back.txt").read_text() == "back\n"
     finally:
         supervise.stop(LocalShell(), key)
@@ -124,7 +75,7 @@ def test_a_certificate_that_outlives_the_suspend_is_kept(
         res = resume(name, cwd=project, watch=60)
         assert res.status == "connected", (res, res.notes)
         assert not any("client certificate" in n for n in res.notes), res.notes
-        assert len(_bootstraps(_admin(tls_plane), name)) == 1
+        assert len(bootstraps(admin_of(tls_plane), name)) == 1
         assert json.loads((folder / "daemon.json").read_text())["serial"] == serial
     finally:
         supervise.stop(LocalShell(), key)
@@ -149,6 +100,6 @@ def test_ssh_resume_after_the_certificate_ended_is_connected(
     key = daemon_key(project, name)
     folder = Path(f"{sshd.home}/.dreamlake/nymph/{key}")
     try:
-        _resumed_after_the_certificate_ended(name, project, folder, tls_plane, tmp_path)
+        resumed_after_the_certificate_ended(name, project, folder, tls_plane, tmp_path)
     finally:
         supervise.stop(LocalShell(), key)
