@@ -183,37 +183,37 @@ def _lifecycle(
 
 
 def _run_verb(args: list[str], verb: str, name: str, dream_dir: str | None, yes: bool) -> int:
-    from .conventions import text_streams
-
-    text_streams()
-    if os.environ.get("DREAMLAKE_LOG"):
+    stop = True
+    if os.environ.get("DREAMLAKE_LOG"):  # before the start: its run is logged too
         from .conventions import setup_logging
 
         setup_logging(False)
-    ahead = False
-    if verb == "plan":
-        # terraform's plan starts now, on the other core, while the rest is imported
-        # and the provider observed; the backend takes it over or stops it.
-        from dreamlake.engine.backends.terraform.early import start_plan
-
-        ahead = start_plan(name, dream_dir)
-    elif yes:  # terraform's apply, only where every check before it passes (early_apply)
-        from dreamlake.engine.backends.terraform.early_apply import start_apply
-
-        start_apply(name, dream_dir)
-    from .run import call, write
-
-    def act() -> ProviderLifecycleResult:
-        if verb == "plan":
-            from dreamlake.engine.verbs.plan import plan
-
-            return plan(name, dream_dir=dream_dir)
-        from dreamlake.engine.verbs.apply import apply
-
-        return apply(name, yes=yes, dream_dir=dream_dir)
-
-    stop = True
     try:
+        if verb == "plan":
+            # terraform's plan starts now, on the other core, while the rest is imported
+            # and the provider observed; the backend takes it over or stops it.
+            from dreamlake.engine.backends.terraform.early import start_plan
+
+            start_plan(name, dream_dir)
+        elif yes:  # terraform's apply, only where every check before it passes (early_apply)
+            from dreamlake.engine.backends.terraform.early_apply import start_apply
+
+            start_apply(name, dream_dir)
+        # After terraform's start: nothing here is needed to start it.
+        from .conventions import text_streams
+
+        text_streams()
+        from .run import call, write
+
+        def act() -> ProviderLifecycleResult:
+            if verb == "plan":
+                from dreamlake.engine.verbs.plan import plan
+
+                return plan(name, dream_dir=dream_dir)
+            from dreamlake.engine.verbs.apply import apply
+
+            return apply(name, yes=yes, dream_dir=dream_dir)
+
         return write(call(verb, name, dream_dir, act), True)
     except KeyboardInterrupt:
         stop = False  # terraform had the Ctrl-C too
@@ -221,10 +221,20 @@ def _run_verb(args: list[str], verb: str, name: str, dream_dir: str | None, yes:
 
         return interrupted(args)
     finally:
-        if ahead:  # not taken (the run ended before planning): stopped, its file removed
-            from dreamlake.engine.backends.terraform.early import settle
+        _settle_ahead(stop)
 
-            settle(stop=stop)
+
+def _settle_ahead(stop: bool) -> None:
+    """What was started ahead and not taken when the command ends (the run ended
+    before the verb took it, or a Ctrl-C came before it did): a plan is stopped and
+    its file removed (``stop=False``: waited for, as a Ctrl-C reached it already),
+    an apply is waited for, never stopped, its record kept after a Ctrl-C."""
+    plan = sys.modules.get("dreamlake.engine.backends.terraform.early")
+    if plan is not None:
+        plan.settle(stop=stop)
+    apply = sys.modules.get("dreamlake.engine.backends.terraform.early_apply")
+    if apply is not None:
+        apply.settle_all(interrupted=not stop)
 
 
 def _full(args: list[str]) -> int:

@@ -32,13 +32,14 @@ verb answered before applying) is waited for, never stopped (:func:`settle`).
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from . import early, executable
 from .planinputs import input_files
 from .planname import META_FILE, PLAN_FILE
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
 if TYPE_CHECKING:
     from ...backends.base import InfraState
     from .runner import Completed
@@ -50,7 +51,7 @@ META_FORMAT = 1  # as planfile.META_FORMAT
 MAX_STATE = 256 * 1024 * 1024  # as settings.readers.MAX_STATE
 TEMPLATE_PATH_ENV = "DREAMLAKE_TEMPLATE_PATH"  # user templates: the full reader decides
 _TOKEN_VARS = ("LAKESHORE_TOKEN", "LAKESHORE_TOKEN_FILE")
-_FLOCK = "hhqqi4x"  # struct flock, as lockinfo's
+_FLOCK = "hhqqi4x"  # struct flock, as lockinfo's (packed by _flock, without struct)
 
 
 class Ahead:
@@ -271,20 +272,28 @@ def _held(state: Path) -> bool:
     """Whether a lock on the state is held (as ``lockinfo.probe_fcntl``); True where
     that cannot be asked."""
     import fcntl
-    import struct
 
     try:
         fd = os.open(state, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
         return False
     try:
-        req = struct.pack(_FLOCK, fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
-        res = fcntl.fcntl(fd, fcntl.F_GETLK, req)
-        return struct.unpack(_FLOCK, res)[0] != fcntl.F_UNLCK
+        res = fcntl.fcntl(fd, fcntl.F_GETLK, _flock(fcntl.F_WRLCK))
+        return int.from_bytes(res[:2], _ORDER, signed=True) != fcntl.F_UNLCK
     except OSError:
         return True
     finally:
         os.close(fd)
+
+
+_ORDER = sys.byteorder  # native, as struct's "hh..." without a prefix
+
+
+def _flock(kind: int) -> bytes:
+    """``struct.pack(_FLOCK, kind, SEEK_SET, 0, 0, 0)`` (a test holds them the same)
+    without importing ``struct``: the whole file, from its start, any process."""
+    head = kind.to_bytes(2, _ORDER, signed=True) + os.SEEK_SET.to_bytes(2, _ORDER)
+    return head + bytes(4) + bytes(8) + bytes(8) + bytes(4) + bytes(4)
 
 
 def _read(path: Path) -> bytes | None:
@@ -372,22 +381,46 @@ def _launch(
     intent = pdir / early.INTENT_FILE
     state = tf / STATE_FILE
     before = {p: _mtime(p) for p in (state, state.with_name(STATE_FILE + ".backup"))}
+    # The record is in place (renamed over, whole) before terraform starts; it is made
+    # durable (fsync) right after, beside terraform's start instead of before it: an
+    # fsync commits the journal, with whatever the plan just wrote (2-25 ms here, at
+    # times far more), while terraform takes longer than that to change anything.
     try:
-        atomic_write(intent, _intent_text())
+        atomic_write(intent, _intent_text(), durable=False)
     except OSError:
         return False
+    key = os.path.realpath(pdir)
+
+    def held(run: Started) -> None:  # before a Ctrl-C can come: settle finds it
+        ahead = Ahead(pdir, binary, state, before, total, run)
+        ahead.read = state_read
+        _PENDING[key] = ahead
+
     try:
         from .started import start
         from .tfexec.apply import apply_args
 
-        run = start(apply_args(), cwd=tf, binary=binary, env=env)
+        start(apply_args(), cwd=tf, binary=binary, env=env, then=held)
     except BaseException:
-        intent.unlink(missing_ok=True)  # nothing started: no verb to record
+        if key not in _PENDING:
+            intent.unlink(missing_ok=True)  # nothing started: no verb to record
         raise
-    ahead = Ahead(pdir, binary, state, before, total, run)
-    ahead.read = state_read
-    _PENDING[os.path.realpath(pdir)] = ahead
+    _sync(intent)
     return True
+
+
+def _sync(path: Path) -> None:
+    """``fsync`` of a file written without it (as ``atomic_write`` makes one durable)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _mtime(p: Path) -> float | None:
@@ -458,14 +491,14 @@ def state_before(provider_dir: Path) -> InfraState:
     )
 
 
-def settle(provider_dir: Path, *, interrupted: bool = False) -> None:
+def settle(provider_dir: Path, *, interrupted: bool = False) -> Completed | None:
     """After the apply verb: an apply started ahead and not taken (the verb answered
     before applying) is waited for, never stopped; its record is removed as a
     finished verb's, or kept after an interruption or a signal, as ``recording``
-    does."""
+    does. Returns that run where the verb did not take it (its answer says it ran)."""
     ahead = _PENDING.pop(os.path.realpath(provider_dir), None)
     if ahead is None:
-        return
+        return None
     done = None if ahead.taken else ahead.run.finish()
     keep = interrupted or (done is not None and done.returncode < 0)
     if ahead.claimed:
@@ -474,6 +507,23 @@ def settle(provider_dir: Path, *, interrupted: bool = False) -> None:
         release_ahead(ahead.pdir, keep=keep)  # nothing where the verb's recording took it
     elif not keep:
         (ahead.pdir / early.INTENT_FILE).unlink(missing_ok=True)
+    return done
 
 
-__all__ = ["Ahead", "claim", "pending", "settle", "start_apply", "state_before", "take"]
+def settle_all(*, interrupted: bool = False) -> None:
+    """:func:`settle` every apply started ahead that no verb settled (the command
+    ends: a Ctrl-C came before the verb claimed it, or the verb never ran)."""
+    for key in list(_PENDING):
+        settle(Path(key), interrupted=interrupted)
+
+
+__all__ = [
+    "Ahead",
+    "claim",
+    "pending",
+    "settle",
+    "settle_all",
+    "start_apply",
+    "state_before",
+    "take",
+]

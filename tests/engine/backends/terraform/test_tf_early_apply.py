@@ -189,6 +189,11 @@ def test_its_standard_library_copies_match_the_engine(tmp_path: Path) -> None:
     assert early_apply.STATE_FILE == statefile.STATE_FILE
     assert lockinfo.lock_info_path(Path(statefile.STATE_FILE)).name == early_apply.LOCK_INFO
     assert early_apply._FLOCK == lockinfo._FLOCK
+    import fcntl
+    import struct
+
+    for kind in (fcntl.F_WRLCK, fcntl.F_RDLCK, fcntl.F_UNLCK):  # packed without struct
+        assert early_apply._flock(kind) == struct.pack(lockinfo._FLOCK, kind, os.SEEK_SET, 0, 0, 0)
     assert early_apply.MAX_STATE == readers.MAX_STATE
     assert early_apply.META_FORMAT == planfile.META_FORMAT
     state = tmp_path / statefile.STATE_FILE
@@ -198,3 +203,144 @@ def test_its_standard_library_copies_match_the_engine(tmp_path: Path) -> None:
         raw = early_apply._read(state)
         ahead = "absent" if raw is None or not raw.strip() else "sha256:" + early_apply._sha256(raw)
         assert ahead == statefile.state_fingerprint(state), text
+
+
+def _state(pdir: Path) -> dict[str, object]:
+    data = json.loads((pdir / "terraform/terraform.tfstate").read_text())
+    assert isinstance(data, dict)
+    return data
+
+
+def _gone(pid: int) -> bool:
+    """Whether process ``pid`` has ended and been waited for (not left running)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_a_verb_answering_before_it_takes_the_run_waits_for_it_and_says_so(
+    binary: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only a disagreement between the standard library's checks and the verb's makes
+    the verb answer before it takes the apply started ahead; made here by a check of
+    the verb's refusing what those checks passed. The apply cannot be undone, so it is
+    waited for (never stopped half-way), its lock released, its record removed as a
+    finished verb's; the verb's refusal is the answer, with its exit code, and says
+    that terraform's apply ran."""
+    from dreamlake.engine.contract.errors import UsageError
+    from dreamlake.engine.verbs import apply as apply_verb
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    pdir = _planned(project)
+    pids: list[int] = []
+    real = early_apply.start_apply
+
+    def watched(name: str, dream_dir: str | None) -> bool:
+        started = real(name, dream_dir)
+        pids.extend(a.run.pid for a in early_apply._PENDING.values())
+        return started
+
+    def refused(name: str) -> str:
+        raise UsageError("refused by a check the head start does not make")
+
+    monkeypatch.setattr(early_apply, "start_apply", watched)
+    monkeypatch.setattr(apply_verb, "check_name", refused)
+    out, rc = _console(project)
+    doc = json.loads(out)
+    assert len(pids) == 1 and _gone(pids[0])
+    assert doc["status"] == "error" and doc["kind"] == "usage" and rc == 1, (rc, doc)
+    assert doc["error"].startswith("refused by a check"), doc
+    assert "started ahead of this answer" in doc["error"] and "(exit 0)" in doc["error"], doc
+    state = _state(pdir)
+    assert state["outputs"]  # the whole apply, its outputs written
+    tf = pdir / "terraform"
+    assert not (tf / ".terraform.tfstate.lock.info").exists()
+    assert not (tf / "errored.tfstate").exists()
+    assert not (pdir / "intent.json").exists()
+    assert early_apply._PENDING == {} and intent._ACTIVE == {}
+
+
+# The console script, run as its own process (as an agent runs it), with the moment
+# between terraform's start ahead and the verb's claim held open: the process says
+# which terraform it started, then waits there for the Ctrl-C.
+_HELD_AFTER_START = """
+import os, sys, time
+from dreamlake.engine.backends.terraform import early_apply
+real, said = early_apply.start_apply, sys.argv[1]
+def held(name, dream_dir):
+    started = real(name, dream_dir)
+    pids = [str(a.run.pid) for a in early_apply._PENDING.values()]
+    with open(said, "w") as f:
+        f.write(" ".join(pids) if started else "none")
+    time.sleep(120)  # the Ctrl-C comes here
+    return started
+early_apply.start_apply = held
+sys.argv = ["dreamlake", *sys.argv[2:]]
+from dreamlake.cli.entry import main
+sys.exit(main())
+"""
+
+
+def test_a_ctrl_c_before_the_verb_claims_the_run_waits_for_it_and_keeps_the_record(
+    binary: str, tmp_path: Path
+) -> None:
+    """SIGINT to the dreamlake process after terraform's apply started ahead, before
+    the verb claimed it (terraform, in a group of its own here, is not signalled):
+    the apply is waited for, never left running, nor stopped half-way; the record of
+    the verb stays (an interrupted apply: ``status`` says ``applying``, and the next
+    ``apply --yes`` finishes it); the one document is the interruption's, exit 1."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from dreamlake.engine.verbs.status import status
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    pdir = _planned(project)
+    said = tmp_path / "started"
+    argv = ["provider", "apply", "-n", "lab", "--yes", "--json", "--dream-dir", str(project)]
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _HELD_AFTER_START, str(said), *argv],
+        cwd=project,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not said.exists() or not said.read_text():
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.01)
+        assert said.read_text() != "none", "nothing was started ahead"
+        pid = int(said.read_text())
+        assert not _gone(pid)  # still ours: a zombie at worst, never reaped by another
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    doc = json.loads(out)
+    assert proc.returncode == 1, err
+    assert doc["status"] == "error" and doc["kind"] == "interrupted", doc
+    assert _gone(pid)
+    tf = pdir / "terraform"
+    assert not (tf / ".terraform.tfstate.lock.info").exists()
+    assert not (tf / "errored.tfstate").exists()
+    assert _state(pdir)["outputs"]  # terraform was not signalled: its apply ran whole
+    record = json.loads((pdir / "intent.json").read_text())
+    assert record["verb"] == "apply" and record["pid"] == proc.pid
+    assert status("lab", dream_dir=str(project)).status == "applying"
+    # the interrupted apply's recovery, as after any interrupted apply: its saved plan
+    # no longer matches the state it left, so the plan is made again, then applied
+    again = apply("lab", yes=True, dream_dir=str(project))
+    assert any("planned again; nothing was applied" in n for n in again.notes), again.notes
+    done = apply("lab", yes=True, dream_dir=str(project))
+    assert done.status == "applied", (done.to_json(), done.notes)
+    assert not (pdir / "intent.json").exists()
