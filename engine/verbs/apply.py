@@ -52,8 +52,18 @@ def apply(
     except BaseException:
         early_apply.settle(pdir, interrupted=True)  # Ctrl-C: terraform had it too
         raise
-    early_apply.settle(pdir)
-    return res
+    ran = early_apply.settle(pdir)
+    if ran is None:
+        return res
+    # Answered before taking it (the console script's checks passed what the verb's
+    # refused): terraform's apply ran all the same, and the answer says so.
+    said = (
+        "terraform's apply, started ahead of this answer once the checks before it had "
+        f"passed, ran to its end (exit {ran.returncode}); status says where things stand now"
+    )
+    notes = res.notes
+    res = res.model_copy(update={"error": f"{res.error}; {said}" if res.error else said})
+    return res.with_notes(*notes, said)
 
 
 def _claimed(root: Root, name: str) -> bool:
