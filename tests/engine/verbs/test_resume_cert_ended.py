@@ -27,7 +27,13 @@ from dreamlake.engine.verbs.connect import connect
 from dreamlake.engine.verbs.create import create
 from dreamlake.engine.verbs.resume import resume
 from dreamlake.engine.verbs.suspend import suspend
-from tls_plane import admin_of, bootstraps, resumed_after_the_certificate_ended, serving_tls
+from tls_plane import (
+    admin_of,
+    bootstraps,
+    hold_ended_certificate,
+    resumed_after_the_certificate_ended,
+    serving_tls,
+)
 
 pytestmark = [
     pytest.mark.slow,
@@ -101,5 +107,40 @@ def test_ssh_resume_after_the_certificate_ended_is_connected(
     folder = Path(f"{sshd.home}/.dreamlake/nymph/{key}")
     try:
         resumed_after_the_certificate_ended(name, project, folder, tls_plane, tmp_path)
+    finally:
+        supervise.stop(LocalShell(), key)
+
+
+def test_a_refused_mint_starts_nothing_and_names_the_fix(
+    tls_plane: dict[str, Any], project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine's token may not mint (not an admin's): resume changes nothing on
+    the host, starts no daemon that would be refused, and its next action is the
+    fix, then resume again; with an admin token resume ends connected."""
+    from dreamlake.engine.daemon.suspend import daemon_state
+
+    point_at(monkeypatch, tmp_path, tls_plane["url"], tls_plane["ca"], tls_plane["token_file"])
+    name, _workdir, key, folder = applied_local(project, tmp_path, "rm", ("applied",))
+    try:
+        assert connect(name, cwd=project, watch=60).status == "connected"
+        assert suspend(name, cwd=project).status == "suspended"
+        hold_ended_certificate(folder, tls_plane["data"], name)
+        ended = (folder / "daemon.json").read_text()
+        person = tmp_path / "person.token"
+        person.write_text(admin_of(tls_plane).create_token("default", label="a person"))
+        monkeypatch.setenv("LAKESHORE_TOKEN_FILE", str(person))
+
+        res = resume(name, cwd=project, watch=5)
+        assert (res.status, res.kind) == ("error", "token_mint_failed"), (res, res.notes)
+        assert res.next_action is not None and res.next_action.command == (
+            f"dreamlake provider resume -n {name}"
+        )
+        assert "admin token" in (res.error or ""), res.error
+        assert daemon_state(LocalShell(), key).state == "stopped"  # nothing started
+        assert (folder / "daemon.json").read_text() == ended  # nothing changed there
+        assert len(bootstraps(admin_of(tls_plane), name)) == 1
+
+        monkeypatch.setenv("LAKESHORE_TOKEN_FILE", str(tls_plane["token_file"]))
+        assert resume(name, cwd=project, watch=60).status == "connected"
     finally:
         supervise.stop(LocalShell(), key)
