@@ -5,8 +5,9 @@ On an unchanged, initialised provider ``plan --json`` starts one terraform proce
 provider's terraform folder, the binary, its arguments and its environment. Each
 plan leaves them in a record beside the saved plan (``terraform/tfplan.ahead.json``,
 :func:`remember`), and the console script's short way starts terraform from that
-record (:func:`start_plan`) before it imports the rest: the standard library's
-``os``, ``json`` and ``subprocess`` are all this module needs to start it. Python
+record (:func:`start_plan`) before it imports the rest: ``os``, the interpreter's
+JSON accelerator (``leanjson``) and ``posix_spawn`` (``started``) are all this module
+needs to start it. Python
 imports, observes and scans while terraform runs on the other core; the backend's
 plan takes the run over (:func:`take`) where the facts it computes itself are the
 same (folder, binary, environment, what init reads, no progress wanted), and
@@ -157,11 +158,11 @@ def _start(name: str, dream_dir: str | None) -> bool:
     tf = pdir / "terraform"
     if _key(tf) in _PENDING or (pdir / INTENT_FILE).exists():
         return False
-    import json
+    from .leanjson import loads
 
     try:
         with open(tf / AHEAD_FILE, "rb") as f:
-            rec = json.loads(f.read(64 * 1024))
+            rec = loads(f.read(64 * 1024))
     except (OSError, ValueError):
         return False
     if not isinstance(rec, dict) or rec.get("format") != AHEAD_FORMAT or rec["tf"] != _key(tf):

@@ -3,7 +3,8 @@
 An apply changes the world, so unlike the plan ``plan`` starts ahead (``early``)
 it is never started to be stopped later: it starts here only where every check
 the apply makes before terraform has been made, with the standard library alone
-(``os``, ``json``, the engine's own SHA-256), and passed:
+(``os``, the JSON accelerator through ``leanjson``, the engine's own SHA-256),
+and passed:
 
 * the saved plan is fresh as ``planfile.freshness`` says it: ``tfplan`` is the
   file its record names, no input changed, the state is the one it was made
@@ -111,10 +112,10 @@ def _checked(name: str, dream_dir: str | None) -> _Facts | None:
         return None
     if not _no_token(pdir):
         return None
-    import json
+    from .leanjson import loads
 
     with open(tf / early.AHEAD_FILE, "rb") as f:
-        rec = json.loads(f.read(64 * 1024))
+        rec = loads(f.read(64 * 1024))
     if not isinstance(rec, dict) or rec.get("format") != early.AHEAD_FORMAT:
         return None
     if rec["tf"] != os.path.realpath(tf) or rec["lock"] != LOCK_INFO:
@@ -133,12 +134,12 @@ def _checked(name: str, dream_dir: str | None) -> _Facts | None:
     if env is None:
         return None
     with open(pdir / "provider.json", "rb") as f:
-        record = json.loads(f.read(1 << 20))
+        record = loads(f.read(1 << 20))
     if not isinstance(record, dict) or record.get("backend", "terraform") != "terraform":
         return None
     meta_path = tf / META_FILE
     with open(meta_path, "rb") as f:
-        meta = json.loads(f.read(1 << 24))
+        meta = loads(f.read(1 << 24))
     made = os.stat(meta_path).st_mtime_ns
     if not _settled_since(pdir, made) or not _template_plain(record.get("vendor"), made):
         return None
@@ -212,14 +213,14 @@ def _template_plain(vendor: object, made: int) -> bool:
     decision from ``terraform/`` (whose inputs the plan record holds)."""
     if not isinstance(vendor, str) or not vendor.replace("-", "").replace("_", "").isalnum():
         return False
-    import json
+    from .leanjson import loads
 
     manifest = Path(__file__).resolve().parents[3] / "templates" / vendor / "TEMPLATE.json"
     st = os.stat(manifest)
     if max(st.st_mtime_ns, st.st_ctime_ns) >= made:
         return False
     with open(manifest, "rb") as f:
-        data = json.loads(f.read(1 << 20))
+        data = loads(f.read(1 << 20))
     if data.get("vendor") != vendor:
         return False
     files = [str(d.get("file", "")) for d in data.get("decisions") or []]
@@ -245,11 +246,11 @@ def _unlocked(tf: Path, raw: bytes | None) -> bool:
                 return False
     except FileNotFoundError:
         pass
-    import json
+    from .leanjson import loads
 
     try:
         with open(tf / ".terraform" / "terraform.tfstate", "rb") as f:
-            backend = json.loads(f.read(1 << 20)).get("backend")
+            backend = loads(f.read(1 << 20)).get("backend")
     except FileNotFoundError:
         backend = None
     if backend is not None and (
@@ -262,7 +263,7 @@ def _unlocked(tf: Path, raw: bytes | None) -> bool:
     if raw is not None:
         if not raw.strip():
             return False  # a 0-byte state: the full reader decides
-        data = json.loads(raw)
+        data = loads(raw)
         if not isinstance(data, dict) or not isinstance(data.get("version", 4), int):
             return False
     return not _held(state)
@@ -339,8 +340,9 @@ def _fresh(tf: Path, meta: dict[str, object], raw: bytes | None) -> bool:
 
 def _intent_text() -> str:
     """``intent.json`` as ``world.intent.write_intent`` writes an apply's record."""
-    import json
     import time
+
+    from .leanjson import dumps_flat
 
     t = time.time()
     pid = os.getpid()
@@ -355,7 +357,7 @@ def _intent_text() -> str:
         "yes": True,
         "step": "provision",
     }
-    return json.dumps(data, indent=2) + "\n"
+    return dumps_flat(data) + "\n"
 
 
 def _proc_start(pid: int) -> str | None:
