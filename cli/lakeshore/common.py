@@ -15,7 +15,9 @@ def error_doc(message: str, kind: str, next_step: str | None) -> dict[str, objec
     (``{"kind": "run", "command": ...}`` when the next step is a command, else null,
     with the advice in ``hint``)."""
     doc: dict[str, object] = {"error": message, "kind": kind, "nextAction": None}
-    if next_step and next_step.startswith(("lakeshore ", "dreamlake ", "LAKESHORE_CA=")):
+    if next_step and next_step.startswith(
+        ("lakeshore ", "dreamlake ", "LAKESHORE_CA=", "LAKESHORE_URL=")
+    ):
         doc["nextAction"] = {"kind": "run", "command": next_step}
     elif next_step:
         doc["hint"] = next_step
@@ -59,25 +61,58 @@ def usage_error(exc: Exception, argv: list[str]) -> int:
 
 
 def tls_next_step(exc: Any) -> str:
-    """The command that fixes a TLS failure, where one does: the same command with
-    ``LAKESHORE_CA`` naming the server's CA (its file under this data dir when it
-    is there), ``lakeshore serve --tls-name HOST`` on the server for a name its
+    """The command that fixes a TLS failure: the same command with ``LAKESHORE_CA``
+    naming the server's CA (its file under this data dir when it is there) for a CA
+    that does not verify it or cannot be read, with the ``https://`` URL for plain
+    HTTP sent to a TLS port, with the ``http://`` URL for TLS sent to a plain server
+    on this machine; ``lakeshore serve --tls-name HOST`` on the server for a name its
     certificate lacks, ``lakeshore serve`` (a restart renews the built-in CA's
-    certificate) for one that has ended; else the advice in words."""
+    certificate) for one that has ended, or without ``--insecure-http`` for a plain
+    server elsewhere; else the advice in words."""
     import shlex
     import sys
     import urllib.parse
 
+    from dreamlake.engine.settings.http_json import is_loopback
+
     reason = getattr(exc, "reason", "")
     again = "lakeshore " + shlex.join(sys.argv[1:])
-    if reason == "unknown_ca":
+    if reason in ("unknown_ca", "ca_unreadable"):
         return f"LAKESHORE_CA={shlex.quote(_ca_guess())} {again}"
-    host = urllib.parse.urlsplit(getattr(exc, "url", None) or "").hostname or "HOST"
+    url = getattr(exc, "url", None) or ""
+    host = urllib.parse.urlsplit(url).hostname or "HOST"
+    if reason == "plain_to_tls" and url.startswith("http://"):
+        return _with_url("https://" + url[len("http://") :])
+    if reason == "not_tls" and url.startswith("https://"):
+        plain = "http://" + url[len("https://") :]
+        if is_loopback(url):
+            return _with_url(plain)
+        return (
+            f"lakeshore serve --host {host}   # on the server, without --insecure-http: "
+            f"off loopback it serves HTTPS (or, on a network nobody else reads, use {plain})"
+        )
     if reason == "name_mismatch":
         return f"lakeshore serve --tls-name {host}   # on the server; {exc.advice}"
     if reason == "expired":
         return f"lakeshore serve   # on the server, restarted; {exc.advice}"
     return str(exc.advice)
+
+
+def _with_url(url: str) -> str:
+    """This command again, reaching ``url``: its ``--server`` replaced when it has
+    one, else with ``LAKESHORE_URL`` set."""
+    import shlex
+    import sys
+
+    argv = list(sys.argv[1:])
+    for i, arg in enumerate(argv):
+        if arg == "--server" and i + 1 < len(argv):
+            argv[i + 1] = url
+            return "lakeshore " + shlex.join(argv)
+        if arg.startswith("--server="):
+            argv[i] = f"--server={url}"
+            return "lakeshore " + shlex.join(argv)
+    return f"LAKESHORE_URL={shlex.quote(url)} lakeshore {shlex.join(argv)}"
 
 
 def _ca_guess() -> str:

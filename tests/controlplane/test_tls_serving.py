@@ -22,6 +22,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from dreamlake.controlplane.client import Client, Unreachable, Untrusted
@@ -344,6 +345,49 @@ def test_the_lakeshore_cli_verifies(tls_server: TlsServer, pki: Pki) -> None:
     none = _lakeshore(*args, env={})
     assert none.returncode == 1 and "does not verify" in none.stderr
     assert "next: LAKESHORE_CA=" in none.stderr
+
+
+def test_the_lakeshore_cli_has_a_next_action_for_a_missing_ca_and_the_wrong_scheme(
+    tls_server: TlsServer, pki: Pki, shared_server_sqlite: ServerProc
+) -> None:
+    """A CA file that is missing or not a certificate, plain HTTP to the TLS port
+    and TLS to a plain server: each a sentence and a command to run next (not
+    advice alone), the URL fixed where it was given (``--server`` or
+    ``LAKESHORE_URL``), no traceback."""
+    from cli_fork import run_module
+
+    def run(*args: str, **env: str) -> dict[str, Any]:
+        done = run_module(
+            "dreamlake.cli.lakeshore.app", [*args, "--json"], env=clean_env(**env),
+            text=True, stdin=subprocess.DEVNULL, timeout=60,
+        )  # fmt: skip
+        assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+        doc: dict[str, Any] = json.loads(done.stdout)
+        assert doc["kind"] == "lakeshore_untrusted" and doc["nextAction"]["kind"] == "run"
+        return doc
+
+    listing = ("namespaces", "list", "--data-dir", str(tls_server.data_dir))
+    missing = run(*listing, "--server", tls_server.url, LAKESHORE_CA=str(pki.folder / "no.crt"))
+    assert "cannot be read" in missing["error"]
+    assert missing["nextAction"]["command"].startswith("LAKESHORE_CA=")
+    not_pem = run(*listing, "--server", tls_server.url, LAKESHORE_CA=str(pki.key))
+    assert "not a PEM certificate" in not_pem["error"]
+    assert not_pem["nextAction"]["command"].startswith("LAKESHORE_CA=")
+    plain = f"http://127.0.0.1:{tls_server.port}"
+    flag = run(*listing, "--server", plain, LAKESHORE_CA=str(pki.ca))
+    assert "use its https:// URL" in flag["error"]
+    assert flag["nextAction"]["command"] == (
+        f"lakeshore namespaces list --data-dir {tls_server.data_dir} --server "
+        f"{tls_server.url} --json"
+    )
+    env = run(*listing, LAKESHORE_URL=plain, LAKESHORE_CA=str(pki.ca))
+    assert env["nextAction"]["command"].startswith(f"LAKESHORE_URL={tls_server.url} lakeshore ")
+    to_plain = run(*listing, "--server", f"https://127.0.0.1:{shared_server_sqlite.port}")
+    assert "does not answer in TLS" in to_plain["error"]
+    assert (
+        f"--server http://127.0.0.1:{shared_server_sqlite.port} "
+        in (to_plain["nextAction"]["command"])
+    )
 
 
 def test_dreamlake_reads_claims_over_tls(tls_server: TlsServer, pki: Pki, tmp_path: Path) -> None:
