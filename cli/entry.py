@@ -82,13 +82,21 @@ def lifecycle_request(args: list[str]) -> tuple[str, str, str | None, bool] | No
     return verb, req[0], req[1], yes
 
 
+# Traces need an OTLP endpoint (``settings.tracing.ENDPOINTS``, a test holds the two
+# the same): without one the tracing modules are not imported before terraform's start.
+TRACE_ENDPOINTS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    from .tracing import traced  # standard library only unless traces are configured
-
     # The console script's plan / apply ends the process once its document is printed.
     ends = argv is None and lifecycle_request(args) is not None
-    rc = traced("dreamlake", args, lambda: _main(args, ends))
+    if any(os.environ.get(name) for name in TRACE_ENDPOINTS):
+        from .tracing import traced  # standard library only unless traces are configured
+
+        rc = traced("dreamlake", args, lambda: _main(args, ends))
+    else:
+        rc = _main(args, ends)
     if ends:
         end(rc)
     return rc

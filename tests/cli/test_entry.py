@@ -288,7 +288,7 @@ def test_no_collection_runs_before_the_plan_started_ahead(tmp_path: Path) -> Non
         "    seen.append((passes(), gc.isenabled(), [m for m in early if m in sys.modules], builders))\n"
         "    return real(*a, **k)\n"
         "os.posix_spawn = spawn\n"
-        "from dreamlake.cli import entry, tracing  # what main() imports for every command\n"
+        "from dreamlake.cli import entry  # what main() imports for every command\n"
         "gc.collect()\n"
         "before = passes()\n"
         "rc = entry.main(sys.argv[1:])\n"
@@ -335,3 +335,12 @@ def test_the_console_scripts_plan_and_apply_end_without_tearing_modules_down(
         assert "atexit ran" in done.stderr and "torn down" not in done.stderr
     status = run("status")
     assert "atexit ran" in status.stderr and "torn down" in status.stderr
+
+
+def test_traces_are_looked_for_by_the_endpoints_that_configure_them() -> None:
+    """``main`` imports the tracing modules only where an OTLP endpoint is set: the
+    variables whose absence means traces are off (``settings.tracing.configured``)."""
+    from dreamlake.cli import entry
+    from dreamlake.engine.settings import tracing
+
+    assert entry.TRACE_ENDPOINTS == tracing.ENDPOINTS

@@ -3,7 +3,7 @@ so no ``-auto-approve``), streaming ``-json`` events."""
 
 from __future__ import annotations
 
-from .plan import PLAN_FILE
+from ..planname import PLAN_FILE  # not through .plan: loaded alone before an apply started ahead
 
 
 def apply_args(*, plan_file: str = PLAN_FILE, lock_timeout: str = "0s") -> list[str]:

@@ -4,9 +4,11 @@ since 0.15.3) and ``-detailed-exitcode`` (0 no changes, 1 error, 2 changes);
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from ..planname import PLAN_FILE
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
 def plan_args(
