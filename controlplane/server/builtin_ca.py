@@ -67,13 +67,13 @@ def served_names(host: str, extra: Iterable[str] = ()) -> list[str]:
         add(name)
     hostname = socket.gethostname()
     add(hostname)
-    if host in WILDCARDS:  # every address here, and the name DNS gives this machine
+    if host in WILDCARDS:  # the name DNS gives this machine, and every address here
+        from .local_addresses import local_addresses
+
         add(socket.getfqdn())
-        try:
-            for info in socket.getaddrinfo(hostname, None):
-                add(str(info[4][0]))
-        except OSError:
-            pass
+        for address in local_addresses():
+            if not ipaddress.ip_address(address.split("%")[0]).is_loopback:
+                add(address)  # (loopback's come last, below)
     for name in ("localhost", "127.0.0.1", "::1"):
         add(name)
     return names
