@@ -278,7 +278,7 @@ def render(r: ProviderLifecycleResult, *, with_identity: bool = True) -> str:
     lines += _drift_lines(r)
     lines += [n for n in dict.fromkeys(r.notes) if n not in lines]
     if r.degraded:
-        lines.append("degraded: " + ", ".join(r.degraded) + _degraded_hint(r.degraded))
+        lines.append("degraded: " + ", ".join(r.degraded) + _degraded_hint(r.degraded, r.server))
     set_line = _set_hint(r)
     if set_line:
         lines.append(set_line)
@@ -323,7 +323,7 @@ def _set_hint(r: ProviderLifecycleResult) -> str | None:
     return f"or set them from here: dreamlake provider set -n {r.provider}{where} {keys}"
 
 
-def _degraded_hint(deg: list[str]) -> str:
+def _degraded_hint(deg: list[str], server: str | None = None) -> str:
     hints = []
     if "no-credentials" in deg:
         hints.append("no cloud credentials found in the environment or a profile")
@@ -331,6 +331,12 @@ def _degraded_hint(deg: list[str]) -> str:
         hints.append("no account probe ran, so no observed values")
     if "no-lakeshore" in deg:
         hints.append("control plane not reachable, claims unknown")
+    if "lakeshore-untrusted" in deg and server:
+        from dreamlake.engine.world.lakeshore import untrusted
+
+        why = untrusted(server)  # what this process's request to it met
+        if why:
+            hints.append(f"{why}; see docs/deploy.md for LAKESHORE_CA and .dreamrc lakeshore.ca")
     if "drift" in deg:
         hints.append("the infrastructure changed outside its state")
     return f" ({'; '.join(hints)})" if hints else ""

@@ -261,3 +261,24 @@ def test_a_gated_step_says_what_it_does_on_that_vendor(
     nxt = {"kind": "run", "command": command, "approval": True}
     line = render(result(status="suspended", vendor=vendor, next_action=nxt)).splitlines()[-1]
     assert "needs a person's yes" in line and says in line and never not in line, line
+
+
+def test_an_untrusted_control_plane_says_why(tmp_path: Any) -> None:
+    """``lakeshore-untrusted``: the prose names what the request met (here a CA file
+    that is missing), so a missing CA is told from a wrong one."""
+    from dreamlake.engine.world.lakeshore import ControlPlane, fetch_claims, unreachable
+
+    url = "https://127.0.0.1:9"
+    ca = tmp_path / "missing-ca.crt"
+    assert fetch_claims(ControlPlane(url=url, token="t", ca=str(ca)), "aws-demo") is None
+    text = render(
+        result(
+            status="scaffolded",
+            server=url,
+            degraded=list(unreachable(url)),
+            next_action={"kind": "run", "command": "c"},
+        )
+    )
+    line = next(ln for ln in text.splitlines() if ln.startswith("degraded:"))
+    assert line.startswith("degraded: no-lakeshore, lakeshore-untrusted (")
+    assert f"the CA certificate {ca} cannot be read" in line and "LAKESHORE_CA" in line
