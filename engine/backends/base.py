@@ -7,18 +7,18 @@ Backends are imported lazily by name so ``status`` never pays for pulumi.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..contract.result import Blocking, LockInfo, PlanCounts
+from ..settings.records import field, record
 
 if TYPE_CHECKING:
     from .driftrecord import DriftRecord  # read only where a drift record exists
 
 
-@dataclass(frozen=True)
+@record()
 class InfraState:
     """What the backend's state says, read without running the tool where possible.
 
@@ -45,7 +45,7 @@ class InfraState:
     drift: DriftRecord | None = None
 
 
-@dataclass(frozen=True)
+@record()
 class PlanOutcome:
     """``ok`` with counts, or ``needs_input`` with blocking, or an error raised as
     a BackendError / BinaryMissing."""
@@ -56,7 +56,7 @@ class PlanOutcome:
     files: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record()
 class ApplyOutcome:
     """``applied``; ``applying`` (lock held / interrupted, with ``lock``); ``no_plan``
     (missing or stale saved plan: not applied, run plan)."""
@@ -67,7 +67,7 @@ class ApplyOutcome:
     files: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record()
 class DestroyOutcome:
     """``destroyed``; ``preview`` (``yes=False``: what a destroy would remove, in
     ``plan``; nothing changed); ``applying`` (a lock held or an interrupted

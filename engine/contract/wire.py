@@ -3,7 +3,8 @@
 The engine declares a record one of two ways. What crosses the wire (the result
 documents an agent reads, and the records the engine keeps on disk) is a ``Wire``
 class here: a dataclass-like declaration with a lazily built pydantic model, the one
-source of both the contract and its JSON Schema. Every other record is a standard
+source of both the contract and its JSON Schema. Every other record is a frozen
+``records.record`` (on the status, plan and apply paths) or a standard
 ``@dataclass`` (frozen where the engine never changes it).
 
 Agents call ``dreamlake provider status --json`` in a loop, and importing pydantic

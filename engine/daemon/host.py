@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+
+from ..settings.records import record
 
 if TYPE_CHECKING:
     from ..remote.ssh import SSHTarget
@@ -35,7 +36,7 @@ RECORD = "daemon.json"
 Source = Literal["record", "adopt", "local", "outputs"]
 
 
-@dataclass(frozen=True)
+@record()
 class DaemonHost:
     """A daemon's host: this machine (``local``) or an SSH ``target``; ``source``
     says who named it (the record connect wrote, adopt.json, the vendor, outputs)."""

@@ -20,8 +20,9 @@ next ``connect`` moves it under the new one.
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from ..settings.records import record
 
 if TYPE_CHECKING:
     from ..world.derive import Observation
@@ -40,7 +41,7 @@ def key_of(identity: str) -> str:
     return "prv-" + hashlib.sha256(identity.encode()).hexdigest()[:32]
 
 
-@dataclass(frozen=True)
+@record()
 class DaemonKey:
     """One provider's daemon: ``key`` names it on the host, ``name`` in prose, and
     ``identity`` tells its name-keyed install (``legacy``) from another root's."""

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..contract.result import Blocking
+from ..settings.records import record
 from ..world.paths import ProviderPaths
 from ..world.vendors import Template
 
 
-@dataclass(frozen=True)
+@record()
 class ScanResult:
     """What the offline scan found: blocking decisions and degraded notes."""
 

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -48,6 +47,7 @@ from ..contract.errors import UsageError
 from ..contract.result import EditThenContinue
 from ..world.paths import nearest_dreamrc
 from .readers import FileProblem, read_json, read_text
+from .records import field, record
 
 # The services a template's ``aws_endpoints`` map is filled with when one endpoint
 # serves every service (the terraform provider needs them named one by one).
@@ -106,7 +106,7 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
 
-@dataclass(frozen=True)
+@record()
 class _Layer:
     """What one source says. ``where``: the file (or "environment")."""
 
@@ -120,7 +120,7 @@ class _Layer:
     plugin_cache_dir: Path | None = None
 
 
-@dataclass(frozen=True)
+@record()
 class AwsSettings:
     """The AWS endpoints in force. ``endpoint_for(service)`` is None for AWS's own."""
 
@@ -180,7 +180,7 @@ class AwsSettings:
         return next((x.probe_regions for x in self.layers if x.probe_regions), None)
 
 
-@dataclass(frozen=True)
+@record()
 class TerraformSettings:
     """``plugin_mirror``: a filesystem mirror folder or an https network mirror URL."""
 
@@ -194,7 +194,7 @@ class TerraformSettings:
         return bool(self.plugin_mirror and self.plugin_mirror.startswith("https://"))
 
 
-@dataclass(frozen=True)
+@record()
 class Settings:
     """The endpoint and mirror settings in force, and the sources that said so."""
 

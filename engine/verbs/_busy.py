@@ -15,10 +15,9 @@ only where acting *is* that recovery:
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from ..backends.base import InfraState
 from ..contract.result import LockInfo, ProviderLifecycleResult
+from ..settings.records import replace
 from ..world.derive import Observation, applying, article, interrupted_verb
 from ..world.observe import to_result
 

@@ -7,7 +7,6 @@ started again after it."""
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 
 from ..backends.base import Progress
 from ..contract import commands
@@ -17,6 +16,7 @@ from ..daemon import key as daemon_key
 from ..daemon.suspend import HostDaemon
 from ..lifecycle.actual import ShellFactory, daemon_shell_target, level
 from ..remote.base import Shell
+from ..settings.records import replace
 from ..world import lakeshore
 from ..world.derive import Derived, Observation, derive, gated_run
 from ..world.observe import observe, to_result

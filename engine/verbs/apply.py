@@ -11,7 +11,6 @@ Any other failure → ``error`` with ``plan`` as the recovery, never ``apply``.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 from ..backends.base import Progress
@@ -19,6 +18,7 @@ from ..contract import commands
 from ..contract.errors import DreamlakeError, UsageError
 from ..contract.result import ProviderLifecycleResult, Run
 from ..lifecycle.gating import step_words
+from ..settings.records import replace
 from ..world.derive import Derived, Observation, derive, edit_action, step_action
 from ..world.observe import observe, to_result, with_claims
 from ..world.paths import Root, check_name

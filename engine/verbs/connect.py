@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +32,7 @@ from ..contract.result import EditThenContinue, ProviderLifecycleResult, Run
 from ..contract.result import Shell as ShellAction
 from ..remote import open_shell
 from ..remote.base import Shell
+from ..settings.records import replace
 from ..world import lakeshore
 from ..world.derive import Derived, Observation
 from ..world.observe import observe, to_result

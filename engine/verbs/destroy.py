@@ -21,7 +21,6 @@ whose recovery is ``plan``; a backend without destroy → ``error`` saying so.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ from ..backends.base import Progress
 from ..contract import commands
 from ..contract.errors import DreamlakeError
 from ..contract.result import LockInfo, PlanCounts, ProviderLifecycleResult, Run
+from ..settings.records import replace
 from ..world.derive import Derived, Observation, derive, step_action
 from ..world.observe import observe, to_result
 from ..world.paths import Root, check_name

@@ -11,13 +11,13 @@ check does not run. Nothing runs over a verb in flight or interrupted either
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 from ..backends.base import Progress
 from ..contract import commands
 from ..contract.errors import BackendError, DreamlakeError, UsageError
 from ..contract.result import LockInfo, ProviderLifecycleResult, Run
+from ..settings.records import replace
 from ..world.derive import Observation
 from ..world.observe import observe, to_result, with_claims
 from ..world.paths import Root, check_name

@@ -9,11 +9,11 @@ as an ``error`` entry; the others are unaffected.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 from ..contract.errors import DreamlakeError
 from ..contract.result import ProviderLifecycleResult
+from ..settings.records import replace
 from ..world import lakeshore
 from ..world.derive import Observation
 from ..world.observe import observe, to_result

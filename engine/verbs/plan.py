@@ -9,7 +9,6 @@ terraform at all.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 from ..backends.base import Progress
@@ -23,6 +22,7 @@ from ..contract.result import (
     Run,
     Shell,
 )
+from ..settings.records import replace
 from ..world.derive import Derived, Observation, derive, edit_action, step_action
 from ..world.observe import observe, to_result, with_claims
 from ..world.paths import Root, check_name

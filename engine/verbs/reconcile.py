@@ -24,7 +24,6 @@ finds nothing to do: the state as ``status`` reports it, with ``files: []``.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 from ..backends.base import Progress
@@ -41,6 +40,7 @@ from ..lifecycle.actual import (
 )
 from ..lifecycle.planner import plan_step
 from ..lifecycle.target import Target, read_target, write_target
+from ..settings.records import replace
 from ..world.derive import Derived, Observation, gated_run
 from ..world.observe import observe, to_result
 from ..world.paths import ProviderPaths, Root, check_name

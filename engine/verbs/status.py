@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 from ..contract import commands
 from ..contract.errors import DreamlakeError
 from ..contract.result import ProviderLifecycleResult
+from ..settings.records import replace
 from ..world.derive import Observation
 from ..world.observe import observe, to_result
 from ..world.paths import check_name

@@ -13,7 +13,6 @@ that step is in the provider's effective gating set (:func:`gated_run`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -29,6 +28,7 @@ from ..contract.result import (
     Shell,
 )
 from ..lifecycle.gating import DEFAULT, is_gated, verb_step
+from ..settings.records import field, record
 from .intent import ACTING_VERBS, START_WINDOW, Intent
 from .record import ProviderRecord
 from .vendors import Template
@@ -41,7 +41,7 @@ NextAction = EditThenContinue | Run | Shell | None
 DRIFT_STATUSES = frozenset({"applied", "unclaimed", "connected"})
 
 
-@dataclass(frozen=True)
+@record()
 class Observation:
     """Everything one run read of the world, in the spec's order."""
 
@@ -79,7 +79,7 @@ class Observation:
         return self.template.stateful_lifecycle if self.template else False
 
 
-@dataclass(frozen=True)
+@record()
 class Derived:
     """What ``derive`` decides: the status, the next action and what blocks it."""
 

@@ -30,8 +30,9 @@ import contextlib
 import json
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
+
+from ..settings.records import record
 
 INTENT_FILE = "intent.json"
 FORMAT = 1
@@ -45,7 +46,7 @@ _ACTIVE: dict[str, Recorder] = {}
 """The records this process holds now, by provider folder (see :func:`recording`)."""
 
 
-@dataclass(frozen=True)
+@record()
 class Intent:
     """The record of a verb the engine started (``intent.json``)."""
 

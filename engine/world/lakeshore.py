@@ -22,13 +22,13 @@ from __future__ import annotations
 import os
 import sys
 import urllib.parse
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..contract.result import Claim, ClaimWorker
 from ..settings.http_json import LOOPBACK_HOSTS as LOOPBACK_HOSTS
 from ..settings.http_json import is_loopback
+from ..settings.records import record
 from .paths import nearest_dreamrc
 
 EMBEDDED_URL = "http://127.0.0.1:7878"
@@ -36,7 +36,7 @@ DEFAULT_NAMESPACE = "default"
 ADMIN_TOKEN_FILE = "admin.token"
 
 
-@dataclass(frozen=True)
+@record()
 class ControlPlane:
     """The control plane in force: its URL, namespace, token and where they came from."""
 

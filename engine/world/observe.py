@@ -5,7 +5,6 @@ and one place that turns an observation plus a verb's outcome into a result.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 from ..contract import commands
@@ -19,6 +18,7 @@ from ..contract.result import (
     ProviderLifecycleResult,
     TemplateInfo,
 )
+from ..settings.records import replace
 from . import lakeshore
 from .derive import DRIFT_STATUSES, Derived, Observation, derive, drifted
 from .intent import Intent

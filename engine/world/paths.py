@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..contract.errors import UsageError
+from ..settings.records import record
 
 NAME_MAX = 63  # as the control plane's provider names (controlplane/names.py)
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
@@ -21,7 +21,7 @@ DREAM = ".dream"
 DREAMRC = ".dreamrc"
 
 
-@dataclass(frozen=True)
+@record()
 class Root:
     """The folder holding ``.dream/`` and why it was chosen."""
 
@@ -98,7 +98,7 @@ def check_name(name: str) -> str:
     return name
 
 
-@dataclass(frozen=True)
+@record()
 class ProviderPaths:
     """The files of one provider directory."""
 

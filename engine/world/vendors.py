@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..contract.errors import DreamlakeError, UnknownVendor
 from ..settings.readers import read_json
+from ..settings.records import field, record
 
 if TYPE_CHECKING:  # annotations only: importlib.resources loads only when needed
     from importlib.resources.abc import Traversable
@@ -33,7 +33,7 @@ TEMPLATE_PATH_ENV = "DREAMLAKE_TEMPLATE_PATH"
 trees; a vendor found there takes precedence over the shipped one."""
 
 
-@dataclass(frozen=True)
+@record()
 class Decision:
     """One decision a template asks for: the variable and file it is set in."""
 
@@ -50,7 +50,7 @@ class Decision:
         return self.label or self.key.replace("_", " ")
 
 
-@dataclass(frozen=True)
+@record()
 class Template:
     """A vendor's template: its files, backends and decisions."""
 

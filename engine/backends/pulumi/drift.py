@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import replace
 from pathlib import Path
 
 from ...backends.base import InfraState, Progress
@@ -18,6 +17,7 @@ from ...backends.driftrecord import DriftRecord, live_drift, write_drift
 from ...contract import events
 from ...contract.errors import BackendError, DreamlakeError
 from ...contract.result import DriftedResource
+from ...settings.records import replace
 from ...world.record import now_utc
 from .automation import Automation, StackRequest
 from .driftevents import refresh_drift

@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ from ...backends.base import ApplyOutcome, DestroyOutcome, InfraState, PlanOutco
 from ...contract import events
 from ...contract.errors import BackendError
 from ...contract.result import LockInfo
+from ...settings.records import record
 from ...world.vendors import Template
 from . import initmark, planfile, uijson
 from .location import state_location
@@ -244,7 +244,7 @@ def _applied(
     return ApplyOutcome(result="applied", files=tuple(written))
 
 
-@dataclass(frozen=True, eq=False)  # never compared (statefile.StateFile)
+@record(eq=False)  # never compared (statefile.StateFile)
 class _PlanRun:
     """One ``plan -json`` run and the messages of its stream."""
 

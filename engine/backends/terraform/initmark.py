@@ -30,9 +30,9 @@ import json
 import os
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
+from ...settings import records
 from ...settings.digest import sha256
 from ...settings.fsutil import atomic_write
 from .hcltext import block_body
@@ -53,7 +53,7 @@ _MODULE_SOURCE = re.compile(r'^[ \t]*source[ \t]*=[ \t]*"(\.{1,2}/[^"]*)"', re.M
 _MAX_MODULES = 64
 
 
-@dataclass(frozen=True, eq=False)  # never compared (statefile.StateFile)
+@records.record(eq=False)  # never compared (statefile.StateFile)
 class InitCheck:
     """Whether ``init`` must run, and the binary's version when the record knows it."""
 

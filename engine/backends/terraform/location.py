@@ -10,17 +10,17 @@ and ``terraform.tfstate.d/<ws>/terraform.tfstate`` for the others.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ...settings.readers import read_text
+from ...settings.records import record
 from .statefile import STATE_FILE
 
 _BACKEND_BLOCK = re.compile(r'^\s*(?:backend\s+"([\w-]+)"|cloud)\s*\{', re.MULTILINE)
 
 
-@dataclass(frozen=True, eq=False)  # never compared (statefile.StateFile)
+@record(eq=False)  # never compared (statefile.StateFile)
 class StateLocation:
     """Where terraform keeps this configuration's state."""
 

@@ -15,12 +15,12 @@ import fcntl
 import os
 import re
 import struct
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from ...contract.result import LockInfo
 from ...settings.readers import loads_json, read_bytes
+from ...settings.records import record
 
 LOCK_INFO = ".terraform.tfstate.lock.info"
 
@@ -28,7 +28,7 @@ LOCK_INFO = ".terraform.tfstate.lock.info"
 _FLOCK = "hhqqi4x"
 
 
-@dataclass(frozen=True)
+@record()
 class LockProbe:
     """Whether the state lock is held, and by which process when known."""
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ...contract.result import PlanCounts
 from ...settings.fsutil import atomic_write
+from ...settings.records import record
 from ...world.record import now_utc
 from .location import state_location
 from .planinputs import input_files
@@ -48,7 +48,7 @@ def input_hashes(tf_dir: Path) -> dict[str, str]:
     return {p.relative_to(tf_dir).as_posix(): _sha256(p) for p in input_files(tf_dir)}
 
 
-@dataclass(frozen=True, eq=False)  # never compared (statefile.StateFile)
+@record(eq=False)  # never compared (statefile.StateFile)
 class PlanRecord:
     """The record written beside a saved plan (``tfplan.meta.json``)."""
 
@@ -161,7 +161,7 @@ def read_record(tf_dir: Path) -> PlanRecord | None:
         return None
 
 
-@dataclass(frozen=True, eq=False)  # never compared (statefile.StateFile)
+@record(eq=False)  # never compared (statefile.StateFile)
 class Freshness:
     """Whether the saved plan is still the one to apply, and why not."""
 

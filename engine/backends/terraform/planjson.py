@@ -9,10 +9,10 @@ A replace (``["delete","create"]`` or ``["create","delete"]``) counts in both
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from ...contract.result import PlanCounts
+from ...settings.records import record
 
 
 def plan_counts(plan: Mapping[str, Any]) -> PlanCounts:
@@ -47,7 +47,7 @@ def is_applyable(plan: Mapping[str, Any], counts: PlanCounts | None = None) -> b
     return bool(c.add or c.change or c.destroy or output_changes(plan))
 
 
-@dataclass(frozen=True, eq=False)  # never compared (statefile.StateFile)
+@record(eq=False)  # never compared (statefile.StateFile)
 class StreamPlan:
     """What a ``plan -json`` stream says of the plan it saved."""
 

@@ -20,11 +20,11 @@ import json
 import os
 import re
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 from ...contract.errors import BinaryMissing
 from ...contract.result import Shell
+from ...settings.records import record
 from .executable import exec_path
 from .hcltext import block_body
 from .runner import ENV_BINARY, OFFICIAL_INSTALL, run, terraform_binary
@@ -49,7 +49,7 @@ class TerraformTooOld(BinaryMissing):
         self.required = required
 
 
-@dataclass(frozen=True, eq=False)  # never compared (statefile.StateFile)
+@record(eq=False)  # never compared (statefile.StateFile)
 class Requirement:
     """One ``required_version`` constraint and the file that declares it."""
 

@@ -18,11 +18,11 @@ import os
 import re
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...contract.errors import BackendError, BinaryMissing
 from ...contract.result import Shell
+from ...settings.records import field, record
 from .cliconfig import cli_env
 from .executable import ENV_BINARY, RUN_VARS, chosen, exec_path
 
@@ -31,7 +31,7 @@ OFFICIAL_INSTALL = "https://developer.hashicorp.com/terraform/install"
 STDERR_TAIL = 2000
 
 
-@dataclass(frozen=True, eq=False)  # never compared (statefile.StateFile)
+@record(eq=False)  # never compared (statefile.StateFile)
 class Completed:
     """One finished terraform run."""
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+from ...settings.records import field, record
 
 # Event types worth one progress line each (resource-level work and the summary).
 PROGRESS_TYPES = frozenset(
@@ -82,7 +83,7 @@ def diagnostic_text(d: Mapping[str, Any]) -> str:
     return text + where
 
 
-@dataclass(frozen=True, eq=False)  # never compared (statefile.StateFile)
+@record(eq=False)  # never compared (statefile.StateFile)
 class StreamSummary:
     """What one ``-json`` run reported."""
 
