@@ -357,3 +357,71 @@ def test_the_docs_give_envoys_lines_the_tests_proxy_follows() -> None:
     }
     assert "--client-cert-header x-forwarded-client-cert" in page
     assert header_name("x-forwarded-client-cert") == b"x-forwarded-client-cert"
+
+
+def _nginx(page: str) -> dict[str, list[str]]:
+    """docs/deploy.md's nginx block: each directive's arguments, by its name."""
+    import re
+
+    (block,) = re.findall(r"```nginx\n(.*?)```", page, re.S)
+    directives: dict[str, list[str]] = {}
+    for line in block.splitlines():
+        line = line.strip()
+        if line.endswith(";"):
+            name, _, args = line.rstrip(";").partition(" ")
+            directives.setdefault(name, []).append(args.strip())
+    return directives
+
+
+def _login(setup: Setup, source: str) -> str:
+    """``POST /ui/login`` from ``source`` as a proxy in front would send it: the
+    session cookie's attributes."""
+    conn = http.client.HTTPConnection(
+        "127.0.0.1", setup.server.port, timeout=30, source_address=(source, 0)
+    )
+    try:
+        body = urllib.parse.urlencode({"token": setup.server.admin_token})
+        conn.request("POST", "/ui/login", body, {"X-Forwarded-Proto": "https",
+                     "Content-Type": "application/x-www-form-urlencoded"})  # fmt: skip
+        answer = conn.getresponse()
+        answer.read()
+        assert answer.status == 303, answer.status
+        return answer.getheader("Set-Cookie") or ""
+    finally:
+        conn.close()
+
+
+def test_the_docs_nginx_block_is_what_the_server_needs(setup: Setup) -> None:
+    """docs/deploy.md's nginx block against way 3's serve line and this server: it
+    sets the header --client-cert-header names to nginx's URL-escaped PEM; it
+    forwards to the address and port the line binds, an address --trusted-proxy
+    lists; it waits longer than the longest long-poll and keeps idle upstream
+    connections for less time than the server does; it verifies clients with the
+    file the server writes; and its X-Forwarded-Proto makes the dashboard's cookie
+    Secure (from a peer elsewhere the header is ignored)."""
+    import ipaddress
+
+    from dreamlake.controlplane.server.settings import MAX_WAIT_SECONDS, MIN_KEEP_ALIVE_SECONDS
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "deploy.md").read_text()
+    nginx = _nginx(page)
+    serve = next(ln for ln in page.splitlines() if ln.startswith("lakeshore serve")
+                 and f"--client-cert-header {HEADER}" in ln).split()  # fmt: skip
+    host, port = serve[serve.index("--host") + 1], serve[serve.index("--port") + 1]
+    trusted = ipaddress.ip_network(serve[serve.index("--trusted-proxy") + 1])
+    sets = dict(args.split(None, 1) for args in nginx["proxy_set_header"])
+    assert sets[HEADER] == "$ssl_client_escaped_cert"
+    assert sets["Connection"] == '""' and nginx["proxy_http_version"] == ["1.1"]
+    assert sets["X-Forwarded-Proto"] == "$scheme"
+    (upstream,) = [line.split()[1] for line in page.splitlines() if line.startswith("upstream ")]
+    assert nginx["proxy_pass"] == [f"http://{upstream}"]
+    assert f"{host}:{port}" in nginx["server"] and ipaddress.ip_address(host) in trusted
+    assert int(nginx["keepalive"][0]) > 0
+    assert float(nginx["keepalive_timeout"][0].rstrip("s")) < MIN_KEEP_ALIVE_SECONDS
+    assert float(nginx["proxy_read_timeout"][0].rstrip("s")) > MAX_WAIT_SECONDS + 5
+    assert nginx["proxy_buffering"] == ["off"] and nginx["ssl_verify_client"] == ["optional"]
+    (client_ca,) = nginx["ssl_client_certificate"]
+    assert client_ca.endswith("/tls/client-ca.crt")
+    assert (setup.server.data_dir / "tls" / "client-ca.crt").is_file()
+    assert "Secure" in _login(setup, "127.0.0.1").split("; ")
+    assert "Secure" not in _login(setup, "127.0.0.2").split("; ")
