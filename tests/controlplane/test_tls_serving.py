@@ -390,6 +390,52 @@ def test_the_lakeshore_cli_has_a_next_action_for_a_missing_ca_and_the_wrong_sche
     )
 
 
+def test_prometheus_scrapes_as_the_metrics_page_configures_it(
+    tls_server: TlsServer, pki: Pki, tmp_path: Path
+) -> None:
+    """docs/metrics.md's scrape config, followed as Prometheus follows it, against
+    a server on its own certificate: the token the page's command mints, as
+    ``authorization.credentials_file``, the server verified with
+    ``tls_config.ca_file``, on the main port; the probe port in HTTPS without it."""
+    import re
+    import urllib.request
+
+    import yaml
+    from cli_fork import run_module
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "metrics.md").read_text()
+    command = next(
+        ln.strip() for ln in page.splitlines() if "tokens create" in ln and "--metrics" in ln
+    )
+    words = command.split()
+    assert words[:3] == ["lakeshore", "tokens", "create"], command
+    minted = run_module(
+        "dreamlake.cli.lakeshore.app", [*words[1:], "--server", tls_server.url, "--data-dir",
+        str(tls_server.data_dir)], env=clean_env(LAKESHORE_CA=str(pki.ca)), text=True,
+        stdin=subprocess.DEVNULL, timeout=60,
+    )  # fmt: skip
+    assert minted.returncode == 0, minted.stderr
+    (block,) = re.findall(r"```yaml\n(.*?)```", page, re.S)
+    (job,) = yaml.safe_load(block)["scrape_configs"]
+    assert job["scheme"] == "https" and set(job["tls_config"]) == {"ca_file"}
+    credentials = tmp_path / Path(job["authorization"]["credentials_file"]).name
+    credentials.write_text(minted.stdout.strip().splitlines()[-1] + "\n")
+    context = ssl.create_default_context(cafile=str(pki.ca))  # tls_config.ca_file
+
+    def scrape(port: int, token: str | None) -> str:
+        request = urllib.request.Request(f"{job['scheme']}://127.0.0.1:{port}/metrics")
+        if token is not None:
+            request.add_header("Authorization", f"Bearer {token}")
+        with urllib.request.urlopen(request, timeout=30, context=context) as answer:
+            assert answer.status == 200
+            return str(answer.read().decode())
+
+    assert "lakeshore_http_request_duration_seconds" in scrape(
+        tls_server.port, credentials.read_text().strip()
+    )
+    assert "lakeshore_" in scrape(tls_server.probe_port, None)
+
+
 def test_dreamlake_reads_claims_over_tls(tls_server: TlsServer, pki: Pki, tmp_path: Path) -> None:
     """``dreamlake provider status`` reaches the TLS server with the CA from
     ``LAKESHORE_CA`` or from ``.dreamrc`` ``lakeshore.ca``; with another CA it is
