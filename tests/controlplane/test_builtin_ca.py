@@ -156,6 +156,46 @@ def test_off_loopback_without_a_certificate_serves_the_built_in_cas(tmp_path: Pa
         _stop(proc)
 
 
+def test_the_start_says_what_the_deploy_page_shows(tmp_path: Path) -> None:
+    """docs/deploy.md's way 1: the three lines printed at the first start (the page's
+    ``…`` and ``<…>`` stand for what differs), the certificate's names in the order
+    ``served_names`` gives them (the page's example: ``0.0.0.0`` with ``--tls-name
+    lakeshore.internal``), and the fingerprint the page's ``openssl`` command shows
+    of ``ca.crt`` is the one printed."""
+    import re
+    import shutil
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "deploy.md").read_text()
+    shown = page.split("At the first start it makes a CA and prints, on stderr:")[1]
+    lines = [ln.strip() for ln in shown.split("\n\n")[1].splitlines()]
+    assert len(lines) == 3 and all(ln.startswith("TLS: ") for ln in lines), lines
+    proc, _port, data_dir, log = _serve(tmp_path, "--tls-name", "lakeshore.internal")
+    try:
+        said = log.read_text()
+    finally:
+        _stop(proc)
+    for line in lines:
+        example = re.sub(r"(?:[0-9A-F]{2}:)+…", "…", line)  # "3F:A2:…": any fingerprint
+        pattern = re.sub(r"(\\<[^>]*\\>|<[^>]*>|…)", ".+", re.escape(example))
+        if not line.startswith("TLS: serving"):
+            assert re.search(pattern, said), (line, said)
+    names = builtin_ca.served_names(OFF_LOOPBACK, ["lakeshore.internal"])
+    assert f"TLS: serving a certificate for {', '.join(names)}" in said
+    wildcard = builtin_ca.served_names("0.0.0.0", ["lakeshore.internal"])
+    page_names = lines[2].removeprefix("TLS: serving a certificate for ").split(", ")
+    assert wildcard[0] == page_names[0] and wildcard[-2:] == page_names[-2:]
+    assert {n for n in page_names if "<" not in n} <= set(wildcard)
+    ca = data_dir / "tls" / "ca.crt"
+    command = "openssl x509 -noout -fingerprint -sha256 -in ca.crt"
+    assert f"`{command}`" in page
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed: the fingerprint's command is not run")
+    shown_by_openssl = subprocess.run(command.split(), cwd=ca.parent, capture_output=True,
+                                      text=True, timeout=30, check=True).stdout  # fmt: skip
+    fingerprint = shown_by_openssl.strip().split("=", 1)[1]
+    assert f"TLS: built-in CA, SHA-256 fingerprint {fingerprint}\n" in said
+
+
 def test_insecure_http_off_loopback_says_so_at_start_and_in_readyz(tmp_path: Path) -> None:
     proc, port, data_dir, log = _serve(tmp_path, "--insecure-http")
     try:
