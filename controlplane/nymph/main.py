@@ -189,7 +189,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             client_context(args.ca)  # a CA that cannot be read stops here, not in every retry
         except TrustProblem as exc:
-            print(f"nymph: error: {exc}; {exc.advice}", file=sys.stderr)
+            advice = (  # the daemon reads no .dreamrc: its CA comes from --ca or the variable
+                "give --ca (or LAKESHORE_CA) the CA certificate lakeshore serve printed at "
+                "start (<data dir>/tls/ca.crt); connect installs it as ca.crt beside the daemon"
+            )
+            print(f"nymph: error: {exc}; {advice}", file=sys.stderr)
             return 2
     # keep-alive: the long-poll and the heartbeats each keep their connection open
     client = Client(

@@ -325,6 +325,7 @@ def test_a_real_nymph_works_over_tls_and_refuses_a_wrong_ca(
     )  # fmt: skip
     assert missing.returncode == 2
     assert "cannot be read" in missing.stderr and "LAKESHORE_CA" in missing.stderr
+    assert "give --ca" in missing.stderr and ".dreamrc" not in missing.stderr
 
 
 def test_the_lakeshore_cli_verifies(tls_server: TlsServer, pki: Pki) -> None:
