@@ -36,8 +36,13 @@ keys_app = typer.Typer(help="The secret key every replica shares.", no_args_is_h
 
 def _token_line(t: dict[str, Any]) -> str:
     scope = "admin" if t.get("admin") else f"namespace {t.get('namespace')}"
-    if t.get("scope") == "daemon":
-        scope += f" daemon of {t.get('provider')}" + (f" on {t['host']}" if t.get("host") else "")
+    kind = t.get("scope")
+    if kind in ("daemon", "bootstrap"):  # a bootstrap token only asks for a daemon's certificate
+        scope += f" {kind} of {t.get('provider')}"
+        scope += f" instance {t['instance']}" if t.get("instance") else ""
+        scope += f" on {t['host']}" if t.get("host") else ""
+    elif kind == "metrics":
+        scope += " metrics"
     extra = ""
     if t.get("expiresAt"):
         extra += f", expires {t['expiresAt']}"
