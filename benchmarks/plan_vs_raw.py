@@ -384,23 +384,26 @@ def _plan_under(
     )
 
 
-def bench_imports(env: dict[str, str], proj: Path, runs: int) -> None:
+def bench_imports(env: dict[str, str], proj: Path, runs: int) -> set[str]:
     """``-X importtime`` of ``plan --json`` on the initialised provider: modules
     imported, their summed own time (median of runs) and which heavy ones are among
-    them."""
+    them; returns the names of the modules imported."""
     counts: list[int] = []
     totals: list[float] = []
     heavy: set[str] = set()
+    names: set[str] = set()
     for _ in range(runs):
         done = _plan_under(["-X", "importtime"], proj, env)
         rows = re.findall(r"import time:\s+(\d+) \|\s+\d+ \|\s*(\S+)", done.stderr)
         counts.append(len(rows))
         totals.append(sum(int(us) for us, _ in rows) / 1000)
         heavy |= {name for _, name in rows if name in HEAVY}
+        names |= {name for _, name in rows}
     print(
         f"| imports (-X importtime) | {med([float(c) for c in counts]):.0f} modules "
         f"| {med(totals):.0f} ms own import time | heavy: {', '.join(sorted(heavy)) or 'none'} |"
     )
+    return names
 
 
 # What dataclasses cost the plan (median of runs, CPU): importing the module (and
@@ -428,9 +431,13 @@ _RECORDS = (
 )
 
 
-def bench_records(env: dict[str, str], proj: Path, runs: int) -> None:
+def bench_records(env: dict[str, str], proj: Path, runs: int, imported_by_plan: bool) -> None:
     """The dataclasses of ``plan --json`` on the initialised provider: how many, and
-    the CPU their import and their classes take."""
+    the CPU their import and their classes take (where the plan imports
+    ``dataclasses`` at all: its records are ``records.record`` classes)."""
+    if not imported_by_plan:
+        print("| dataclasses (CPU) | not imported by the plan | 0 classes |")
+        return
     imported: list[float] = []
     made: list[float] = []
     count = 0
@@ -485,8 +492,8 @@ def main() -> None:
             env.setdefault("LAKESHORE_URL", "http://127.0.0.1:9")
             proj, tf_dir = project(tmp, args.vendor, env)
             bench_plan(binary, env, proj, tf_dir, args.runs)
-            bench_imports(env, proj, args.runs)
-            bench_records(env, proj, args.runs)
+            imported = bench_imports(env, proj, args.runs)
+            bench_records(env, proj, args.runs, "dataclasses" in imported)
             if args.apply:
                 bench_apply(binary, env, proj, tf_dir, args.runs, settle=False)
                 bench_apply(binary, env, proj, tf_dir, args.runs, settle=True)
