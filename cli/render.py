@@ -336,7 +336,7 @@ def _degraded_hint(deg: list[str], server: str | None = None) -> str:
 
         why = untrusted(server)  # what this process's request to it met
         if why:
-            hints.append(f"{why}; see docs/deploy.md for LAKESHORE_CA and .dreamrc lakeshore.ca")
+            hints.append(f"{why}; see docs/deploy.md")
     if "drift" in deg:
         hints.append("the infrastructure changed outside its state")
     return f" ({'; '.join(hints)})" if hints else ""

@@ -281,4 +281,4 @@ def test_an_untrusted_control_plane_says_why(tmp_path: Any) -> None:
     )
     line = next(ln for ln in text.splitlines() if ln.startswith("degraded:"))
     assert line.startswith("degraded: no-lakeshore, lakeshore-untrusted (")
-    assert f"the CA certificate {ca} cannot be read" in line and "LAKESHORE_CA" in line
+    assert f"the CA certificate {ca} cannot be read" in line and "docs/deploy.md" in line
