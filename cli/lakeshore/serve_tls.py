@@ -48,6 +48,11 @@ def serving_tls(
         except TlsConfigError as exc:
             fail(str(exc), "lakeshore serve --tls-cert CERT.pem --tls-key KEY.pem")
         typer.echo(f"TLS: serving {cert} (reloaded on SIGHUP or when it changes)", err=True)
+        from dreamlake.controlplane.server.tls import dates_warning
+
+        warning = dates_warning(cert.expanduser())
+        if warning:
+            typer.echo(f"warning: TLS: {warning}", err=True)
         _own_ca(application, cert.expanduser(), ca.expanduser() if ca is not None else None)
         return _daemon_certs(application, reloader)
     if host in LOOPBACK:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 WATCH_SECONDS = 2.0
+RENEW_WARN_DAYS = 14.0  # a certificate ending sooner is said at start and at each reload
 log = logging.getLogger("lakeshore.tls")
 
 
@@ -39,6 +40,34 @@ def _load(context: ssl.SSLContext, cert: Path, key: Path) -> None:
         ) from None
     except OSError as exc:
         raise TlsConfigError(f"cannot read {exc.filename or cert}: {exc.strerror or exc}") from None
+
+
+def dates_warning(cert: Path, soon_days: float = RENEW_WARN_DAYS) -> str | None:
+    """What is wrong with the dates of ``cert``'s first certificate, said to the
+    operator: it has ended (every client refuses it), it is not valid yet (a clock
+    is wrong), or it ends within ``soon_days``; None when it is fine or unreadable
+    (loading it says that)."""
+    import datetime as dt
+
+    from cryptography import x509
+
+    try:
+        first = x509.load_pem_x509_certificate(cert.read_bytes())
+    except (OSError, ValueError):
+        return None
+    now = dt.datetime.now(dt.UTC)
+    ends, starts = first.not_valid_after_utc, first.not_valid_before_utc
+    renew = "replace the certificate and key files and send the server SIGHUP"
+    if now >= ends:
+        return f"{cert} ended at {ends:%Y-%m-%dT%H:%M:%SZ}: every client refuses it; {renew}"
+    if now < starts:
+        return (
+            f"{cert} is not valid before {starts:%Y-%m-%dT%H:%M:%SZ}: clients refuse it "
+            "until then (check this machine's clock)"
+        )
+    if ends - now < dt.timedelta(days=soon_days):
+        return f"{cert} ends at {ends:%Y-%m-%dT%H:%M:%SZ}; {renew} before then"
+    return None
 
 
 def server_context(cert: Path, key: Path) -> ssl.SSLContext:
@@ -103,6 +132,9 @@ class Reloader:
                 return False
             self.loads += 1
         log.info("TLS certificate reloaded from %s", self.cert)
+        warning = dates_warning(self.cert)
+        if warning:
+            log.warning("TLS certificate: %s", warning)
         for call in list(self.on_reload):
             call()
         return True

@@ -593,6 +593,20 @@ def test_a_certificate_that_does_not_load_is_a_clear_error(tmp_path: Path, pki: 
     assert "Traceback" not in out.stderr
 
 
+def test_a_certificate_ended_or_ending_soon_is_said(pki: Pki, tmp_path: Path) -> None:
+    """``lakeshore serve`` says at start (and at each reload) when its own
+    certificate has ended, is not valid yet, or ends within 14 days."""
+    from dreamlake.controlplane.server.tls import dates_warning
+
+    crt, _ = _expired_pair(pki, tmp_path / "expired")
+    ended = dates_warning(crt)
+    assert ended is not None and "ended at" in ended and "SIGHUP" in ended
+    assert dates_warning(pki.cert) is None  # a year and more to go
+    soon = dates_warning(pki.cert, soon_days=400)
+    assert soon is not None and soon.startswith(f"{pki.cert} ends at ")
+    assert dates_warning(tmp_path / "missing.crt") is None  # loading it says why
+
+
 def _expired_pair(pki: Pki, folder: Path) -> tuple[Path, Path]:
     """A server certificate of the test CA for 127.0.0.1 that ended yesterday."""
     import datetime as dt
@@ -662,5 +676,7 @@ def test_the_lakeshore_cli_names_the_fix_of_each_tls_failure(
         doc = json.loads(ended.stdout)
         assert ended.returncode == 1 and "expired" in doc["error"]
         assert doc["nextAction"]["command"].startswith("lakeshore serve ")
+        # and the server said so when it loaded it
+        assert wait_until(lambda: "every client refuses it" in tls_server.output(), 30)
     finally:
         _put_back(tls_server, pki, served)
