@@ -132,12 +132,19 @@ def bootstraps(admin: Any, name: str) -> list[dict[str, Any]]:
 
 
 def resumed_after_the_certificate_ended(
-    name: str, project: Path, folder: Path, plane: dict[str, Any], tmp_path: Path
+    name: str,
+    project: Path,
+    folder: Path,
+    plane: dict[str, Any],
+    tmp_path: Path,
+    *,
+    cli: bool = False,
 ) -> None:
     """connect → suspend → the certificate ends (:func:`hold_ended_certificate` in
     the daemon's install ``folder``) → resume ends connected, by itself: the host
     got a second bootstrap token, spent on a new certificate, and the one it held
-    before is refused at once."""
+    before is refused at once. ``cli``: resume is ``dreamlake provider resume
+    --json`` (its document), else the library's ``resume()``."""
     from dreamlake.controlplane.client import ApiFailure, Client
     from dreamlake.engine.verbs.connect import connect
     from dreamlake.engine.verbs.resume import resume
@@ -155,11 +162,20 @@ def resumed_after_the_certificate_ended(
     hold_ended_certificate(folder, plane["data"], name)
     assert len(bootstraps(admin, name)) == 1  # connect's, spent
 
-    res = resume(name, cwd=project, watch=60)
-    assert (res.status, res.next_action) == ("connected", None), (res, res.notes)
-    assert any("client certificate ended" in n and "bootstrap token" in n for n in res.notes), (
-        res.notes
-    )
+    if cli:
+        out = subprocess.run(
+            [str(BIN / "dreamlake"), "provider", "resume", "-n", name, "--json"],
+            cwd=project, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert out.returncode == 0, out.stderr
+        doc = json.loads(out.stdout)
+        assert (doc["status"], doc["nextAction"]) == ("connected", None), doc
+    else:
+        res = resume(name, cwd=project, watch=60)
+        assert (res.status, res.next_action) == ("connected", None), (res, res.notes)
+        assert any("certificate ended" in n and "bootstrap token" in n for n in res.notes), (
+            res.notes
+        )
     # a second one-use bootstrap token, spent by the daemon on a new certificate
     tokens = bootstraps(admin, name)
     assert len(tokens) == 2 and all(t["revokedAt"] for t in tokens), tokens

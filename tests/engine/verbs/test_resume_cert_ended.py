@@ -88,7 +88,7 @@ def test_a_certificate_that_outlives_the_suspend_is_kept(
 
 
 @pytest.mark.needs_sshd
-def test_ssh_resume_after_the_certificate_ended_is_connected(
+def test_ssh_resume_after_the_certificate_ended_is_connected_on_the_command_line(
     tls_plane: dict[str, Any], sshd: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from ssh_hosts import point_at as adopt_host
@@ -106,7 +106,7 @@ def test_ssh_resume_after_the_certificate_ended_is_connected(
     key = daemon_key(project, name)
     folder = Path(f"{sshd.home}/.dreamlake/nymph/{key}")
     try:
-        resumed_after_the_certificate_ended(name, project, folder, tls_plane, tmp_path)
+        resumed_after_the_certificate_ended(name, project, folder, tls_plane, tmp_path, cli=True)
     finally:
         supervise.stop(LocalShell(), key)
 
