@@ -23,11 +23,15 @@ and passed:
 
 Where anything is not so, or cannot be read, nothing starts and the run applies
 as it always did. Otherwise the record of the verb is written exactly as
-``world.intent.recording`` writes it (so a crash leaves what it always left), the
-state's times are taken, and ``terraform apply`` starts; the apply verb claims it
-(:func:`claim`) before it looks at the world, and the backend's apply takes its
-result over (:func:`take`) where it would have started its own. One not taken (the
-verb answered before applying) is waited for, never stopped (:func:`settle`).
+``world.intent.recording`` writes it (so a crash leaves what it always left; made
+durable right after terraform's exec rather than before it), the state's times are
+taken, and ``terraform apply`` starts; the apply verb claims it (:func:`claim`)
+before it looks at the world, and the backend's apply takes its result over
+(:func:`take`) where it would have started its own. One not taken is waited for,
+never stopped (:func:`settle`): where the verb answered before applying, its answer
+says that the apply ran; where a Ctrl-C came before the verb claimed it, the
+console script waits for it (:func:`settle_all`) and keeps the record, as for any
+interrupted apply.
 """
 
 from __future__ import annotations
