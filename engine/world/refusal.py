@@ -3,8 +3,9 @@
 A next action must change something: re-running the verb against the same control
 plane gets the same answer. A namespace that does not exist is an admin's step
 (``lakeshore namespaces add``, flagged for a person); a token that may not mint is
-a setting to change; a control plane that does not answer is started (the embedded
-one) or checked. Standard library only.
+a setting to change, and so is a server not verified over TLS (its CA, its URL's
+scheme); a control plane that does not answer is started (the embedded one) or
+checked. Standard library only.
 """
 
 from __future__ import annotations
@@ -88,6 +89,12 @@ def next_for(
             f"the token in use (from {cp.source}) may not do this: give an admin token "
             f"(token_file under lakeshore: in {rc}, or LAKESHORE_TOKEN), then re-run",
         )
+    if getattr(exc, "kind", None) == "lakeshore_untrusted":  # the client's Untrusted
+        rc = nearest_dreamrc(root) or root / ".dreamrc"
+        advice = getattr(exc, "advice", "") or "see docs/deploy.md"
+        if getattr(exc, "reason", None) in ("plain_to_tls", "not_tls"):  # the URL's scheme
+            advice += f" (lakeshore: url in {rc}, or LAKESHORE_URL)"
+        return EditThenContinue(file=str(rc), command=retry), f"{advice}, then re-run"
     if status is None and cp.url == EMBEDDED_URL:
         return _serve(cp, SERVE_IN_BACKGROUND, "the embedded control plane")
     if status is None and is_loopback(cp.url):

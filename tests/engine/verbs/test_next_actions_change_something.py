@@ -635,3 +635,28 @@ def test_a_host_that_hangs_does_not_answer_connect_again(
     assert "answers and is not overloaded" in out["error"]
     after = follow_once(world, argv, out, None)
     assert not _is_same_failure(out, after), after
+
+
+def test_a_control_plane_not_verified_over_tls_names_the_setting(
+    world: World, server: EmbeddedServer
+) -> None:
+    """``https://`` to the plain server: the mint is refused before any request is
+    read (the server does not answer in TLS), and the next action is the .dreamrc
+    that names the URL, not a health check that fails the same way."""
+    world.env["LAKESHORE_URL"] = "https://" + server.url.removeprefix("http://")
+    world.env["LAKESHORE_TOKEN_FILE"] = str(server.admin_token_file)
+    for k in ("LAKESHORE_TOKEN", "LAKESHORE_NAMESPACE", "LAKESHORE_CA"):
+        world.env.pop(k, None)
+    rc_file = world.project / ".dreamrc"
+    rc_file.write_text("lakeshore:\n  namespace: default\n")
+    _ssh(world, host="127.0.0.1", user="nobody", queues=["default"])
+    out = _connect(world)
+    assert (out["status"], out["kind"]) == ("error", "token_mint_failed")
+    assert "does not answer in TLS" in out["error"] and "LAKESHORE_URL" in out["error"]
+    assert out["nextAction"]["kind"] == "edit_then_continue"
+    assert out["nextAction"]["file"] == str(rc_file)
+    assert out["nextAction"]["command"] == "dreamlake provider connect -n box"
+    world.env.pop("LAKESHORE_URL")
+    rc_file.write_text(f"lakeshore:\n  url: {server.url}\n")
+    after = _connect(world)
+    assert (after["status"], after["kind"]) == ("error", "test_stop"), after
