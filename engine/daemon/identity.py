@@ -96,12 +96,16 @@ def mint(
     )
 
 
-def hand(shell: Shell, install_dir: str, token: str) -> None:
+def hand(shell: Shell, install_dir: str, token: str, *, keep_record: bool = False) -> None:
     """Write ``token`` beside the daemon (mode 0600) and remove the client
     certificate from before: a new token replaces the host's identity, and the
-    daemon asks for its certificate with it."""
+    daemon asks for its certificate with it. ``keep_record``: leave ``daemon.json``
+    (what the server said of the removed certificate), so that a resume after this
+    one, finding the certificate still missing (its daemon did not spend the token),
+    hands another; the daemon rewrites it with its new certificate."""
     shell.put_bytes(token.encode(), f"{install_dir}/{TOKEN_FILE}", mode=0o600)
-    gone = " ".join(shlex.quote(f"{install_dir}/{f}") for f in CERT_FILES)
+    files = CERT_FILES[:1] if keep_record else CERT_FILES
+    gone = " ".join(shlex.quote(f"{install_dir}/{f}") for f in files)
     check(shell, f"rm -f {gone}", what="removing the previous client certificate")
 
 
@@ -179,7 +183,7 @@ def fresh_bootstrap(
         return None
     existing = held_token(shell, dk)
     token = mint(cp, dk.name, label, existing, rerun, key=dk.key, root=root)
-    hand(shell, install_dir, token)
+    hand(shell, install_dir, token, keep_record=True)
     when = "ended" if window.ended else "ends too soon to be renewed"
     return (
         f"✓ the daemon's client certificate {when} ({window.not_after}): its host was handed a "

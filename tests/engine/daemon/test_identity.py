@@ -59,3 +59,13 @@ def test_handing_a_token_replaces_the_identity(tmp_path: Path) -> None:
     assert (tmp_path / TOKEN_FILE).read_text() == "fresh"
     assert (tmp_path / TOKEN_FILE).stat().st_mode & 0o777 == 0o600
     assert not any((tmp_path / f).exists() for f in CERT_FILES)
+
+
+def test_a_resume_keeps_the_record_so_the_next_one_hands_again(tmp_path: Path) -> None:
+    """The daemon did not spend the token resume handed (it did not start, or not
+    within the token's minutes): the next resume still finds no certificate."""
+    _holding(tmp_path, -60)
+    hand(LocalShell(), str(tmp_path), "fresh", keep_record=True)
+    assert not (tmp_path / "daemon.pem").exists()
+    window = read_window(LocalShell(), str(tmp_path))
+    assert window is not None and window.ended and not window.renewable
