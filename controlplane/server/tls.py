@@ -30,8 +30,14 @@ class TlsConfigError(ValueError):
 
 
 def _load(context: ssl.SSLContext, cert: Path, key: Path) -> None:
+    def encrypted() -> bytes:  # instead of OpenSSL's prompt on the terminal
+        raise TlsConfigError(
+            f"{key} is encrypted: lakeshore serve takes an unencrypted key (PEM), mode "
+            f"0600 (openssl pkey -in {key} -out KEY.pem)"
+        )
+
     try:
-        context.load_cert_chain(str(cert), str(key))
+        context.load_cert_chain(str(cert), str(key), password=encrypted)
     except FileNotFoundError as exc:
         raise TlsConfigError(f"{exc.filename or cert} does not exist") from None
     except ssl.SSLError as exc:

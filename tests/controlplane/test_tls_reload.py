@@ -48,6 +48,22 @@ def test_a_pair_that_does_not_load_is_a_clear_error(tmp_path: Path) -> None:
         tls.server_context(tmp_path / "ca.crt", key)  # a key of another certificate
 
 
+def test_an_encrypted_key_is_a_clear_error_never_a_prompt(tmp_path: Path) -> None:
+    """OpenSSL would ask for its passphrase on the terminal (and again at each
+    reload); the server says the key is encrypted instead."""
+    from cryptography.hazmat.primitives import serialization
+
+    cert, key, _, _ = _pair(tmp_path)
+    loaded = serialization.load_pem_private_key(key.read_bytes(), None)
+    encrypted = tmp_path / "encrypted.key"
+    encrypted.write_bytes(loaded.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+        serialization.BestAvailableEncryption(b"secret"),
+    ))  # fmt: skip
+    with pytest.raises(tls.TlsConfigError, match=f"{encrypted} is encrypted: .*unencrypted"):
+        tls.server_context(cert, encrypted)
+
+
 @pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="no SIGHUP on this platform")
 def test_sighup_and_a_changed_file_reload_a_broken_pair_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
