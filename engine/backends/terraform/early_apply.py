@@ -391,10 +391,6 @@ def _launch(
     # durable (fsync) right after, beside terraform's start instead of before it: an
     # fsync commits the journal, with whatever the plan just wrote (2-25 ms here, at
     # times far more), while terraform takes longer than that to change anything.
-    try:
-        atomic_write(intent, _intent_text(), durable=False)
-    except OSError:
-        return False
     key = os.path.realpath(pdir)
 
     def held(run: Started) -> None:  # before a Ctrl-C can come: settle finds it
@@ -403,11 +399,15 @@ def _launch(
         _PENDING[key] = ahead
 
     try:
+        try:
+            atomic_write(intent, _intent_text(), durable=False)
+        except OSError:
+            return False
         from .started import start
         from .tfexec.apply import apply_args
 
         start(apply_args(), cwd=tf, binary=binary, env=env, then=held)
-    except BaseException:
+    except BaseException:  # a Ctrl-C included: the record stays only with a run
         if key not in _PENDING:
             intent.unlink(missing_ok=True)  # nothing started: no verb to record
         raise
