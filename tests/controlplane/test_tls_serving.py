@@ -437,6 +437,31 @@ def test_prometheus_scrapes_as_the_metrics_page_configures_it(
     assert "lakeshore_" in scrape(tls_server.probe_port, None)
 
 
+def test_on_the_servers_machine_the_cli_uses_loopback_and_the_admin_token(
+    tls_server: TlsServer, pki: Pki, tmp_path: Path
+) -> None:
+    """docs/deploy.md's line for the server's own machine, run as a shell runs it
+    (the data dir the default one under a HOME of the test's): the https:// loopback
+    URL, the CA, and no token given: the admin token under the data dir is used."""
+    import re
+    import shutil
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "deploy.md").read_text()
+    (line,) = re.findall(r"^\s*(LAKESHORE_URL=https://127\.0\.0\.1:\S+ .*)$", page, re.M)
+    home = tmp_path / "home"
+    data_dir = home / ".local" / "share" / "lakeshore"
+    (data_dir / "tls").mkdir(parents=True)
+    shutil.copy(pki.ca, data_dir / "tls" / "ca.crt")  # the server's CA, where the line looks
+    shutil.copy(tls_server.data_dir / "admin.token", data_dir / "admin.token")
+    env = clean_env(HOME=str(home), PATH=f"{Path(sys.executable).parent}:{os.environ['PATH']}")
+    for k in ("LAKESHORE_TOKEN", "LAKESHORE_TOKEN_FILE", "LAKESHORE_DATA_DIR", "XDG_DATA_HOME"):
+        env.pop(k, None)
+    line = line.replace("https://127.0.0.1:7878", tls_server.url)
+    done = subprocess.run(["sh", "-c", line], env=env, capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=60)  # fmt: skip
+    assert done.returncode == 0 and "admin" in done.stdout, done.stderr
+
+
 def test_dreamlake_reads_claims_over_tls(tls_server: TlsServer, pki: Pki, tmp_path: Path) -> None:
     """``dreamlake provider status`` reaches the TLS server with the CA from
     ``LAKESHORE_CA`` or from ``.dreamrc`` ``lakeshore.ca``; with another CA it is
