@@ -9,7 +9,10 @@ start. It is started as ``subprocess.Popen(..., cwd=..., env=..., stdin=DEVNULL,
 stdout=PIPE, stderr=PIPE, text=True)`` starts it: the same ``argv[0]`` and file
 executed, the working directory, the environment, ``SIGPIPE`` and ``SIGXFSZ`` as
 their defaults, no descriptor of this process inherited but the three; what it
-printed is read as that text (the locale's encoding, universal newlines).
+printed is read as that text (the locale's encoding, universal newlines). One
+difference: glibc's ``posix_spawn`` leaves its two internal signals (32 and 33)
+ignored in the child, as CPython's own ``subprocess`` does wherever it spawns this
+way; neither terraform nor its plugins use them.
 """
 
 from __future__ import annotations
