@@ -3,7 +3,8 @@
 
 Read from the kernel on Linux (``/proc/net/fib_trie``: every local IPv4 address,
 secondary ones included; ``/proc/net/if_inet6``: every IPv6 address but link-local
-ones, which a URL names only with a zone); elsewhere, or when those cannot be read,
+ones, which a URL names only with a zone, and temporary or deprecated ones, which
+nobody connects to and which would change the certificate's names at each start); elsewhere, or when those cannot be read,
 the addresses the machine's name resolves to. Never raises.
 """
 
@@ -15,6 +16,7 @@ import socket
 FIB_TRIE = "/proc/net/fib_trie"
 IF_INET6 = "/proc/net/if_inet6"
 _LINK_SCOPE = 0x20
+_NOT_SERVED = 0x01 | 0x20  # IFA_F_TEMPORARY (privacy, outgoing only), IFA_F_DEPRECATED
 
 
 def _ipv4(text: str) -> list[str]:
@@ -40,9 +42,10 @@ def _ipv6(text: str) -> list[str]:
         try:
             address = ipaddress.IPv6Address(bytes.fromhex(fields[0]))
             scope = int(fields[3], 16)
+            flags = int(fields[4], 16) if len(fields) > 4 else 0
         except ValueError:
             continue
-        if scope & 0xF0 == _LINK_SCOPE or address.is_link_local:
+        if scope & 0xF0 == _LINK_SCOPE or address.is_link_local or flags & _NOT_SERVED:
             continue
         if str(address) not in found:
             found.append(str(address))

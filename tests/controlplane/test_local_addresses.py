@@ -29,12 +29,14 @@ Local:
 IF_INET6 = """00000000000000000000000000000001 01 80 10 80       lo
 fe8000000000000000fc00fffe000001 04 40 20 80     eth0
 20010db8000000000000000000000005 04 40 00 80     eth0
+20010db80000000012345678abcdef01 04 40 00 01     eth0
+20010db80000000012345678abcdef02 04 40 00 20     eth0
 """
 
 
 def test_the_kernels_listings_are_read() -> None:
     assert _ipv4(FIB_TRIE) == ["10.0.0.5", "10.0.0.7"]  # secondary too, no broadcast
-    assert _ipv6(IF_INET6) == ["::1", "2001:db8::5"]  # no link-local one
+    assert _ipv6(IF_INET6) == ["::1", "2001:db8::5"]  # no link-local, temporary, deprecated
     assert _ipv4("") == [] and _ipv6("not a listing\n") == []
 
 
@@ -44,6 +46,8 @@ def _ip_addresses() -> set[str]:
     found = set()
     for line in listed.splitlines():
         fields = line.split()
+        if {"temporary", "deprecated"} & set(fields):
+            continue  # not served: left out on purpose
         if len(fields) > 3 and fields[2] in ("inet", "inet6"):
             address = ipaddress.ip_address(fields[3].split("/")[0])
             if not address.is_loopback and not address.is_link_local:
