@@ -17,6 +17,7 @@ import re
 import shlex
 import subprocess
 import sys
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,8 @@ from lakeshore_fixtures import ServerProc, clean_env, free_port
 
 REPO = Path(__file__).resolve().parents[1]
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
-FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.M | re.S)
+# a fenced block, also one indented inside a list item (closed at the same indent)
+FENCE = re.compile(r"^([ \t]*)```(\w*)\n(.*?)^\1```", re.M | re.S)
 INLINE = re.compile(r"(?<!`)`((?:dreamlake|lakeshore|nymph) [^`\n]+)`(?!`)")
 PROGRAMS = ("dreamlake", "lakeshore", "nymph")
 # held by tests/stacks/test_docs_examples.py (they need the Pulumi SDK's mocks)
@@ -37,7 +39,7 @@ BIN = Path(sys.executable).parent
 
 def _fences(page: Path, langs: tuple[str, ...]) -> list[str]:
     text = page.read_text(encoding="utf-8")
-    return [body for lang, body in FENCE.findall(text) if lang in langs]
+    return [textwrap.dedent(body) for _, lang, body in FENCE.findall(text) if lang in langs]
 
 
 def _python_examples() -> list[tuple[str, str]]:
