@@ -264,7 +264,17 @@ def serve(
     if tls_processes is not None and tls_processes < 0:
         fail("--tls-processes must be 0 (TLS on the event loop) or more")
     if tls_cert is not None and insecure_http:
-        fail("--insecure-http serves plain HTTP: leave it out with --tls-cert")
+        fail(
+            "--insecure-http serves plain HTTP: leave it out with --tls-cert",
+            "lakeshore serve --tls-cert FILE --tls-key FILE",
+        )
+    if tls_name and (tls_cert is not None or insecure_http):
+        fail(
+            "--tls-name adds a name to the built-in CA's certificate, which is not served "
+            + ("with --tls-cert: that certificate's own names must cover it"
+               if tls_cert is not None else "with --insecure-http"),
+            "lakeshore serve --host HOST --tls-name NAME   # the built-in CA, no --tls-cert",
+        )  # fmt: skip
     from .serve_tls import check_forwarded, forwarded_certs, serving_tls
 
     check_forwarded(client_cert_header, trusted_proxy or [])

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_fork import run_module
 from dreamlake.controlplane.client import Client, Unreachable, Untrusted
 from dreamlake.controlplane.server.builtin_ca import issue_server, make_ca
 from lakeshore_fixtures import (
@@ -600,11 +601,17 @@ def test_half_a_pair_or_a_pair_with_insecure_http_is_refused(tmp_path: Path, pki
         (["--tls-key", str(pki.key)], "--tls-cert and --tls-key go together"),
         (["--tls-cert", str(pki.cert), "--tls-key", str(pki.key), "--insecure-http"],
          "--insecure-http serves plain HTTP"),
+        # --tls-name is the built-in CA's: with another certificate it would do nothing
+        (["--tls-cert", str(pki.cert), "--tls-key", str(pki.key), "--tls-name", "lake.example"],
+         "that certificate's own names must cover it"),
+        (["--host", "127.0.0.2", "--insecure-http", "--tls-name", "lake.example"],
+         "which is not served with --insecure-http"),
     ):  # fmt: skip
-        out = _lakeshore("serve", "--port", str(free_port()), "--data-dir", str(tmp_path), *args,
-                         env={})  # fmt: skip
+        out = run_module("dreamlake.cli.lakeshore.app", ["serve", "--port", str(free_port()),
+                         "--data-dir", str(tmp_path), *args], env=clean_env(), text=True,
+                         stdin=subprocess.DEVNULL, timeout=60)  # fmt: skip
         assert out.returncode == 1 and says in out.stderr, out.stderr
-        assert "Traceback" not in out.stderr
+        assert "Traceback" not in out.stderr and "next: lakeshore serve" in out.stderr
 
 
 def test_a_certificate_that_does_not_load_is_a_clear_error(tmp_path: Path, pki: Pki) -> None:
