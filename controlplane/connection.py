@@ -6,9 +6,14 @@ runs on a host's own ``python3``, 3.9 or newer).
 the answer (``keep_alive=False``: ``Connection: close``, as daemons before
 keep-alive did). A kept connection the server has closed meanwhile (its
 keep-alive timeout, a restart) is noticed before the next request is written and
-replaced by a new one; any other failure is raised to the caller, whose backoff
-decides when to try again: a connection never retries on its own, so a fleet
-whose server went away does not come back in one step.
+replaced by a new one. When the server's close comes after that look (it closed
+the idle connection as the request went out, or it went away under a request in
+flight), the request is sent once more on a new connection if that is safe: the
+request was not taken (it failed while being written) or its method is
+idempotent (:data:`IDEMPOTENT`); otherwise :class:`Dropped` is raised. Any other
+failure is raised to the caller, whose backoff decides when to try again: a
+connection never retries beyond that one resend, so a fleet whose server went
+away does not come back in one step.
 
 A kept connection carries one request at a time (a lock serializes callers); a
 caller that needs two at once (a long-poll and a heartbeat) holds two. Without
@@ -21,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import select
+import ssl  # loaded by http.client already: nothing to pay for
 import threading
 import time
 import urllib.parse
@@ -31,6 +37,32 @@ from typing import Any
 Observer = Callable[["Exchange"], None]
 """Called after every request (answered or not) with what happened: how long it
 took, whether it opened a new TCP connection. The fleet benchmark reads these."""
+
+IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
+"""Methods sent again on a new connection when a kept one is closed under them
+before any answer (RFC 9110 9.2.2): the server may have taken the first."""
+_CLOSED = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError,
+           ConnectionAbortedError, ssl.SSLEOFError, ssl.SSLZeroReturnError)  # fmt: skip
+
+
+class Dropped(ConnectionError):
+    """The connection ended before this request's answer for a reason that is not
+    about this request: a kept connection that had carried answers before, closed
+    or reset by the server (its keep-alive timeout, a restart, a crash) and not
+    sent again (see the module's docstring); or one :meth:`Connection.abort` ended
+    (``aborted``). Not a sign of a refused client certificate: the server accepted
+    this connection's handshake when it first answered on it. ``cause``: the error
+    as the socket raised it."""
+
+    def __init__(self, cause: BaseException, *, aborted: bool = False) -> None:
+        what = (
+            "this client ended the request (aborted)"
+            if aborted
+            else "it closed a kept connection before answering"
+        )
+        super().__init__(f"{what} ({type(cause).__name__}: {cause})")
+        self.cause = cause
+        self.aborted = aborted
 
 
 @dataclass
@@ -96,6 +128,7 @@ class Connection:
         self._context: Any = None  # the TLS context the kept connection was opened with
         self._conn: http.client.HTTPConnection | None = None  # kept between requests
         self._active: http.client.HTTPConnection | None = None  # carrying a request now
+        self._aborted: http.client.HTTPConnection | None = None  # ended by abort()
         self._lock = threading.Lock()
         self.opened = 0  # TCP connections opened so far
 
@@ -177,6 +210,7 @@ class Connection:
         """End a request in flight from another thread (its caller gets an error)
         and drop the connection; unlike :meth:`close`, never waits."""
         conn = self._active or self._conn
+        self._aborted = conn  # what it raises is Dropped, not sent again
         sock = conn.sock if conn is not None else None
         if sock is not None:
             import socket
@@ -223,12 +257,29 @@ class Connection:
         headers: dict[str, str] | None,
         timeout: float,
     ) -> Answer:
+        try:
+            return self._attempt(method, path, body, headers, timeout)
+        except _Resend:
+            return self._attempt(method, path, body, headers, timeout, resent=True)
+
+    def _attempt(
+        self,
+        method: str,
+        path: str,
+        body: bytes | None,
+        headers: dict[str, str] | None,
+        timeout: float,
+        resent: bool = False,
+    ) -> Answer:
+        """One try; raises :class:`_Resend` when a kept connection was closed under
+        a request that may be sent again (once: not when ``resent``)."""
         started = time.perf_counter()
         new = False
         resumed = False
         connect = 0.0
         answer: Answer | None = None
         error: BaseException | None = None
+        written = False
         try:
             conn = self._conn
             if conn is not None and self.scheme == "https" and self._stale_context():
@@ -252,17 +303,26 @@ class Connection:
             self._active = conn
             try:
                 conn.request(method, self.prefix + path, body=body, headers=sent)
+                written = True
                 resp = conn.getresponse()
                 if new:
                     resumed = self._keep_session(conn)
                 data = resp.read()
-            except BaseException:
+            except BaseException as exc:
                 if new and self.sessions is not None and getattr(conn, "offered", None):
                     self.sessions.drop(self.origin)  # the next connection: a full handshake
                 if conn is self._conn:
                     self._drop()
                 else:
                     conn.close()
+                if conn is self._aborted:
+                    if isinstance(exc, (OSError, http.client.HTTPException)):
+                        raise Dropped(exc, aborted=True) from exc
+                elif not new and isinstance(exc, _CLOSED):
+                    # a kept connection the server ended: not about this request
+                    if not resent and (not written or method in IDEMPOTENT):
+                        raise _Resend from exc
+                    raise Dropped(exc) from exc
                 raise
             finally:
                 if self._active is conn:
@@ -287,11 +347,15 @@ class Connection:
                         time.perf_counter() - started,
                         new,
                         answer,
-                        error,
+                        error.__cause__ if isinstance(error, _Resend) else error,
                         connect,
                         resumed,
                     )
                 )
+
+
+class _Resend(Exception):
+    """A kept connection was closed under a request that may be sent again."""
 
 
 def retry_after(value: str | None, *, now: float | None = None) -> float | None:
