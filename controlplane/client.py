@@ -32,7 +32,7 @@ from typing import Any
 from dreamlake.engine.contract.errors import ControlPlaneError
 
 from .connection import Answer, Connection, Observer, describe, retry_after
-from .tlsclient import explain, plain_to_tls_hint, refused_cert_hint
+from .tlsclient import answers_without_cert, explain, plain_to_tls_hint, refused_cert_hint
 from .tlsresume import Sessions
 
 __all__ = ["HEADER_HOOKS", "REQUEST_SPAN", "ApiFailure", "Client", "Unreachable", "Untrusted"]
@@ -215,7 +215,10 @@ class Client:
             return self.connection_to(base).request(method, path, data, headers, timeout=timeout)
         except (OSError, http.client.HTTPException) as exc:
             # OSError covers refused, reset and timed out; HTTPException a cut or garbled answer
-            trust = refused_cert_hint(exc, base, self.cert) or explain(exc, base, self.ca)
+            trust = refused_cert_hint(exc, base, self.cert)
+            if trust is not None and not answers_without_cert(base, self.ca, min(timeout, 5.0)):
+                trust = None  # it answers no one now: going away, not refusing this certificate
+            trust = trust or explain(exc, base, self.ca)
             if trust is not None:
                 raise Untrusted(trust.message, base, trust.advice, trust.reason) from None
             plain = plain_to_tls_hint(exc, base)

@@ -185,22 +185,57 @@ CERT_ADVICE = (
 
 
 def refused_cert_hint(exc: BaseException, url: str, cert: str | None) -> TrustProblem | None:
-    """For a client that presented ``cert`` to an ``https`` server that then ended
-    the connection (what a server does, after the handshake under TLS 1.3, with a
-    certificate of another CA or one that has ended): a sentence saying so."""
+    """For a client that presented ``cert`` to an ``https`` server that closed a
+    new connection right after its handshake, before any answer: a sentence saying
+    the server does not accept the certificate. That is what a server does with a
+    certificate of another CA or one that has ended (under TLS 1.3 after the
+    handshake, most often with no alert: the first read finds the connection
+    closed), or what a TLS alert says. A kept connection the server closed (its
+    keep-alive timeout, a restart) is not that: the connection raises
+    ``connection.Dropped`` for it, which is none of these, so no hint is made."""
     import http.client
     import ssl
 
     if cert is None or not url.startswith("https://"):
         return None
-    closed = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
+    closed = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError,
+              ssl.SSLEOFError)  # fmt: skip
     alert = isinstance(exc, ssl.SSLError) and "ALERT" in str(getattr(exc, "reason", "")).upper()
-    if isinstance(exc, closed) or alert:
+    if type(exc) in closed or alert:
         return TrustProblem(
-            f"lakeshore at {url} ended the connection after the TLS handshake: it does "
-            f"not accept the client certificate {cert} (signed by another CA, ended, or "
-            "not yet valid)",
+            f"lakeshore at {url} closed a new connection after the TLS handshake without "
+            f"answering: it does not accept the client certificate {cert} (signed by "
+            "another CA, ended, or not yet valid)",
             CERT_ADVICE,
             "client_cert_refused",
         )
     return None
+
+
+def answers_without_cert(url: str, ca: str | None = None, timeout: float = 5.0) -> bool:
+    """Whether the ``https`` server at ``url`` answers a connection that presents
+    no client certificate (any status: ``/healthz``). After a new connection that
+    presented one was closed unanswered, yes means the server is up and refused
+    that certificate; no means it is going away or restarting, whatever the
+    certificate."""
+    import http.client
+    import urllib.parse
+
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme != "https" or not parts.hostname:
+        return False
+    try:
+        context = client_context(ca)
+        conn = http.client.HTTPSConnection(
+            parts.hostname, parts.port, timeout=timeout, context=context
+        )
+        try:
+            conn.request(
+                "GET", parts.path.rstrip("/") + "/healthz", headers={"Connection": "close"}
+            )
+            conn.getresponse().read()
+        finally:
+            conn.close()
+    except (OSError, http.client.HTTPException):
+        return False
+    return True
