@@ -19,7 +19,12 @@ compiles nothing:
   (``record(eq=False)``: identity for both, as ``dataclass(eq=False)``);
 * ``inspect.signature`` of the class lists its fields, as a dataclass's does;
 * assigning or deleting an attribute raises :class:`FrozenInstanceError` (an
-  ``AttributeError``); :func:`replace` makes a changed copy (of a dataclass too).
+  ``AttributeError``); :func:`replace` makes a changed copy (of a dataclass too);
+* to ``dataclasses`` itself a record is the frozen dataclass of its declaration:
+  ``is_dataclass``, ``fields``, ``asdict``, ``astuple`` and ``replace`` work, as a
+  program embedding the engine may rely on. The fields ``dataclasses`` reads are
+  made the first time it asks (``__dataclass_fields__``), by ``make_dataclass``
+  of the same declaration, so only that program pays for the import.
 
 Type checkers see a frozen dataclass (``dataclass_transform``). A record has no
 base of its own and no ``__post_init__``; the engine's other records are
@@ -153,6 +158,39 @@ _FACTORY = _Factory()
 _SIGNATURE = _Signature()
 
 
+class _DataclassView:
+    """A record class's ``__dataclass_fields__`` and ``__dataclass_params__``, what
+    ``dataclasses`` reads of a dataclass: taken, the first time either is asked
+    for, from the frozen dataclass ``make_dataclass`` makes of the same declaration,
+    and then kept on the class in place of this descriptor."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: object, owner: type) -> Any:
+        import dataclasses
+
+        spec: _Spec = owner.__record__  # type: ignore[attr-defined]
+        annotations = owner.__dict__.get("__annotations__", {})  # noqa: RUF063 - as _make reads them
+        made = []
+        for name, f in spec.fields.items():
+            options: dict[str, Any] = {"repr": f.repr, "compare": f.compare}
+            if f.default_factory is not None:
+                options["default_factory"] = f.default_factory
+            elif f.default is not _MISSING:
+                options["default"] = f.default
+            made.append((name, annotations.get(name, "Any"), dataclasses.field(**options)))
+        twin: Any = dataclasses.make_dataclass(
+            owner.__name__, made, frozen=True, eq="__eq__" in owner.__dict__
+        )
+        for name in _DATACLASS_VIEW:
+            setattr(owner, name, getattr(twin, name))
+        return getattr(twin, self.name)
+
+
+_DATACLASS_VIEW = ("__dataclass_fields__", "__dataclass_params__")
+
+
 def _is_classvar(annotation: object) -> bool:
     text = annotation if isinstance(annotation, str) else repr(annotation)
     return text.startswith(("ClassVar", "typing.ClassVar"))
@@ -194,6 +232,8 @@ def _make(cls: type[T], eq: bool) -> type[T]:
     ns: Any = cls
     ns.__record__ = _Spec(fields)
     ns.__signature__ = _SIGNATURE
+    for name in _DATACLASS_VIEW:
+        setattr(ns, name, _DataclassView(name))
     setattr(ns, "__match_args__", tuple(fields))  # noqa: B010 - mypy refuses the attribute
     ns.__init__ = _init
     ns.__repr__ = _repr

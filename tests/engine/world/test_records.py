@@ -2,7 +2,9 @@
 ``@record()`` classes (``engine/settings/records.py``), which behave as the frozen
 dataclass of the same declaration without importing ``dataclasses``: each is held
 here against that dataclass, built from its own fields (signature, repr, equality,
-hash, frozen-ness, ``replace``); the others are standard frozen dataclasses."""
+hash, frozen-ness, ``replace``), and ``dataclasses.asdict``, ``fields`` and
+``replace`` work on it as on that dataclass; the others are standard frozen
+dataclasses."""
 
 from __future__ import annotations
 
@@ -105,7 +107,16 @@ def test_each_record_behaves_as_the_frozen_dataclass_of_its_declaration(
         assert one != replace(one) and hash(one) == object.__hash__(one)
     with pytest.raises(AttributeError):
         one.anything = 1
-    assert not dataclasses.is_dataclass(cls)
+    # to dataclasses itself, the record is that dataclass
+    assert dataclasses.is_dataclass(cls) and dataclasses.is_dataclass(one)
+    assert [(f.name, f.type, f.repr, f.compare) for f in dataclasses.fields(cls)] == [
+        (f.name, f.type, f.repr, f.compare) for f in dataclasses.fields(twin)
+    ]
+    assert dataclasses.asdict(one) == dataclasses.asdict(other)
+    assert dataclasses.astuple(one) == dataclasses.astuple(other)
+    copied = dataclasses.replace(one)
+    assert type(copied) is cls and repr(copied) == repr(one)
+    assert getattr(cls, "__dataclass_params__").frozen  # noqa: B009 - mypy narrows is_dataclass
 
 
 @pytest.mark.parametrize(("module", "name"), DATACLASSES)
