@@ -166,7 +166,7 @@ def test_the_start_says_what_the_deploy_page_shows(tmp_path: Path) -> None:
     import shutil
 
     page = (Path(__file__).resolve().parents[2] / "docs" / "deploy.md").read_text()
-    shown = page.split("At the first start it makes a CA and prints, on stderr:")[1]
+    shown = page.split("It makes a CA at the first start and prints, at every start, on stderr:")[1]
     lines = [ln.strip() for ln in shown.split("\n\n")[1].splitlines()]
     assert len(lines) == 3 and all(ln.startswith("TLS: ") for ln in lines), lines
     proc, _port, data_dir, log = _serve(tmp_path, "--tls-name", "lakeshore.internal")
