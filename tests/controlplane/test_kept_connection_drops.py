@@ -1,0 +1,159 @@
+"""A kept connection the server closes is not a refused client certificate: a real
+``lakeshore serve`` over TLS on 127.0.0.1 (its own CA, keep-alive 1 s), a daemon's
+client holding a valid certificate the server signed. The server closing an idle
+kept connection, closing it as the next request goes out, or going away under a
+held poll (killed, then started again) ends in an answer on a new connection or
+in :class:`Unreachable`; never in "does not accept the client certificate". A
+certificate the server does refuse is still said to be (``test_daemon_certs``)."""
+
+from __future__ import annotations
+
+import logging
+import select
+import signal
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from dreamlake.controlplane.client import Client, Unreachable, Untrusted
+from dreamlake.controlplane.connection import Connection, Dropped, Exchange
+from dreamlake.controlplane.nymph.credentials import Credentials
+from dreamlake.controlplane.nymph.daemon import Daemon, DaemonConfig
+from lakeshore_fixtures import clean_env, wait_until
+from test_tls_serving import Pki, TlsServer, _pki, _serve, _stop
+
+REFUSED = "does not accept the client certificate"
+ENV = {"LAKESHORE_KEEP_ALIVE_SECONDS": "1"}  # an idle kept connection is closed after 1 s
+
+
+@dataclass
+class Plane:
+    server: TlsServer
+    pki: Pki
+
+    def admin(self) -> Client:
+        return Client(self.server.url, self.server.admin_token, ca=str(self.pki.ca))
+
+
+@pytest.fixture(scope="module")
+def plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Plane]:
+    tmp = tmp_path_factory.mktemp("kept")
+    pki = _pki(tmp / "pki", ["localhost", "127.0.0.1"])
+    server = _serve(
+        tmp, "--tls-cert", str(pki.cert), "--tls-key", str(pki.key),
+        ca=pki.ca, probe=False, env=ENV,
+    )  # fmt: skip
+    got = Plane(server, pki)
+    yield got
+    _stop(got.server)
+
+
+def _enrolled(plane: Plane, folder: Path, ns: str) -> tuple[Credentials, Client, list[Exchange]]:
+    """A keep-alive client of namespace ``ns`` presenting a certificate it got with
+    a bootstrap token, and what its connection observed."""
+    plane.admin().create_namespace(ns)
+    token = plane.admin().create_token(ns, scope="bootstrap", provider="lab", host="host-a")
+    creds = Credentials(folder, ns, "lab", lambda: token)
+    seen: list[Exchange] = []
+    client = Client(
+        plane.server.url, namespace=ns, ca=str(plane.pki.ca), keep_alive=True,
+        observer=seen.append,
+    )  # fmt: skip
+    creds.step(client)
+    assert client.cert is not None and client.token is None
+    return creds, client, seen
+
+
+def _closed_by_server(conn: Connection) -> bool:
+    """Whether the server has closed ``conn``'s kept socket (readable while idle)."""
+    kept = conn._conn
+    assert kept is not None and kept.sock is not None
+    return bool(select.select([kept.sock], [], [], 0.2)[0])
+
+
+def test_an_idle_kept_connection_the_server_closed_is_replaced(
+    plane: Plane, tmp_path: Path
+) -> None:
+    _, client, seen = _enrolled(plane, tmp_path / "id", "kept-a")
+    assert client.whoami()["scope"] == "daemon"
+    assert wait_until(lambda: _closed_by_server(client.connection), 30)
+    assert client.whoami()["scope"] == "daemon"
+    last = seen[-1]  # answered on a new connection, with nothing failed before it
+    assert (last.status, last.new_connection, seen[-2].status) == (200, True, 200)
+
+
+def test_a_kept_connection_closed_as_the_request_goes_out(
+    plane: Plane, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server's close arriving just after the client looked at the idle
+    connection: the look is made to miss it (the one stand-in here, for a timing
+    a test cannot hit at will), the server's close is real. An idempotent request
+    is answered on a new connection; a POST, which the server might have taken,
+    is raised as unreachable, not as a refused certificate."""
+    _, client, seen = _enrolled(plane, tmp_path / "id", "kept-b")
+    worker = client.register("lab", "i-1", host="host-a")["workerId"]
+    assert wait_until(lambda: _closed_by_server(client.connection), 30)
+    monkeypatch.setattr(Connection, "_usable", lambda self, conn: True)
+
+    assert client.whoami()["provider"] == "lab"
+    failed, answered = seen[-2:]
+    assert failed.status is None and not failed.new_connection
+    assert not isinstance(failed.error, Dropped) and failed.error is not None
+    assert answered.status == 200 and answered.new_connection
+
+    assert wait_until(lambda: _closed_by_server(client.connection), 30)
+    with pytest.raises(Unreachable) as dropped:
+        client.heartbeat(worker)
+    assert not isinstance(dropped.value, Untrusted)
+    assert REFUSED not in str(dropped.value)
+    assert "closed a kept connection before answering" in str(dropped.value)
+    assert isinstance(seen[-1].error, Dropped)
+    client.heartbeat(worker)  # the caller's next try: a new connection
+
+
+def _restart(plane: Plane) -> None:
+    """Start the killed server again: same port, same data, same certificate."""
+    server = plane.server
+    with open(server.log, "ab") as out:
+        server.proc = subprocess.Popen(
+            server.proc.args, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+            env=clean_env(**ENV),
+        )  # fmt: skip
+    assert wait_until(lambda: plane.admin().healthz() is not None, 90), server.output()
+
+
+def test_a_daemon_whose_server_goes_away_under_its_held_poll(
+    plane: Plane, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The daemon's own loops, long-polling on a kept connection presenting its
+    certificate; the server is killed under the held poll, then started again:
+    the daemon logs it unreachable (connection refused or closed), never that the
+    server refused its certificate, and comes back by itself."""
+    caplog.set_level(logging.INFO, logger="nymph")
+    creds, client, _ = _enrolled(plane, tmp_path / "id", "kept-c")
+    config = DaemonConfig("lab", ["default"], "i-1", "host-a", "test", poll_wait=1.0,
+                          max_backoff=1.0)  # fmt: skip
+    daemon = Daemon(client, config, credentials=creds)
+    polls: list[Exchange] = []
+    daemon.poller.observer = polls.append
+    threads = daemon.start()
+    try:
+        # a poll answered on the kept connection: the next one is held on it too
+        assert wait_until(
+            lambda: any(e.status is not None and not e.new_connection for e in polls), 30
+        ), caplog.text
+        plane.server.proc.send_signal(signal.SIGKILL)
+        plane.server.proc.wait(30)
+        assert wait_until(lambda: "control plane unreachable" in caplog.text, 30), caplog.text
+        _restart(plane)
+        after = lambda: caplog.text.split("control plane unreachable", 1)[1]  # noqa: E731
+        assert wait_until(lambda: "connected to" in after(), 60), caplog.text
+    finally:
+        daemon.shutdown(threads, grace=1.0)
+        for t in threads:  # the idle heartbeat thread looks at stop every 30 s: not waited for
+            if t.name == "nymph-poll":
+                t.join(15)
+    assert REFUSED not in caplog.text, caplog.text
+    assert "unexpected error" not in caplog.text, caplog.text
