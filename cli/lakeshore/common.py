@@ -78,7 +78,13 @@ def tls_next_step(exc: Any) -> str:
     reason = getattr(exc, "reason", "")
     again = "lakeshore " + shlex.join(sys.argv[1:])
     if reason in ("unknown_ca", "ca_unreadable"):
-        return f"LAKESHORE_CA={shlex.quote(_ca_guess())} {again}"
+        here = _ca_guess()
+        if here is not None:
+            return f"LAKESHORE_CA={shlex.quote(here)} {again}"
+        return (  # a command still, with the file to copy here said beside it
+            f"LAKESHORE_CA=ca.crt {again}   # ca.crt: a copy of the CA certificate "
+            "lakeshore serve printed at start (<data dir>/tls/ca.crt on the server)"
+        )
     url = getattr(exc, "url", None) or ""
     host = urllib.parse.urlsplit(url).hostname or "HOST"
     if reason == "plain_to_tls" and url.startswith("http://"):
@@ -115,7 +121,7 @@ def _with_url(url: str) -> str:
     return f"LAKESHORE_URL={shlex.quote(url)} lakeshore {shlex.join(argv)}"
 
 
-def _ca_guess() -> str:
+def _ca_guess() -> str | None:
     """The built-in CA's certificate under this machine's data dir when it is there."""
     import sys
     from pathlib import Path
@@ -130,7 +136,7 @@ def _ca_guess() -> str:
         elif arg.startswith("--data-dir="):
             data_dir = arg.split("=", 1)[1]
     path = Path(data_dir).expanduser() / "tls" / "ca.crt"
-    return str(path) if path.is_file() else "<the server's data dir>/tls/ca.crt"
+    return str(path) if path.is_file() else None
 
 
 def fail_from(exc: Exception, namespace: str | None = None) -> NoReturn:

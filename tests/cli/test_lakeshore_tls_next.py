@@ -4,6 +4,8 @@ runs are in tests/controlplane/test_tls_serving.py."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from dreamlake.cli.lakeshore.common import error_doc, tls_next_step
 from dreamlake.controlplane.client import Untrusted
@@ -43,6 +45,24 @@ def test_the_url_is_fixed_where_it_was_given(monkeypatch: pytest.MonkeyPatch) ->
     )
 
 
-def test_an_unreadable_ca_names_the_ca_to_trust(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unreadable_ca_names_the_ca_to_trust(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """On the server's machine: its data dir's ca.crt."""
+    (tmp_path / "tls").mkdir()
+    (tmp_path / "tls" / "ca.crt").write_text("a CA certificate\n")
+    monkeypatch.setenv("LAKESHORE_DATA_DIR", str(tmp_path))
     step = _next(monkeypatch, ["claims", "lab"], "ca_unreadable", "https://10.0.0.5:7878")
-    assert step.startswith("LAKESHORE_CA=") and step.endswith(" lakeshore claims lab")
+    assert step == f"LAKESHORE_CA={tmp_path / 'tls' / 'ca.crt'} lakeshore claims lab"
+
+
+def test_without_the_ca_here_the_command_names_a_copy(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Off the server's machine (no data dir holding its CA) the command is still one
+    to run, with the file to copy said beside it: no placeholder to quote."""
+    monkeypatch.setenv("LAKESHORE_DATA_DIR", str(tmp_path))
+    step = _next(monkeypatch, ["claims", "lab", "--json"], "unknown_ca", "https://10.0.0.5:7878")
+    command, _, comment = step.partition("   # ")
+    assert command == "LAKESHORE_CA=ca.crt lakeshore claims lab --json"
+    assert "<data dir>/tls/ca.crt on the server" in comment and "'" not in step

@@ -340,10 +340,12 @@ def test_the_lakeshore_cli_verifies(tls_server: TlsServer, pki: Pki) -> None:
     doc = json.loads(bad.stdout)
     assert doc["kind"] == "lakeshore_untrusted"
     assert "does not verify" in doc["error"]
-    # the next action is the same command, trusting the CA under this data dir
-    again = doc["nextAction"]["command"]
-    assert again.startswith("LAKESHORE_CA=") and again.endswith("namespaces list --server "
-        f"{tls_server.url} --data-dir {tls_server.data_dir} --json")  # fmt: skip
+    # the next action is the same command, trusting the CA (this server's own
+    # certificate's: none under the data dir, so a copy of it, said beside)
+    again, _, beside = doc["nextAction"]["command"].partition("   # ")
+    assert again.startswith("LAKESHORE_CA=ca.crt ") and again.endswith("namespaces list "
+        f"--server {tls_server.url} --data-dir {tls_server.data_dir} --json")  # fmt: skip
+    assert "tls/ca.crt on the server" in beside
     none = _lakeshore(*args, env={})
     assert none.returncode == 1 and "does not verify" in none.stderr
     assert "next: LAKESHORE_CA=" in none.stderr
