@@ -203,9 +203,9 @@ def refused_cert_hint(exc: BaseException, url: str, cert: str | None) -> TrustPr
     alert = isinstance(exc, ssl.SSLError) and "ALERT" in str(getattr(exc, "reason", "")).upper()
     if type(exc) in closed or alert:
         return TrustProblem(
-            f"lakeshore at {url} closed a new connection after the TLS handshake without "
-            f"answering: it does not accept the client certificate {cert} (signed by "
-            "another CA, ended, or not yet valid)",
+            f"lakeshore at {url} ended the connection after the TLS handshake: it does "
+            f"not accept the client certificate {cert} (signed by another CA, ended, or "
+            "not yet valid)",
             CERT_ADVICE,
             "client_cert_refused",
         )

@@ -8,10 +8,13 @@ certificate the server does refuse is still said to be (``test_daemon_certs``)."
 
 from __future__ import annotations
 
+import http.client
 import logging
 import select
 import signal
+import socket
 import subprocess
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +24,7 @@ from dreamlake.controlplane.client import Client, Unreachable, Untrusted
 from dreamlake.controlplane.connection import Connection, Dropped, Exchange
 from dreamlake.controlplane.nymph.credentials import Credentials
 from dreamlake.controlplane.nymph.daemon import Daemon, DaemonConfig
+from dreamlake.controlplane.tlsclient import answers_without_cert, refused_cert_hint
 from lakeshore_fixtures import clean_env, wait_until
 from test_tls_serving import Pki, TlsServer, _pki, _serve, _stop
 
@@ -111,6 +115,52 @@ def test_a_kept_connection_closed_as_the_request_goes_out(
     assert "closed a kept connection before answering" in str(dropped.value)
     assert isinstance(seen[-1].error, Dropped)
     client.heartbeat(worker)  # the caller's next try: a new connection
+
+
+def test_a_held_poll_this_client_aborts_is_not_a_refused_certificate(
+    plane: Plane, tmp_path: Path
+) -> None:
+    """A daemon stopping (suspend, stop) ends its held poll itself; when that poll is
+    the first request of a new connection, the close it meets is its own."""
+    _, client, _ = _enrolled(plane, tmp_path / "id", "kept-d")
+    worker = client.register("lab", "i-1", host="host-a")["workerId"]
+    poller = client.sibling()  # a connection of its own: the poll is its first request
+    raised: list[BaseException] = []
+
+    def poll() -> None:
+        try:
+            poller.poll_work(worker, wait=30)
+        except Exception as exc:
+            raised.append(exc)
+
+    held = threading.Thread(target=poll)
+    held.start()
+    assert wait_until(lambda: poller.connection._active is not None, 30)
+    poller.abort()
+    held.join(20)
+    assert not held.is_alive() and len(raised) == 1
+    assert isinstance(raised[0], Unreachable) and not isinstance(raised[0], Untrusted)
+    assert "this client ended the request" in str(raised[0]), raised[0]
+
+
+def test_what_the_certificate_hint_is_given_for(plane: Plane, tmp_path: Path) -> None:
+    """The hint is for a new connection closed unanswered; a Dropped (a kept
+    connection the server closed, or one aborted) is never one. Whether the server
+    answers a connection without a certificate tells a refusal from a server
+    going away."""
+    url, pem = plane.server.url, str(tmp_path / "daemon.pem")
+    closed = http.client.RemoteDisconnected("Remote end closed connection without response")
+    hint = refused_cert_hint(closed, url, pem)
+    assert hint is not None and hint.reason == "client_cert_refused"
+    assert REFUSED in str(hint)
+    assert refused_cert_hint(Dropped(closed), url, pem) is None
+    assert refused_cert_hint(Dropped(closed, aborted=True), url, pem) is None
+    assert refused_cert_hint(closed, url, None) is None  # no certificate presented
+    assert answers_without_cert(url, str(plane.pki.ca))
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        gone = f"https://127.0.0.1:{unused.getsockname()[1]}"
+    assert not answers_without_cert(gone, str(plane.pki.ca))
 
 
 def _restart(plane: Plane) -> None:
