@@ -27,7 +27,8 @@ from pathlib import Path
 from dreamlake.engine.settings.usercache import RACY_SECONDS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from status_vs_show import TFVARS, regular_install
+from status_vs_show import TFVARS
+from wheel_venv import wheel_venv
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -74,8 +75,8 @@ def main() -> None:
                 ["git", "-C", str(REPO), "archive", rev], check=True, capture_output=True
             ).stdout
             subprocess.run(["tar", "-x", "-C", str(old_src)], input=archive, check=True)
-            sides[rev[:10]] = str(_install(old_src, tmp / f"venv-{i}"))
-        sides["working tree"] = str(_install(REPO, tmp / "venv-tree"))
+            sides[rev[:10]] = str(wheel_venv(tmp / f"venv-{i}", old_src))
+        sides["working tree"] = str(wheel_venv(tmp / "venv-tree"))
         from dreamlake.engine.verbs.apply import apply
         from dreamlake.engine.verbs.create import create
         from dreamlake.engine.verbs.plan import plan
@@ -122,24 +123,6 @@ def main() -> None:
     print(f"{'command':<36} {'wall median (q1, q3, min–max)':<44} CPU median (q1, q3, min–max)")
     for what in commands:
         print(f"{what:<36} {summary(walls[what]):<44} {summary(cpus[what])}")
-
-
-def _install(src: Path, where: Path) -> Path:
-    where.mkdir()
-    bench = src / "benchmarks" / "status_vs_show.py"
-    if bench.exists() and src != REPO:  # regular_install builds the wheel of its own repo
-        code = (
-            "import sys; sys.path.insert(0, sys.argv[1]); from pathlib import Path; "
-            "from status_vs_show import regular_install; print(regular_install(Path(sys.argv[2])))"
-        )
-        got = subprocess.run(
-            [sys.executable, "-c", code, str(bench.parent), str(where)],
-            check=True,
-            capture_output=True,
-            text=True,
-        )
-        return Path(got.stdout.strip().splitlines()[-1])
-    return regular_install(where)
 
 
 if __name__ == "__main__":

@@ -51,6 +51,9 @@ from dreamlake.engine.verbs.apply import apply
 from dreamlake.engine.verbs.create import create
 from dreamlake.engine.verbs.plan import plan
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from wheel_venv import wheel_venv
+
 TFVARS = 'workdir = "/tmp/nymph-bench"\nqueues = ["default"]\nworker_name = "bench-1"\n'
 REPO = Path(__file__).resolve().parent.parent
 MIRROR = Path(os.environ.get("DREAMLAKE_TF_PLUGIN_MIRROR") or "/opt/tf-plugins")
@@ -103,36 +106,6 @@ def run(argv: list[str], cwd: Path, env: dict[str, str]) -> None:
     subprocess.run(
         argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, check=True
     )
-
-
-def regular_install(tmp: Path) -> Path:
-    """A throwaway venv holding the project as users install it (a wheel, not the
-    editable install this checkout's venv has, whose import finder costs every run),
-    reaching the dependencies in this venv. Returns its ``dreamlake`` script."""
-    repo = Path(__file__).resolve().parent.parent
-    venv = tmp / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    site = next((venv / "lib").glob("python3*/site-packages"))
-    wheels = tmp / "wheels"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-         "-w", str(wheels), str(repo)],
-        check=True, capture_output=True,
-    )  # fmt: skip
-    subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site),
-         *map(str, wheels.glob("*.whl"))],
-        check=True, capture_output=True,
-    )  # fmt: skip
-    deps = next(p for p in sys.path if p.endswith("site-packages"))
-    (site / "zz-deps.pth").write_text(deps + "\n")  # after the project's own files
-    script = venv / "bin" / "dreamlake"
-    script.write_text(  # what pip writes for the console script
-        f"#!{venv / 'bin' / 'python'}\nimport sys\nfrom dreamlake.cli.entry import main\n"
-        "sys.exit(main())\n"
-    )
-    script.chmod(0o755)
-    return script
 
 
 def measure(
@@ -342,7 +315,7 @@ def main() -> None:
             sys.exit(f"status_vs_show.py --vendor ec2: {missing}")
     dreamlake = str(Path(sys.executable).parent / "dreamlake")
     install_tmp = tempfile.TemporaryDirectory(prefix="dl-bench-install-")
-    installed = str(regular_install(Path(install_tmp.name)))
+    installed = str(wheel_venv(Path(install_tmp.name)))
     rows: list[Row] = []
     base_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     here = Path.cwd()
