@@ -139,8 +139,10 @@ def _ca_guess() -> str | None:
     return str(path) if path.is_file() else None
 
 
-def fail_from(exc: Exception, namespace: str | None = None) -> NoReturn:
-    """Exit 1 for a control-plane error (Unreachable / ApiFailure); re-raise others."""
+def fail_from(exc: Exception, namespace: str | None = None, sent: str | None = None) -> NoReturn:
+    """Exit 1 for a control-plane error (Unreachable / ApiFailure); re-raise others.
+    ``sent`` is the token the request carried: a refused token's next command
+    depends on it (``cli/lakeshore/token_next.py``)."""
     from dreamlake.controlplane.client import ApiFailure, Unreachable, Untrusted
 
     if isinstance(exc, Untrusted):
@@ -152,19 +154,11 @@ def fail_from(exc: Exception, namespace: str | None = None) -> NoReturn:
             kind="no_lakeshore",
         )
     if isinstance(exc, ApiFailure):
-        hint = None
-        if exc.status == 401:
-            hint = (
-                "pass --token-file with a valid token or set LAKESHORE_TOKEN "
-                "(the admin token is under --data-dir)"
-            )
-        elif exc.status == 403:
-            whose = (
-                f"namespace {namespace!r} (or of its org, to read)"
-                if namespace
-                else "this namespace"
-            )
-            hint = f"use a token of {whose}, or an admin token"
+        step = None
+        if exc.status in (401, 403):
+            from .token_next import token_next_step
+
+            step = token_next_step(exc.status, exc.detail, namespace, sent)
         detail = exc.detail if isinstance(exc.detail, str) else json.dumps(exc.detail)
-        fail(f"{exc.status} {exc.error}: {detail}", hint, kind=str(exc.error or "lakeshore"))
+        fail(f"{exc.status} {exc.error}: {detail}", step, kind=str(exc.error or "lakeshore"))
     raise exc

@@ -113,7 +113,8 @@ def call(fn: Any, *args: Any, **kwargs: Any) -> Any:
     try:
         return fn(*args, **kwargs)
     except ControlPlaneError as exc:
-        fail_from(exc)
+        client = getattr(fn, "__self__", None)  # the refused token's next step needs it
+        fail_from(exc, getattr(client, "namespace", None), getattr(client, "token", None))
 
 
 def emit(data: Any, as_json: bool, prose: str) -> None:

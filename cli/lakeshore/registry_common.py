@@ -124,11 +124,11 @@ def _call(
         except (Unreachable, ApiFailure) as exc:
             waiting = isinstance(exc, ApiFailure) and exc.error == "in_progress"
             if attempt >= retries or not (waiting or isinstance(exc, Unreachable)):
-                fail_from(exc, client.namespace)
+                fail_from(exc, client.namespace, client.token)
             attempt += 1
             time.sleep(min(1.0 * attempt, 10.0))
         except ControlPlaneError as exc:
-            fail_from(exc, client.namespace)
+            fail_from(exc, client.namespace, client.token)
 
 
 def _emit(data: Any, as_json: bool, prose: str) -> None:

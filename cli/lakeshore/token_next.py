@@ -1,0 +1,91 @@
+"""The command the ``lakeshore`` CLI names next when the control plane refuses its
+token: a 401 (no token, or one unknown, revoked or expired) or a 403 (a token of
+another namespace, or one that is not an admin's for an admin route).
+
+The command is always one to run: this command again with ``--token-file`` naming
+the file to use (replacing the one given), the server's admin token under this
+machine's data dir when it is here, else a file to make with what to put in it
+said in a comment beside it; or, when this machine's admin token itself is
+refused, ``lakeshore serve`` restarted on its data dir (a start writes a new
+admin token there when the one in the file no longer works)."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+__all__ = ["token_next_step"]
+
+
+def token_next_step(status: int, detail: object, namespace: str | None, sent: str | None) -> str:
+    """The next command for a ``status`` of 401 or 403 with the server's ``detail``,
+    about ``namespace`` (when the command names one), ``sent`` being the token the
+    request carried (None: none)."""
+    import os
+
+    ns = namespace or os.environ.get("LAKESHORE_NAMESPACE") or "default"
+    admin = _admin_file()
+    admin_token = _read(admin) if admin is not None else None
+    mint = f"lakeshore tokens create --namespace {shlex.quote(ns)}"
+    if status == 401:
+        if admin is not None and sent is not None and sent == admin_token:
+            return (
+                f"lakeshore serve --data-dir {shlex.quote(str(admin.parent))}   "
+                f"# on the server, restarted: it writes a new admin token to {admin} "
+                "when the one there is refused"
+            )
+        if admin is not None:
+            return _again(str(admin))
+        return (
+            f"{_again('token')}   # token: a file holding a token an admin makes with "
+            f"{mint} (or the server's admin token, <data dir>/admin.token on the server)"
+        )
+    if admin is not None and sent != admin_token:
+        return _again(str(admin))
+    if isinstance(detail, str) and "admin" in detail:
+        return (
+            f"{_again('admin.token')}   # admin.token: a copy of the server's "
+            "<data dir>/admin.token"
+        )
+    return (
+        f"{_again('token')}   # token: a file holding a token of namespace {ns} "
+        f"(or of its org, to read) an admin makes with {mint}"
+    )
+
+
+def _again(token_file: str) -> str:
+    """This command again with ``--token-file token_file`` (replacing the one given:
+    a token file given on the command line wins over the environment's)."""
+    argv = list(sys.argv[1:])
+    for i, arg in enumerate(argv):
+        if arg == "--token-file" and i + 1 < len(argv):
+            argv[i + 1] = token_file
+            return "lakeshore " + shlex.join(argv)
+        if arg.startswith("--token-file="):
+            argv[i] = f"--token-file={token_file}"
+            return "lakeshore " + shlex.join(argv)
+    return "lakeshore " + shlex.join([*argv, "--token-file", token_file])
+
+
+def _admin_file() -> Path | None:
+    """The admin token file under this machine's data dir (``--data-dir``, else
+    ``LAKESHORE_DATA_DIR``, else the user data dir) when it is there."""
+    from dreamlake.controlplane.server.settings import ADMIN_TOKEN_FILE, default_data_dir
+
+    data_dir: Path | str = default_data_dir()
+    argv = sys.argv
+    for i, arg in enumerate(argv):
+        if arg == "--data-dir" and i + 1 < len(argv):
+            data_dir = argv[i + 1]
+        elif arg.startswith("--data-dir="):
+            data_dir = arg.split("=", 1)[1]
+    path = Path(data_dir).expanduser() / ADMIN_TOKEN_FILE
+    return path if path.is_file() else None
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8").strip() or None
+    except (OSError, UnicodeDecodeError):
+        return None
