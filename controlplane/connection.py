@@ -6,14 +6,15 @@ runs on a host's own ``python3``, 3.9 or newer).
 the answer (``keep_alive=False``: ``Connection: close``, as daemons before
 keep-alive did). A kept connection the server has closed meanwhile (its
 keep-alive timeout, a restart) is noticed before the next request is written and
-replaced by a new one. When the server's close comes after that look (it closed
-the idle connection as the request went out, or it went away under a request in
-flight), the request is sent once more on a new connection if that is safe: the
-request was not taken (it failed while being written) or its method is
-idempotent (:data:`IDEMPOTENT`); otherwise :class:`Dropped` is raised. Any other
-failure is raised to the caller, whose backoff decides when to try again: a
-connection never retries beyond that one resend, so a fleet whose server went
-away does not come back in one step.
+replaced by a new one. When the server's close comes after that look, crossing
+the request (it closed the idle connection as the request went out), the request
+is sent once more on a new connection if that is safe: it failed while being
+written (not taken), or its method is idempotent (:data:`IDEMPOTENT`) and the
+close came within :data:`RESEND_WITHIN` of it. A server that goes away under a
+request it held longer (a long-poll: killed, restarted) raises :class:`Dropped`,
+as does an unsafe resend: the caller's backoff decides when to try again, so a
+fleet whose server went away does not come back in one step. Any other failure
+is raised to the caller as it is.
 
 A kept connection carries one request at a time (a lock serializes callers); a
 caller that needs two at once (a long-poll and a heartbeat) holds two. Without
@@ -41,6 +42,11 @@ took, whether it opened a new TCP connection. The fleet benchmark reads these.""
 IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 """Methods sent again on a new connection when a kept one is closed under them
 before any answer (RFC 9110 9.2.2): the server may have taken the first."""
+RESEND_WITHIN = 1.0
+"""Seconds after a request was written within which the close of its kept
+connection is taken for one that crossed it (the server's idle close, one round
+trip away), and an idempotent request is sent again; a later close is the server
+going away under a request it held."""
 _CLOSED = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError,
            ConnectionAbortedError, ssl.SSLEOFError, ssl.SSLZeroReturnError)  # fmt: skip
 
@@ -279,7 +285,8 @@ class Connection:
         connect = 0.0
         answer: Answer | None = None
         error: BaseException | None = None
-        written = False
+        written: float | None = None  # when the request was written
+        heard = False  # its answer's status line read
         try:
             conn = self._conn
             if conn is not None and self.scheme == "https" and self._stale_context():
@@ -303,8 +310,9 @@ class Connection:
             self._active = conn
             try:
                 conn.request(method, self.prefix + path, body=body, headers=sent)
-                written = True
+                written = time.perf_counter()
                 resp = conn.getresponse()
+                heard = True
                 if new:
                     resumed = self._keep_session(conn)
                 data = resp.read()
@@ -318,9 +326,12 @@ class Connection:
                 if conn is self._aborted:
                     if isinstance(exc, (OSError, http.client.HTTPException)):
                         raise Dropped(exc, aborted=True) from exc
-                elif not new and isinstance(exc, _CLOSED):
+                elif not new and not heard and isinstance(exc, _CLOSED):
                     # a kept connection the server ended: not about this request
-                    if not resent and (not written or method in IDEMPOTENT):
+                    crossed = written is None or (
+                        method in IDEMPOTENT and time.perf_counter() - written < RESEND_WITHIN
+                    )
+                    if crossed and not resent:
                         raise _Resend from exc
                     raise Dropped(exc) from exc
                 raise

@@ -15,13 +15,14 @@ import signal
 import socket
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from dreamlake.controlplane.client import Client, Unreachable, Untrusted
-from dreamlake.controlplane.connection import Connection, Dropped, Exchange
+from dreamlake.controlplane.connection import RESEND_WITHIN, Connection, Dropped, Exchange
 from dreamlake.controlplane.nymph.credentials import Credentials
 from dreamlake.controlplane.nymph.daemon import Daemon, DaemonConfig
 from dreamlake.controlplane.tlsclient import answers_without_cert, refused_cert_hint
@@ -178,25 +179,34 @@ def test_a_daemon_whose_server_goes_away_under_its_held_poll(
     plane: Plane, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """The daemon's own loops, long-polling on a kept connection presenting its
-    certificate; the server is killed under the held poll, then started again:
-    the daemon logs it unreachable (connection refused or closed), never that the
-    server refused its certificate, and comes back by itself."""
+    certificate; the server is killed under a poll held past RESEND_WITHIN (not
+    sent again: the fleet's backoff spreads it), then started again: the daemon
+    logs it unreachable (the kept connection closed), never that the server
+    refused its certificate, and comes back by itself."""
     caplog.set_level(logging.INFO, logger="nymph")
     creds, client, _ = _enrolled(plane, tmp_path / "id", "kept-c")
-    config = DaemonConfig("lab", ["default"], "i-1", "host-a", "test", poll_wait=1.0,
+    config = DaemonConfig("lab", ["default"], "i-1", "host-a", "test", poll_wait=2.0,
                           max_backoff=1.0)  # fmt: skip
     daemon = Daemon(client, config, credentials=creds)
-    polls: list[Exchange] = []
-    daemon.poller.observer = polls.append
+    answered: list[float] = []
+    daemon.poller.observer = lambda e: answered.append(time.monotonic())
     threads = daemon.start()
+
+    def held_on_the_kept_connection() -> bool:
+        conn = daemon.poller.connection
+        return (
+            bool(answered)
+            and conn._active is not None
+            and conn._active is conn._conn
+            and time.monotonic() - answered[-1] > RESEND_WITHIN + 0.5
+        )
+
     try:
-        # a poll answered on the kept connection: the next one is held on it too
-        assert wait_until(
-            lambda: any(e.status is not None and not e.new_connection for e in polls), 30
-        ), caplog.text
+        assert wait_until(held_on_the_kept_connection, 30, interval=0.05), caplog.text
         plane.server.proc.send_signal(signal.SIGKILL)
         plane.server.proc.wait(30)
         assert wait_until(lambda: "control plane unreachable" in caplog.text, 30), caplog.text
+        assert "closed a kept connection before answering" in caplog.text, caplog.text
         _restart(plane)
         after = lambda: caplog.text.split("control plane unreachable", 1)[1]  # noqa: E731
         assert wait_until(lambda: "connected to" in after(), 60), caplog.text
