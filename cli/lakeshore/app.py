@@ -319,12 +319,15 @@ def serve(
     )
     forwarded_certs(application, settings.data_dir, client_cert_header, trusted_proxy or [])
     scheme = "https" if tls is not None else "http"
+    elsewhere = application.state.admin_token_elsewhere
     typer.echo(
         f"lakeshore listening on {scheme}://{host}:{port} "
         f"(database: {application.state.engine.dialect.name}, "
-        f"admin token: {application.state.admin_token_file})",
+        f"admin token: {'none here' if elsewhere else application.state.admin_token_file})",
         err=True,
     )
+    if elsewhere:
+        typer.echo(f"admin token: {elsewhere}", err=True)
     from dreamlake.controlplane.server.fleet import serving
 
     try:

@@ -7,7 +7,8 @@ the file to use (replacing the one given), the server's admin token under this
 machine's data dir when it is here, else a file to make with what to put in it
 said in a comment beside it; or, when this machine's admin token itself is
 refused, ``lakeshore serve`` restarted on its data dir (a start writes a new
-admin token there when the one in the file no longer works)."""
+admin token there when the database has no working one, else says where the
+database's admin token is kept)."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def token_next_step(status: int, detail: object, namespace: str | None, sent: st
             return (
                 f"lakeshore serve --data-dir {shlex.quote(str(admin.parent))}   "
                 f"# on the server, restarted: it writes a new admin token to {admin} "
-                "when the one there is refused"
+                "when the database has no working one, else says where that one is kept"
             )
         if admin is not None:
             return _again(str(admin))

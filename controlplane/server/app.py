@@ -107,7 +107,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # the key first: a replica refused for a wrong key writes nothing (no admin
         # token, no bootstrap row, no presence)
         box = load_secret_box(settings, make_session)
-        admin_file = bootstrap(settings, make_session)
+        admin_token = bootstrap(settings, make_session)
     except BaseException:
         presence.withdraw(make_session, here)
         raise
@@ -133,7 +133,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # set when the server starts shutting down: held polls answer 503 + Retry-After
     app.state.draining = Wakeup()
     app.state.token_cache = TokenCache()
-    app.state.admin_token_file = admin_file
+    app.state.admin_token_file = admin_token.path
+    app.state.admin_token_elsewhere = admin_token.elsewhere  # None: the file holds it
     app.state.registry_secret_box = box
     app.state.unscoped_listings = unscoped_listings(settings, make_session)
     install_error_handlers(app)

@@ -55,7 +55,7 @@ def test_two_replicas_grant_each_unit_once(postgres: Any, start_server: Any) -> 
         for w in range(PER_PROVIDER):
             admin.register(f"pool-{p}", f"w-{p}-{w}")
     units = PROVIDERS * PER_PROVIDER
-    clients = [first.admin, second.admin]
+    clients = [first.admin, second.client(first.admin_token)]  # one admin token per database
 
     shed: list[int] = []
 
