@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..client import ApiFailure, Client, Unreachable
+from .refusals import Repeats, refused_line
 from .runner import ProcessRunner, RunResult
 
 MIN_POLL_INTERVAL = 1.0
@@ -122,6 +123,7 @@ class Daemon:
         self._servers = servers
         self._url_lock = threading.Lock()
         self._cert_lock = threading.Lock()
+        self._refusals = Repeats()  # the token refused (401) in a row
         if self.credentials is not None:
             self.credentials.apply(self.client, self.poller)
 
@@ -144,6 +146,13 @@ class Daemon:
                 log(f"control plane unreachable, retrying: {why}", logging.WARNING)
         self._reachable = reachable
 
+    def _accepted(self) -> None:
+        """A request went through: reachable, and the token's refusals are over."""
+        self._mark(True)
+        refused = self._refusals.clear()
+        if refused > 1:
+            log(f"the control plane accepts the token again (refused {refused} times before)")
+
     def _refresh_token(self, refused: bool = False) -> None:
         if self.credentials is not None:
             if refused and self.client.cert is not None:
@@ -151,8 +160,8 @@ class Daemon:
             self.credentials.apply(self.client, self.poller)
         elif self.token_loader is not None:
             token = self.token_loader()
-            if token:
-                self.client.token = token
+            if token:  # the long-poll's client too: it asks with a token of its own
+                self.client.token = self.poller.token = token
 
     def _certificate(self) -> None:
         """Ask for this daemon's certificate when one is due (first, or renewal)."""
@@ -177,6 +186,7 @@ class Daemon:
             )
             self._worker_id = str(out["workerId"])
             self._alive_at = time.monotonic()
+            self._accepted()
             if self.config.heartbeat_seconds is None:
                 self._heartbeat = float(out.get("heartbeatSeconds") or 10.0)
             log(
@@ -214,7 +224,9 @@ class Daemon:
                 self._forget(worker_id)
                 return 0.0
             if exc.status == 401:
-                log("the control plane refused the token (401); re-reading it and retrying")
+                count = self._refusals.seen()  # said once, then at growing intervals
+                if count is not None:
+                    log(refused_line(count, self._refusals.gap), logging.WARNING)
                 self._refresh_token(refused=True)
             elif exc.status in (429, 503) and exc.retry_after is not None:
                 # shedding load: at least what it asks, and our own jitter on top
@@ -252,7 +264,7 @@ class Daemon:
                 worker_id = self.ensure_registered()
                 self.client.heartbeat(worker_id)
                 self._alive_at = time.monotonic()
-                self._mark(True)
+                self._accepted()
                 backoff.reset()
             except Exception as exc:
                 retry_at = time.monotonic() + self._failed(exc, backoff, worker_id)
@@ -268,7 +280,7 @@ class Daemon:
                 asked = time.monotonic()
                 item = self.poller.poll_work(worker_id, wait=self.config.poll_wait)
                 self._alive_at = time.monotonic()
-                self._mark(True)
+                self._accepted()
                 backoff.reset()
                 if item is not None:
                     self.execute(worker_id, item)
