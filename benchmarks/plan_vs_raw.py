@@ -387,7 +387,9 @@ def bench_apply(
     tfvars = tf_dir / "terraform.tfvars"
     raw: list[float] = []
     figures = ("wall", "own", "cpu", "first", "behind", "behind_own", "behind_cpu", "behind_first")
-    got = {inst.label: {k: [] for k in figures} for inst in order}
+    got: dict[str, dict[str, list[float]]] = {
+        inst.label: {k: [] for k in figures} for inst in order
+    }
     started: dict[str, list[list[str]]] = {inst.label: [] for inst in order}
     for i in range(runs):
         tfvars.write_text(TFVARS.format(worker=f"bench-raw-{i}"))
@@ -395,7 +397,7 @@ def bench_apply(
         took = once([binary, *apply_args()], tf_dir, raw_env)
         raw.append(took + once([binary, *show_args()], tf_dir, raw_env))
         for inst in turn(order, i):
-            mine: dict[str, list[float]] = got[inst.label]
+            mine = got[inst.label]
             apply_cmd = [inst.dreamlake, "provider", "apply", "-n", "bench", "--yes", "--json"]
             for ahead in (True, False):  # started ahead, then not, each of a fresh plan
                 worker = f"bench-{inst.label}-{i}-{'a' if ahead else 'b'}"
