@@ -15,6 +15,18 @@ import pytest
 TESTS = Path(__file__).resolve().parent
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """A Ctrl-C reaches the tests that send one whatever started the suite: a shell
+    starts a background job (``cmd &``, ``nohup``) with SIGINT ignored, which its
+    children inherit, and an ignored SIGINT can be neither trapped by a shell nor
+    turned into ``KeyboardInterrupt`` by Python. Python's own handler is put back
+    (each child then starts with the default)."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """How ``scripts/test`` spreads the suite over its workers (pytest-xdist,
     ``--dist loadgroup``): a test file runs whole on one worker, so its module
