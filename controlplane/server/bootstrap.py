@@ -56,8 +56,9 @@ class AdminToken:
 def bootstrap(settings: Settings, make_session: sessionmaker[Session]) -> AdminToken:
     """Create the default namespace; keep a valid admin token file, else mint the
     database's admin token and write it, once per database: a replica over a
-    database that has a live admin token already mints none (one admin credential
-    per database, never one more per replica's data dir), and says where it is.
+    database whose live admin token another server minted into its data dir mints
+    none (one admin credential per database, never one more per replica's data
+    dir), and says where it is; a server whose own file was lost writes a new one.
     Starts that race are serialised (PostgreSQL: an advisory lock; SQLite: the
     write lock), so two first starts mint one token."""
     path = settings.admin_token_file
@@ -73,13 +74,20 @@ def bootstrap(settings: Settings, make_session: sessionmaker[Session]) -> AdminT
                 if path.stat().st_mode & 0o077:
                     path.chmod(0o600)
                 return AdminToken(path)
-        live = [t for t in session.scalars(_admin_tokens()) if _live(t)]
-        if live:
-            return AdminToken(path, _elsewhere(path, live[0]))
+        label = f"{_MINTED}{socket.gethostname()}:{path})"[:200]
+        # live admin tokens another server minted into its own data dir; this
+        # server's own (its file lost or overwritten since) and those made by
+        # hand do not stop a mint, so a lost admin token file is replaced at the
+        # next start, as a first start writes one
+        held = [
+            t
+            for t in session.scalars(_admin_tokens())
+            if _live(t) and (t.label or "").startswith(_MINTED) and t.label != label
+        ]
+        if held:
+            return AdminToken(path, _elsewhere(path, held[0]))
         token = new_token()
-        where = f"{socket.gethostname()}:{path}"
-        label = f"bootstrap admin ({where})"
-        session.add(Token(token_hash=hash_token(token), admin=True, label=label[:200]))
+        session.add(Token(token_hash=hash_token(token), admin=True, label=label))
     write_secret_file(path, token + "\n")
     return AdminToken(path)
 
@@ -92,12 +100,11 @@ def _live(row: Token) -> bool:
     return row.expires_at is None or row.expires_at > utcnow()
 
 
+_MINTED = "bootstrap admin ("  # the label's start: "bootstrap admin (<host>:<file>)"
+
+
 def _elsewhere(path: Path, row: Token) -> str:
-    label = row.label or ""
-    if label.startswith("bootstrap admin (") and label.endswith(")"):
-        kept = f"kept at {label[len('bootstrap admin (') : -1]} by the server that minted it"
-    else:
-        kept = f"token {row.id} of lakeshore tokens list, {label or 'no label'}"
+    kept = f"kept at {(row.label or '')[len(_MINTED) :].removesuffix(')')} by the server that minted it"
     return (
         f"none written to {path}: this database has its admin token already ({kept}); "
         f"copy that file to {path} (mode 0600) to use the lakeshore CLI on this machine"

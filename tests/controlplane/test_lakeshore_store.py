@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dreamlake.controlplane.db import make_engine, make_sessionmaker, run_migrations, sqlite_url
-from dreamlake.controlplane.server.bootstrap import bootstrap
+from dreamlake.controlplane.server.bootstrap import AdminToken, bootstrap
 from dreamlake.controlplane.server.settings import Settings
 from sqlalchemy import inspect, text
 
@@ -32,17 +32,26 @@ def test_core_revision_is_0001_core() -> None:
     assert "0001_core" in {r.revision for r in script.walk_revisions()}
 
 
-def test_bootstrap_keeps_a_valid_token_and_replaces_a_lost_one(tmp_path: Path) -> None:
+def test_bootstrap_keeps_a_valid_token_and_replaces_a_lost_one_but_not_another_servers(tmp_path: Path) -> None:
     settings = Settings(data_dir=tmp_path)
     engine = make_engine(settings.database_url())
     run_migrations(engine)
     sessions = make_sessionmaker(engine)
-    path = bootstrap(settings, sessions)
+    path = bootstrap(settings, sessions).path
     first = path.read_text()
     assert path.stat().st_mode & 0o777 == 0o600
-    assert bootstrap(settings, sessions).read_text() == first
+    assert bootstrap(settings, sessions) == AdminToken(path)
+    assert path.read_text() == first
+    # the file lost: the token this server minted into it does not stop a new one
     path.unlink()
-    assert bootstrap(settings, sessions).read_text() != first
+    assert bootstrap(settings, sessions) == AdminToken(path)
+    assert path.read_text() != first
+    # another server's data dir holding a live one does: a replica mints none
+    replica = Settings(data_dir=tmp_path / "replica", db_url=settings.database_url())
+    (tmp_path / "replica").mkdir()
+    made = bootstrap(replica, sessions)
+    assert made.path == replica.admin_token_file and not made.path.exists()
+    assert made.elsewhere is not None and str(path) in made.elsewhere
 
 
 def test_alembic_config_keeps_percent_in_urls() -> None:
