@@ -145,7 +145,9 @@ def start(
     read when :meth:`Started.finish` is called (raises ``OSError`` when the binary
     cannot be started). ``then(run)`` is called with the run before a Ctrl-C that
     came meanwhile is raised: the caller records the run first, so that an
-    interruption always finds it (and waits for it)."""
+    interruption always finds it (and waits for it). SIGINT is blocked in this
+    thread meanwhile, which holds a Ctrl-C back where no other thread could take
+    it, as in the console script, which starts a run before it starts any thread."""
     argv = [binary, *args]
     mask = None
     if _signal is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -115,7 +116,10 @@ def test_a_ctrl_c_while_it_starts_comes_after_the_run_is_recorded(
     recorded = []
 
     def then(run: object) -> None:
-        os.kill(os.getpid(), signal.SIGINT)  # held back until start() has recorded it
+        # held back until start() has recorded it. Sent to this thread: the console
+        # script has no other thread when it starts a run, but a test worker has,
+        # and the kernel hands a process's signal to a thread that does not block it
+        signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
         recorded.append(run)
 
     with pytest.raises(KeyboardInterrupt):
