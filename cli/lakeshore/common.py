@@ -110,32 +110,19 @@ def _with_url(url: str) -> str:
     import shlex
     import sys
 
-    argv = list(sys.argv[1:])
-    for i, arg in enumerate(argv):
-        if arg == "--server" and i + 1 < len(argv):
-            argv[i + 1] = url
-            return "lakeshore " + shlex.join(argv)
-        if arg.startswith("--server="):
-            argv[i] = f"--server={url}"
-            return "lakeshore " + shlex.join(argv)
-    return f"LAKESHORE_URL={shlex.quote(url)} lakeshore {shlex.join(argv)}"
+    from .rerun import command, with_option
+
+    argv = with_option("--server", url)
+    if argv is not None:
+        return command(argv)
+    return f"LAKESHORE_URL={shlex.quote(url)} {command(sys.argv[1:])}"
 
 
 def _ca_guess() -> str | None:
     """The built-in CA's certificate under this machine's data dir when it is there."""
-    import sys
-    from pathlib import Path
+    from .rerun import data_dir
 
-    from dreamlake.controlplane.server.settings import default_data_dir
-
-    data_dir: Path | str = default_data_dir()
-    argv = sys.argv
-    for i, arg in enumerate(argv):
-        if arg == "--data-dir" and i + 1 < len(argv):
-            data_dir = argv[i + 1]
-        elif arg.startswith("--data-dir="):
-            data_dir = arg.split("=", 1)[1]
-    path = Path(data_dir).expanduser() / "tls" / "ca.crt"
+    path = data_dir() / "tls" / "ca.crt"
     return str(path) if path.is_file() else None
 
 

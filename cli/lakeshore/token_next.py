@@ -16,6 +16,8 @@ import shlex
 import sys
 from pathlib import Path
 
+from .rerun import command, data_dir, with_option
+
 __all__ = ["token_next_step"]
 
 
@@ -58,30 +60,16 @@ def token_next_step(status: int, detail: object, namespace: str | None, sent: st
 def _again(token_file: str) -> str:
     """This command again with ``--token-file token_file`` (replacing the one given:
     a token file given on the command line wins over the environment's)."""
-    argv = list(sys.argv[1:])
-    for i, arg in enumerate(argv):
-        if arg == "--token-file" and i + 1 < len(argv):
-            argv[i + 1] = token_file
-            return "lakeshore " + shlex.join(argv)
-        if arg.startswith("--token-file="):
-            argv[i] = f"--token-file={token_file}"
-            return "lakeshore " + shlex.join(argv)
-    return "lakeshore " + shlex.join([*argv, "--token-file", token_file])
+    argv = with_option("--token-file", token_file)
+    return command(argv if argv is not None else [*sys.argv[1:], "--token-file", token_file])
 
 
 def _admin_file() -> Path | None:
     """The admin token file under this machine's data dir (``--data-dir``, else
     ``LAKESHORE_DATA_DIR``, else the user data dir) when it is there."""
-    from dreamlake.controlplane.server.settings import ADMIN_TOKEN_FILE, default_data_dir
+    from dreamlake.controlplane.server.settings import ADMIN_TOKEN_FILE
 
-    data_dir: Path | str = default_data_dir()
-    argv = sys.argv
-    for i, arg in enumerate(argv):
-        if arg == "--data-dir" and i + 1 < len(argv):
-            data_dir = argv[i + 1]
-        elif arg.startswith("--data-dir="):
-            data_dir = arg.split("=", 1)[1]
-    path = Path(data_dir).expanduser() / ADMIN_TOKEN_FILE
+    path = data_dir() / ADMIN_TOKEN_FILE
     return path if path.is_file() else None
 
 
