@@ -18,6 +18,7 @@ from dreamlake.engine.verbs.create import create
 from dreamlake.engine.verbs.plan import plan
 from dreamlake.engine.verbs.status import status
 from dreamlake.engine.world.intent import recording
+from held_start import interrupted_after_start
 
 GOOD = 'workdir = "/tmp/nymph-work"\nqueues = ["default"]\nworker_name = "lab-1"\n'
 
@@ -259,25 +260,6 @@ def test_a_binary_that_cannot_start_starts_nothing_and_the_plan_answers_as_today
     assert plan("lab", dream_dir=str(project)).to_json() == plain
 
 
-# The console script as its own process, held between terraform's start ahead and
-# the rest of the run, there to take a Ctrl-C.
-_HELD_AFTER_START = """
-import sys, time
-from dreamlake.engine.backends.terraform import early
-real, said = early.start_plan, sys.argv[1]
-def held(name, dream_dir):
-    started = real(name, dream_dir)
-    with open(said, "w") as f:
-        f.write(" ".join(str(a.run.pid) for a in early._PENDING.values()) or "none")
-    time.sleep(120)  # the Ctrl-C comes here
-    return started
-early.start_plan = held
-sys.argv = ["dreamlake", *sys.argv[2:]]
-from dreamlake.cli.entry import main
-sys.exit(main())
-"""
-
-
 def test_a_ctrl_c_before_the_plan_takes_its_run_leaves_the_saved_plan(
     terraform_binary: str, project: Path
 ) -> None:
@@ -287,33 +269,15 @@ def test_a_ctrl_c_before_the_plan_takes_its_run_leaves_the_saved_plan(
     and the state are as they were, no lock is left; the one document is the
     interruption's, exit 1."""
     import os
-    import signal
-    import subprocess
-    import sys
 
     pdir = _planned(project)
     tf = pdir / "terraform"
     saved = (tf / "tfplan").read_bytes()
     said = project.parent / "started"
     argv = ["provider", "plan", "-n", "lab", "--json", "--dream-dir", str(project)]
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _HELD_AFTER_START, str(said), *argv],
-        cwd=project, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 60
-        while not said.exists() or not said.read_text():
-            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-            time.sleep(0.01)
-        assert said.read_text() != "none", "nothing was started ahead"
-        pid = int(said.read_text())
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+    proc, out, err, pid = interrupted_after_start(
+        "dreamlake.engine.backends.terraform.early", "start_plan", argv, project, said
+    )
     doc = json.loads(out)
     assert proc.returncode == 1 and doc["kind"] == "interrupted", (doc, err)
     with pytest.raises(ProcessLookupError):

@@ -23,6 +23,7 @@ from dreamlake.engine.verbs.apply import apply
 from dreamlake.engine.verbs.create import create
 from dreamlake.engine.verbs.plan import plan
 from dreamlake.engine.world import intent
+from held_start import interrupted_after_start
 
 GOOD = 'workdir = "/tmp/nymph-work"\nqueues = ["default"]\nworker_name = "lab-1"\n'
 BINARIES = available()
@@ -263,27 +264,6 @@ def test_a_verb_answering_before_it_takes_the_run_waits_for_it_and_says_so(
     assert early_apply._PENDING == {} and intent._ACTIVE == {}
 
 
-# The console script, run as its own process (as an agent runs it), with the moment
-# between terraform's start ahead and the verb's claim held open: the process says
-# which terraform it started, then waits there for the Ctrl-C.
-_HELD_AFTER_START = """
-import os, sys, time
-from dreamlake.engine.backends.terraform import early_apply
-real, said = early_apply.start_apply, sys.argv[1]
-def held(name, dream_dir):
-    started = real(name, dream_dir)
-    pids = [str(a.run.pid) for a in early_apply._PENDING.values()]
-    with open(said, "w") as f:
-        f.write(" ".join(pids) if started else "none")
-    time.sleep(120)  # the Ctrl-C comes here
-    return started
-early_apply.start_apply = held
-sys.argv = ["dreamlake", *sys.argv[2:]]
-from dreamlake.cli.entry import main
-sys.exit(main())
-"""
-
-
 def test_a_ctrl_c_before_the_verb_claims_the_run_waits_for_it_and_keeps_the_record(
     binary: str, tmp_path: Path
 ) -> None:
@@ -292,11 +272,6 @@ def test_a_ctrl_c_before_the_verb_claims_the_run_waits_for_it_and_keeps_the_reco
     the apply is waited for, never left running, nor stopped half-way; the record of
     the verb stays (an interrupted apply: ``status`` says ``applying``, and the next
     ``apply --yes`` finishes it); the one document is the interruption's, exit 1."""
-    import signal
-    import subprocess
-    import sys
-    import time
-
     from dreamlake.engine.verbs.status import status
 
     project = tmp_path / "proj"
@@ -304,28 +279,14 @@ def test_a_ctrl_c_before_the_verb_claims_the_run_waits_for_it_and_keeps_the_reco
     pdir = _planned(project)
     said = tmp_path / "started"
     argv = ["provider", "apply", "-n", "lab", "--yes", "--json", "--dream-dir", str(project)]
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _HELD_AFTER_START, str(said), *argv],
-        cwd=project,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while not said.exists() or not said.read_text():
-            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-            time.sleep(0.01)
-        assert said.read_text() != "none", "nothing was started ahead"
-        pid = int(said.read_text())
+
+    def ours(pid: int) -> None:
         assert not _gone(pid)  # still ours: a zombie at worst, never reaped by another
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+
+    proc, out, err, pid = interrupted_after_start(
+        "dreamlake.engine.backends.terraform.early_apply", "start_apply", argv, project, said,
+        before=ours,
+    )  # fmt: skip
     doc = json.loads(out)
     assert proc.returncode == 1, err
     assert doc["status"] == "error" and doc["kind"] == "interrupted", doc
