@@ -164,13 +164,26 @@ _NO_APPLY_AHEAD = (
 class Run:
     """One dreamlake run: its wall time, the part of it no terraform process
     covers (``own``), when its first terraform process started (seconds after the
-    exec; None without one), and the terraform commands it started."""
+    exec; None without one), the terraform commands it started, how long its
+    terraform processes ran in all (``terraform``: beside the run's Python, on the
+    same cores) and the time from the last one's exit to the run's end (``after``:
+    what Python still did once terraform was done)."""
 
-    def __init__(self, wall: float, own: float, first: float | None, commands: list[str]) -> None:
+    def __init__(
+        self,
+        wall: float,
+        own: float,
+        first: float | None,
+        commands: list[str],
+        terraform: float = 0.0,
+        after: float = 0.0,
+    ) -> None:
         self.wall = wall
         self.own = own
         self.first = first
         self.commands = commands
+        self.terraform = terraform
+        self.after = after
 
 
 def ours(
@@ -214,7 +227,8 @@ def ours(
         for a, _, _ in children
     ]
     first = children[0][1] - t if children else None
-    return Run(took, took - covered, first, commands)
+    last_exit = max(((end or start) for _, start, end in children), default=t)
+    return Run(took, took - covered, first, commands, covered, t + took - last_exit)
 
 
 def med(xs: list[float]) -> float:
@@ -386,7 +400,11 @@ def bench_apply(
     raw_env = raw_environment(env, tf_dir)
     tfvars = tf_dir / "terraform.tfvars"
     raw: list[float] = []
-    figures = ("wall", "own", "cpu", "first", "behind", "behind_own", "behind_cpu", "behind_first")
+    raw_apply: list[float] = []  # its apply alone, without the show
+    figures = (
+        "wall", "own", "cpu", "first", "terraform", "after",
+        "behind", "behind_own", "behind_cpu", "behind_first",
+    )  # fmt: skip
     got: dict[str, dict[str, list[float]]] = {
         inst.label: {k: [] for k in figures} for inst in order
     }
@@ -395,6 +413,7 @@ def bench_apply(
         tfvars.write_text(TFVARS.format(worker=f"bench-raw-{i}"))
         once([binary, *plan_args()], tf_dir, raw_env, (0, 2))
         took = once([binary, *apply_args()], tf_dir, raw_env)
+        raw_apply.append(took)
         raw.append(took + once([binary, *show_args()], tf_dir, raw_env))
         for inst in turn(order, i):
             mine = got[inst.label]
@@ -412,6 +431,8 @@ def bench_apply(
                         raise SystemExit(f"apply --yes ran no terraform apply: {run.commands}")
                     mine["wall"].append(run.wall)
                     mine["own"].append(run.own)
+                    mine["terraform"].append(run.terraform)
+                    mine["after"].append(run.after)
                     started[inst.label].append(run.commands)
                     mine["first"].extend([run.first] if run.first is not None else [])
                 else:
@@ -436,7 +457,9 @@ def bench_apply(
             f"| raw apply tfplan + show -json | {med(raw):.3f} | {med(mine['wall']):.3f} "
             f"| {ratio:.2f}× | {med(mine['own']) * 1000:.0f} ms | {med(mine['cpu']) * 1000:.0f} ms "
             f"| terraform: {kinds} | its apply started {med(mine['first']) * 1000:.0f} ms "
-            "after the exec |"
+            f"after the exec and ran {med(mine['terraform']) * 1000:.0f} ms beside the run's "
+            f"Python (alone: {med(raw_apply) * 1000:.0f} ms); Python after it: "
+            f"{med(mine['after']) * 1000:.0f} ms |"
         )
         print(
             f"| apply --yes not started ahead, {inst.label} install | | | "

@@ -1,7 +1,8 @@
 """benchmarks/plan_vs_raw.py compares the plan started ahead with the same plan not
 started ahead: its two dreamlake sides really differ in that, and in nothing else
 (one terraform process each, the same document). Each run's terraform processes are
-timed from outside the engine, from their start to their exit, with no debug log.
+timed from outside the engine, from their start to their exit, with no debug log,
+and so is what the run still does after the last one's exit.
 ``--install`` picks the installs measured (the editable one by default), each row
 naming its install; benchmarks/wheel_venv.py's wheel install is built offline from a
 copy of the working tree (the build itself, seconds long, is not run here)."""
@@ -58,6 +59,8 @@ def test_the_plan_is_timed_started_ahead_and_not(
     for run in (ahead, behind):
         assert run.first is not None and 0 < run.first < run.wall
         assert 0 < run.own < run.wall  # terraform's lifetime is taken off, and only that
+        assert abs(run.own + run.terraform - run.wall) < 1e-9
+        assert 0 < run.after < run.own  # from terraform's exit to the run's end
     bench_records(env, proj, 1, True)  # the plan's dataclasses, counted and timed, labelled
     assert re.search(
         r"\| dataclasses \(CPU\), editable install \| import \d+ ms \| \d+ classes",
