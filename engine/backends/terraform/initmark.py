@@ -44,12 +44,13 @@ DATA_DIR = ".terraform"
 OWN_FILES = frozenset({"dreamlake.tfrc"})  # ours, rewritten on every run (cliconfig)
 ENV_KEYS = ("TF_PLUGIN_CACHE_DIR", "TF_DATA_DIR", "TF_CLI_ARGS", "TF_CLI_ARGS_init")
 
-_INIT_BLOCK = re.compile(
-    r'^[ \t]*(?:terraform|provider[ \t]+"[^"\n]*"|module[ \t]+"[^"\n]*")[ \t]*\{', re.M
-)
-_RESOURCE = re.compile(r'^[ \t]*(?:resource|data|ephemeral)[ \t]+"([\w-]+)"', re.M)
-_PROVIDER_REF = re.compile(r"^[ \t]*provider[ \t]*=[ \t]*([\w-]+)", re.M)
-_MODULE_SOURCE = re.compile(r'^[ \t]*source[ \t]*=[ \t]*"(\.{1,2}/[^"]*)"', re.M)
+# Compiled by ``re`` on first use (its cache keeps them): an apply the console script
+# started ahead does not ask whether init must run, and imports this module only
+# with the backend.
+_INIT_BLOCK = r'(?m)^[ \t]*(?:terraform|provider[ \t]+"[^"\n]*"|module[ \t]+"[^"\n]*")[ \t]*\{'
+_RESOURCE = r'(?m)^[ \t]*(?:resource|data|ephemeral)[ \t]+"([\w-]+)"'
+_PROVIDER_REF = r"(?m)^[ \t]*provider[ \t]*=[ \t]*([\w-]+)"
+_MODULE_SOURCE = r'(?m)^[ \t]*source[ \t]*=[ \t]*"(\.{1,2}/[^"]*)"'
 _MAX_MODULES = 64
 
 
@@ -96,15 +97,15 @@ def _config_files(tf_dir: Path) -> Iterator[Path]:
             yield path
             if path.name.endswith(".tf"):
                 text = (_read(path) or b"").decode("utf-8", "replace")
-                todo += [folder / m.group(1) for m in _MODULE_SOURCE.finditer(text)]
+                todo += [folder / m.group(1) for m in re.finditer(_MODULE_SOURCE, text)]
 
 
 def init_inputs(text: str) -> list[str]:
     """What init reads of one ``*.tf`` file's text: its ``terraform``, ``provider``
     and ``module`` blocks, and the providers its resources name."""
-    out = [m.group(0) + block_body(text, m.end()) for m in _INIT_BLOCK.finditer(text)]
-    implied = {m.group(1).split("_", 1)[0] for m in _RESOURCE.finditer(text)}
-    implied |= {m.group(1) for m in _PROVIDER_REF.finditer(text)}
+    out = [m.group(0) + block_body(text, m.end()) for m in re.finditer(_INIT_BLOCK, text)]
+    implied = {m.group(1).split("_", 1)[0] for m in re.finditer(_RESOURCE, text)}
+    implied |= {m.group(1) for m in re.finditer(_PROVIDER_REF, text)}
     return out + sorted(implied)
 
 

@@ -30,11 +30,11 @@ from .hcltext import block_body
 from .runner import ENV_BINARY, OFFICIAL_INSTALL, run, terraform_binary
 from .tfexec import version_args
 
-_CONSTRAINT = re.compile(
-    r"^\s*(=|!=|>=|<=|>|<|~>)?\s*v?([0-9]+(?:\.[0-9]+){0,2})(-[0-9A-Za-z.-]+)?\s*$"
-)
-_TERRAFORM_BLOCK = re.compile(r"^\s*terraform\s*\{", re.M)
-_REQUIRED = re.compile(r'^\s*required_version\s*=\s*"([^"]*)"', re.M)
+# Compiled by ``re`` on first use (its cache keeps them): an apply the console script
+# started ahead checks no version, and imports this module only with the backend.
+_CONSTRAINT = r"^\s*(=|!=|>=|<=|>|<|~>)?\s*v?([0-9]+(?:\.[0-9]+){0,2})(-[0-9A-Za-z.-]+)?\s*$"
+_TERRAFORM_BLOCK = r"(?m)^\s*terraform\s*\{"
+_REQUIRED = r'(?m)^\s*required_version\s*=\s*"([^"]*)"'
 
 
 class TerraformTooOld(BinaryMissing):
@@ -73,7 +73,7 @@ def satisfies(version: str, constraint: str) -> bool:
     for part in constraint.split(","):
         if not part.strip():
             continue
-        m = _CONSTRAINT.match(part)
+        m = re.match(_CONSTRAINT, part)
         if m is None:
             continue
         op, text = m.group(1) or "=", m.group(2) + (m.group(3) or "")
@@ -103,9 +103,9 @@ def requirements(tf_dir: Path) -> list[Requirement]:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        for block in _TERRAFORM_BLOCK.finditer(text):
+        for block in re.finditer(_TERRAFORM_BLOCK, text):
             body = block_body(text, block.end())
-            out += [Requirement(m.group(1), path) for m in _REQUIRED.finditer(body)]
+            out += [Requirement(m.group(1), path) for m in re.finditer(_REQUIRED, body)]
     return out
 
 
