@@ -208,9 +208,11 @@ def serve(
         typer.Option(
             "--trusted-proxy",
             envvar="LAKESHORE_TRUSTED_PROXIES",
-            help="An address or network (CIDR) of the proxy whose --client-cert-header "
-            "is believed; repeat for more (the variable: separated by spaces). The "
-            "header from any other peer is refused.",
+            help="An address or network (CIDR) of a proxy in front: its "
+            "X-Forwarded-Proto / X-Forwarded-For are taken (as from this machine's "
+            "own), and its --client-cert-header believed; repeat for more (the "
+            "variable: separated by spaces). From any other peer the forwarded "
+            "headers are ignored and the certificate header refused.",
         ),
     ] = None,
     launch_server_credentials: Annotated[
@@ -275,7 +277,7 @@ def serve(
                if tls_cert is not None else "with --insecure-http"),
             "lakeshore serve --host HOST --tls-name NAME   # the built-in CA, no --tls-cert",
         )  # fmt: skip
-    from .serve_tls import check_forwarded, forwarded_certs, serving_tls
+    from .serve_tls import check_forwarded, forwarded_certs, forwarded_headers, serving_tls
 
     check_forwarded(client_cert_header, trusted_proxy or [])
     settings = Settings.from_env(
@@ -318,6 +320,7 @@ def serve(
         application, settings, host, tls_cert, tls_key, tls_name or [], insecure_http, tls_ca
     )
     forwarded_certs(application, settings.data_dir, client_cert_header, trusted_proxy or [])
+    forwarded_headers(trusted_proxy or [])
     scheme = "https" if tls is not None else "http"
     elsewhere = application.state.admin_token_elsewhere
     typer.echo(
@@ -339,6 +342,7 @@ def serve(
             log_level=log_level.lower(),
             access_log=False,  # the app logs each request itself, with its fields
             tls=tls,
+            trusted_proxies=trusted_proxy or [],
         )
     except serving.ProbePortError as exc:
         fail(str(exc), "lakeshore serve --probe-port <a free port>")

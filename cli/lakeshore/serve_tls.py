@@ -132,13 +132,11 @@ def check_forwarded(header: str | None, trusted: list[str]) -> None:
         networks,
     )
 
-    example = "lakeshore serve --client-cert-header X-SSL-Client-Cert --trusted-proxy 127.0.0.1/32"
-    if header is None and trusted:
-        fail(
-            "--trusted-proxy names the proxies whose --client-cert-header is believed: "
-            "give the header too",
-            example,
-        )
+    example = (
+        "lakeshore serve --client-cert-header X-SSL-Client-Cert --trusted-proxy 127.0.0.1/32"
+        if header is not None
+        else "lakeshore serve --trusted-proxy 10.0.0.0/24   # the proxies' addresses"
+    )
     if header is not None and not trusted:
         fail(
             "--client-cert-header needs --trusted-proxy: the proxies' addresses (CIDR), "
@@ -151,6 +149,20 @@ def check_forwarded(header: str | None, trusted: list[str]) -> None:
         networks(trusted)
     except ForwardedConfigError as exc:
         fail(str(exc), example)
+
+
+def forwarded_headers(trusted: list[str]) -> None:
+    """Say at start which peers' ``X-Forwarded-Proto`` / ``X-Forwarded-For`` are
+    taken, where ``--trusted-proxy`` adds any to this machine's own."""
+    if not trusted:
+        return
+    from dreamlake.controlplane.server.fleet.serving import LOOPBACK, forwarded_from
+
+    typer.echo(
+        "behind a proxy: X-Forwarded-Proto and X-Forwarded-For are taken from "
+        f"{', '.join(forwarded_from(trusted)[len(LOOPBACK) :])} and this machine only",
+        err=True,
+    )
 
 
 def forwarded_certs(

@@ -5,7 +5,10 @@ X-SSL-Client-Cert --trusted-proxy 127.0.0.1/32``, and the tests' proxy in front
 as nginx's ``$ssl_client_escaped_cert``. The daemon (nymph's Credentials and
 Client) enrolls with a bootstrap token through the proxy and works by its
 certificate alone. Refused, 401: the header from a peer not trusted (127.0.0.2),
-a certificate of another CA, an expired one, a revoked one."""
+a certificate of another CA, an expired one, a revoked one. A proxy on another
+host (127.0.0.4, in a --trusted-proxy network) has its X-Forwarded-Proto and
+X-Forwarded-For taken as the server's own machine has; from a peer not trusted
+they are ignored."""
 
 from __future__ import annotations
 
@@ -57,11 +60,19 @@ class Setup:
 def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     tmp = tmp_path_factory.mktemp("forwarded")
     # the settings from the environment; the flags are held by the test at the end
-    env = {"LAKESHORE_CLIENT_CERT_HEADER": HEADER, "LAKESHORE_TRUSTED_PROXIES": "127.0.0.1/32 ::1"}
+    env = {
+        "LAKESHORE_CLIENT_CERT_HEADER": HEADER,
+        "LAKESHORE_TRUSTED_PROXIES": "127.0.0.1/32 ::1 127.0.0.4/32",
+    }
     server = _serve(tmp, probe=False, plain=True, env=env)
     client_ca = server.data_dir / "tls" / "client-ca.crt"
     try:
-        assert f"come in the {HEADER} header from 127.0.0.1/32, ::1/128" in server.output()
+        said = server.output()
+        assert f"come in the {HEADER} header from 127.0.0.1/32, ::1/128, 127.0.0.4/32" in said
+        assert (
+            "X-Forwarded-For are taken from 127.0.0.1/32, ::1/128, 127.0.0.4/32 and this "
+            "machine only" in said
+        )
         proxy = TLSProxy(
             ("127.0.0.1", server.port), tmp / "proxy", client_cert_header=HEADER,
             client_ca=client_ca,
@@ -237,12 +248,11 @@ def test_a_revoked_forwarded_certificate_is_refused_at_once(setup: Setup, tmp_pa
 @pytest.mark.parametrize(
     ("argv", "says"),
     [
-        (["--trusted-proxy", "127.0.0.1"], "give the header too"),
         (["--client-cert-header", HEADER], "needs --trusted-proxy"),
         (["--client-cert-header", HEADER, "--trusted-proxy", "10.0.0.0/33"], "not an address"),
         (["--client-cert-header", "Authorization", "--trusted-proxy", "::1"], "not a header"),
     ],
-    ids=["no-header", "no-proxy", "bad-cidr", "bad-header"],
+    ids=["no-proxy", "bad-cidr", "bad-header"],
 )
 def test_serve_refuses_the_options_given_wrong(tmp_path: Path, argv: list[str], says: str) -> None:
     done = run_module(
@@ -374,14 +384,15 @@ def _nginx(page: str) -> dict[str, list[str]]:
 
 
 def _login(setup: Setup, source: str) -> str:
-    """``POST /ui/login`` from ``source`` as a proxy in front would send it: the
-    session cookie's attributes."""
+    """``POST /ui/login`` from ``source`` as a proxy in front would send it (the
+    client it names is never reached): the session cookie's attributes."""
     conn = http.client.HTTPConnection(
         "127.0.0.1", setup.server.port, timeout=30, source_address=(source, 0)
     )
     try:
         body = urllib.parse.urlencode({"token": setup.server.admin_token})
         conn.request("POST", "/ui/login", body, {"X-Forwarded-Proto": "https",
+                     "X-Forwarded-For": "198.51.100.7",
                      "Content-Type": "application/x-www-form-urlencoded"})  # fmt: skip
         answer = conn.getresponse()
         answer.read()
@@ -425,3 +436,48 @@ def test_the_docs_nginx_block_is_what_the_server_needs(setup: Setup) -> None:
     assert (setup.server.data_dir / "tls" / "client-ca.crt").is_file()
     assert "Secure" in _login(setup, "127.0.0.1").split("; ")
     assert "Secure" not in _login(setup, "127.0.0.2").split("; ")
+
+
+def test_a_proxy_on_another_host_in_a_trusted_network_forwards_its_scheme(
+    setup: Setup,
+) -> None:
+    """The proxy at 127.0.0.4 (``--trusted-proxy 127.0.0.4/32``, standing for a load
+    balancer on another host): its ``X-Forwarded-Proto: https`` makes the session
+    cookie ``Secure``, as from this machine; from 127.0.0.2 (not trusted) the same
+    headers are ignored. (uvicorn takes ``X-Forwarded-For`` on the same trust.)"""
+    assert "Secure" in _login(setup, "127.0.0.4").split("; ")
+    assert "Secure" not in _login(setup, "127.0.0.2").split("; ")
+
+
+def test_trusted_proxies_are_parsed_as_the_option_is() -> None:
+    from dreamlake.controlplane.server.fleet.serving import forwarded_from
+
+    assert forwarded_from() == ["127.0.0.1", "::1"]
+    # an address alone is its own network; host bits allowed, as --trusted-proxy takes them
+    assert forwarded_from(["10.0.0.5", "10.0.0.5/24", "fd00::1"]) == [
+        "127.0.0.1", "::1", "10.0.0.5/32", "10.0.0.0/24", "fd00::1/128",
+    ]  # fmt: skip
+    with pytest.raises(ForwardedConfigError):
+        forwarded_from(["10.0.0.0/33"])
+
+
+def test_serve_takes_trusted_proxies_without_a_certificate_header(tmp_path: Path) -> None:
+    """``--trusted-proxy`` alone (a proxy that passes no certificates on): the server
+    starts and says whose forwarded headers it takes; a bad network is refused with
+    an example of the option alone."""
+    from test_tls_serving import _stop
+
+    server = _serve(tmp_path, "--trusted-proxy", "127.0.0.4", probe=False, plain=True)
+    try:
+        said = server.output()
+        assert "X-Forwarded-For are taken from 127.0.0.4/32 and this machine only" in said
+        assert "certificates also come in" not in said
+    finally:
+        _stop(server)
+    done = run_module(
+        "dreamlake.cli.lakeshore.app",
+        ["serve", "--port", "0", "--data-dir", str(tmp_path / "bad"), "--trusted-proxy", "10.0.0.0/33"],
+        env=clean_env(), text=True, stdin=subprocess.DEVNULL, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 1 and "not an address or a network" in done.stderr
+    assert "next: lakeshore serve --trusted-proxy 10.0.0.0/24" in done.stderr

@@ -39,6 +39,10 @@
 * **A proxy's forwarded certificate**: with ``app.state.forwarded_certs``
   (``--client-cert-header``), each request's daemon certificate may come from a
   trusted proxy's header (``identity/forwarded.py``).
+* **A proxy's scheme and client address** (``X-Forwarded-Proto``,
+  ``X-Forwarded-For``): taken only from a TCP peer on this machine (``127.0.0.1``,
+  ``::1``) or in a ``--trusted-proxy`` network (:func:`forwarded_from`), ignored from
+  any other; uvicorn's own ``FORWARDED_ALLOW_IPS`` is not read.
 * **The event loop first**: the interpreter's thread switch interval is 1 ms, not
   5 ms. The loop gives up the GIL at every wait for sockets, and a thread of the
   pool that holds it (a listing, a claim) keeps it until the interval runs out: at
@@ -62,6 +66,7 @@ import logging
 import math
 import socket
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -164,6 +169,19 @@ def tls_processes(settings: Settings) -> int:
     return max(0, settings.tls_processes or 0)
 
 
+LOOPBACK = ("127.0.0.1", "::1")
+
+
+def forwarded_from(trusted: Sequence[str] = ()) -> list[str]:
+    """The peers whose ``X-Forwarded-Proto`` / ``X-Forwarded-For`` the server takes:
+    this machine, and the ``--trusted-proxy`` networks (parsed as that option is, so
+    an address alone is its own network and host bits are allowed: uvicorn, given
+    ``10.0.0.5/24``, would quietly trust nothing)."""
+    from ..identity.forwarded import networks
+
+    return [*LOOPBACK, *(str(net) for net in networks(trusted))]
+
+
 def run(
     application: Any,
     settings: Settings,
@@ -173,9 +191,11 @@ def run(
     log_level: str,
     access_log: bool,
     tls: Any = None,
+    trusted_proxies: Sequence[str] = (),
 ) -> None:
     """Serve ``application``; with ``tls`` (a :class:`~..tls.Reloader`) in HTTPS on
-    the main port and the probe port, from its one context."""
+    the main port and the probe port, from its one context; ``trusted_proxies``: the
+    networks besides this machine whose forwarded scheme and address are taken."""
     import uvicorn
 
     sys.setswitchinterval(SWITCH_INTERVAL)
@@ -189,6 +209,7 @@ def run(
         access_log=access_log,
         backlog=settings.backlog,
         timeout_keep_alive=math.ceil(settings.keep_alive),
+        forwarded_allow_ips=forwarded_from(trusted_proxies),
     )
     edges = None
     if tls is not None:
