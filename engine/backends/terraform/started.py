@@ -1,6 +1,8 @@
 """terraform runs started without waiting for them: the plan (``early``) and the
 apply (``early_apply``) the console script starts ahead of the rest of the run. A
-leaf (``os`` and ``executable``): it is imported before the rest of the run is.
+leaf (``os`` and ``executable``): it is imported before the rest of the run is,
+and it imports nothing the interpreter has not loaded at its start (no
+``contextlib``, no ``pathlib``: a folder is any ``os`` path) before terraform starts.
 
 The process is started with ``os.posix_spawn`` (the C library's ``vfork`` and
 ``exec``), not ``subprocess``, whose import (``signal``, ``threading``,
@@ -24,7 +26,7 @@ from .executable import exec_path
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
-    from pathlib import Path
+    from os import PathLike
 
     from .runner import Completed
 
@@ -33,7 +35,9 @@ class Started:
     """A terraform run started without waiting for it (:func:`start`): its output is
     read, and its exit logged, by :meth:`finish`."""
 
-    def __init__(self, argv: list[str], cwd: Path, pid: int, out: int, err: int) -> None:
+    def __init__(
+        self, argv: list[str], cwd: str | PathLike[str], pid: int, out: int, err: int
+    ) -> None:
         self.argv = argv
         self.pid = pid
         self.returncode: int | None = None
@@ -41,7 +45,7 @@ class Started:
         self._read: dict[int, list[bytes]] = {out: [], err: []}
         self._out, self._err = out, err
         self._done: Completed | None = None
-        self._cwd = cwd
+        self._cwd = os.fspath(cwd)  # as the trace names it: a Path spells the same
         self._trace: object = None
         self._timing: object = None
 
@@ -107,10 +111,10 @@ class Started:
         """Stop the run as a person's Ctrl-C does (terraform stops its providers and
         releases its lock itself), then :meth:`finish`."""
         if self.poll() is None:
-            import contextlib
-
-            with contextlib.suppress(OSError):  # it ended meanwhile
+            try:  # noqa: SIM105 (no contextlib before terraform's start)
                 os.kill(self.pid, _SIGINT)
+            except OSError:  # it ended meanwhile
+                pass
         return self.finish()
 
 
@@ -136,7 +140,7 @@ except (ImportError, AttributeError):  # pragma: no cover - not a POSIX system
 def start(
     args: Sequence[str],
     *,
-    cwd: Path,
+    cwd: str | PathLike[str],
     binary: str,
     env: Mapping[str, str],
     then: Callable[[Started], None] | None = None,
@@ -178,7 +182,7 @@ def start(
 def _spawn(
     path: str,
     argv: list[str],
-    cwd: Path,
+    cwd: str | PathLike[str],
     env: Mapping[str, str],
     out: int,
     err: int,
@@ -233,13 +237,14 @@ def _inherited() -> list[int]:
 
 
 def _grow(fd: int) -> None:
-    import contextlib
     import fcntl
 
     grow = getattr(fcntl, "F_SETPIPE_SZ", None)  # Linux only
     if grow is not None:
-        with contextlib.suppress(OSError):  # a lower limit: the stream waits for its reader
+        try:  # noqa: SIM105 (no contextlib before terraform's start)
             fcntl.fcntl(fd, grow, _PIPE_SIZE)
+        except OSError:  # a lower limit: the stream waits for its reader
+            pass
 
 
 __all__ = ["Started", "start"]
