@@ -7,7 +7,9 @@ plan leaves them in a record beside the saved plan (``terraform/tfplan.ahead.jso
 :func:`remember`), and the console script's short way starts terraform from that
 record (:func:`start_plan`) before it imports the rest: ``os``, the interpreter's
 JSON accelerator (``leanjson``) and ``posix_spawn`` (``started``) are all this module
-needs to start it. Python
+needs to start it. Its paths are strings (``os.path``, ``pathnames``), not
+``pathlib``'s: that import (``re``, ``enum``, ``functools``, ``urllib`` and more) would
+come before terraform's start, about as much CPU as the rest of the way there. Python
 imports, observes and scans while terraform runs on the other core; the backend's
 plan takes the run over (:func:`take`) where the facts it computes itself are the
 same (folder, binary, environment, what init reads, no progress wanted), and
@@ -36,16 +38,21 @@ A plan started ahead is safe to leave unused:
 from __future__ import annotations
 
 import os
-from pathlib import Path
+
+from .pathnames import exists, expanduser, is_file, join, lexical, unlink, up
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from os import PathLike
+    from pathlib import Path
 
     from ...backends.base import Progress
     from .initmark import InitCheck
     from .runner import Completed
     from .started import Started
+
+    StrPath = str | PathLike[str]
 
 EARLY_PREFIX = "early-"  # + the pid of the process that started it + ".tfplan"
 AHEAD_FILE = "tfplan.ahead.json"
@@ -62,7 +69,7 @@ class _Ahead:
     __slots__ = ("binary", "env", "fingerprint", "out", "run", "tf")
 
     def __init__(
-        self, tf: str, binary: str, env: dict[str, str], fingerprint: str, out: Path, run: Started
+        self, tf: str, binary: str, env: dict[str, str], fingerprint: str, out: str, run: Started
     ) -> None:
         self.tf = tf
         self.binary = binary
@@ -75,7 +82,7 @@ class _Ahead:
 _PENDING: dict[str, _Ahead] = {}
 
 
-def _key(tf: Path | str) -> str:
+def _key(tf: StrPath) -> str:
     return os.path.realpath(tf)
 
 
@@ -84,16 +91,16 @@ def is_name(name: str) -> bool:
     return bool(name) and len(name) <= 63 and name[0] != "-" and set(name) <= _NAME_CHARS
 
 
-def project_root(dream_dir: str | None) -> Path:
+def project_root(dream_dir: str | None) -> str:
     """The project root as ``world.paths.find_root`` chooses it (``--dream-dir``, else
-    the nearest ``.dreamrc`` above the working directory, else that directory),
-    without its imports; a test holds the two the same."""
+    the nearest ``.dreamrc`` above the working directory, else that directory), spelled
+    as its ``Path``, without its imports; a test holds the two the same."""
     if dream_dir is not None:
-        p = Path(dream_dir).expanduser().absolute()
-        return p.parent if p.name == ".dream" else p
-    here = Path.cwd().absolute()
-    for d in (here, *here.parents):
-        if (d / ".dreamrc").is_file():
+        p = join(os.getcwd(), expanduser(lexical(dream_dir)))
+        return os.path.dirname(p) if os.path.basename(p) == ".dream" else p
+    here = lexical(os.getcwd())
+    for d in up(here):
+        if is_file(join(d, ".dreamrc")):
             return d
     return here
 
@@ -116,24 +123,27 @@ _SETTINGS_VARS = frozenset(
 )
 
 
-def provider_settings(pdir: Path) -> dict[str, object]:
+def provider_settings(pdir: StrPath) -> dict[str, object]:
     """What the environment terraform runs with is made from, besides the variables
     themselves: the settings variables and every file the settings may come from
     (the provider's record, each ``.dreamrc`` the search could find), by name, size,
     inode and modification time. Another value here means another environment, and
-    nothing starts ahead of it."""
-    files = [pdir / "provider.json", *(d / ".dreamrc" for d in (pdir, *pdir.parents))]
+    nothing starts ahead of it. ``pdir`` is a ``Path`` or its string: the names are
+    the same."""
+    folder = lexical(os.fspath(pdir))
+    files = [join(folder, "provider.json"), *(join(d, ".dreamrc") for d in up(folder))]
     named = os.environ.get("DREAMRC", "").strip()
     if named:
-        files.append(Path(named).expanduser())
-    files.append(Path(os.environ.get("HOME") or os.path.expanduser("~")) / ".dreamrc")
+        files.append(lexical(expanduser(lexical(named))))
+    home = os.environ.get("HOME") or os.path.expanduser("~")
+    files.append(join(home, ".dreamrc"))
     stats: list[list[object]] = []
     for f in files:
         try:
             st = os.stat(f)
-            stats.append([str(f), st.st_size, st.st_ino, st.st_mtime_ns])
+            stats.append([f, st.st_size, st.st_ino, st.st_mtime_ns])
         except OSError:
-            stats.append([str(f)])
+            stats.append([f])
     env = {k: v for k, v in sorted(os.environ.items()) if _settings_var(k)}
     return {"env": env, "files": stats}
 
@@ -154,14 +164,14 @@ def _start(name: str, dream_dir: str | None) -> bool:
         return False
     if os.environ.get("TF_DATA_DIR"):
         return False
-    pdir = project_root(dream_dir) / ".dream" / "providers" / name
-    tf = pdir / "terraform"
-    if _key(tf) in _PENDING or (pdir / INTENT_FILE).exists():
+    pdir = os.path.join(project_root(dream_dir), ".dream", "providers", name)
+    tf = os.path.join(pdir, "terraform")
+    if _key(tf) in _PENDING or exists(os.path.join(pdir, INTENT_FILE)):
         return False
     from .leanjson import loads
 
     try:
-        with open(tf / AHEAD_FILE, "rb") as f:
+        with open(os.path.join(tf, AHEAD_FILE), "rb") as f:
             rec = loads(f.read(64 * 1024))
     except (OSError, ValueError):
         return False
@@ -173,17 +183,17 @@ def _start(name: str, dream_dir: str | None) -> bool:
     st = os.stat(binary)
     if [st.st_size, st.st_mtime_ns] != rec["binaryFile"]:
         return False
-    if not (pdir / "provider.json").is_file():
+    if not is_file(os.path.join(pdir, "provider.json")):
         return False
-    if (tf / rec["lock"]).exists() or (tf / ERRORED_STATE).exists():
+    if exists(os.path.join(tf, rec["lock"])) or exists(os.path.join(tf, ERRORED_STATE)):
         return False
     if provider_settings(pdir) != rec["settings"]:
         return False
     env = dict(os.environ)
     env.update(rec["env"])
     name_out = f"{EARLY_PREFIX}{os.getpid()}.tfplan"
-    out = tf / name_out
-    out.unlink(missing_ok=True)
+    out = os.path.join(tf, name_out)
+    unlink(out)
     from .started import start
     from .tfexec.plan import plan_args
 
@@ -206,10 +216,10 @@ def remember(tf: Path, binary: str, env: Mapping[str, str], fingerprint: str) ->
     from .location import state_location
     from .lockinfo import lock_info_path
 
-    path = tf / AHEAD_FILE
+    path = os.path.join(tf, AHEAD_FILE)
     where = state_location(tf)
     if where.remote:
-        path.unlink(missing_ok=True)
+        unlink(path)
         return
     st = os.stat(binary)
     rec = {
@@ -225,8 +235,9 @@ def remember(tf: Path, binary: str, env: Mapping[str, str], fingerprint: str) ->
     }
     text = json.dumps(rec, indent=2, sort_keys=True) + "\n"
     try:
-        if path.read_text(encoding="utf-8") == text:
-            return
+        with open(path, encoding="utf-8") as f:
+            if f.read() == text:
+                return
     except (OSError, UnicodeDecodeError):
         pass
     atomic_write(path, text, durable=False)
@@ -256,7 +267,7 @@ def _parent(pid: int) -> int | None:
         return None
 
 
-def pending(tf: Path) -> bool:
+def pending(tf: StrPath) -> bool:
     """Whether a plan started ahead in ``tf`` is not taken or settled yet."""
     return _key(tf) in _PENDING
 
@@ -289,12 +300,12 @@ def take(
         from .planname import PLAN_FILE
 
         try:
-            os.replace(ahead.out, tf / PLAN_FILE)
+            os.replace(ahead.out, os.path.join(tf, PLAN_FILE))
             return done
         except OSError:  # no file, or another filesystem: the caller plans again
-            ahead.out.unlink(missing_ok=True)
+            unlink(ahead.out)
             return None
-    ahead.out.unlink(missing_ok=True)
+    unlink(ahead.out)
     return done
 
 
@@ -306,7 +317,7 @@ def _settle(ahead: _Ahead, stop: bool = True) -> None:
             ahead.run.finish()
     finally:
         _PENDING.pop(ahead.tf, None)
-        ahead.out.unlink(missing_ok=True)
+        unlink(ahead.out)
 
 
 def settle(*, stop: bool = True) -> None:

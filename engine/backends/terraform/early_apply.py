@@ -3,8 +3,10 @@
 An apply changes the world, so unlike the plan ``plan`` starts ahead (``early``)
 it is never started to be stopped later: it starts here only where every check
 the apply makes before terraform has been made, with the standard library alone
-(``os``, the JSON accelerator through ``leanjson``, the engine's own SHA-256),
-and passed:
+(``os``, the JSON accelerator through ``leanjson``, the engine's own SHA-256;
+paths as ``os.path`` strings, ``pathnames``: a ``pathlib`` import, with ``re``,
+``enum``, ``functools`` and more, would cost about as much CPU again before
+terraform's start), and passed:
 
 * the saved plan is fresh as ``planfile.freshness`` says it: ``tfplan`` is the
   file its record names, no input changed, the state is the one it was made
@@ -38,17 +40,35 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
-from . import early, executable
-from .planinputs import input_files
+# ``from .x import`` names, not ``from . import x``: the latter asks the package's
+# lazy ``__getattr__`` first, which imports ``importlib``.
+from .early import (
+    AHEAD_FILE,
+    AHEAD_FORMAT,
+    BINARY_VARS,
+    ERRORED_STATE,
+    INTENT_FILE,
+    is_name,
+    project_root,
+    provider_settings,
+)
+from .early import pending as plan_pending
+from .executable import RUN_VARS, chosen
+from .pathnames import expanduser, join, lexical, unlink, up
+from .planinputs import input_names
 from .planname import META_FILE, PLAN_FILE
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
 if TYPE_CHECKING:
+    from os import PathLike
+    from pathlib import Path
+
     from ...backends.base import InfraState
     from .runner import Completed
     from .started import Started
+
+    StrPath = str | PathLike[str]
 
 STATE_FILE = "terraform.tfstate"  # as statefile.STATE_FILE, the default location
 LOCK_INFO = ".terraform.tfstate.lock.info"  # lockinfo.lock_info_path of it
@@ -62,30 +82,53 @@ _FLOCK = "hhqqi4x"  # struct flock, as lockinfo's (packed by _flock, without str
 class Ahead:
     """One apply started ahead: what the backend's apply needs to take it over."""
 
-    __slots__ = ("before", "binary", "claimed", "pdir", "read", "run", "state", "taken", "total")
+    __slots__ = (
+        "before",
+        "binary",
+        "claimed",
+        "folder",
+        "pdir",
+        "read",
+        "run",
+        "state",
+        "taken",
+        "times",
+        "total",
+    )
+
+    # The verb's own spelling of the provider's folder, its state and the state files'
+    # times (its answer names the files written), set where the verb claims the run
+    # (:func:`claim`) or takes it (:func:`take`).
+    pdir: Path
+    state: Path
+    before: dict[Path, float | None]
 
     def __init__(
         self,
-        pdir: Path,
+        folder: str,
         binary: str,
-        state: Path,
-        before: dict[Path, float | None],
+        times: dict[str, float | None],
         total: int | None,
         run: Started,
     ) -> None:
-        self.pdir = pdir
+        self.folder = folder  # the provider's folder, as the start found it
         self.binary = binary
-        self.state = state
-        self.before = before
+        self.times = times  # the state files' modification times before it started
         self.total = total
         self.run = run
         self.taken = False
         self.claimed = False
         self.read: tuple[bytes | None, float | None] = (None, None)  # the state it started on
 
+    def spelled(self, provider_dir: Path) -> None:
+        """Its paths as the verb spells ``provider_dir``."""
+        tf = provider_dir / "terraform"
+        self.pdir, self.state = provider_dir, tf / STATE_FILE
+        self.before = {tf / os.path.basename(p): m for p, m in self.times.items()}
+
 
 _PENDING: dict[str, Ahead] = {}
-_Facts = tuple[Path, str, dict[str, str], int, tuple[bytes | None, float | None]]
+_Facts = tuple[str, str, dict[str, str], int, tuple[bytes | None, float | None]]
 
 
 def start_apply(name: str, dream_dir: str | None) -> bool:
@@ -105,43 +148,43 @@ def start_apply(name: str, dream_dir: str | None) -> bool:
 
 
 def _checked(name: str, dream_dir: str | None) -> _Facts | None:
-    if not early.is_name(name):
+    if not is_name(name):
         return None
     if os.environ.get("TF_DATA_DIR") or os.environ.get(TEMPLATE_PATH_ENV):
         return None
-    pdir = early.project_root(dream_dir) / ".dream" / "providers" / name
-    tf = pdir / "terraform"
+    pdir = os.path.join(project_root(dream_dir), ".dream", "providers", name)
+    tf = os.path.join(pdir, "terraform")
     key = os.path.realpath(pdir)
-    if key in _PENDING or early.pending(tf) or os.path.lexists(pdir / early.INTENT_FILE):
+    if key in _PENDING or plan_pending(tf) or os.path.lexists(os.path.join(pdir, INTENT_FILE)):
         return None
     if not _no_token(pdir):
         return None
     from .leanjson import loads
 
-    with open(tf / early.AHEAD_FILE, "rb") as f:
+    with open(os.path.join(tf, AHEAD_FILE), "rb") as f:
         rec = loads(f.read(64 * 1024))
-    if not isinstance(rec, dict) or rec.get("format") != early.AHEAD_FORMAT:
+    if not isinstance(rec, dict) or rec.get("format") != AHEAD_FORMAT:
         return None
     if rec["tf"] != os.path.realpath(tf) or rec["lock"] != LOCK_INFO:
         return None
-    if {k: os.environ.get(k) for k in early.BINARY_VARS} != rec["wanted"]:
+    if {k: os.environ.get(k) for k in BINARY_VARS} != rec["wanted"]:
         return None
     binary = rec["binary"]
-    if executable.chosen() != binary:
+    if chosen() != binary:
         return None
     st = os.stat(binary)
     if [st.st_size, st.st_mtime_ns] != rec["binaryFile"]:
         return None
-    if early.provider_settings(pdir) != rec["settings"]:
+    if provider_settings(pdir) != rec["settings"]:
         return None
     env = _environment(tf, rec["env"])
     if env is None:
         return None
-    with open(pdir / "provider.json", "rb") as f:
+    with open(os.path.join(pdir, "provider.json"), "rb") as f:
         record = loads(f.read(1 << 20))
     if not isinstance(record, dict) or record.get("backend", "terraform") != "terraform":
         return None
-    meta_path = tf / META_FILE
+    meta_path = os.path.join(tf, META_FILE)
     with open(meta_path, "rb") as f:
         meta = loads(f.read(1 << 24))
     made = os.stat(meta_path).st_mtime_ns
@@ -160,46 +203,46 @@ def _checked(name: str, dream_dir: str | None) -> _Facts | None:
 _CLI_VARS = ("TF_VAR_aws_endpoints", "TF_VAR_aws_skip_credentials_validation")
 
 
-def _environment(tf: Path, added: dict[str, str]) -> dict[str, str] | None:
+def _environment(tf: str, added: dict[str, str]) -> dict[str, str] | None:
     """The environment ``runner.run_env`` would give the apply: this process's, with
     what the last plan's runs added (the record keeps only what differed from that
     process's). None where a variable could differ from it: one the runs set that
     this environment holds and the record does not."""
     env = dict(os.environ)
     env.update(added)
-    if any(env.get(k) != v for k, v in executable.RUN_VARS.items()):
+    if any(env.get(k) != v for k, v in RUN_VARS.items()):
         return None
     if any(k in os.environ and k not in added for k in _CLI_VARS):
         return None
-    config = tf / ".terraform" / "dreamlake.tfrc"  # cliconfig.config_path: the runs set it
+    config = os.path.join(tf, ".terraform", "dreamlake.tfrc")  # cliconfig.config_path: runs set it
     mine = os.environ.get("TF_CLI_CONFIG_FILE")
     if mine is not None and "TF_CLI_CONFIG_FILE" not in added and os.path.lexists(config):
-        return None if mine != str(config) else env
+        return None if mine != config else env
     return env
 
 
-def _no_token(pdir: Path) -> bool:
+def _no_token(pdir: str) -> bool:
     """Whether ``lakeshore.resolve_control_plane`` surely finds no token (so the
     apply's row check asks nothing): none in the environment, no ``.dreamrc`` it
     could read one from, no admin token of a local server."""
     if any(os.environ.get(k, "").strip() for k in _TOKEN_VARS):
         return False
     named = os.environ.get("DREAMRC", "").strip()
-    rcs = [d / ".dreamrc" for d in (pdir, *pdir.parents)]
-    rcs.append(Path(os.environ.get("HOME") or os.path.expanduser("~")) / ".dreamrc")
+    rcs = [join(d, ".dreamrc") for d in up(pdir)]
+    rcs.append(join(os.environ.get("HOME") or os.path.expanduser("~"), ".dreamrc"))
     if named or any(os.path.lexists(p) for p in rcs):
         return False
     data = os.environ.get("LAKESHORE_DATA_DIR", "").strip()
     if data:
-        folder = Path(data).expanduser()
+        folder = expanduser(lexical(data))
     elif os.environ.get("XDG_DATA_HOME", "").strip():
         return False
     else:
-        folder = Path(os.path.expanduser("~/.local/share")) / "lakeshore"
-    return not os.path.lexists(folder / "admin.token")
+        folder = join(os.path.expanduser("~/.local/share"), "lakeshore")
+    return not os.path.lexists(join(folder, "admin.token"))
 
 
-def _settled_since(pdir: Path, made: int) -> bool:
+def _settled_since(pdir: str, made: int) -> bool:
     """Nothing beside the provider's terraform folder (its record, target, notes)
     was written after the plan's record: the apply reads what the plan read."""
     with os.scandir(pdir) as entries:
@@ -219,7 +262,10 @@ def _template_plain(vendor: object, made: int) -> bool:
         return False
     from .leanjson import loads
 
-    manifest = Path(__file__).resolve().parents[3] / "templates" / vendor / "TEMPLATE.json"
+    package = os.path.realpath(__file__)  # Path(__file__).resolve().parents[3]
+    for _ in range(4):
+        package = os.path.dirname(package)
+    manifest = os.path.join(package, "templates", vendor, "TEMPLATE.json")
     st = os.stat(manifest)
     if max(st.st_mtime_ns, st.st_ctime_ns) >= made:
         return False
@@ -231,21 +277,21 @@ def _template_plain(vendor: object, made: int) -> bool:
     return all(f.startswith("terraform/") and ".." not in f for f in files)
 
 
-def _state(tf: Path) -> tuple[bytes | None, float | None] | None:
+def _state(tf: str) -> tuple[bytes | None, float | None] | None:
     """The local state's bytes and modification time (None, None: no state), None
     where the file cannot be read as ``statefile.read_state`` reads it."""
-    path = tf / STATE_FILE
+    path = os.path.join(tf, STATE_FILE)
     raw = _read(path)
     if raw is None:
         return None, None
     return raw, os.stat(path).st_mtime
 
 
-def _unlocked(tf: Path, raw: bytes | None) -> bool:
+def _unlocked(tf: str, raw: bytes | None) -> bool:
     """The default local state: no other workspace or backend, readable, no lock
     record, no lock held on it, no errored state."""
     try:
-        with open(tf / ".terraform" / "environment", "rb") as f:
+        with open(os.path.join(tf, ".terraform", "environment"), "rb") as f:
             if f.read(4096).strip() not in (b"", b"default"):
                 return False
     except FileNotFoundError:
@@ -253,7 +299,7 @@ def _unlocked(tf: Path, raw: bytes | None) -> bool:
     from .leanjson import loads
 
     try:
-        with open(tf / ".terraform" / "terraform.tfstate", "rb") as f:
+        with open(os.path.join(tf, ".terraform", "terraform.tfstate"), "rb") as f:
             backend = loads(f.read(1 << 20)).get("backend")
     except FileNotFoundError:
         backend = None
@@ -261,9 +307,11 @@ def _unlocked(tf: Path, raw: bytes | None) -> bool:
         backend.get("type") != "local" or any((backend.get("config") or {}).values())
     ):
         return False
-    if os.path.lexists(tf / LOCK_INFO) or os.path.lexists(tf / early.ERRORED_STATE):
+    if os.path.lexists(os.path.join(tf, LOCK_INFO)):
         return False
-    state = tf / STATE_FILE
+    if os.path.lexists(os.path.join(tf, ERRORED_STATE)):
+        return False
+    state = os.path.join(tf, STATE_FILE)
     if raw is not None:
         if not raw.strip():
             return False  # a 0-byte state: the full reader decides
@@ -273,7 +321,7 @@ def _unlocked(tf: Path, raw: bytes | None) -> bool:
     return not _held(state)
 
 
-def _held(state: Path) -> bool:
+def _held(state: str) -> bool:
     """Whether a lock on the state is held (as ``lockinfo.probe_fcntl``); True where
     that cannot be asked."""
     import fcntl
@@ -301,7 +349,7 @@ def _flock(kind: int) -> bytes:
     return head + bytes(4) + bytes(8) + bytes(8) + bytes(4) + bytes(4)
 
 
-def _read(path: Path) -> bytes | None:
+def _read(path: StrPath) -> bytes | None:
     """A regular file's bytes (None when absent); raises for anything else."""
     import stat
 
@@ -322,19 +370,19 @@ def _sha256(data: bytes) -> str:
     return sha256(data).hexdigest()
 
 
-def _fresh(tf: Path, meta: dict[str, object], raw: bytes | None) -> bool:
+def _fresh(tf: str, meta: dict[str, object], raw: bytes | None) -> bool:
     """``planfile.freshness``: the recorded plan file, the same inputs, the same state."""
     if meta.get("format") != META_FORMAT or meta.get("planFile") != PLAN_FILE:
         return False
-    plan = _read(tf / PLAN_FILE)
+    plan = _read(os.path.join(tf, PLAN_FILE))
     if plan is None or _sha256(plan) != meta["planSha256"]:
         return False
     inputs: dict[str, str] = {}
-    for path in input_files(tf):
-        data = _read(path)
+    for name in input_names(tf):
+        data = _read(os.path.join(tf, name))
         if data is None:
             return False
-        inputs[path.relative_to(tf).as_posix()] = _sha256(data)
+        inputs[name] = _sha256(data)
     if inputs != meta["inputs"]:
         return False
     now = "absent" if raw is None or not raw.strip() else "sha256:" + _sha256(raw)
@@ -375,7 +423,7 @@ def _proc_start(pid: int) -> str | None:
 
 
 def _launch(
-    pdir: Path,
+    pdir: str,
     binary: str,
     env: dict[str, str],
     total: int,
@@ -383,10 +431,10 @@ def _launch(
 ) -> bool:
     from ...settings.fsutil import atomic_write
 
-    tf = pdir / "terraform"
-    intent = pdir / early.INTENT_FILE
-    state = tf / STATE_FILE
-    before = {p: _mtime(p) for p in (state, state.with_name(STATE_FILE + ".backup"))}
+    tf = os.path.join(pdir, "terraform")
+    intent = os.path.join(pdir, INTENT_FILE)
+    state = os.path.join(tf, STATE_FILE)
+    times = {p: _mtime(p) for p in (state, f"{state}.backup")}
     # The record is in place (renamed over, whole) before terraform starts; it is made
     # durable (fsync) right after, beside terraform's start instead of before it: an
     # fsync commits the journal, with whatever the plan just wrote (2-25 ms here, at
@@ -395,7 +443,7 @@ def _launch(
     key = os.path.realpath(pdir)
 
     def held(run: Started) -> None:  # before a Ctrl-C can come: settle finds it
-        ahead = Ahead(pdir, binary, state, before, total, run)
+        ahead = Ahead(pdir, binary, times, total, run)
         ahead.read = state_read
         _PENDING[key] = ahead
 
@@ -410,13 +458,13 @@ def _launch(
         start(apply_args(), cwd=tf, binary=binary, env=env, then=held)
     except BaseException:  # a Ctrl-C included: the record stays only with a run
         if key not in _PENDING:
-            intent.unlink(missing_ok=True)  # nothing started: no verb to record
+            unlink(intent)  # nothing started: no verb to record
         raise
     _sync_behind(intent)
     return True
 
 
-def _sync_behind(path: Path) -> None:
+def _sync_behind(path: str) -> None:
     """:func:`_sync` in a thread of its own: it waits on the disk (2-25 ms here), not
     on the CPU, while the run goes on beside terraform; the interpreter joins it
     before the process ends."""
@@ -425,7 +473,7 @@ def _sync_behind(path: Path) -> None:
     threading.Thread(target=_sync, args=(path,), name="intent-fsync").start()
 
 
-def _sync(path: Path) -> None:
+def _sync(path: str) -> None:
     """``fsync`` of a file written without it (as ``atomic_write`` makes one durable)."""
     try:
         fd = os.open(path, os.O_RDONLY)
@@ -439,9 +487,9 @@ def _sync(path: Path) -> None:
         os.close(fd)
 
 
-def _mtime(p: Path) -> float | None:
+def _mtime(p: str) -> float | None:
     try:
-        return p.stat().st_mtime_ns
+        return os.stat(p).st_mtime_ns
     except OSError:
         return None
 
@@ -456,17 +504,15 @@ def claim(provider_dir: Path) -> bool:
         return False
     from ...world.intent import hold_ahead
 
-    tf = provider_dir / "terraform"  # the verb's spelling of the folder, in its answer
-    ahead.pdir, ahead.state = provider_dir, tf / STATE_FILE
-    ahead.before = {tf / p.name: m for p, m in ahead.before.items()}
+    ahead.spelled(provider_dir)  # the verb's spelling of the folder, in its answer
     hold_ahead(provider_dir, "apply", yes=True, step="provision")
     ahead.claimed = True
     return True
 
 
-def pending(tf: Path) -> Ahead | None:
+def pending(tf: StrPath) -> Ahead | None:
     """The apply started ahead in ``tf`` and not taken yet."""
-    ahead = _PENDING.get(os.path.realpath(tf.parent))
+    ahead = _PENDING.get(os.path.realpath(os.path.dirname(os.fspath(tf))))
     return ahead if ahead is not None and not ahead.taken else None
 
 
@@ -477,6 +523,8 @@ def take(tf: Path) -> tuple[Ahead, Completed] | None:
     ahead = pending(tf)
     if ahead is None:
         return None
+    if not ahead.claimed:
+        ahead.spelled(tf.parent)
     done = ahead.run.finish()
     ahead.taken = True
     return ahead, done
@@ -507,7 +555,7 @@ def state_before(provider_dir: Path) -> InfraState:
     )
 
 
-def settle(provider_dir: Path, *, interrupted: bool = False) -> Completed | None:
+def settle(provider_dir: StrPath, *, interrupted: bool = False) -> Completed | None:
     """After the apply verb: an apply started ahead and not taken (the verb answered
     before applying) is waited for, never stopped; its record is removed as a
     finished verb's, or kept after an interruption or a signal, as ``recording``
@@ -522,7 +570,7 @@ def settle(provider_dir: Path, *, interrupted: bool = False) -> Completed | None
 
         release_ahead(ahead.pdir, keep=keep)  # nothing where the verb's recording took it
     elif not keep:
-        (ahead.pdir / early.INTENT_FILE).unlink(missing_ok=True)
+        unlink(os.path.join(ahead.folder, INTENT_FILE))
     return done
 
 
@@ -530,7 +578,7 @@ def settle_all(*, interrupted: bool = False) -> None:
     """:func:`settle` every apply started ahead that no verb settled (the command
     ends: a Ctrl-C came before the verb claimed it, or the verb never ran)."""
     for key in list(_PENDING):
-        settle(Path(key), interrupted=interrupted)
+        settle(key, interrupted=interrupted)
 
 
 __all__ = [

@@ -172,10 +172,23 @@ def test_other_settings_start_nothing_ahead(
     assert _leftovers(pdir) == []
 
 
-@pytest.mark.parametrize("where", ["flag", "flag .dream", "dreamrc above", "cwd"])
+FLAGS = {
+    "flag": "../x",
+    "flag .dream": "~/p/.dream",
+    "flag spelled loosely": ".//x/./y/",
+    "flag .dream/": "./../x/.dream/",
+    "flag absolute": "/",
+    "flag //": "//x/.dream",
+    "flag .": ".",
+}
+
+
+@pytest.mark.parametrize("where", [*FLAGS, "dreamrc above", "cwd"])
 def test_the_root_is_chosen_as_the_verbs_choose_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
 ) -> None:
+    """The same folder, spelled the same: the provider's settings files are named
+    after it in the ahead record the engine writes (``provider_settings``)."""
     from dreamlake.engine.world.paths import find_root
 
     top = tmp_path / "top"
@@ -183,8 +196,11 @@ def test_the_root_is_chosen_as_the_verbs_choose_it(
     monkeypatch.chdir(top / "a" / "b")
     if where == "dreamrc above":
         (top / ".dreamrc").write_text("{}\n")
-    dream_dir = {"flag": "../x", "flag .dream": "~/p/.dream"}.get(where)
-    assert early.project_root(dream_dir) == find_root(dream_dir).path
+    dream_dir = FLAGS.get(where)
+    root = find_root(dream_dir).path
+    assert early.project_root(dream_dir) == str(root)
+    pdir = root / ".dream/providers/lab"
+    assert early.provider_settings(str(pdir)) == early.provider_settings(pdir)
 
 
 @pytest.mark.parametrize(
