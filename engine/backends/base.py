@@ -8,14 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from importlib import import_module
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..contract.result import Blocking, LockInfo, PlanCounts
 from ..settings.records import field, record
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
 if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any, Literal
+
     from .driftrecord import DriftRecord  # read only where a drift record exists
+    from .protocol import Backend
 
 
 @record()
@@ -82,22 +85,6 @@ class DestroyOutcome:
 Progress = Callable[[str], None]
 
 
-class Backend(Protocol):
-    name: str
-
-    def observe_state(self, provider_dir: Path) -> InfraState: ...
-
-    def plan(self, provider_dir: Path, *, progress: Progress | None = None) -> PlanOutcome: ...
-
-    def apply(self, provider_dir: Path, *, progress: Progress | None = None) -> ApplyOutcome: ...
-
-    def outputs(self, provider_dir: Path) -> dict[str, Any]: ...
-
-    def destroy(
-        self, provider_dir: Path, *, yes: bool, progress: Progress | None = None
-    ) -> DestroyOutcome: ...
-
-
 _BACKENDS = {
     "terraform": "dreamlake.engine.backends.terraform",
     "pulumi": "dreamlake.engine.backends.pulumi",
@@ -119,6 +106,17 @@ def get_backend(name: str) -> Backend:
     mod = import_module(_BACKENDS[name])
     backend: Backend = mod.BACKEND
     return backend
+
+
+def __getattr__(name: str) -> Any:
+    """``Backend``, the interface as a ``typing.Protocol`` (``protocol``), loaded where
+    it is asked for: the verbs name it in annotations only, and ``typing`` costs
+    about 5 ms of CPU on the paths an agent runs in a loop."""
+    if name == "Backend":
+        from .protocol import Backend
+
+        return Backend
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def check_drift(name: str, provider_dir: Path, *, progress: Progress | None = None) -> DriftRecord:

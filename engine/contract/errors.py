@@ -17,8 +17,7 @@ uses; when absent, the verb picks the recovery (always ``plan``, never ``apply``
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
 if TYPE_CHECKING:
     from .result import EditThenContinue, Run, Shell
 

@@ -21,12 +21,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
 if TYPE_CHECKING:
-    from .event_model import ProgressEvent
+    from typing import Any
 
-from .event_types import EVENT_TYPES, EventType
+    from .event_model import ProgressEvent
+    from .event_types import EVENT_TYPES, EventType
 
 Sink = Callable[["ProgressEvent"], None]
 
@@ -127,8 +128,14 @@ def json_schema() -> dict[str, Any]:
 
 
 def __getattr__(name: str) -> Any:
+    """The event's model, and its kinds (``event_types``, which imports ``typing``),
+    loaded where they are asked for: a verb run without a sink reads neither."""
     if name == "ProgressEvent":
         from .event_model import ProgressEvent
 
         return ProgressEvent
+    if name in ("EVENT_TYPES", "EventType"):
+        from . import event_types
+
+        return getattr(event_types, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

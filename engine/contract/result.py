@@ -9,10 +9,15 @@ contract change is always deliberate.
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal
 
 from .wire import Discriminator, Wire, check
 from .wire import spec as Field
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see forms.py)
+if not TYPE_CHECKING:  # at run time the same forms, read by wire.py, without typing
+    from .forms import Annotated, Any, Literal
+else:
+    from typing import Annotated, Any, Literal
 
 ProviderStatus = Literal[
     "scaffolded",

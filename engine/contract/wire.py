@@ -22,14 +22,22 @@ classes are declared here, on a small base:
   Schema (``model_json_schema``), so the declarations stay the one source of the
   contract. Serialization (``to_wire``/``model_dump``) is plain Python and gives the
   same JSON, key for key, as the pydantic model would.
+* Annotations are read without ``typing``: a declaring module's ``Literal``,
+  ``Annotated`` and ``Any`` are ``forms``' at run time (typing's own are read too);
+  the mirror, with pydantic, turns them into typing's.
 """
 
 from __future__ import annotations
 
+import sys
 import types
-import typing
-from collections.abc import Callable, Iterator
-from typing import Any, ClassVar, Literal, Union, get_args, get_origin
+
+from . import forms
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see forms.py)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from typing import Any, ClassVar
 
 _MISSING: Any = object()
 
@@ -339,15 +347,40 @@ def _resolve(cls: type[Wire]) -> dict[str, Callable[[Any], Any]]:
     return kinds
 
 
+def _parts(t: Any) -> tuple[Any, tuple[Any, ...]]:
+    """``(origin, args)`` of an annotation, as ``typing.get_origin`` / ``get_args``
+    say them, with typing's ``Literal``, ``Annotated`` and ``Union`` read as
+    ``forms``'. typing's own are asked of typing only where it is loaded: a module
+    that declares with them has imported it."""
+    if isinstance(t, forms.Alias):
+        return t.origin, t.__args__
+    if isinstance(t, types.UnionType):
+        return forms.Union, t.__args__
+    if isinstance(t, types.GenericAlias):
+        return t.__origin__, t.__args__
+    typing = sys.modules.get("typing")
+    if typing is None:
+        return None, ()
+    origin = typing.get_origin(t)
+    same = {typing.Annotated: forms.Annotated, typing.Literal: forms.Literal}
+    same[typing.Union] = forms.Union
+    return same.get(origin, origin), typing.get_args(t)
+
+
+def _is_any(t: Any) -> bool:
+    typing = sys.modules.get("typing")
+    return t is forms.Any or (typing is not None and t is typing.Any)
+
+
 def _converter(t: Any) -> Callable[[Any], Any]:
-    origin, args = get_origin(t), get_args(t)
-    if origin is typing.Annotated:
+    origin, args = _parts(t)
+    if origin is forms.Annotated:
         inner, *meta = args
         disc = next((m for m in meta if isinstance(m, Discriminator)), None)
         if disc is not None:
-            return _discriminated(get_args(inner), disc.key)
+            return _discriminated(_parts(inner)[1], disc.key)
         return _converter(inner)
-    if origin in (Union, types.UnionType):
+    if origin is forms.Union:
         members = [a for a in args if a is not type(None)]
         nullable = len(members) < len(args)
         convs = [_converter(a) for a in members]
@@ -363,7 +396,7 @@ def _converter(t: Any) -> Callable[[Any], Any]:
             raise _Invalid(v)
 
         return union
-    if origin is Literal:
+    if origin is forms.Literal:
         allowed = set(args)
 
         def literal(v: Any) -> Any:
@@ -383,7 +416,7 @@ def _converter(t: Any) -> Callable[[Any], Any]:
         return listing
     if origin is dict:
         return _instance(dict)
-    if t is Any:
+    if _is_any(t):
         return _any
     if isinstance(t, type) and issubclass(t, Wire):
         return _nested(t)
@@ -446,7 +479,7 @@ def mirror(cls: type[Wire]) -> Any:
         return cls._mirror
     from pydantic import ConfigDict, Field, create_model, model_validator
 
-    hints = typing.get_type_hints(cls, include_extras=True)
+    hints = _hints(cls)
     fields: dict[str, Any] = {}
     for name, f in cls._fields.items():
         kw: dict[str, Any] = {}
@@ -492,20 +525,27 @@ def _as_validator(fn: Callable[[Any], None]) -> Callable[[Any], Any]:
 
 
 def _translate(t: Any) -> Any:
-    """A declared type with every Wire class replaced by its pydantic mirror."""
+    """A declared type in typing's own forms, with every Wire class replaced by its
+    pydantic mirror."""
+    import typing
+
     from pydantic import Field
 
-    origin, args = get_origin(t), get_args(t)
-    if origin is typing.Annotated:
+    origin, args = _parts(t)
+    if origin is forms.Annotated:
         inner, *meta = args
         meta = [Field(discriminator=m.key) if isinstance(m, Discriminator) else m for m in meta]
         return typing.Annotated[(_translate(inner), *meta)]  # type: ignore[valid-type]
-    if origin in (Union, types.UnionType):
-        return Union[tuple(_translate(a) for a in args)]  # noqa: UP007
+    if origin is forms.Union:
+        return typing.Union[tuple(_translate(a) for a in args)]  # noqa: UP007
+    if origin is forms.Literal:
+        return typing.Literal[args]
     if origin is list:
         return list[_translate(args[0])]  # type: ignore[misc]
     if origin is dict:
         return dict[_translate(args[0]), _translate(args[1])]  # type: ignore[misc]
+    if _is_any(t):
+        return typing.Any
     if isinstance(t, type) and issubclass(t, Wire):
         return mirror(t)
     return t

@@ -29,11 +29,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
 
 from ..contract.errors import UsageError
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
+if not TYPE_CHECKING:  # the alias below at run time, without typing (contract/forms.py)
+    from ..contract.forms import Literal
+else:
+    from typing import Literal
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..world.vendors import Template
 
 GateAction = Literal["provision", "deprovision", "suspend", "resume"]

@@ -15,11 +15,16 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Literal
 
 from ..contract.errors import DreamlakeError
 from ..settings.fsutil import atomic_write
 from ..world.paths import ProviderPaths
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
+if not TYPE_CHECKING:  # the alias below at run time, without typing (contract/forms.py)
+    from ..contract.forms import Literal
+else:
+    from typing import Literal
 
 Target = Literal["active", "suspended"]
 TARGETS: tuple[str, ...] = ("active", "suspended")

@@ -31,12 +31,15 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from ..contract.result import Blocking
 from ..settings import usercache
 from ..world.paths import ProviderPaths
 from ..world.vendors import Template
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 _CODE = Path(__file__).resolve().parent
 

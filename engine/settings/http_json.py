@@ -14,13 +14,14 @@ import io
 import json
 import os
 import time
-from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from . import tracing
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
 if TYPE_CHECKING:
     import http.client
+    from typing import Any
 
 LIMIT = 1024 * 1024
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")

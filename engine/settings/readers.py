@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..contract.errors import DreamlakeError
 
 MAX_TEXT = 8 * 1024 * 1024

@@ -22,7 +22,10 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 # A file changed this recently may change again within the clock's resolution.
 RACY_SECONDS = 2.0

@@ -14,7 +14,6 @@ that step is in the provider's effective gating set (:func:`gated_run`).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
 
 from ..backends.base import InfraState
 from ..contract import commands
@@ -32,6 +31,10 @@ from ..settings.records import field, record
 from .intent import ACTING_VERBS, START_WINDOW, Intent
 from .record import ProviderRecord
 from .vendors import Template
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
+if TYPE_CHECKING:
+    from typing import Literal
 
 NextAction = EditThenContinue | Run | Shell | None
 

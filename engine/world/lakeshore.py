@@ -23,13 +23,16 @@ import os
 import sys
 import urllib.parse
 from pathlib import Path
-from typing import Any
 
 from ..contract.result import Claim, ClaimWorker
 from ..settings.http_json import LOOPBACK_HOSTS as LOOPBACK_HOSTS
 from ..settings.http_json import is_loopback
 from ..settings.records import record
 from .paths import nearest_dreamrc
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 EMBEDDED_URL = "http://127.0.0.1:7878"
 DEFAULT_NAMESPACE = "default"

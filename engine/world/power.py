@@ -4,7 +4,10 @@ output), read by ``status`` without the lifecycle machinery."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _plain(v: Any) -> Any:

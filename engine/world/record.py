@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal
 
 from ..contract.errors import DreamlakeError
 from ..contract.wire import Wire
 from ..contract.wire import spec as Field
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see contract/forms.py)
+if not TYPE_CHECKING:  # at run time the same forms, read by contract/wire.py, without typing
+    from ..contract.forms import Any, Literal
+else:
+    from typing import Any, Literal
 
 Backend = Literal["terraform", "pulumi", "none"]
 

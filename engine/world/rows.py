@@ -13,14 +13,15 @@ Without a control plane nothing here fails: the caller already says
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from ..contract import commands
 from ..contract.errors import DreamlakeError
 from ..contract.result import Run
 from . import lakeshore
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
 if TYPE_CHECKING:
+    from typing import Any
+
     from .derive import Observation
 
 LAUNCHERS: dict[str, str] = {

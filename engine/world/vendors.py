@@ -18,14 +18,15 @@ import json
 import os
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from ..contract.errors import DreamlakeError, UnknownVendor
 from ..settings.readers import read_json
 from ..settings.records import field, record
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
 if TYPE_CHECKING:  # annotations only: importlib.resources loads only when needed
     from importlib.resources.abc import Traversable
+    from typing import Any
 
 TEMPLATES_PACKAGE = "dreamlake.templates"
 TEMPLATE_PATH_ENV = "DREAMLAKE_TEMPLATE_PATH"

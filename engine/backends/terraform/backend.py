@@ -7,7 +7,6 @@ import contextlib
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from ...backends.base import ApplyOutcome, DestroyOutcome, InfraState, PlanOutcome, Progress
 from ...contract import events
@@ -25,6 +24,10 @@ from .runs import LOCK_SUMMARY, feed, lock_path, mtime
 from .state import observe_state
 from .tfexec import apply_args, init_args, plan_args, validate_args
 from .tfexec.plan import PLAN_FILE
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 STALE_PLAN_SUMMARY = "Saved plan is stale"
 

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 from ...settings.readers import read_text
 from ...settings.records import record
 from .statefile import STATE_FILE
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 _BACKEND_BLOCK = re.compile(r'^\s*(?:backend\s+"([\w-]+)"|cloud)\s*\{', re.MULTILINE)
 

@@ -16,11 +16,14 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any, Literal
 
 from ...contract.result import LockInfo
 from ...settings.readers import loads_json, read_bytes
 from ...settings.records import record
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
+if TYPE_CHECKING:
+    from typing import Any, Literal
 
 LOCK_INFO = ".terraform.tfstate.lock.info"
 

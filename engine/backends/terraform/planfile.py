@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 from ...contract.result import PlanCounts
 from ...settings.fsutil import atomic_write
@@ -23,6 +22,10 @@ from .location import state_location
 from .planinputs import input_files
 from .planname import META_FILE, PLAN_FILE
 from .statefile import read_state, state_fingerprint
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 META_FORMAT = 1
 

@@ -12,7 +12,6 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from ...backends.base import InfraState
 from ...contract.errors import DreamlakeError
@@ -29,7 +28,10 @@ from .statefile import (
     read_state,
 )
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
 if TYPE_CHECKING:
+    from typing import Any
+
     from ...backends.driftrecord import DriftRecord
 
 STALE_AFTER_HOURS = 24

@@ -7,7 +7,10 @@ message that is not progress: version lines, outputs, log lines).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 # terraform's hook message type -> the engine's event type
 _HOOKS = {

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from ...settings.records import field, record
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 # Event types worth one progress line each (resource-level work and the summary).
 PROGRESS_TYPES = frozenset(
