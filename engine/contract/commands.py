@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-import shlex
-
 PROG = "dreamlake provider"
 
 
+def _quote(word: str) -> str:
+    """``shlex.quote``, imported only for a command line with a folder or host in it:
+    most carry a provider's name alone, which never needs quoting."""
+    import shlex
+
+    return shlex.quote(word)
+
+
 def _dd(dream_dir: str | None) -> str:
-    return f" --dream-dir {shlex.quote(dream_dir)}" if dream_dir else ""
+    return f" --dream-dir {_quote(dream_dir)}" if dream_dir else ""
 
 
 def create_continue(name: str, dream_dir: str | None = None) -> str:
@@ -24,7 +30,7 @@ def apply_yes(name: str, dream_dir: str | None = None) -> str:
 
 
 def connect(name: str, dream_dir: str | None = None, host: str | None = None) -> str:
-    h = f" --host {shlex.quote(host)}" if host else ""
+    h = f" --host {_quote(host)}" if host else ""
     return f"{PROG} connect -n {name}{h}{_dd(dream_dir)}"
 
 
@@ -57,7 +63,7 @@ def reconcile(name: str, dream_dir: str | None = None, yes: bool = False) -> str
 
 
 def pool_status(pool: str, dream_dir: str | None = None) -> str:
-    return f"dreamlake pool status {shlex.quote(pool)}{_dd(dream_dir)}"
+    return f"dreamlake pool status {_quote(pool)}{_dd(dream_dir)}"
 
 
 def destroy_yes(name: str, dream_dir: str | None = None) -> str:

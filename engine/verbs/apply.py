@@ -23,7 +23,6 @@ from ..world.derive import Derived, Observation, derive, edit_action, step_actio
 from ..world.observe import observe, to_result, with_claims
 from ..world.paths import Root, check_name
 from ._common import error_result, root_for
-from .plan import applying, failure
 
 
 def apply(
@@ -92,6 +91,8 @@ def _checked(
     try:
         return _apply(obs, root, yes, progress)
     except DreamlakeError as exc:
+        from .plan import failure  # a failed apply answers as a failed plan does
+
         if not infra:  # the answer reads the state as the apply found it
             from ..backends.terraform.early_apply import state_before
 
@@ -174,6 +175,7 @@ def _apply(
     files = list(outcome.files)
     if outcome.result == "applying" and outcome.lock is not None:
         from ..world.intent import read_intent
+        from .plan import applying
 
         after = replace(obs, infra=backend.observe_state(obs.dir), intent=read_intent(obs.dir))
         res = applying(after, outcome.lock, "apply")

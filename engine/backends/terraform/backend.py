@@ -14,11 +14,10 @@ from ...contract.errors import BackendError
 from ...contract.result import LockInfo
 from ...settings.records import record
 from ...world.vendors import Template
-from . import initmark, planfile, uijson
+from . import planfile, uijson
 from .location import state_location
 from .lockinfo import lock_from_diagnostic
 from .planinputs import LOCK_HCL
-from .required import require_version
 from .runner import Completed, TerraformFailed, failed, run, run_env, terraform_binary
 from .runs import LOCK_SUMMARY, feed, lock_path, mtime
 from .state import observe_state
@@ -28,6 +27,8 @@ from .tfexec.plan import PLAN_FILE
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
 if TYPE_CHECKING:
     from typing import Any
+
+    from . import initmark
 
 STALE_PLAN_SUMMARY = "Saved plan is stale"
 
@@ -80,6 +81,9 @@ class TerraformBackend:
         if not tf.is_dir():
             raise BackendError(f"{tf} does not exist: nothing to plan", kind="terraform")
         had_lock_hcl = (tf / LOCK_HCL).exists()
+        from . import initmark
+        from .required import require_version
+
         binary = terraform_binary()
         env = run_env(provider_dir)
         mark = initmark.check(tf, binary, env)
@@ -173,7 +177,10 @@ class TerraformBackend:
             counts = fresh.record.plan if fresh.record else None
 
         # The binary may have changed since the plan; the init record knows the
-        # version of the same file.
+        # version of the same file. (Imported here: an apply taken over needs neither.)
+        from . import initmark
+        from .required import require_version
+
         binary = terraform_binary()
         require_version(tf, binary=binary, known=initmark.known_version(tf, binary))
         state_path = state_location(tf).path
@@ -263,6 +270,8 @@ def run_init(
     tf: Path, provider_dir: Path, binary: str, env: dict[str, str], version: str | None
 ) -> initmark.InitCheck:
     """``terraform init``, and the record of what it read (only when it succeeded)."""
+    from . import initmark
+
     events.step("init", "terraform init")
     initmark.forget(tf)
     done = run(init_args(), cwd=tf, provider_dir=provider_dir, binary=binary, env=env)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ...backends.base import Progress
 from ...contract import events
-from . import uievents, uijson
+from . import uijson
 from .location import state_location
 from .lockinfo import lock_info_path
 
@@ -28,6 +28,8 @@ def feed(progress: Progress | None) -> Callable[[str], None] | None:
         if msg is None:
             return
         if emitting:
+            from . import uievents  # a progress-event sink is installed
+
             mapped = uievents.event_fields(msg)
             if mapped is not None:
                 events.emit(mapped[0], **mapped[1])  # type: ignore[arg-type]
