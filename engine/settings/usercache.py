@@ -105,9 +105,9 @@ def remembered(
     base = folder(kind)
     if base is None:
         return compute()
-    import zlib
+    from .digest import sha256  # loaded already; zlib was one more shared library to load
 
-    entry = base / f"{zlib.crc32(key.encode()):08x}-{len(key)}.json"
+    entry = base / f"{sha256(key.encode()).hexdigest()[:8]}-{len(key)}.json"
     # A cache entry is the engine's own file: whatever is wrong with it (corrupt,
     # nested too deep, a FIFO or a device in its place) means "compute it again".
     with contextlib.suppress(OSError, ValueError, TypeError, KeyError, RecursionError):

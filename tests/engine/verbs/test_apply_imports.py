@@ -29,6 +29,8 @@ NOT_IMPORTED = (
     "shlex",
     # the state lock's probe packs struct flock by hand
     "struct",
+    # the user cache names its entries with the engine's SHA-256, loaded already
+    "zlib",
     # what the backend needs only to run terraform itself or to plan
     "dreamlake.engine.backends.terraform.required",
     "dreamlake.engine.backends.terraform.initmark",
