@@ -23,11 +23,17 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
 
 from ..settings.records import record
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
+if not TYPE_CHECKING:  # the alias below at run time, without typing (contract/forms.py)
+    from ..contract.forms import Literal
+else:
+    from typing import Literal
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..remote.ssh import SSHTarget
     from ..world.derive import Observation
     from ..world.paths import ProviderPaths

@@ -20,10 +20,10 @@ next ``connect`` moves it under the new one.
 from __future__ import annotations
 
 import shlex
-from typing import TYPE_CHECKING
 
 from ..settings.records import record
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
 if TYPE_CHECKING:
     from ..world.derive import Observation
 

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import os
 import shlex
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
 if TYPE_CHECKING:
     from ..remote.ssh import SSHTarget
     from ..world.derive import Observation

@@ -39,7 +39,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
 from ..contract import commands
@@ -48,6 +47,10 @@ from ..contract.result import EditThenContinue
 from ..world.paths import nearest_dreamrc
 from .readers import FileProblem, read_json, read_text
 from .records import field, record
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 # The services a template's ``aws_endpoints`` map is filled with when one endpoint
 # serves every service (the terraform provider needs them named one by one).

@@ -9,10 +9,13 @@ A replace (``["delete","create"]`` or ``["create","delete"]``) counts in both
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from ...contract.result import PlanCounts
 from ...settings.records import record
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def plan_counts(plan: Mapping[str, Any]) -> PlanCounts:

@@ -66,6 +66,7 @@ def _run(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Complete
 
 
 def test_apply_started_ahead_imports_no_runner_typing_or_plan_modules(tmp_path: Path) -> None:
+    """Also: the plan before it and the status after it import no ``typing``."""
     terraform = shutil.which("terraform", path=os.environ.get("PATH"))
     if terraform is None:
         pytest.skip("no terraform binary on PATH")
@@ -83,10 +84,13 @@ def test_apply_started_ahead_imports_no_runner_typing_or_plan_modules(tmp_path: 
     (tmp_path / ".dream/providers/lab/terraform/terraform.tfvars").write_text(
         f'workdir = "{tmp_path}/w"\nqueues = ["a"]\nworker_name = "lab-box"\n'
     )
-    plan = _run(
-        ["-m", "dreamlake.cli.entry", "provider", "plan", "-n", "lab", "--json"], tmp_path, env
-    )
-    assert json.loads(plan.stdout)["status"] == "ready", plan.stdout + plan.stderr
+    plan = ["provider", "plan", "-n", "lab", "--json"]
+    first = _run(["-m", "dreamlake.cli.entry", *plan], tmp_path, env)  # initialises
+    assert json.loads(first.stdout)["status"] == "ready", first.stdout + first.stderr
+    planned = _run(["-c", APPLY.format(names=("typing",)), *plan], tmp_path, env)
+    assert json.loads(planned.stdout)["status"] == "ready", planned.stdout + planned.stderr
+    # plan and status read the contract without typing too (5 ms of CPU each)
+    assert json.loads(planned.stderr.strip().splitlines()[-1])["seen"] == []
 
     code = APPLY.format(names=NOT_IMPORTED)
     done = _run(["-c", code, "provider", "apply", "-n", "lab", "--yes", "--json"], tmp_path, env)
@@ -94,3 +98,8 @@ def test_apply_started_ahead_imports_no_runner_typing_or_plan_modules(tmp_path: 
     got = json.loads(done.stderr.strip().splitlines()[-1])
     # terraform's apply was started ahead (posix_spawn), and nothing else was started
     assert got == {"rc": 0, "spawned": ["os.posix_spawn"], "seen": []}
+
+    status = ["provider", "status", "-n", "lab", "--json"]
+    seen = _run(["-c", APPLY.format(names=("typing",)), *status], tmp_path, env)
+    assert json.loads(seen.stdout)["status"] == "applied", seen.stdout + seen.stderr
+    assert json.loads(seen.stderr.strip().splitlines()[-1])["seen"] == []
