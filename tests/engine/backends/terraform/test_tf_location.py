@@ -101,3 +101,16 @@ def test_remote_state_is_pulled(terraform_binary: str, tmp_path: Path, http_back
 
     s = observe_state(pdir)
     assert s.present and s.outputs == {"greeting": "hello"} and s.lock is None
+
+
+def test_the_tf_files_are_the_globs(tmp_path: Path) -> None:
+    """The configuration's ``*.tf`` files, listed without compiling the glob's pattern:
+    what ``sorted(tf_dir.glob("*.tf"))`` finds, hidden names and folders included."""
+    from dreamlake.engine.backends.terraform.location import _tf_files
+
+    for name in ("main.tf", "b.tf", ".hidden.tf", ".tf", "x.tf.json", "y.TF", "vars.tfvars"):
+        (tmp_path / name).write_text("")
+    (tmp_path / "mod.tf").mkdir()
+    assert _tf_files(tmp_path) == sorted(tmp_path.glob("*.tf"))
+    assert _tf_files(tmp_path / "missing") == sorted((tmp_path / "missing").glob("*.tf")) == []
+    assert _tf_files(tmp_path / "main.tf") == []  # not a folder
