@@ -14,15 +14,14 @@ from ...contract.errors import BackendError
 from ...contract.result import LockInfo
 from ...settings.records import record
 from ...world.vendors import Template
-from . import planfile, uijson
+from . import planfile, tfexec, uijson  # tfexec: each argv builder loads where it runs
 from .location import state_location
 from .lockinfo import lock_from_diagnostic
 from .planinputs import LOCK_HCL
+from .planname import PLAN_FILE
 from .runner import Completed, TerraformFailed, failed, run, run_env, terraform_binary
 from .runs import LOCK_SUMMARY, feed, lock_path, mtime
 from .state import observe_state
-from .tfexec import apply_args, init_args, plan_args, validate_args
-from .tfexec.plan import PLAN_FILE
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
 if TYPE_CHECKING:
@@ -189,7 +188,11 @@ class TerraformBackend:
         total = counts.add + counts.change + counts.destroy if counts is not None else None
         events.step("apply", "terraform apply", total=total)  # a done/total count
         done = run(
-            apply_args(), cwd=tf, provider_dir=provider_dir, on_line=feed(progress), binary=binary
+            tfexec.apply_args(),
+            cwd=tf,
+            provider_dir=provider_dir,
+            on_line=feed(progress),
+            binary=binary,
         )
         return _applied(tf, provider_dir, state_path, before, done)
 
@@ -274,7 +277,7 @@ def run_init(
 
     events.step("init", "terraform init")
     initmark.forget(tf)
-    done = run(init_args(), cwd=tf, provider_dir=provider_dir, binary=binary, env=env)
+    done = run(tfexec.init_args(), cwd=tf, provider_dir=provider_dir, binary=binary, env=env)
     if done.returncode != 0:
         raise failed(done, "init")
     return initmark.record(tf, binary, env, version)
@@ -284,7 +287,7 @@ def _validate(tf: Path, provider_dir: Path, binary: str, env: dict[str, str]) ->
     """``terraform validate``, run only after a plan reported errors: a configuration
     it finds invalid fails as ``validate`` always did."""
     events.step("validate", "terraform validate")
-    done = run(validate_args(), cwd=tf, provider_dir=provider_dir, binary=binary, env=env)
+    done = run(tfexec.validate_args(), cwd=tf, provider_dir=provider_dir, binary=binary, env=env)
     if done.returncode != 0:
         raise failed(done, "validate", _validate_diagnostics(done.stdout))
 
@@ -294,7 +297,7 @@ def _plan_run(
 ) -> _PlanRun:
     events.step("plan", "terraform plan")
     done = run(
-        plan_args(),
+        tfexec.plan_args(),
         cwd=tf,
         provider_dir=provider_dir,
         on_line=feed(progress),

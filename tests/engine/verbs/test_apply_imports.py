@@ -36,6 +36,8 @@ NOT_IMPORTED = (
     "dreamlake.engine.backends.terraform.initmark",
     "dreamlake.engine.backends.terraform.cliconfig",
     "dreamlake.engine.backends.terraform.uievents",
+    "dreamlake.engine.backends.terraform.tfexec.init",
+    "dreamlake.engine.backends.terraform.tfexec.validate",
     "dreamlake.engine.backends.protocol",
     "dreamlake.engine.contract.event_types",
     "dreamlake.engine.verbs.plan",
