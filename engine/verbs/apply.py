@@ -143,8 +143,9 @@ def _apply(
     from ..world.intent import recording
 
     assert obs.record is not None
+    cp = obs.cp or lakeshore.resolve_control_plane(root.path)
     rows.check(
-        lakeshore.resolve_control_plane(root.path),
+        cp,
         name,
         obs.record.identity(obs.dir),
         dd,
@@ -187,7 +188,9 @@ def _apply(
         return to_result(
             after, Derived(dv.status, nxt, dv.blocking), files=files, error=outcome.reason
         ).with_notes(f"{outcome.reason}; run plan, then apply --yes")
-    final = observe(name, root, dd, probe=False, claims=True)
+    # The world after terraform: its state and the claims. The control plane and the
+    # decision scan's answer are this run's own (terraform writes nothing the scan reads).
+    final = observe(name, root, dd, probe=False, claims=True, cp=cp, scanned=obs.scanned)
     took = takeover_note(infra, final.infra)
     dv = derive(final)
     if dv.status in ("unclaimed", "applied"):
@@ -200,7 +203,6 @@ def _apply(
         # the same way, so the next action is the fix, not connect.
         from ..world import refusal
 
-        cp = lakeshore.resolve_control_plane(root.path)
         fix_next, fix = refusal.next_for(cp, refused, root.path, commands.connect(name, dd))
         error = f"the provider row '{name}' was not registered: {refused}; {fix}"
         if dv.next_action is not None:  # connected stays done

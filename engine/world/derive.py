@@ -36,6 +36,9 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli
 if TYPE_CHECKING:
     from typing import Literal
 
+    from ..scan.result import ScanResult
+    from .lakeshore import ControlPlane
+
 NextAction = EditThenContinue | Run | Shell | None
 
 # The states in which infrastructure stands as applied: a live drift record there is
@@ -68,6 +71,11 @@ class Observation:
     # it), or None (not asked).
     daemon: str | None = None
     now: float = 0.0  # when the world was read (epoch seconds; the start window)
+    # What this run found already, for a verb that reads the world again before it
+    # answers (apply, after terraform's): the control plane in force and the decision
+    # scan's answer. Neither is part of what was observed, compared or shown.
+    cp: ControlPlane | None = field(default=None, repr=False, compare=False)
+    scanned: ScanResult | None = field(default=None, repr=False, compare=False)
 
     @property
     def backend(self) -> str:

@@ -26,6 +26,10 @@ from .paths import ProviderPaths, Root
 from .record import read_record
 from .vendors import find_template
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
+if TYPE_CHECKING:
+    from ..scan.result import ScanResult
+
 
 def observe(
     name: str,
@@ -37,10 +41,13 @@ def observe(
     claims: bool = True,
     require: bool = True,
     cp: lakeshore.ControlPlane | None = None,
+    scanned: ScanResult | None = None,
 ) -> Observation:
     """Read the world for provider ``name``. ``require``: raise UnknownProvider when
     there is no provider.json. ``cp``: the control plane, when the caller resolved it
-    once for many providers."""
+    once for many providers (or read the world before, ``Observation.cp``).
+    ``scanned``: the decision scan's answer this run found already, read again
+    (``Observation.scanned``: what terraform writes is nothing the scan reads)."""
     d = root.provider_dir(name)
     paths = ProviderPaths(d)
     record = read_record(paths.provider_json, dream_dir)
@@ -48,7 +55,9 @@ def observe(
     if record is None:
         if require:
             raise unknown_provider(name, root, dream_dir, cp=cp)
-        return Observation(name, d, dream_dir, None, None, server=cp.url, namespace=cp.namespace)
+        return Observation(
+            name, d, dream_dir, None, None, server=cp.url, namespace=cp.namespace, cp=cp
+        )
     template = find_template(record.vendor)
     import time
 
@@ -60,7 +69,8 @@ def observe(
     gating = effective_gating(root.path, record.gating, str(paths.provider_json), template)
     blocking: tuple[Blocking, ...] = ()
     degraded: list[str] = []
-    if template is not None:
+    s = scanned
+    if template is not None and s is None:
         from ..scan import scan
 
         try:
@@ -73,6 +83,7 @@ def observe(
                     command=commands.create_continue(name, dream_dir),
                 )
             raise
+    if template is not None and s is not None:
         blocking, degraded = s.blocking, list(s.degraded)
     state = None
     if infra and record.backend != "none":
@@ -110,6 +121,8 @@ def observe(
         gating=gating,
         intent=_foreign(read_intent(d)),
         now=time.time(),
+        cp=cp,
+        scanned=s if template is not None else None,
     )
 
 
@@ -119,7 +132,7 @@ def with_claims(obs: Observation, root: Root) -> Observation:
     ``status`` would: one world, one story)."""
     if obs.record is None or obs.claims is not None or "no-lakeshore" in obs.degraded:
         return obs
-    cp = lakeshore.resolve_control_plane(root.path)
+    cp = obs.cp or lakeshore.resolve_control_plane(root.path)
     claim = lakeshore.fetch_claims(cp, obs.name, identity=obs.record.identity(obs.dir))
     degraded = (
         obs.degraded if claim is not None else (*obs.degraded, *lakeshore.unreachable(cp.url))

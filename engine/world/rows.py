@@ -226,7 +226,8 @@ def register_outcome(obs: Observation, *, create: bool = True) -> tuple[list[str
     when it answered but did not register the row: a verb says so in its result."""
     if obs.record is None:
         return [], None
-    cp = lakeshore.resolve_control_plane(obs.dir.parent.parent.parent)
+    # the control plane the observation was made with (the same root's)
+    cp = obs.cp or lakeshore.resolve_control_plane(obs.dir.parent.parent.parent)
     if not cp.token:
         return [], None
     return _register(obs, cp, create)
