@@ -188,9 +188,9 @@ def _apply(
         return to_result(
             after, Derived(dv.status, nxt, dv.blocking), files=files, error=outcome.reason
         ).with_notes(f"{outcome.reason}; run plan, then apply --yes")
-    # The world after terraform: its state and the claims. The control plane and the
-    # decision scan's answer are this run's own (terraform writes nothing the scan reads).
-    final = observe(name, root, dd, probe=False, claims=True, cp=cp, scanned=obs.scanned)
+    # The world after terraform: its state, the claims and the intent record, the rest
+    # as this run read it (terraform writes nothing else the observation holds).
+    final = observe(name, root, dd, probe=False, claims=True, cp=cp, before=obs)
     took = takeover_note(infra, final.infra)
     dv = derive(final)
     if dv.status in ("unclaimed", "applied"):

