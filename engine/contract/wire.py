@@ -29,6 +29,7 @@ classes are declared here, on a small base:
 
 from __future__ import annotations
 
+import builtins
 import sys
 import types
 
@@ -315,10 +316,8 @@ _COMPILED: dict[str, Any] = {}
 
 def _hints(cls: type[Wire]) -> dict[str, Any]:
     """``typing.get_type_hints(cls, include_extras=True)`` for the wire fields, each
-    annotation evaluated in its class's module and namespace as typing does, with
-    each distinct annotation text compiled once per process: the contract's
-    classes repeat a few (``str | None``), and compiling every one was most of
-    what resolving cost."""
+    annotation evaluated in its class's module and namespace as typing does (see
+    :func:`_evaluated`)."""
     import sys
 
     hints: dict[str, Any] = {}
@@ -332,12 +331,26 @@ def _hints(cls: type[Wire]) -> dict[str, Any]:
             if name not in cls._fields:
                 continue
             if isinstance(ann, str):
-                code = _COMPILED.get(ann)
-                if code is None:
-                    code = _COMPILED[ann] = compile(ann, "<annotation>", "eval")
-                ann = eval(code, vars(module) if module else {}, namespace)
+                ann = _evaluated(ann, vars(module) if module else {}, namespace)
             hints[name] = type(None) if ann is None else ann
     return hints
+
+
+def _evaluated(text: str, module: dict[str, Any], namespace: dict[str, Any]) -> Any:
+    """``eval(text, module, namespace)``. Most of the contract's annotations are a
+    name or a name ``| None`` (``str``, ``Claim | None``): that name is looked up
+    where ``eval`` would look (the class, its module, the builtins) and joined to
+    ``None`` as ``eval`` joins it. Any other text is compiled, once per process
+    (compiling was most of what resolving a class cost)."""
+    head, bar, rest = text.partition(" | ")
+    if head.isidentifier() and (not bar or rest == "None"):
+        for scope in (namespace, module, vars(builtins)):
+            if head in scope:
+                return scope[head] | None if bar else scope[head]
+    code = _COMPILED.get(text)
+    if code is None:
+        code = _COMPILED[text] = compile(text, "<annotation>", "eval")
+    return eval(code, module, namespace)
 
 
 def _resolve(cls: type[Wire]) -> dict[str, Callable[[Any], Any]]:

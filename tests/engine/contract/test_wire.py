@@ -174,6 +174,40 @@ def test_field_types_are_what_typing_resolves() -> None:
         assert got == {k: shape(want[k]) for k in cls._fields}, cls
 
 
+def test_annotations_evaluate_as_eval_does_plain_names_uncompiled() -> None:
+    """Every wire class's annotation is what ``eval`` makes of it in the class's
+    module and namespace; a name or a name ``| None`` (most of the contract's) is
+    looked up, never compiled."""
+    import sys
+
+    import dreamlake.engine.contract.result
+    import dreamlake.engine.world.record  # the modules declaring wire classes
+    from dreamlake.engine.contract import wire
+
+    seen, todo = [], list(wire.Wire.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        seen.append(cls)
+        todo.extend(cls.__subclasses__())
+    texts = 0
+    for cls in seen:
+        module = vars(sys.modules[cls.__module__])
+        namespace = dict(vars(cls))
+        for text in cls.__dict__.get("__annotations__", {}).values():  # noqa: RUF063
+            if "ClassVar" in text:
+                continue
+            texts += 1
+            assert wire._evaluated(text, module, namespace) == eval(text, module, namespace)
+    assert texts > 50
+    for text in ("str", "int | None", "Claim | None", "NextAction | None", "ProviderStatus"):
+        wire._COMPILED.pop(text, None)
+        module = vars(dreamlake.engine.contract.result)
+        assert wire._evaluated(text, module, {}) == eval(text, module, {})
+        assert text not in wire._COMPILED
+    assert wire._evaluated("list[str] | None", {}, {}) == (list[str] | None)
+    assert "list[str] | None" in wire._COMPILED
+
+
 def test_the_contract_reads_its_annotations_without_typing() -> None:
     """A result built, checked and printed, and a provider record read, import no
     ``typing`` (5 ms of CPU on every status): the declarations' forms at run time
