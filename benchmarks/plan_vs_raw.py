@@ -113,12 +113,13 @@ def once(argv: list[str], cwd: Path, env: dict[str, str], ok: tuple[int, ...] = 
 # The console script run as it is, printing its own CPU time (not its children's) at
 # exit. Its code is executed as ``__main__``, as its #! line runs it: ``runpy.run_path``
 # imports ``pkgutil``, and with it ``typing`` and ``weakref`` (5-7 ms of CPU), before
-# the script starts, which the console script itself does not.
+# the script starts, which the console script itself does not. The process's CPU
+# is read from ``time`` (the same figure as ``getrusage``'s for the process, without
+# loading the ``resource`` extension first).
 _SELF_CPU = (
-    "import atexit, resource, sys\n"
+    "import atexit, sys, time\n"
     "def _cpu():\n"
-    "    r = resource.getrusage(resource.RUSAGE_SELF)\n"
-    "    sys.stderr.write(f'self cpu {r.ru_utime + r.ru_stime:.4f}\\n')\n"
+    "    sys.stderr.write(f'self cpu {time.process_time():.4f}\\n')\n"
     "atexit.register(_cpu)\n"
     "sys.argv = sys.argv[1:]\n"
     "with open(sys.argv[0], 'rb') as _f:\n"
@@ -132,9 +133,11 @@ _CPU = re.compile(r"self cpu ([0-9.]+)")
 # run started ahead is spawned without ``subprocess``) and exited (the SIGCHLD it
 # sends, handled at once: the main thread is waiting on its pipes, or running
 # Python); monotonic clock, the same in every process. A run starts them one at a
-# time, so a SIGCHLD ends the last one started.
+# time, so a SIGCHLD ends the last one started. The hooks load nothing the bare
+# interpreter has not (``_signal``, not ``signal``, which imports ``enum``; ``json``
+# only at exit), so terraform's start is timed as the console script alone makes it.
 _CHILDREN = (
-    "import json as _j, signal as _s, sys as _y, time as _t\n"
+    "import _signal as _s, sys as _y, time as _t\n"
     "_kids = []\n"
     "def _audit(event, args):\n"
     "    if event in ('subprocess.Popen', 'os.posix_spawn'):\n"
@@ -146,7 +149,10 @@ _CHILDREN = (
     "_y.addaudithook(_audit)\n"
     "_s.signal(_s.SIGCHLD, _chld)\n"
     "import atexit as _a\n"
-    "_a.register(lambda: _y.stderr.write('children ' + _j.dumps(_kids) + '\\n'))\n"
+    "def _said():\n"
+    "    import json\n"
+    "    _y.stderr.write('children ' + json.dumps(_kids) + '\\n')\n"
+    "_a.register(_said)\n"
 )
 _KIDS = re.compile(r"^children (.*)$", re.M)
 # The same run with the plan not started ahead (``early``): the comparison in one run.
