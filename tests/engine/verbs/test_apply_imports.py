@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from console_lab import decide, lab_env
 
 NOT_IMPORTED = (
     # a run started ahead is finished without subprocess (runner imports it to start one)
@@ -72,20 +73,11 @@ def test_apply_started_ahead_imports_no_runner_typing_or_plan_modules(tmp_path: 
     terraform = shutil.which("terraform", path=os.environ.get("PATH"))
     if terraform is None:
         pytest.skip("no terraform binary on PATH")
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(tmp_path),
-        "LAKESHORE_URL": "http://127.0.0.1:9",
-        "TERRAFORM_BINARY": terraform,
-        "TF_CLI_CONFIG_FILE": os.devnull,
-        "DREAMLAKE_CACHE_DIR": str(tmp_path / "cache"),
-    }
+    env = lab_env(tmp_path, terraform, DREAMLAKE_CACHE_DIR=str(tmp_path / "cache"))
     create = ["provider", "create", "-n", "lab", "--provider", "local"]
     created = _run(["-m", "dreamlake.cli.main", *create], tmp_path, env)
     assert created.returncode == 0, created.stderr
-    (tmp_path / ".dream/providers/lab/terraform/terraform.tfvars").write_text(
-        f'workdir = "{tmp_path}/w"\nqueues = ["a"]\nworker_name = "lab-box"\n'
-    )
+    decide(tmp_path)
     plan = ["provider", "plan", "-n", "lab", "--json"]
     first = _run(["-m", "dreamlake.cli.entry", *plan], tmp_path, env)  # initialises
     assert json.loads(first.stdout)["status"] == "ready", first.stdout + first.stderr
