@@ -315,6 +315,7 @@ AHEAD_APPLY = (
     "_sha2",
     "fcntl",  # whether a lock on the state is held
     "dreamlake.engine.backends.terraform.early_apply",
+    "dreamlake.engine.backends.terraform.flockbytes",
     "dreamlake.engine.backends.terraform.planinputs",
     "dreamlake.engine.backends.terraform.tfexec.apply",
     "dreamlake.engine.settings",

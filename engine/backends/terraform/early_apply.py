@@ -39,7 +39,6 @@ interrupted apply.
 from __future__ import annotations
 
 import os
-import sys
 
 # ``from .x import`` names, not ``from . import x``: the latter asks the package's
 # lazy ``__getattr__`` first, which imports ``importlib``.
@@ -55,6 +54,7 @@ from .early import (
 )
 from .early import pending as plan_pending
 from .executable import RUN_VARS, chosen
+from .flockbytes import type_and_pid, whole_file
 from .pathnames import expanduser, join, lexical, unlink, up
 from .planinputs import input_names
 from .planname import META_FILE, PLAN_FILE
@@ -76,7 +76,6 @@ META_FORMAT = 1  # as planfile.META_FORMAT
 MAX_STATE = 256 * 1024 * 1024  # as settings.readers.MAX_STATE
 TEMPLATE_PATH_ENV = "DREAMLAKE_TEMPLATE_PATH"  # user templates: the full reader decides
 _TOKEN_VARS = ("LAKESHORE_TOKEN", "LAKESHORE_TOKEN_FILE")
-_FLOCK = "hhqqi4x"  # struct flock, as lockinfo's (packed by _flock, without struct)
 
 
 class Ahead:
@@ -331,22 +330,12 @@ def _held(state: str) -> bool:
     except FileNotFoundError:
         return False
     try:
-        res = fcntl.fcntl(fd, fcntl.F_GETLK, _flock(fcntl.F_WRLCK))
-        return int.from_bytes(res[:2], _ORDER, signed=True) != fcntl.F_UNLCK
+        res = fcntl.fcntl(fd, fcntl.F_GETLK, whole_file(fcntl.F_WRLCK))
+        return type_and_pid(res)[0] != fcntl.F_UNLCK
     except OSError:
         return True
     finally:
         os.close(fd)
-
-
-_ORDER = sys.byteorder  # native, as struct's "hh..." without a prefix
-
-
-def _flock(kind: int) -> bytes:
-    """``struct.pack(_FLOCK, kind, SEEK_SET, 0, 0, 0)`` (a test holds them the same)
-    without importing ``struct``: the whole file, from its start, any process."""
-    head = kind.to_bytes(2, _ORDER, signed=True) + os.SEEK_SET.to_bytes(2, _ORDER)
-    return head + bytes(4) + bytes(8) + bytes(8) + bytes(4) + bytes(4)
 
 
 def _read(path: StrPath) -> bytes | None:

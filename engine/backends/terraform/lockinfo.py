@@ -14,22 +14,18 @@ from __future__ import annotations
 import fcntl
 import os
 import re
-import sys
 from pathlib import Path
 
 from ...contract.result import LockInfo
 from ...settings.readers import loads_json, read_bytes
 from ...settings.records import record
+from .flockbytes import type_and_pid, whole_file
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (see cli/entry.py)
 if TYPE_CHECKING:
     from typing import Any, Literal
 
 LOCK_INFO = ".terraform.tfstate.lock.info"
-
-# struct flock on Linux: short l_type, short l_whence, off_t l_start, off_t l_len, pid_t l_pid.
-_FLOCK = "hhqqi4x"
-_ORDER = sys.byteorder  # native, as struct's format without a prefix
 
 
 @record()
@@ -69,32 +65,15 @@ def probe_fcntl(state_path: Path) -> LockProbe:
         return LockProbe(False)
     try:
         try:
-            res = fcntl.fcntl(fd, fcntl.F_GETLK, _flock(fcntl.F_WRLCK))
+            res = fcntl.fcntl(fd, fcntl.F_GETLK, whole_file(fcntl.F_WRLCK))
         except OSError:
             return _probe_setlk(state_path)
-        l_type, pid = _type_and_pid(res)
+        l_type, pid = type_and_pid(res)
         if l_type == fcntl.F_UNLCK:
             return LockProbe(False)
         return LockProbe(True, pid or None)
     finally:
         os.close(fd)
-
-
-def _flock(kind: int) -> bytes:
-    """``struct.pack(_FLOCK, kind, os.SEEK_SET, 0, 0, 0)``: the whole file, from its
-    start, any process. Packed by hand (a test holds the two the same): the probe runs
-    on the apply's last look at the state, and ``struct`` is imported for nothing else
-    on that path (about 0.6 ms of CPU)."""
-    head = kind.to_bytes(2, _ORDER, signed=True) + os.SEEK_SET.to_bytes(2, _ORDER, signed=True)
-    return head + bytes(4) + bytes(8) + bytes(8) + bytes(4) + bytes(4)
-
-
-def _type_and_pid(res: bytes) -> tuple[int, int]:
-    """``l_type`` and ``l_pid`` of a struct flock, as ``struct.unpack(_FLOCK, res)``
-    reads them (the pid after the two shorts, their padding and the two offsets)."""
-    return int.from_bytes(res[:2], _ORDER, signed=True), int.from_bytes(
-        res[24:28], _ORDER, signed=True
-    )
 
 
 def _probe_setlk(state_path: Path) -> LockProbe:

@@ -189,12 +189,6 @@ def test_its_standard_library_copies_match_the_engine(tmp_path: Path) -> None:
 
     assert early_apply.STATE_FILE == statefile.STATE_FILE
     assert lockinfo.lock_info_path(Path(statefile.STATE_FILE)).name == early_apply.LOCK_INFO
-    assert early_apply._FLOCK == lockinfo._FLOCK
-    import fcntl
-    import struct
-
-    for kind in (fcntl.F_WRLCK, fcntl.F_RDLCK, fcntl.F_UNLCK):  # packed without struct
-        assert early_apply._flock(kind) == struct.pack(lockinfo._FLOCK, kind, os.SEEK_SET, 0, 0, 0)
     assert early_apply.MAX_STATE == readers.MAX_STATE
     assert early_apply.META_FORMAT == planfile.META_FORMAT
     state = tmp_path / statefile.STATE_FILE

@@ -108,21 +108,3 @@ def test_probe_sees_a_lock_held_by_another_process_and_not_after_it_dies(tmp_pat
         holder.wait()
     assert probe_fcntl(state) == LockProbe(False)
     assert probe_fcntl(tmp_path / "missing") == LockProbe(False)
-
-
-def test_the_probe_packs_and_reads_struct_flock_as_struct_does() -> None:
-    """The request and the answer are packed and read without ``struct``: the same
-    bytes as ``struct`` with the ``_FLOCK`` layout, both ways."""
-    import fcntl
-    import os
-    import struct
-
-    from dreamlake.engine.backends.terraform import lockinfo
-
-    for kind in (fcntl.F_WRLCK, fcntl.F_RDLCK, fcntl.F_UNLCK):
-        want = struct.pack(lockinfo._FLOCK, kind, os.SEEK_SET, 0, 0, 0)
-        assert lockinfo._flock(kind) == want
-        for pid in (0, 1, 4242, 2**31 - 1):
-            answer = struct.pack(lockinfo._FLOCK, kind, os.SEEK_SET, 7, 9, pid)
-            l_type, _, _, _, l_pid = struct.unpack(lockinfo._FLOCK, answer)
-            assert lockinfo._type_and_pid(answer) == (l_type, l_pid)
