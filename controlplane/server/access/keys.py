@@ -174,8 +174,10 @@ def _record_key_id(session: Session, box: SecretBox) -> None:
         session.add(ServerMeta(key=CURRENT_KEY_ID, value=box.key_id))
     elif current.value != box.key_id:
         current.value = box.key_id
-    session.execute(update(Secret).where(Secret.key_id.is_(None)).values(key_id=box.key_id))
     try:
+        # the update flushes the row added above: a replica that recorded it at the
+        # same moment fails that flush, not only the commit
+        session.execute(update(Secret).where(Secret.key_id.is_(None)).values(key_id=box.key_id))
         session.commit()
     except IntegrityError:  # another replica recorded it first: the same id
         session.rollback()
